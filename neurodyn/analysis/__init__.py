@@ -1,0 +1,1 @@
+"""Analyses of trained or fitted networks."""

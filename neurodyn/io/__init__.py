@@ -1,0 +1,1 @@
+"""Checkpoints and data loading."""

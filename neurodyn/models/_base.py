@@ -1,0 +1,178 @@
+"""Base class shared by all recurrent models.
+
+Every model is a discrete-time state-space map
+
+    h[t+1] = F(h[t], u[t]) + noise_scale * xi[t],     y[t] = G(h[t+1])
+
+with state ``h`` of shape ``(batch, state)``, input ``u`` of shape ``(batch, input)`` and output
+``y`` of shape ``(batch, output)``. ``F`` is :meth:`RecurrentModel.step`, ``G`` is
+:meth:`RecurrentModel.readout`. Analyses use only these two maps (and :meth:`params`, a plain
+container of tensors), never the module's internals.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import torch
+from torch import nn
+
+from neurodyn._seed import SeedLike
+
+
+class Rollout(NamedTuple):
+    """Result of :meth:`RecurrentModel.forward`.
+
+    outputs : Tensor, shape (batch, time, output)
+    states : Tensor, shape (batch, time, state); ``states[:, t]`` is the state after step ``t``.
+    """
+
+    outputs: torch.Tensor
+    states: torch.Tensor
+
+
+class RecurrentModel(nn.Module):
+    """Common shell: subclasses implement ``step``, ``readout``, ``params`` and ``config``."""
+
+    n_inputs: int
+    n_units: int
+    n_outputs: int
+
+    @property
+    def state_size(self) -> int:
+        """Length of the state vector (``n_units``; ``2 * n_units`` for an LSTM's (h, c))."""
+        return self.n_units
+
+    # -- to implement -------------------------------------------------------------------------
+    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
+        """Deterministic one-step map F(h, u); ``h`` (..., state), ``u`` (..., input)."""
+        raise NotImplementedError
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        """Output map G(h); ``h`` (..., state) → (..., output)."""
+        raise NotImplementedError
+
+    def params(self) -> NamedTuple:
+        """The effective parameters as a NamedTuple of tensors (what kernels consume)."""
+        raise NotImplementedError
+
+    def config(self) -> dict[str, Any]:
+        """Constructor keyword arguments (JSON-like) that rebuild this architecture."""
+        raise NotImplementedError
+
+    # -- shared -------------------------------------------------------------------------------
+    @property
+    def noise_scale(self) -> float:
+        """Standard deviation of the additive state noise per step (0 when noise-free)."""
+        return 0.0
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> RecurrentModel:
+        return cls(**config)
+
+    def initial_state(
+        self, n_batch: int, *, device: Any = None, dtype: torch.dtype | None = None
+    ) -> torch.Tensor:
+        """Initial state ``(batch, state)``: the trainable ``h0`` if the model has one, else zeros."""
+        ref = next(self.parameters())
+        device = ref.device if device is None else device
+        dtype = ref.dtype if dtype is None else dtype
+        h0 = getattr(self, "h0", None)
+        if isinstance(h0, torch.Tensor):
+            return h0.to(device=device, dtype=dtype).expand(n_batch, -1).clone()
+        return torch.zeros(n_batch, self.state_size, device=device, dtype=dtype)
+
+    def forward(
+        self,
+        inputs: torch.Tensor | None = None,
+        h0: torch.Tensor | None = None,
+        *,
+        n_steps: int | None = None,
+        noise: bool | None = None,
+        generator: torch.Generator | None = None,
+        state_hook: Any = None,
+    ) -> Rollout:
+        """Roll the network out (plain torch; the reference for every kernel).
+
+        Parameters
+        ----------
+        inputs : Tensor, shape (batch, time, input), optional
+            External input; ``None`` for autonomous runs (then give ``n_steps`` and ``h0``).
+        h0 : Tensor, shape (batch, state), optional
+            Initial state; defaults to :meth:`initial_state`.
+        n_steps : int, optional
+            Number of steps when ``inputs`` is ``None``.
+        noise : bool, optional
+            Add state noise (``noise_scale`` per step); defaults to ``self.training``.
+        generator : torch.Generator, optional
+            Source of the noise (same generator state ⇒ same noise).
+        state_hook : callable ``(t, h) -> h``, optional
+            Called on each new state before the readout (teacher forcing, clamping).
+
+        Returns
+        -------
+        Rollout
+            ``outputs`` (batch, time, output) and ``states`` (batch, time, state).
+
+        Raises
+        ------
+        ValueError
+            On wrong input shapes.
+        """
+        if inputs is not None:
+            if inputs.ndim != 3 or inputs.shape[-1] != self.n_inputs:
+                raise ValueError(
+                    f"inputs must have shape (batch, time, {self.n_inputs}), got {tuple(inputs.shape)}"
+                )
+            n_batch, n_steps = inputs.shape[0], inputs.shape[1]
+        else:
+            if n_steps is None or h0 is None:
+                raise ValueError("without inputs, give both n_steps and h0")
+            n_batch = h0.shape[0]
+        h = self.initial_state(n_batch) if h0 is None else h0
+        if h.ndim != 2 or h.shape[-1] != self.state_size:
+            raise ValueError(f"h0 must have shape (batch, {self.state_size}), got {tuple(h.shape)}")
+        use_noise = (self.training if noise is None else noise) and self.noise_scale > 0
+        states = []
+        for t in range(int(n_steps)):
+            u = None if inputs is None else inputs[:, t]
+            h = self.step(h, u)
+            if use_noise:
+                xi = torch.randn(h.shape, generator=generator, device=h.device, dtype=h.dtype)
+                h = h + self.noise_scale * xi
+            if state_hook is not None:
+                h = state_hook(t, h)
+            states.append(h)
+        states_t = torch.stack(states, dim=1)
+        return Rollout(self.readout(states_t), states_t)
+
+    def rollout(self, *args: Any, **kwargs: Any) -> Rollout:
+        """Alias of :meth:`forward`."""
+        return self.forward(*args, **kwargs)
+
+
+def init_generator(seed: SeedLike) -> tuple[int, torch.Generator]:
+    """Resolve a model's init seed and return ``(seed_int, generator)``."""
+    from neurodyn._seed import resolve_seed, torch_generator
+
+    s = resolve_seed(seed)
+    return s, torch_generator(s)
+
+
+ACTIVATIONS = {
+    "tanh": torch.tanh,
+    "relu": torch.relu,
+    "softplus": torch.nn.functional.softplus,
+    "sigmoid": torch.sigmoid,
+    "linear": lambda x: x,
+}
+
+
+def activation_fn(name: str):
+    """Look up an activation by name; raises ``ValueError`` listing the known names."""
+    try:
+        return ACTIVATIONS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown activation {name!r}; choose one of {', '.join(ACTIVATIONS)}"
+        ) from None

@@ -1,0 +1,81 @@
+"""LSTM with the equations of ``torch.nn.LSTM``; the state is ``(h, c)`` joined."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import torch
+from torch import nn
+
+from neurodyn._seed import SeedLike
+from neurodyn.models._base import RecurrentModel, init_generator
+from neurodyn.models._registry import register_model
+
+
+class LSTMParams(NamedTuple):
+    """w_ih (4*unit, input), w_hh (4*unit, unit), b_ih, b_hh (4*unit,), w_out (output, unit),
+    b_out (output,); gate order (input, forget, cell, output) as in torch."""
+
+    w_ih: torch.Tensor
+    w_hh: torch.Tensor
+    b_ih: torch.Tensor
+    b_hh: torch.Tensor
+    w_out: torch.Tensor
+    b_out: torch.Tensor
+
+
+def lstm_step(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """One step on the joined state ``s = [h, c]`` of shape (..., 2*unit)."""
+    h, c = s.chunk(2, dim=-1)
+    gates = h @ p.w_hh.T + p.b_hh + p.b_ih
+    if u is not None and p.w_ih.shape[-1] > 0:
+        gates = gates + u @ p.w_ih.T
+    i, f, g, o = gates.chunk(4, dim=-1)
+    c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    h_new = torch.sigmoid(o) * torch.tanh(c_new)
+    return torch.cat([h_new, c_new], dim=-1)
+
+
+@register_model
+class LSTM(RecurrentModel):
+    """LSTM network with a linear readout of ``h``; state ``[h, c]`` of size ``2 * n_units``."""
+
+    def __init__(
+        self, n_inputs: int, n_units: int, n_outputs: int, *, seed: SeedLike = 0
+    ) -> None:
+        super().__init__()
+        if n_units < 1 or n_inputs < 0 or n_outputs < 0:
+            raise ValueError("n_units must be >= 1 and n_inputs, n_outputs >= 0")
+        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
+        self.seed, gen = init_generator(seed)
+        k = 1.0 / math.sqrt(n_units)
+
+        def uni(*shape: int) -> nn.Parameter:
+            return nn.Parameter((torch.rand(*shape, generator=gen) * 2 - 1) * k)
+
+        self.w_ih = uni(4 * n_units, n_inputs)
+        self.w_hh = uni(4 * n_units, n_units)
+        self.b_ih = uni(4 * n_units)
+        self.b_hh = uni(4 * n_units)
+        self.w_out = uni(n_outputs, n_units)
+        self.b_out = nn.Parameter(torch.zeros(n_outputs))
+
+    @property
+    def state_size(self) -> int:
+        return 2 * self.n_units
+
+    def params(self) -> LSTMParams:
+        return LSTMParams(self.w_ih, self.w_hh, self.b_ih, self.b_hh, self.w_out, self.b_out)
+
+    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
+        return lstm_step(self.params(), h, u)
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        return h[..., : self.n_units] @ self.w_out.T + self.b_out
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "n_inputs": self.n_inputs, "n_units": self.n_units, "n_outputs": self.n_outputs,
+            "seed": self.seed,
+        }

@@ -1,0 +1,1 @@
+"""Figures from result objects (matplotlib is imported inside each function)."""

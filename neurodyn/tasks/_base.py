@@ -1,0 +1,129 @@
+"""Task protocol shared by all tasks: a frozen config with a vectorised, seeded ``sample``."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from neurodyn._seed import SeedLike, resolve_seed
+
+
+@dataclass(frozen=True)
+class TaskBatch:
+    """A batch of trials.
+
+    Attributes
+    ----------
+    inputs : ndarray, shape (trial, time, input), float32
+    targets : ndarray, shape (trial, time, output), float32 (class indices stored as floats
+        for cross-entropy tasks, shape (trial, time, 1))
+    mask : ndarray, shape (trial, time, output) or (trial, time, 1), float32
+        1 where the loss counts, 0 elsewhere.
+    dt : float
+        Time step in ms.
+    seed : int
+        The resolved integer seed the batch was drawn with.
+    first_trial : int
+        Index of the first trial in the task's deterministic trial stream.
+    trial_params : dict[str, ndarray]
+        Per-trial parameters, each of shape (trial, ...).
+    periods : dict[str, ndarray]
+        Period boundaries, each of shape (trial, 2) as [start, stop) time-step indices.
+    """
+
+    inputs: np.ndarray
+    targets: np.ndarray
+    mask: np.ndarray
+    dt: float
+    seed: int
+    first_trial: int = 0
+    trial_params: dict[str, np.ndarray] = field(default_factory=dict)
+    periods: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def n_trials(self) -> int:
+        return int(self.inputs.shape[0])
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.inputs.shape[1])
+
+    def to_torch(self, device: Any = "cpu", dtype: Any = None):
+        """Return ``(inputs, targets, mask)`` as torch tensors on ``device``."""
+        import torch
+
+        dtype = dtype or torch.float32
+        return tuple(
+            torch.as_tensor(a, dtype=dtype, device=device)
+            for a in (self.inputs, self.targets, self.mask)
+        )
+
+
+@dataclass(frozen=True)
+class Task:
+    """Base class of all tasks.
+
+    Subclasses are frozen dataclasses that define ``name``, ``n_inputs``, ``n_outputs``,
+    ``loss`` (``"mse"`` or ``"cross_entropy"``) and ``_sample(n_trials, seed, first_trial)``.
+    Durations are given in ms together with ``dt`` (ms per time step) unless a field is named
+    ``n_steps``.
+    """
+
+    name: ClassVar[str] = "task"
+    loss: ClassVar[str] = "mse"
+
+    @property
+    def n_inputs(self) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def n_outputs(self) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def sample(self, n_trials: int, *, seed: SeedLike = None, first_trial: int = 0) -> TaskBatch:
+        """Draw ``n_trials`` trials.
+
+        Trial ``first_trial + i`` depends only on ``seed`` and its index, so the same seed gives
+        bit-identical trials whatever the batch is split into.
+
+        Raises
+        ------
+        ValueError
+            If ``n_trials < 1`` or ``first_trial < 0``.
+        """
+        if int(n_trials) < 1:
+            raise ValueError(f"n_trials must be >= 1, got {n_trials}")
+        if int(first_trial) < 0:
+            raise ValueError(f"first_trial must be >= 0, got {first_trial}")
+        return self._sample(int(n_trials), resolve_seed(seed), int(first_trial))
+
+    def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:  # pragma: no cover
+        raise NotImplementedError
+
+    def config(self) -> dict[str, Any]:
+        """Constructor arguments as a plain dict (stored in checkpoints)."""
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def replace(self, **changes: Any) -> Task:
+        """A copy with some fields changed (e.g. for a curriculum)."""
+        return dataclasses.replace(self, **changes)
+
+    def ood(self) -> Task:
+        """The task's out-of-distribution variant (documented per task)."""
+        raise NotImplementedError(f"{type(self).__name__} has no out-of-distribution variant")
+
+    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+        """Task performance of network ``outputs`` (trial, time, output) on ``batch``."""
+        err = (np.asarray(outputs) - batch.targets) ** 2 * batch.mask
+        return {"mse": float(err.sum() / max(batch.mask.sum(), 1.0))}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -1,0 +1,95 @@
+"""N-bit flip-flop (Sussillo & Barak 2013, Neural Computation 25(3))."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from neurodyn._seed import trial_rngs
+from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._registry import register_task
+
+
+@register_task
+@dataclass(frozen=True)
+class FlipFlop(Task):
+    """N-bit flip-flop: remember the sign of the last pulse on each of ``n_bits`` channels.
+
+    Each input channel carries pulses of +1 or -1 arriving independently with probability
+    ``p_pulse`` per time step; the target of output ``i`` is the sign of the most recent pulse on
+    channel ``i``. Every trial starts with a pulse on every channel at t = 0, so the target is
+    defined from the first step (the semantics of FixedPointFinder's flip-flop generator).
+    A trained network stores the 2**n_bits sign patterns as stable fixed points.
+
+    Parameters
+    ----------
+    n_bits : int
+        Number of independent bits (the complexity knob).
+    n_steps : int
+        Trial length in time steps.
+    p_pulse : float
+        Probability of a pulse per channel per time step, in (0, 1].
+    dt : float
+        Time step in ms (recorded only; the task is defined in steps).
+
+    ``ood()`` returns trials four times longer with half the pulse rate.
+    """
+
+    name = "flipflop"
+    n_bits: int = 3
+    n_steps: int = 64
+    p_pulse: float = 0.1
+    dt: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.n_bits < 1:
+            raise ValueError(f"n_bits must be >= 1, got {self.n_bits}")
+        if self.n_steps < 1:
+            raise ValueError(f"n_steps must be >= 1, got {self.n_steps}")
+        if not 0.0 < self.p_pulse <= 1.0:
+            raise ValueError(f"p_pulse must be in (0, 1], got {self.p_pulse}")
+
+    @property
+    def n_inputs(self) -> int:
+        return self.n_bits
+
+    @property
+    def n_outputs(self) -> int:
+        return self.n_bits
+
+    def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
+        shape = (self.n_steps, self.n_bits)
+        pulses = np.empty((n_trials, *shape), dtype=bool)
+        signs = np.empty((n_trials, *shape), dtype=np.float32)
+        for i, rng in enumerate(trial_rngs(seed, n_trials, first_trial)):
+            pulses[i] = rng.random(shape) < self.p_pulse
+            signs[i] = np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+        pulses[:, 0, :] = True
+        inputs = np.where(pulses, signs, np.float32(0.0)).astype(np.float32)
+        # target = sign of the last pulse: forward-fill the index of the last pulse
+        t_idx = np.where(pulses, np.arange(self.n_steps)[None, :, None], 0)
+        last = np.maximum.accumulate(t_idx, axis=1)
+        targets = np.take_along_axis(signs, last, axis=1).astype(np.float32)
+        mask = np.ones_like(targets)
+        return TaskBatch(
+            inputs=inputs,
+            targets=targets,
+            mask=mask,
+            dt=self.dt,
+            seed=seed,
+            first_trial=first_trial,
+            trial_params={"n_pulses": pulses.sum(axis=1).astype(np.int64)},
+            periods={"response": np.tile([0, self.n_steps], (n_trials, 1))},
+        )
+
+    def ood(self) -> FlipFlop:
+        return self.replace(n_steps=4 * self.n_steps, p_pulse=self.p_pulse / 2)
+
+    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+        """Fraction of bits whose output sign equals the target, plus the masked MSE."""
+        out = np.asarray(outputs)
+        correct = (np.sign(out) == batch.targets) * batch.mask
+        metrics = super().evaluate(out, batch)
+        metrics["accuracy"] = float(correct.sum() / batch.mask.sum())
+        return metrics

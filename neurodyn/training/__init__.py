@@ -1,0 +1,9 @@
+"""Training: BPTT on tasks (``train``) and the losses it uses."""
+
+from neurodyn.training.losses import LOSSES, masked_cross_entropy, masked_mse
+from neurodyn.training.train import TrainingDivergedError, TrainResult, evaluate, train
+
+__all__ = [
+    "LOSSES", "TrainResult", "TrainingDivergedError", "evaluate", "masked_cross_entropy",
+    "masked_mse", "train",
+]
