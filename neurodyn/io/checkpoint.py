@@ -1,0 +1,223 @@
+"""Model checkpoints: plain versioned dicts loaded with ``torch.load(weights_only=True)``."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from neurodyn._version import __version__
+from neurodyn.models._base import RecurrentModel
+from neurodyn.models._registry import MODELS, make_model
+from neurodyn.tasks._base import Task
+from neurodyn.tasks._registry import make_task
+
+FORMAT = "neurodyn-checkpoint"
+VERSION = 1
+
+
+class ModelFileError(ValueError):
+    """A file that is not a usable model (the message says what was found and what to do)."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A loaded checkpoint.
+
+    model : the rebuilt model, in eval mode, on CPU
+    task : the task it was trained on, or None
+    training : training settings (dict), possibly empty
+    seed : the training seed, or None
+    versions : package versions at save time
+    extra : any additional plain data saved with it
+    """
+
+    model: RecurrentModel
+    task: Task | None = None
+    training: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def package_versions() -> dict[str, str]:
+    return {"neurodyn": str(__version__), "torch": str(torch.__version__), "numpy": str(np.__version__)}
+
+
+def plain(obj: Any) -> Any:
+    """Convert a config tree to types ``torch.load(weights_only=True)`` accepts.
+
+    Raises
+    ------
+    TypeError
+        For values that are not numbers, strings, None, lists/tuples/dicts of those, tensors
+        or NumPy arrays.
+    """
+    if obj is None or isinstance(obj, (bool, int, float, str, torch.Tensor)):
+        return obj
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(obj))
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, dict):
+        return {str(k): plain(v) for k, v in obj.items()}
+    raise TypeError(f"cannot store a {type(obj).__name__} in a checkpoint; use plain values")
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    model: RecurrentModel,
+    *,
+    task: Task | None = None,
+    training: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Save ``model`` (class name + config + state_dict) with its task and training settings.
+
+    The file is a plain dict (format ``"neurodyn-checkpoint"``, version 1) holding only tensors,
+    numbers, strings, lists and dicts, so :func:`load_checkpoint` reads it with
+    ``torch.load(weights_only=True)``. It is written to a temporary file and moved into place, so
+    an interrupted save never corrupts an existing file.
+
+    Raises
+    ------
+    FileExistsError
+        If ``path`` exists and ``overwrite`` is False.
+    TypeError
+        If ``model`` is not a registered neurodyn model.
+    """
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists; pass overwrite=True (--overwrite) to replace it")
+    name = type(model).__name__
+    if MODELS.get(name) is not type(model):
+        raise TypeError(f"{name} is not a registered neurodyn model; cannot checkpoint it")
+    training = dict(training or {})
+    payload = plain({
+        "format": FORMAT,
+        "version": VERSION,
+        "model_class": name,
+        "model_config": model.config(),
+        "state_dict": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+        "task": None if task is None else {"name": task.name, "config": task.config()},
+        "training": training,
+        "seed": training.get("seed"),
+        "versions": package_versions(),
+        "extra": dict(extra or {}),
+    })
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(payload, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
+
+
+def is_checkpoint(obj: Any) -> bool:
+    return isinstance(obj, dict) and obj.get("format") == FORMAT
+
+
+def checkpoint_from_dict(obj: dict[str, Any], source: str = "checkpoint") -> Checkpoint:
+    """Rebuild a :class:`Checkpoint` from the dict stored by :func:`save_checkpoint`."""
+    if obj.get("version", 0) > VERSION:
+        raise ModelFileError(
+            f"{source} is checkpoint format version {obj['version']}, newer than this neurodyn "
+            f"({__version__}) reads; upgrade neurodyn"
+        )
+    try:
+        model = make_model(obj["model_class"], **obj["model_config"])
+    except KeyError as err:
+        raise ModelFileError(f"{source}: {err.args[0]}") from None
+    missing, unexpected = model.load_state_dict(obj["state_dict"], strict=False)
+    if missing or unexpected:
+        raise ModelFileError(
+            f"{source}: state_dict does not match {obj['model_class']} "
+            f"(missing {list(missing)}, unexpected {list(unexpected)})"
+        )
+    check_finite(obj["state_dict"], source)
+    model.eval()
+    task = None
+    if obj.get("task"):
+        task = make_task(obj["task"]["name"], **obj["task"]["config"])
+    return Checkpoint(
+        model=model,
+        task=task,
+        training=dict(obj.get("training") or {}),
+        seed=obj.get("seed"),
+        versions=dict(obj.get("versions") or {}),
+        extra=dict(obj.get("extra") or {}),
+    )
+
+
+def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
+    """Load a checkpoint written by :func:`save_checkpoint` (never runs pickled code).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ModelFileError
+        If the file is not a neurodyn checkpoint (use :func:`neurodyn.io.load_model` for plain
+        ``state_dict`` files of ``torch.nn.RNN``/``GRU``/``LSTM``), or holds NaN/Inf weights.
+    """
+    obj = read_torch_file(path)
+    if not is_checkpoint(obj):
+        raise ModelFileError(
+            f"{path} is not a neurodyn checkpoint (found {describe(obj)}); "
+            "use neurodyn.io.load_model for plain state_dicts"
+        )
+    return checkpoint_from_dict(obj, str(path))
+
+
+def read_torch_file(path: str | os.PathLike) -> Any:
+    """``torch.load(path, weights_only=True)`` with one-line errors for the usual failures."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    if path.is_dir():
+        raise ModelFileError(f"{path} is a directory, not a model file")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises many types for foreign files
+        text = str(err)
+        if "weights_only" in text or "Unsupported global" in text or "GLOBAL" in text:
+            raise ModelFileError(
+                f"{path} contains pickled Python objects, which neurodyn never loads; save "
+                "model.state_dict() (or use neurodyn.io.save_checkpoint) instead"
+            ) from None
+        raise ModelFileError(
+            f"{path} is not a PyTorch file (torch.load failed with {type(err).__name__}: {text.splitlines()[0][:100] if text else "no message"}); "
+            "expected a .pt checkpoint or state_dict"
+        ) from None
+
+
+def check_finite(state_dict: dict[str, Any], source: str) -> None:
+    """Raise :class:`ModelFileError` if any tensor holds NaN or Inf."""
+    bad = [
+        k for k, v in state_dict.items()
+        if isinstance(v, torch.Tensor) and v.is_floating_point() and not torch.isfinite(v).all()
+    ]
+    if bad:
+        raise ModelFileError(f"{source}: weights contain NaN/Inf in {', '.join(bad[:5])}")
+
+
+def describe(obj: Any) -> str:
+    """A short description of a loaded object, for error messages."""
+    if isinstance(obj, dict):
+        keys = list(obj)[:6]
+        return f"a dict with keys {keys}{' …' if len(obj) > 6 else ''}"
+    if isinstance(obj, torch.Tensor):
+        return f"a single tensor of shape {tuple(obj.shape)}"
+    return f"an object of type {type(obj).__name__}"
