@@ -197,8 +197,9 @@ def read_torch_file(path: str | os.PathLike) -> Any:
                 f"{path} contains pickled Python objects, which neurodyn never loads; save "
                 "model.state_dict() (or use neurodyn.io.save_checkpoint) instead"
             ) from None
+        first = text.splitlines()[0][:100] if text else "no message"
         raise ModelFileError(
-            f"{path} is not a PyTorch file (torch.load failed with {type(err).__name__}: {text.splitlines()[0][:100] if text else "no message"}); "
+            f"{path} is not a PyTorch file (torch.load failed with {type(err).__name__}: {first}); "
             "expected a .pt checkpoint or state_dict"
         ) from None
 

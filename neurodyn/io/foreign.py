@@ -41,7 +41,9 @@ def _readout_keys(sd: dict[str, torch.Tensor], rnn_keys: set[str], n_units: int)
     return w, b if b in sd else None
 
 
-def model_from_state_dict(sd: dict[str, Any], arch: str | None = None, source: str = "file") -> RecurrentModel:
+def model_from_state_dict(
+    sd: dict[str, Any], arch: str | None = None, source: str = "file"
+) -> RecurrentModel:
     """Build a :class:`LeakyRNN` (alpha=1), :class:`GRU` or :class:`LSTM` from a torch state_dict.
 
     Parameters
