@@ -1,0 +1,133 @@
+"""``neurodyn fixedpoints MODEL``: find fixed points (and k-cycles) of a saved network."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from neurodyn.cli._common import check_outputs, parse_vector, save_figure
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "fixedpoints",
+        help="find fixed points / slow points of a saved network and their stability",
+        description=(
+            "Find the fixed points of a network's one-step map at a constant input (Sussillo & "
+            "Barak 2013). MODEL is a neurodyn checkpoint, a state_dict of a torch.nn.RNN/GRU/LSTM, "
+            "or (with --arch) a .npz/.mat file of PLRNN arrays. Initial states come from --states, "
+            "else from rollouts of the checkpoint's task, else from free rollouts under noise input."
+        ),
+    )
+    p.add_argument("model", help="model file (.pt checkpoint or state_dict; .npz/.mat with --arch)")
+    p.add_argument("--arch", default=None,
+                   help="architecture of a plain state_dict or array file: rnn_tanh, rnn_relu, gru, lstm, "
+                        "plrnn, shplrnn, clipped-shplrnn, alrnn")
+    p.add_argument("--n-inits", type=int, default=1024, help="number of initial states (default 1024)")
+    p.add_argument("--input", default=None, help="constant input u*, comma-separated (default zeros)")
+    p.add_argument("--states", default=None,
+                   help=".npy of initial states (n, unit) or trajectories (trial, time, unit)")
+    p.add_argument("--noise-scale", type=float, default=0.0,
+                   help="std of Gaussian noise added to initial states")
+    p.add_argument("--max-order", type=int, default=1, help="also search k-cycles up to this order")
+    p.add_argument("--exhaustive", action="store_true",
+                   help="PLRNN family: enumerate all linear regions (small systems only)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="netCDF file for the results (e.g. fixedpoints.nc)")
+    p.add_argument("--plot", default=None, help="figure file (e.g. fixedpoints.png)")
+    p.add_argument("--overwrite", action="store_true", help="replace existing --out/--plot files")
+    p.set_defaults(func=run)
+
+
+def load_states(path: str, state_size: int) -> np.ndarray:
+    """Read initial states from ``.npy``: (n, unit) or (trial, time, unit).
+
+    Raises
+    ------
+    ValueError
+        For a wrong trailing size, other ranks, or NaN/Inf.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no such file: {p}")
+    try:
+        arr = np.load(p, allow_pickle=False)
+    except ValueError as err:
+        raise ValueError(f"{p} is not a plain .npy array ({err})") from None
+    if arr.ndim not in (2, 3) or arr.shape[-1] != state_size:
+        raise ValueError(
+            f"--states must have shape (n, {state_size}) or (trial, time, {state_size}); "
+            f"got {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{p} contains NaN or Inf")
+    return arr.astype(np.float64)
+
+
+def run(args: argparse.Namespace) -> int:
+    from neurodyn.io import load_model
+
+    check_outputs(args.out, args.plot, overwrite=args.overwrite)
+    if args.n_inits < 1:
+        raise ValueError("--n-inits must be >= 1")
+    if args.max_order < 1:
+        raise ValueError("--max-order must be >= 1")
+    loaded = load_model(args.model, arch=args.arch)
+    model = loaded.model
+    u = (
+        parse_vector(args.input, model.n_inputs)
+        if args.input is not None
+        else np.zeros(model.n_inputs)
+    )
+    states = load_states(args.states, model.state_size) if args.states else None
+    result, trajectories = _search(model, loaded.task, u, states, args)
+    print(f"{args.model}: {type(model).__name__} with {model.state_size} state dims, input {u.tolist()}")
+    print(result.summary())
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        ds = result.to_xarray()
+        ds.attrs["model_file"] = str(args.model)
+        ds.to_netcdf(args.out, engine="h5netcdf")
+        print(f"wrote {args.out}")
+    if args.plot:
+        save_figure(_figure(result, trajectories), args.plot)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def _search(model, task, u, states, args):
+    """Run the search; return the result and trajectories for the figure (or None)."""
+    from neurodyn.analysis import find_fixed_points
+
+    result = find_fixed_points(
+        model, inputs=u, initial_states=states, task=task if states is None else None,
+        n_inits=args.n_inits, noise_scale=args.noise_scale, seed=args.seed, max_order=args.max_order,
+    )
+    trajectories = states if states is not None and states.ndim == 3 else None
+    if trajectories is None and task is not None:
+        import torch
+
+        batch = task.sample(32, seed=args.seed)
+        dtype = next(model.parameters()).dtype
+        with torch.no_grad():
+            trajectories = model(torch.as_tensor(batch.inputs, dtype=dtype), noise=False).states.numpy()
+    return result, trajectories
+
+
+def _figure(result, trajectories):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from neurodyn.plotting import plot_eigenvalues, plot_fixed_points
+
+    fig = plt.figure(figsize=(11, 5))
+    ax1 = fig.add_subplot(1, 2, 1, projection="3d")
+    plot_fixed_points(result, trajectories=trajectories, ax=ax1)
+    ax2 = fig.add_subplot(1, 2, 2)
+    plot_eigenvalues(result, ax=ax2)
+    fig.tight_layout()
+    return fig
