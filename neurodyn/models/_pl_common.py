@@ -1,0 +1,135 @@
+"""Pieces shared by the piecewise-linear models (PLRNN, shallow PLRNN, ALRNN).
+
+Input weights ``C``, the readout (``observation="linear"``: ``y = B z + b_out``; ``"identity"``:
+``y = z``), argument checks and the conversion of user arrays to tensors live here so that each
+model module only states its own recursion.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+OBSERVATIONS = ("linear", "identity")
+
+
+def check_sizes(n_inputs: int, n_latent: int, n_outputs: int, observation: str) -> None:
+    """Validate the three sizes and the observation model; raises ``ValueError``."""
+    if n_latent < 1 or n_inputs < 0 or n_outputs < 0:
+        raise ValueError(
+            f"need n_latent >= 1 and n_inputs, n_outputs >= 0; got {n_inputs}, {n_latent}, {n_outputs}"
+        )
+    if observation not in OBSERVATIONS:
+        raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+    if observation == "identity" and n_outputs != n_latent:
+        raise ValueError(
+            f"observation='identity' needs n_outputs == n_latent ({n_latent}), got {n_outputs}; "
+            "use observation='linear' for a learned readout"
+        )
+
+
+def resolve_latent(n_latent: int | None, n_units: int | None) -> int:
+    """``n_units`` is accepted as a keyword alias of ``n_latent`` (the generic model size)."""
+    if n_latent is None and n_units is None:
+        raise TypeError("give the latent dimension n_latent (alias n_units)")
+    if n_latent is not None and n_units is not None and int(n_latent) != int(n_units):
+        raise ValueError(f"n_latent={n_latent} and n_units={n_units} disagree; give only one")
+    return int(n_latent if n_latent is not None else n_units)
+
+
+def init_io(module: nn.Module, gen: torch.Generator) -> None:
+    """Create ``C`` (latent, input), and for a linear readout ``B`` (output, latent), ``b_out``."""
+    n, n_in, n_out = module.n_units, module.n_inputs, module.n_outputs
+    module.C = nn.Parameter(torch.randn(n, n_in, generator=gen) / math.sqrt(max(n_in, 1)))
+    if module.observation == "linear":
+        module.B = nn.Parameter(torch.randn(n_out, n, generator=gen) / math.sqrt(n))
+        module.b_out = nn.Parameter(torch.zeros(n_out))
+    else:
+        module.B = None
+        module.b_out = None
+
+
+def readout(module: nn.Module, z: torch.Tensor) -> torch.Tensor:
+    """``B z + b_out`` or ``z`` (identity observation); ``z`` (..., latent)."""
+    if module.observation == "identity":
+        return z
+    return z @ module.B.T + module.b_out
+
+
+def add_input(z_next: torch.Tensor, C: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``z_next + C u`` when there is an input."""
+    if u is None or C.shape[-1] == 0:
+        return z_next
+    return z_next + u @ C.T
+
+
+def as_array(name: str, x: Any, ndim: tuple[int, ...]) -> np.ndarray:
+    """A finite float64 array with one of the allowed numbers of dimensions.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` has the wrong number of dimensions or holds NaN/Inf.
+    """
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu().numpy()
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim not in ndim:
+        raise ValueError(f"{name} must have {' or '.join(map(str, ndim))} dimensions, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or Inf; clean the array before building the model")
+    return arr
+
+
+def split_A(A: Any, n: int | None = None) -> tuple[np.ndarray, bool]:
+    """Return ``(A, is_full)``: the diagonal vector of a vector/diagonal ``A``, or the full matrix."""
+    arr = as_array("A", A, (1, 2))
+    if arr.ndim == 2 and arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"A must be square, got shape {arr.shape}")
+    m = arr.shape[0]
+    if n is not None and m != n:
+        raise ValueError(f"A has size {m} but the latent dimension is {n}")
+    if arr.ndim == 1:
+        return arr, False
+    if np.count_nonzero(arr - np.diag(np.diag(arr))) == 0:
+        return np.diag(arr).copy(), False
+    return arr, True
+
+
+def check_shape(name: str, arr: np.ndarray, shape: tuple[int, ...]) -> None:
+    """Raise ``ValueError`` when ``arr.shape != shape``."""
+    if arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+
+
+def input_weights(C: Any, n: int) -> np.ndarray:
+    """``C`` as a (latent, input) float64 array (empty when ``None``)."""
+    if C is None:
+        return np.zeros((n, 0))
+    arr = as_array("C", C, (1, 2))
+    arr = arr[:, None] if arr.ndim == 1 else arr
+    check_shape("C", arr, (n, arr.shape[1]))
+    return arr
+
+
+def set_param(param: nn.Parameter, value: np.ndarray) -> None:
+    """Copy ``value`` into ``param`` in place (no gradient)."""
+    with torch.no_grad():
+        param.copy_(torch.as_tensor(value, dtype=param.dtype))
+
+
+def io_config(module: nn.Module) -> dict[str, Any]:
+    """The constructor arguments shared by the three models."""
+    return {
+        "n_inputs": module.n_inputs,
+        "n_latent": module.n_units,
+        "n_outputs": module.n_outputs,
+        "observation": module.observation,
+        "noise_std": module.noise_std,
+        "train_h0": module.train_h0,
+        "seed": module.seed,
+    }

@@ -1,0 +1,170 @@
+"""Almost-linear RNN (Brenner et al., NeurIPS 2024).
+
+``z[t+1] = A z + W phi*(z) + h + C s`` where ``phi*`` is the identity on the first
+``n_latent - n_relu`` units and a ReLU on the last ``n_relu`` units.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from neurodyn._seed import SeedLike
+from neurodyn.models import _pl_common as plc
+from neurodyn.models._base import RecurrentModel, init_generator
+from neurodyn.models._registry import register_model
+
+
+class ALRNNParams(NamedTuple):
+    """Effective ALRNN parameters.
+
+    A (latent, latent) full matrix (diagonal unless built from a full ``A``), W (latent, latent)
+    masked, h (latent,), C (latent, input), B / b_out (None for the identity observation),
+    n_relu (int): the ReLU acts on the last ``n_relu`` units.
+    """
+
+    A: torch.Tensor
+    W: torch.Tensor
+    h: torch.Tensor
+    C: torch.Tensor
+    B: torch.Tensor | None
+    b_out: torch.Tensor | None
+    n_relu: int
+
+
+def alrnn_phi(z: torch.Tensor, n_relu: int) -> torch.Tensor:
+    """``phi*(z)``: identity on the first units, ReLU on the last ``n_relu``; ``z`` (..., latent)."""
+    if n_relu == 0:
+        return z
+    n_lin = z.shape[-1] - n_relu
+    return torch.cat([z[..., :n_lin], torch.relu(z[..., n_lin:])], dim=-1)
+
+
+def alrnn_step(p: ALRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``A z + W phi*(z) + h (+ C u)``; ``z`` (..., latent)."""
+    z_next = z @ p.A.T + alrnn_phi(z, p.n_relu) @ p.W.T + p.h
+    return plc.add_input(z_next, p.C, u)
+
+
+@register_model
+class ALRNN(RecurrentModel):
+    """Almost-linear RNN ``z' = A z + W phi*(z) + h + C s`` (Brenner et al. 2024).
+
+    Parameters
+    ----------
+    n_inputs, n_latent, n_outputs : int
+        Input, latent and output sizes (``n_units`` is a keyword alias of ``n_latent``).
+    n_relu : int
+        Number ``P`` of piecewise-linear units (the last ``P`` latent units); ``0 <= P <= n_latent``.
+    full_A, w_diagonal : bool
+        As in :class:`~neurodyn.models.PLRNN`.
+    observation : {"linear", "identity"}
+    noise_std : float
+        Process-noise standard deviation per step.
+    gain : float
+        ``W ~ N(0, gain**2 / n_latent)``; ``A`` uniform in [0.5, 0.9].
+    train_h0 : bool
+    seed : int, numpy/torch Generator or None
+    """
+
+    def __init__(
+        self,
+        n_inputs: int,
+        n_latent: int | None = None,
+        n_outputs: int | None = None,
+        *,
+        n_units: int | None = None,
+        n_relu: int | None = None,
+        full_A: bool = False,
+        w_diagonal: bool = False,
+        observation: str = "linear",
+        noise_std: float = 0.0,
+        gain: float = 0.5,
+        train_h0: bool = False,
+        seed: SeedLike = 0,
+    ) -> None:
+        super().__init__()
+        n = plc.resolve_latent(n_latent, n_units)
+        n_outputs = n if n_outputs is None else int(n_outputs)
+        plc.check_sizes(n_inputs, n, n_outputs, observation)
+        n_relu = max(1, n // 4) if n_relu is None else int(n_relu)
+        if not 0 <= n_relu <= n:
+            raise ValueError(f"n_relu must be in [0, n_latent={n}], got {n_relu}")
+        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), n, n_outputs
+        self.n_relu, self.full_A, self.w_diagonal = n_relu, bool(full_A), bool(w_diagonal)
+        self.observation, self.noise_std, self.gain = observation, float(noise_std), float(gain)
+        self.seed, gen = init_generator(seed)
+        a = 0.5 + 0.4 * torch.rand(n, generator=gen)
+        self.A = nn.Parameter(torch.diag(a) if full_A else a)
+        self.W = nn.Parameter(torch.randn(n, n, generator=gen) * gain / math.sqrt(n))
+        self.h = nn.Parameter(torch.zeros(n))
+        plc.init_io(self, gen)
+        self.register_buffer("w_mask", torch.ones(n, n) - (0 if w_diagonal else torch.eye(n)))
+        self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
+        self.train_h0 = bool(train_h0)
+
+    @property
+    def n_latent(self) -> int:
+        return self.n_units
+
+    @property
+    def noise_scale(self) -> float:
+        return self.noise_std
+
+    def params(self) -> ALRNNParams:
+        A = self.A if self.full_A else torch.diag(self.A)
+        return ALRNNParams(A, self.W * self.w_mask, self.h, self.C, self.B, self.b_out, self.n_relu)
+
+    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
+        return alrnn_step(self.params(), h, u)
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        return plc.readout(self, h)
+
+    def config(self) -> dict[str, Any]:
+        return {
+            **plc.io_config(self), "n_relu": self.n_relu, "full_A": self.full_A,
+            "w_diagonal": self.w_diagonal, "gain": self.gain,
+        }
+
+    @classmethod
+    def from_arrays(
+        cls, A: Any, W: Any, h: Any, n_relu: int, C: Any = None, *,
+        dtype: torch.dtype = torch.float64,
+    ) -> ALRNN:
+        """Build an ALRNN from given arrays (identity observation).
+
+        Parameters
+        ----------
+        A : array, shape (latent,) or (latent, latent)
+        W : array, shape (latent, latent); a non-zero diagonal is kept
+        h : array, shape (latent,)
+        n_relu : int
+            Number of ReLU units (the last ``n_relu`` latent units).
+        C : array, shape (latent, input), optional
+        dtype : torch dtype
+
+        Raises
+        ------
+        ValueError
+            On shape mismatches, NaN/Inf, or ``n_relu`` outside ``[0, latent]``.
+        """
+        a, full = plc.split_A(A)
+        n = a.shape[0]
+        W_ = plc.as_array("W", W, (2,))
+        plc.check_shape("W", W_, (n, n))
+        h_ = plc.as_array("h", h, (1,))
+        plc.check_shape("h", h_, (n,))
+        C_ = plc.input_weights(C, n)
+        w_diag = bool(np.any(np.diag(W_) != 0))
+        model = cls(
+            C_.shape[1], n, n, n_relu=int(n_relu), full_A=full, w_diagonal=w_diag,
+            observation="identity",
+        ).to(dtype)
+        for param, value in ((model.A, a), (model.W, W_), (model.h, h_), (model.C, C_)):
+            plc.set_param(param, value)
+        return model

@@ -1,0 +1,164 @@
+"""Piecewise-linear RNN (Durstewitz 2017; Koppe et al. 2019).
+
+``z[t+1] = A z[t] + W relu(z[t]) + h + C s[t]`` with ``A`` diagonal and ``W`` off-diagonal when
+trained; :meth:`PLRNN.from_arrays` also accepts a full ``A`` and a ``W`` with a non-zero diagonal.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from neurodyn._seed import SeedLike
+from neurodyn.models import _pl_common as plc
+from neurodyn.models._base import RecurrentModel, init_generator
+from neurodyn.models._registry import register_model
+
+
+class PLRNNParams(NamedTuple):
+    """Effective PLRNN parameters.
+
+    A (latent, latent) — the full matrix (diagonal unless built from a full ``A``),
+    W (latent, latent) — the masked connectivity, h (latent,), C (latent, input),
+    B (output, latent) or None, b_out (output,) or None (``None`` for the identity observation).
+    """
+
+    A: torch.Tensor
+    W: torch.Tensor
+    h: torch.Tensor
+    C: torch.Tensor
+    B: torch.Tensor | None
+    b_out: torch.Tensor | None
+
+
+def plrnn_step(p: PLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``A z + W relu(z) + h (+ C u)``; ``z`` (..., latent), ``u`` (..., input)."""
+    z_next = z @ p.A.T + torch.relu(z) @ p.W.T + p.h
+    return plc.add_input(z_next, p.C, u)
+
+
+@register_model
+class PLRNN(RecurrentModel):
+    """Piecewise-linear recurrent network ``z' = A z + W relu(z) + h + C s``.
+
+    Parameters
+    ----------
+    n_inputs, n_latent, n_outputs : int
+        Sizes of the external input ``s``, the latent state ``z`` and the readout ``y``.
+        ``n_units`` is accepted as a keyword alias of ``n_latent``.
+    full_A : bool
+        Learn a full matrix ``A`` instead of a diagonal (default False, the standard PLRNN).
+    w_diagonal : bool
+        Keep the diagonal of ``W`` (default False: ``W`` is masked to be off-diagonal).
+    observation : {"linear", "identity"}
+        ``y = B z + b_out`` or ``y = z`` (needs ``n_outputs == n_latent``).
+    noise_std : float
+        Standard deviation of the process noise per step (training only unless asked).
+    gain : float
+        ``W`` is initialised ``N(0, gain**2 / n_latent)``; ``A`` uniform in [0.5, 0.9].
+    train_h0 : bool
+        Learn the initial state.
+    seed : int, numpy/torch Generator or None
+        Seed of the initialisation (stored in :meth:`config`).
+
+    Notes
+    -----
+    The piecewise-affine structure used by exact analyses is given by
+    :func:`neurodyn.models.piecewise.pl_system` (region code bit ``i`` = ``z_i > 0``).
+    """
+
+    def __init__(
+        self,
+        n_inputs: int,
+        n_latent: int | None = None,
+        n_outputs: int | None = None,
+        *,
+        n_units: int | None = None,
+        full_A: bool = False,
+        w_diagonal: bool = False,
+        observation: str = "linear",
+        noise_std: float = 0.0,
+        gain: float = 0.5,
+        train_h0: bool = False,
+        seed: SeedLike = 0,
+    ) -> None:
+        super().__init__()
+        n = plc.resolve_latent(n_latent, n_units)
+        n_outputs = n if n_outputs is None else int(n_outputs)
+        plc.check_sizes(n_inputs, n, n_outputs, observation)
+        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), n, n_outputs
+        self.full_A, self.w_diagonal = bool(full_A), bool(w_diagonal)
+        self.observation, self.noise_std, self.gain = observation, float(noise_std), float(gain)
+        self.seed, gen = init_generator(seed)
+        a = 0.5 + 0.4 * torch.rand(n, generator=gen)
+        self.A = nn.Parameter(torch.diag(a) if full_A else a)
+        self.W = nn.Parameter(torch.randn(n, n, generator=gen) * gain / math.sqrt(n))
+        self.h = nn.Parameter(torch.zeros(n))
+        plc.init_io(self, gen)
+        self.register_buffer("w_mask", torch.ones(n, n) - (0 if w_diagonal else torch.eye(n)))
+        self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
+        self.train_h0 = bool(train_h0)
+
+    @property
+    def n_latent(self) -> int:
+        return self.n_units
+
+    @property
+    def noise_scale(self) -> float:
+        return self.noise_std
+
+    def params(self) -> PLRNNParams:
+        A = self.A if self.full_A else torch.diag(self.A)
+        return PLRNNParams(A, self.W * self.w_mask, self.h, self.C, self.B, self.b_out)
+
+    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
+        return plrnn_step(self.params(), h, u)
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        return plc.readout(self, h)
+
+    def config(self) -> dict[str, Any]:
+        return {
+            **plc.io_config(self), "full_A": self.full_A, "w_diagonal": self.w_diagonal,
+            "gain": self.gain,
+        }
+
+    @classmethod
+    def from_arrays(
+        cls, A: Any, W: Any, h: Any, C: Any = None, *, dtype: torch.dtype = torch.float64
+    ) -> PLRNN:
+        """Build an autonomous-or-driven PLRNN from given arrays (identity observation).
+
+        Parameters
+        ----------
+        A : array, shape (latent,) or (latent, latent)
+            Vector of the diagonal, a diagonal matrix, or a full matrix.
+        W : array, shape (latent, latent)
+            Connectivity; a non-zero diagonal is kept.
+        h : array, shape (latent,)
+        C : array, shape (latent, input), optional
+        dtype : torch dtype
+            Parameter dtype (float64 by default so that exact analyses see the given numbers).
+
+        Raises
+        ------
+        ValueError
+            On shape mismatches or NaN/Inf entries.
+        """
+        a, full = plc.split_A(A)
+        n = a.shape[0]
+        W_ = plc.as_array("W", W, (2,))
+        plc.check_shape("W", W_, (n, n))
+        h_ = plc.as_array("h", h, (1,))
+        plc.check_shape("h", h_, (n,))
+        C_ = plc.input_weights(C, n)
+        w_diag = bool(np.any(np.diag(W_) != 0))
+        model = cls(C_.shape[1], n, n, full_A=full, w_diagonal=w_diag, observation="identity")
+        model = model.to(dtype)
+        for param, value in ((model.A, a), (model.W, W_), (model.h, h_), (model.C, C_)):
+            plc.set_param(param, value)
+        return model

@@ -1,0 +1,177 @@
+"""Shallow PLRNN (Hess et al., ICML 2023), optionally clipped.
+
+``z[t+1] = diag(a) z + W1 relu(W2 z + h2) + h1 + C s``; the clipped variant replaces
+``relu(W2 z + h2)`` by ``relu(W2 z + h2) - relu(W2 z)``, which keeps every trajectory bounded.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import torch
+from torch import nn
+
+from neurodyn._seed import SeedLike
+from neurodyn.models import _pl_common as plc
+from neurodyn.models._base import RecurrentModel, init_generator
+from neurodyn.models._registry import register_model
+
+
+class ShallowPLRNNParams(NamedTuple):
+    """Effective shallow-PLRNN parameters.
+
+    a (latent,), W1 (latent, hidden), W2 (hidden, latent), h1 (latent,), h2 (hidden,),
+    C (latent, input), B (output, latent) or None, b_out (output,) or None, clipped (bool).
+    """
+
+    a: torch.Tensor
+    W1: torch.Tensor
+    W2: torch.Tensor
+    h1: torch.Tensor
+    h2: torch.Tensor
+    C: torch.Tensor
+    B: torch.Tensor | None
+    b_out: torch.Tensor | None
+    clipped: bool
+
+
+def shplrnn_step(p: ShallowPLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """One shallow-PLRNN step; ``z`` (..., latent), ``u`` (..., input)."""
+    pre = z @ p.W2.T
+    act = torch.relu(pre + p.h2)
+    if p.clipped:
+        act = act - torch.relu(pre)
+    return plc.add_input(p.a * z + act @ p.W1.T + p.h1, p.C, u)
+
+
+@register_model
+class ShallowPLRNN(RecurrentModel):
+    """Shallow PLRNN ``z' = diag(a) z + W1 relu(W2 z + h2) + h1 + C s`` (Hess et al. 2023).
+
+    Parameters
+    ----------
+    n_inputs, n_latent, n_outputs : int
+        Sizes of the input ``s``, the latent state ``z`` and the readout ``y``
+        (``n_units`` is a keyword alias of ``n_latent``).
+    n_hidden : int
+        Width ``L`` of the hidden ReLU layer (default ``2 * n_latent``).
+    clipped : bool
+        Use the clipped non-linearity ``relu(W2 z + h2) - relu(W2 z)``.
+    observation : {"linear", "identity"}
+        ``y = B z + b_out`` or ``y = z`` (needs ``n_outputs == n_latent``).
+    noise_std : float
+        Process-noise standard deviation per step.
+    train_h0 : bool
+        Learn the initial state.
+    seed : int, numpy/torch Generator or None
+        Seed of the initialisation (``a`` uniform in [0.5, 0.9], ``W1``, ``W2`` uniform in
+        ``±1/sqrt(fan_in)``, ``h2`` uniform in ±1).
+    """
+
+    def __init__(
+        self,
+        n_inputs: int,
+        n_latent: int | None = None,
+        n_outputs: int | None = None,
+        *,
+        n_units: int | None = None,
+        n_hidden: int | None = None,
+        clipped: bool = False,
+        observation: str = "linear",
+        noise_std: float = 0.0,
+        train_h0: bool = False,
+        seed: SeedLike = 0,
+    ) -> None:
+        super().__init__()
+        n = plc.resolve_latent(n_latent, n_units)
+        n_outputs = n if n_outputs is None else int(n_outputs)
+        plc.check_sizes(n_inputs, n, n_outputs, observation)
+        n_hidden = 2 * n if n_hidden is None else int(n_hidden)
+        if n_hidden < 1:
+            raise ValueError(f"n_hidden must be >= 1, got {n_hidden}")
+        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), n, n_outputs
+        self.n_hidden, self.clipped = n_hidden, bool(clipped)
+        self.observation, self.noise_std = observation, float(noise_std)
+        self.seed, gen = init_generator(seed)
+
+        def uni(scale: float, *shape: int) -> nn.Parameter:
+            return nn.Parameter((torch.rand(*shape, generator=gen) * 2 - 1) * scale)
+
+        self.a = nn.Parameter(0.5 + 0.4 * torch.rand(n, generator=gen))
+        self.W1 = uni(1.0 / math.sqrt(n_hidden), n, n_hidden)
+        self.W2 = uni(1.0 / math.sqrt(n), n_hidden, n)
+        self.h1 = nn.Parameter(torch.zeros(n))
+        self.h2 = uni(1.0, n_hidden)
+        plc.init_io(self, gen)
+        self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
+        self.train_h0 = bool(train_h0)
+
+    @property
+    def n_latent(self) -> int:
+        return self.n_units
+
+    @property
+    def noise_scale(self) -> float:
+        return self.noise_std
+
+    def params(self) -> ShallowPLRNNParams:
+        return ShallowPLRNNParams(
+            self.a, self.W1, self.W2, self.h1, self.h2, self.C, self.B, self.b_out, self.clipped
+        )
+
+    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
+        return shplrnn_step(self.params(), h, u)
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        return plc.readout(self, h)
+
+    def config(self) -> dict[str, Any]:
+        return {**plc.io_config(self), "n_hidden": self.n_hidden, "clipped": self.clipped}
+
+    @classmethod
+    def from_arrays(
+        cls, A: Any, W1: Any, W2: Any, h1: Any, h2: Any, clipped: bool = False, C: Any = None,
+        *, dtype: torch.dtype = torch.float64,
+    ) -> ShallowPLRNN:
+        """Build a shallow PLRNN from given arrays (identity observation).
+
+        Parameters
+        ----------
+        A : array, shape (latent,) or diagonal (latent, latent)
+        W1 : array, shape (latent, hidden)
+        W2 : array, shape (hidden, latent)
+        h1 : array, shape (latent,)
+        h2 : array, shape (hidden,)
+        clipped : bool
+        C : array, shape (latent, input), optional
+        dtype : torch dtype
+            Parameter dtype (float64 by default).
+
+        Raises
+        ------
+        ValueError
+            On shape mismatches, NaN/Inf, or a non-diagonal ``A``.
+        """
+        a, full = plc.split_A(A)
+        if full:
+            raise ValueError("the shallow PLRNN needs a diagonal A (vector or diagonal matrix)")
+        n = a.shape[0]
+        W1_ = plc.as_array("W1", W1, (2,))
+        n_hidden = W1_.shape[1]
+        plc.check_shape("W1", W1_, (n, n_hidden))
+        W2_ = plc.as_array("W2", W2, (2,))
+        plc.check_shape("W2", W2_, (n_hidden, n))
+        h1_ = plc.as_array("h1", h1, (1,))
+        plc.check_shape("h1", h1_, (n,))
+        h2_ = plc.as_array("h2", h2, (1,))
+        plc.check_shape("h2", h2_, (n_hidden,))
+        C_ = plc.input_weights(C, n)
+        model = cls(
+            C_.shape[1], n, n, n_hidden=n_hidden, clipped=clipped, observation="identity"
+        ).to(dtype)
+        values = ((model.a, a), (model.W1, W1_), (model.W2, W2_), (model.h1, h1_),
+                  (model.h2, h2_), (model.C, C_))
+        for param, value in values:
+            plc.set_param(param, value)
+        return model
