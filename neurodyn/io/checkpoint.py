@@ -192,14 +192,13 @@ def read_torch_file(path: str | os.PathLike) -> Any:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for foreign files
         text = str(err)
-        if "weights_only" in text or "Unsupported global" in text or "GLOBAL" in text:
+        if "Unsupported global" in text or "GLOBAL " in text:
             raise ModelFileError(
                 f"{path} contains pickled Python objects, which neurodyn never loads; save "
                 "model.state_dict() (or use neurodyn.io.save_checkpoint) instead"
             ) from None
-        first = text.splitlines()[0][:100] if text else "no message"
         raise ModelFileError(
-            f"{path} is not a PyTorch file (torch.load failed with {type(err).__name__}: {first}); "
+            f"{path} is not a PyTorch file (torch.load could not read it: {type(err).__name__}); "
             "expected a .pt checkpoint or state_dict"
         ) from None
 

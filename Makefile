@@ -1,0 +1,39 @@
+# neurodyn: `make demo` trains a 3-bit flip-flop RNN and analyses its fixed points;
+# `make test` runs the whole test suite. Both create the virtual environment first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+EXTRAS ?= dev,gpu,ot
+STAMP := $(VENV)/.installed
+RUN ?= runs/flipflop
+
+.PHONY: install demo test test-fast lint bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/neurodyn train flipflop --n-bits 3 --n-units 64 --alpha 1.0 --n-iterations 1500 \
+		--target-accuracy 0.999 --seed 0 --out $(RUN)/model.pt --overwrite
+	$(BIN)/neurodyn fixedpoints $(RUN)/model.pt --n-inits 1024 --seed 0 \
+		--out $(RUN)/fixedpoints.nc --plot $(RUN)/fixedpoints.png --overwrite
+
+test: install
+	$(BIN)/python -m pytest -q
+
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow"
+
+lint: install
+	$(BIN)/ruff check neurodyn tests benchmarks examples
+
+bench: install
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

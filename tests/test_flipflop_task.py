@@ -1,0 +1,61 @@
+import numpy as np
+import pytest
+
+from neurodyn.tasks import FlipFlop, make_task
+
+
+def brute_force_targets(inputs):
+    """Sign of the last non-zero pulse per channel, by an explicit loop."""
+    out = np.zeros_like(inputs)
+    for i in range(inputs.shape[0]):
+        for c in range(inputs.shape[2]):
+            last = 0.0
+            for t in range(inputs.shape[1]):
+                if inputs[i, t, c] != 0:
+                    last = inputs[i, t, c]
+                out[i, t, c] = last
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_targets_are_last_pulse_sign(seed):
+    task = FlipFlop(n_bits=4, n_steps=50, p_pulse=0.2)
+    b = task.sample(8, seed=seed)
+    assert b.inputs.shape == b.targets.shape == b.mask.shape == (8, 50, 4)
+    assert b.inputs.dtype == np.float32
+    assert np.all(np.abs(b.inputs[:, 0]) == 1), "a pulse on every channel at t=0"
+    assert set(np.unique(b.inputs)) <= {-1.0, 0.0, 1.0}
+    np.testing.assert_array_equal(b.targets, brute_force_targets(b.inputs))
+
+
+def test_pulse_rate_matches_p():
+    b = FlipFlop(n_bits=3, n_steps=200, p_pulse=0.1).sample(200, seed=0)
+    rate = (b.inputs[:, 1:] != 0).mean()
+    assert abs(rate - 0.1) < 4 * np.sqrt(0.1 * 0.9 / b.inputs[:, 1:].size)
+
+
+def test_same_seed_identical_whatever_the_split():
+    task = FlipFlop()
+    full = task.sample(10, seed=3)
+    a, b = task.sample(4, seed=3), task.sample(6, seed=3, first_trial=4)
+    np.testing.assert_array_equal(full.inputs, np.concatenate([a.inputs, b.inputs]))
+    assert not np.array_equal(full.inputs, task.sample(10, seed=4).inputs)
+
+
+def test_evaluate_perfect_and_ood():
+    task = FlipFlop()
+    b = task.sample(5, seed=0)
+    assert task.evaluate(b.targets * 0.7, b)["accuracy"] == 1.0
+    assert task.evaluate(-b.targets, b)["accuracy"] == 0.0
+    ood = task.ood()
+    assert ood.n_steps == 4 * task.n_steps and ood.p_pulse == task.p_pulse / 2
+
+
+def test_registry_and_errors():
+    assert make_task("flipflop", n_bits=2).n_bits == 2
+    with pytest.raises(KeyError, match="known tasks"):
+        make_task("nope")
+    with pytest.raises(ValueError):
+        FlipFlop(n_bits=0)
+    with pytest.raises(ValueError):
+        FlipFlop().sample(0, seed=0)
