@@ -40,8 +40,12 @@ class _Net(torch.nn.Module):
 
 @pytest.mark.parametrize(
     "cls,kw,arch",
-    [(torch.nn.RNN, {"nonlinearity": "tanh"}, "rnn_tanh"), (torch.nn.RNN, {"nonlinearity": "relu"}, "rnn_relu"),
-     (torch.nn.GRU, {}, None), (torch.nn.LSTM, {}, None)],
+    [
+        (torch.nn.RNN, {"nonlinearity": "tanh"}, "rnn_tanh"),
+        (torch.nn.RNN, {"nonlinearity": "relu"}, "rnn_relu"),
+        (torch.nn.GRU, {}, None),
+        (torch.nn.LSTM, {}, None),
+    ],
 )
 def test_foreign_state_dict_matches_torch(tmp_path, cls, kw, arch):
     torch.manual_seed(0)
