@@ -6,6 +6,14 @@ Every task is a frozen dataclass with a vectorised, seeded
 
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._registry import TASKS, make_task, register_task
+from neurodyn.tasks.continuous_report import ContinuousReport
+from neurodyn.tasks.dms import DelayedMatchToSample
 from neurodyn.tasks.flipflop import FlipFlop
+from neurodyn.tasks.path_integration import PathIntegration
+from neurodyn.tasks.romo import DelayedDiscrimination
+from neurodyn.tasks.sine_wave import SineWave
 
-__all__ = ["TASKS", "FlipFlop", "Task", "TaskBatch", "make_task", "register_task"]
+__all__ = [
+    "TASKS", "ContinuousReport", "DelayedDiscrimination", "DelayedMatchToSample", "FlipFlop",
+    "PathIntegration", "SineWave", "Task", "TaskBatch", "make_task", "register_task",
+]

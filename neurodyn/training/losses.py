@@ -29,4 +29,20 @@ def masked_cross_entropy(
     return (ce * m).sum() / m.sum().clamp_min(1.0)
 
 
-LOSSES = {"mse": masked_mse, "cross_entropy": masked_cross_entropy}
+def masked_soft_cross_entropy(
+    logits: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
+    """Cross-entropy of ``logits`` (trial, time, class) against soft targets (probabilities).
+
+    ``targets`` (trial, time, class) rows sum to 1 (e.g. place-cell codes, Sorscher et al. 2019);
+    ``mask`` is (trial, time, 1) or (trial, time, class) (its first channel is used).
+    """
+    m = mask.reshape(mask.shape[0], mask.shape[1], -1)[..., 0]
+    ce = -(targets * torch.log_softmax(logits, dim=-1)).sum(-1)
+    return (ce * m).sum() / m.sum().clamp_min(1.0)
+
+
+LOSSES = {
+    "mse": masked_mse, "cross_entropy": masked_cross_entropy,
+    "soft_cross_entropy": masked_soft_cross_entropy,
+}

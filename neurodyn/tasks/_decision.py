@@ -1,0 +1,66 @@
+"""Shared pieces of two-alternative decision tasks (fixate, then choose 1 or 2).
+
+Outputs are three logits per step: class 0 = fixate, class 1 and class 2 = the two choices
+(trained with ``loss = "cross_entropy"``). Targets are class indices stored as floats.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._timeline import in_period, ms_to_steps
+
+
+def decision_targets(
+    periods: dict[str, np.ndarray], labels: np.ndarray, n_steps: int, dt: float, grace_ms: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Class-index targets and loss mask for a trial ending in a ``"decision"`` period.
+
+    The target is 0 (fixate) before the decision period and ``labels`` (1 or 2) inside it. The
+    mask is 1 before the decision, 0 for the first ``grace_ms`` of the decision period (time to
+    commit) and after the trial's end (padding), 1 elsewhere in the decision.
+
+    Returns
+    -------
+    targets, mask : ndarray, shape (trial, time, 1), float32
+    """
+    dec = periods["decision"]
+    t = np.arange(n_steps)[None, :]
+    before = t < dec[:, :1]
+    inside = in_period(dec, n_steps)
+    graced = inside & (t >= dec[:, :1] + ms_to_steps(grace_ms, dt))
+    targets = np.where(inside, labels[:, None], 0).astype(np.float32)
+    mask = (before | graced).astype(np.float32)
+    return targets[..., None], mask[..., None]
+
+
+def evaluate_decision(outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+    """Choice accuracy and fixation accuracy of logits ``outputs`` (trial, time, 3).
+
+    The choice of a trial is the larger of the mean choice logits (classes 1, 2) over the
+    masked part of its decision period; ``accuracy`` is the fraction of trials whose choice equals
+    ``batch.trial_params["label"]``; ``fixation_accuracy`` the fraction of pre-decision steps
+    whose arg-max class is 0.
+
+    Raises
+    ------
+    ValueError
+        If ``outputs`` is not (trial, time, 3) matching the batch.
+    """
+    out = np.asarray(outputs, dtype=np.float64)
+    if out.shape != (*batch.targets.shape[:2], 3):
+        raise ValueError(
+            f"outputs must have shape {(*batch.targets.shape[:2], 3)}, got {out.shape}"
+        )
+    mask = batch.mask[..., 0] > 0
+    choose = mask & (batch.targets[..., 0] > 0)
+    fix = mask & (batch.targets[..., 0] == 0)
+    mean_logit = (out[..., 1:] * choose[..., None]).sum(1) / np.maximum(choose.sum(1), 1)[:, None]
+    choice = 1 + np.argmax(mean_logit, axis=1)
+    label = batch.trial_params["label"]
+    fix_ok = (np.argmax(out, axis=-1) == 0) & fix
+    return {
+        "accuracy": float(np.mean(choice == label)),
+        "fixation_accuracy": float(fix_ok.sum() / max(fix.sum(), 1)),
+    }

@@ -1,0 +1,60 @@
+"""Trial timelines: period durations in ms → per-trial step boundaries and period masks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def ms_to_steps(duration_ms: np.ndarray | float, dt: float) -> np.ndarray:
+    """Durations in ms → whole time steps (rounded to nearest, never negative)."""
+    return np.maximum(np.rint(np.asarray(duration_ms, dtype=np.float64) / dt), 0).astype(np.int64)
+
+
+def build_periods(
+    durations_ms: dict[str, np.ndarray], dt: float
+) -> tuple[dict[str, np.ndarray], int]:
+    """Consecutive periods from per-trial durations.
+
+    Parameters
+    ----------
+    durations_ms : dict name → ndarray, shape (trial,)
+        Durations in ms, in the order the periods follow each other.
+    dt : float
+        Time step in ms.
+
+    Returns
+    -------
+    periods : dict name → ndarray, shape (trial, 2), int64
+        ``[start, stop)`` time-step indices of each period.
+    n_steps : int
+        Length of the longest trial (shorter trials are padded at the end).
+    """
+    start = None
+    periods: dict[str, np.ndarray] = {}
+    for name, dur in durations_ms.items():
+        steps = ms_to_steps(dur, dt)
+        start = np.zeros_like(steps) if start is None else start
+        periods[name] = np.stack([start, start + steps], axis=1)
+        start = start + steps
+    return periods, int(start.max())
+
+
+def in_period(bounds: np.ndarray, n_steps: int) -> np.ndarray:
+    """Boolean mask ``(trial, time)`` that is True inside ``[start, stop)`` of each trial."""
+    t = np.arange(n_steps)[None, :]
+    return (t >= bounds[:, :1]) & (t < bounds[:, 1:2])
+
+
+def per_trial(rngs: list[np.random.Generator], draw) -> np.ndarray:
+    """Stack ``draw(rng)`` over the per-trial generators (one value or array per trial)."""
+    return np.stack([np.asarray(draw(rng)) for rng in rngs])
+
+
+def ring_code(angles: np.ndarray, n_units: int, kappa: float) -> np.ndarray:
+    """Von Mises population code of ``angles`` (any shape, radians) on ``n_units`` preferred angles.
+
+    Returns ``(..., n_units)`` activations ``exp(kappa (cos(theta - phi_k) - 1))`` in (0, 1], with
+    preferred angles ``phi_k = 2 pi k / n_units``.
+    """
+    pref = 2 * np.pi * np.arange(n_units) / n_units
+    return np.exp(kappa * (np.cos(np.asarray(angles)[..., None] - pref) - 1.0))

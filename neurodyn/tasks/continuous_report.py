@@ -1,0 +1,167 @@
+"""Continuous-report (delayed estimation) working memory, e.g. Wilken & Ma 2004 (J. Vis. 4(12));
+two items with a retro-cue for swap errors as in Bays, Catalao & Husain 2009 (J. Vis. 9(10))."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from neurodyn._seed import trial_rngs
+from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._registry import register_task
+from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial, ring_code
+
+
+def wrap_angle(x: np.ndarray) -> np.ndarray:
+    """Wrap angles (radians) to ``[-pi, pi)``."""
+    return (np.asarray(x) + np.pi) % (2 * np.pi) - np.pi
+
+
+@register_task
+@dataclass(frozen=True)
+class ContinuousReport(Task):
+    """Remember one or two ring-coded angles and report the cued one as (cos, sin).
+
+    Periods: fixation, stimulus, delay, cue, response. Inputs: a fixation cue (1 until the
+    response period); ``n_items`` rings of ``n_ring`` von Mises tuned units (concentration
+    ``kappa``), each showing its item's angle during the stimulus period; with two items, two cue
+    channels, one of which is on during the cue period to select the item to report; plus
+    Gaussian noise. Targets: (0, 0) before the response, ``(cos, sin)`` of the cued angle during
+    it (``loss = "mse"``); the first ``grace_ms`` of the response are unmasked.
+
+    Parameters
+    ----------
+    n_items : int
+        1 or 2 items (the complexity knob; 2 allows swap errors).
+    n_ring : int
+        Units per stimulus ring.
+    kappa : float
+        Tuning concentration of the ring code.
+    min_separation_deg : float
+        Minimum angular distance between the two items, in degrees.
+    fixation_ms, stimulus_ms, cue_ms, response_ms : float
+        Period durations in ms.
+    delay_min_ms, delay_max_ms : float
+        The delay is uniform in ``[delay_min_ms, delay_max_ms]`` ms.
+    grace_ms : float
+        Unpenalised time at the start of the response, in ms.
+    tolerance_deg : float
+        A report within this many degrees of the target counts as correct in :meth:`evaluate`.
+    input_noise : float
+        Standard deviation of the Gaussian input noise.
+    dt : float
+        Time step in ms.
+
+    ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
+    Per-trial params: ``angles`` (trial, item) in radians, ``cue`` (index of the reported item),
+    ``target_angle``, ``delay_ms``.
+    """
+
+    name = "continuous_report"
+    n_items: int = 1
+    n_ring: int = 16
+    kappa: float = 2.0
+    min_separation_deg: float = 60.0
+    fixation_ms: float = 100.0
+    stimulus_ms: float = 200.0
+    delay_min_ms: float = 300.0
+    delay_max_ms: float = 1000.0
+    cue_ms: float = 200.0
+    response_ms: float = 300.0
+    grace_ms: float = 60.0
+    tolerance_deg: float = 20.0
+    input_noise: float = 0.05
+    dt: float = 20.0
+
+    def __post_init__(self) -> None:
+        if self.n_items not in (1, 2):
+            raise ValueError(f"n_items must be 1 or 2, got {self.n_items}")
+        if self.n_ring < 3:
+            raise ValueError(f"n_ring must be >= 3, got {self.n_ring}")
+        if not 0 <= self.min_separation_deg < 180:
+            raise ValueError("min_separation_deg must be in [0, 180)")
+        if not 0 <= self.delay_min_ms <= self.delay_max_ms:
+            raise ValueError("need 0 <= delay_min_ms <= delay_max_ms")
+        if min(self.stimulus_ms, self.response_ms, self.dt) <= 0:
+            raise ValueError("stimulus_ms, response_ms and dt must be positive")
+        if ms_to_steps(self.response_ms - self.grace_ms, self.dt) < 1:
+            raise ValueError("grace_ms must leave at least one step of the response period")
+
+    @property
+    def n_inputs(self) -> int:
+        return 1 + self.n_items * self.n_ring + (2 if self.n_items == 2 else 0)
+
+    @property
+    def n_outputs(self) -> int:
+        return 2
+
+    @property
+    def n_steps(self) -> int:
+        """Padded trial length in steps (longest delay)."""
+        durations = (self.fixation_ms, self.stimulus_ms, self.delay_max_ms, self.cue_ms,
+                     self.response_ms)
+        return int(sum(ms_to_steps(d, self.dt) for d in durations))
+
+    def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
+        rngs = trial_rngs(seed, n_trials, first_trial)
+        n_steps, sep = self.n_steps, np.deg2rad(self.min_separation_deg)
+        first = per_trial(rngs, lambda r: r.uniform(0, 2 * np.pi))
+        offset = per_trial(rngs, lambda r: r.uniform(sep, 2 * np.pi - sep))
+        cue = per_trial(rngs, lambda r: r.integers(self.n_items))
+        delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
+        noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, self.n_inputs)))
+        angles = np.stack([first, (first + offset) % (2 * np.pi)], axis=1)[:, : self.n_items]
+        ones = np.ones(n_trials)
+        periods, _ = build_periods({
+            "fixation": self.fixation_ms * ones, "stimulus": self.stimulus_ms * ones,
+            "delay": delay, "cue": self.cue_ms * ones, "response": self.response_ms * ones,
+        }, self.dt)
+        t = np.arange(n_steps)[None, :]
+        resp = periods["response"]
+        stim = in_period(periods["stimulus"], n_steps)[..., None]
+        rings = [stim * ring_code(angles[:, k], self.n_ring, self.kappa)[:, None]
+                 for k in range(self.n_items)]
+        parts = [(t < resp[:, :1])[..., None], *rings]
+        if self.n_items == 2:
+            parts.append(in_period(periods["cue"], n_steps)[..., None] * np.eye(2)[cue][:, None])
+        inputs = np.concatenate(parts, axis=-1) + self.input_noise * noise
+        target_angle = angles[np.arange(n_trials), cue]
+        inside = in_period(resp, n_steps)
+        report = np.stack([np.cos(target_angle), np.sin(target_angle)], axis=-1)[:, None]
+        targets = inside[..., None] * report
+        graced = inside & (t >= resp[:, :1] + ms_to_steps(self.grace_ms, self.dt))
+        mask = ((t < resp[:, :1]) | graced)[..., None]
+        return TaskBatch(
+            inputs=inputs.astype(np.float32), targets=targets.astype(np.float32),
+            mask=mask.astype(np.float32), dt=self.dt, seed=seed, first_trial=first_trial,
+            trial_params={"angles": angles, "cue": cue, "target_angle": target_angle,
+                          "delay_ms": delay},
+            periods=periods,
+        )
+
+    def ood(self) -> ContinuousReport:
+        return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
+
+    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+        """Report errors of ``outputs`` (trial, time, 2).
+
+        The reported angle is ``atan2`` of the mean output over the masked response steps.
+        Returns ``mse``, ``mean_abs_error_deg``, ``accuracy`` (fraction of reports within
+        ``tolerance_deg`` of the target) and, with two items, ``swap_rate`` (fraction of reports
+        within ``tolerance_deg`` of the non-cued item).
+        """
+        out = np.asarray(outputs, dtype=np.float64)
+        metrics = super().evaluate(out, batch)
+        resp = (batch.mask[..., 0] > 0) & (np.abs(batch.targets).sum(-1) > 0)
+        mean = (out * resp[..., None]).sum(1) / np.maximum(resp.sum(1), 1)[:, None]
+        reported = np.arctan2(mean[:, 1], mean[:, 0])
+        err = np.abs(wrap_angle(reported - batch.trial_params["target_angle"]))
+        tol = np.deg2rad(self.tolerance_deg)
+        metrics["mean_abs_error_deg"] = float(np.rad2deg(err.mean()))
+        metrics["accuracy"] = float(np.mean(err < tol))
+        angles = batch.trial_params["angles"]
+        if angles.shape[1] == 2:
+            other = angles[np.arange(len(err)), 1 - batch.trial_params["cue"]]
+            metrics["swap_rate"] = float(np.mean(np.abs(wrap_angle(reported - other)) < tol))
+        return metrics

@@ -1,0 +1,122 @@
+"""Delayed match-to-sample (e.g. Miller, Erickson & Desimone 1996, J. Neurosci. 16(16))."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from neurodyn._seed import trial_rngs
+from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._decision import decision_targets, evaluate_decision
+from neurodyn.tasks._registry import register_task
+from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial
+
+
+@register_task
+@dataclass(frozen=True)
+class DelayedMatchToSample(Task):
+    """Delayed match-to-sample: report whether the test stimulus equals the remembered sample.
+
+    Periods: fixation, sample, delay, test, decision. Inputs: a fixation cue (1 until the
+    decision period) and ``n_stimuli`` one-hot stimulus channels carrying the sample and then the
+    test stimulus, plus Gaussian noise. Outputs: 3 logits (fixate, match, non-match),
+    ``loss = "cross_entropy"``. On a non-match trial the test is uniform over the other stimuli.
+
+    Parameters
+    ----------
+    n_stimuli : int
+        Number of stimulus identities (the complexity knob), >= 2.
+    p_match : float
+        Probability of a match trial.
+    fixation_ms, sample_ms, test_ms, decision_ms : float
+        Period durations in ms.
+    delay_min_ms, delay_max_ms : float
+        The delay is uniform in ``[delay_min_ms, delay_max_ms]`` ms.
+    grace_ms : float
+        Unpenalised time at the start of the decision period, in ms.
+    input_noise : float
+        Standard deviation of the Gaussian input noise.
+    dt : float
+        Time step in ms.
+
+    ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
+    Per-trial params: ``sample``, ``test`` (stimulus indices), ``delay_ms``,
+    ``label`` (1 = match, 2 = non-match).
+    """
+
+    name = "dms"
+    loss = "cross_entropy"
+    n_stimuli: int = 4
+    p_match: float = 0.5
+    fixation_ms: float = 200.0
+    sample_ms: float = 200.0
+    delay_min_ms: float = 300.0
+    delay_max_ms: float = 1000.0
+    test_ms: float = 200.0
+    decision_ms: float = 200.0
+    grace_ms: float = 60.0
+    input_noise: float = 0.05
+    dt: float = 20.0
+
+    def __post_init__(self) -> None:
+        if self.n_stimuli < 2:
+            raise ValueError(f"n_stimuli must be >= 2, got {self.n_stimuli}")
+        if not 0.0 <= self.p_match <= 1.0:
+            raise ValueError(f"p_match must be in [0, 1], got {self.p_match}")
+        if not 0 <= self.delay_min_ms <= self.delay_max_ms:
+            raise ValueError("need 0 <= delay_min_ms <= delay_max_ms")
+        if min(self.fixation_ms, self.sample_ms, self.test_ms, self.decision_ms, self.dt) <= 0:
+            raise ValueError("fixation_ms, sample_ms, test_ms, decision_ms and dt must be positive")
+        if ms_to_steps(self.decision_ms - self.grace_ms, self.dt) < 1:
+            raise ValueError("grace_ms must leave at least one step of the decision period")
+
+    @property
+    def n_inputs(self) -> int:
+        return 1 + self.n_stimuli
+
+    @property
+    def n_outputs(self) -> int:
+        return 3
+
+    @property
+    def n_steps(self) -> int:
+        """Padded trial length in steps (longest delay)."""
+        durations = (self.fixation_ms, self.sample_ms, self.delay_max_ms, self.test_ms,
+                     self.decision_ms)
+        return int(sum(ms_to_steps(d, self.dt) for d in durations))
+
+    def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
+        rngs = trial_rngs(seed, n_trials, first_trial)
+        n_stim, n_steps = self.n_stimuli, self.n_steps
+        sample = per_trial(rngs, lambda r: r.integers(n_stim))
+        match = per_trial(rngs, lambda r: r.random() < self.p_match)
+        shift = per_trial(rngs, lambda r: r.integers(1, n_stim))
+        delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
+        noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 1 + n_stim)))
+        test = np.where(match, sample, (sample + shift) % n_stim)
+        ones = np.ones(n_trials)
+        periods, _ = build_periods({
+            "fixation": self.fixation_ms * ones, "sample": self.sample_ms * ones, "delay": delay,
+            "test": self.test_ms * ones, "decision": self.decision_ms * ones,
+        }, self.dt)
+        onehot = np.eye(n_stim)
+        stim = (in_period(periods["sample"], n_steps)[..., None] * onehot[sample][:, None]
+                + in_period(periods["test"], n_steps)[..., None] * onehot[test][:, None])
+        fixation = np.arange(n_steps)[None, :] < periods["decision"][:, :1]
+        inputs = np.concatenate([fixation[..., None], stim], axis=-1) + self.input_noise * noise
+        label = np.where(test == sample, 1, 2)
+        targets, mask = decision_targets(periods, label, n_steps, self.dt, self.grace_ms)
+        return TaskBatch(
+            inputs=inputs.astype(np.float32), targets=targets, mask=mask, dt=self.dt, seed=seed,
+            first_trial=first_trial,
+            trial_params={"sample": sample, "test": test, "delay_ms": delay, "label": label},
+            periods=periods,
+        )
+
+    def ood(self) -> DelayedMatchToSample:
+        return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
+
+    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+        """``accuracy`` (fraction of correct match / non-match choices) and ``fixation_accuracy``."""
+        return evaluate_decision(outputs, batch)

@@ -1,0 +1,146 @@
+"""Parametric working memory / delayed frequency discrimination (Romo et al. 1999, Nature 399).
+
+A monkey feels a vibrotactile flutter at frequency f1, holds it through a delay, feels f2 and
+reports whether f1 > f2. The default frequency pairs are the standard set of Romo et al. (1999),
+also used by Barak et al. (2013) and Song et al. (2016): f1 in 10–34 Hz in 4 Hz steps paired with
+f2 = f1 ± 8 Hz within the same range (10 pairs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from neurodyn._seed import trial_rngs
+from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._decision import decision_targets, evaluate_decision
+from neurodyn.tasks._registry import register_task
+from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial
+
+
+def romo_pairs(f_min: float, f_max: float, f_step: float, delta_f: float) -> np.ndarray:
+    """All (f1, f2) pairs with f1 on the grid ``f_min, f_min + f_step, ..., f_max`` and
+    ``f2 = f1 ± delta_f`` inside ``[f_min, f_max]``; shape (pair, 2), Hz."""
+    f1 = np.arange(f_min, f_max + 1e-9, f_step)
+    pairs = [(a, a + s * delta_f) for a in f1 for s in (-1, 1) if f_min <= a + s * delta_f <= f_max]
+    return np.asarray(pairs, dtype=np.float64)
+
+
+@register_task
+@dataclass(frozen=True)
+class DelayedDiscrimination(Task):
+    """Romo delayed discrimination: decide whether f1 > f2 after a variable delay.
+
+    Periods: fixation, f1, delay, f2, decision. Inputs (3 channels): fixation cue (1 until the
+    decision period), and the current frequency as a push–pull pair ``(f - f_min) / (f_max -
+    f_min)`` and ``(f_max - f) / (f_max - f_min)`` during the two stimulus periods, plus Gaussian
+    noise. Outputs: 3 logits (fixate, "f1 > f2", "f1 < f2"), ``loss = "cross_entropy"``.
+    Trials are padded to the longest possible delay (mask 0 on padding).
+
+    Parameters
+    ----------
+    f_min, f_max, f_step : float
+        Range and grid of f1 in Hz.
+    delta_f : float
+        |f1 - f2| in Hz (the complexity knob: smaller is harder).
+    fixation_ms, stimulus_ms, decision_ms : float
+        Period durations in ms (``stimulus_ms`` for each of f1 and f2).
+    delay_min_ms, delay_max_ms : float
+        The delay is uniform in ``[delay_min_ms, delay_max_ms]`` ms.
+    grace_ms : float
+        Unpenalised time at the start of the decision period, in ms.
+    input_noise : float
+        Standard deviation of the Gaussian input noise.
+    dt : float
+        Time step in ms.
+
+    ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
+    Per-trial params: ``f1``, ``f2`` (Hz), ``delay_ms``, ``label`` (1 if f1 > f2 else 2).
+    """
+
+    name = "romo"
+    loss = "cross_entropy"
+    f_min: float = 10.0
+    f_max: float = 34.0
+    f_step: float = 4.0
+    delta_f: float = 8.0
+    fixation_ms: float = 200.0
+    stimulus_ms: float = 200.0
+    delay_min_ms: float = 500.0
+    delay_max_ms: float = 1500.0
+    decision_ms: float = 200.0
+    grace_ms: float = 60.0
+    input_noise: float = 0.05
+    dt: float = 20.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.f_min < self.f_max:
+            raise ValueError(f"need 0 < f_min < f_max, got {self.f_min}, {self.f_max}")
+        if len(self.pairs) == 0:
+            raise ValueError(
+                f"no frequency pairs with delta_f={self.delta_f} inside [{self.f_min}, {self.f_max}]"
+            )
+        if not 0 <= self.delay_min_ms <= self.delay_max_ms:
+            raise ValueError("need 0 <= delay_min_ms <= delay_max_ms")
+        if min(self.fixation_ms, self.stimulus_ms, self.decision_ms, self.dt) <= 0:
+            raise ValueError("fixation_ms, stimulus_ms, decision_ms and dt must be positive")
+        if ms_to_steps(self.decision_ms - self.grace_ms, self.dt) < 1:
+            raise ValueError("grace_ms must leave at least one step of the decision period")
+
+    @property
+    def pairs(self) -> np.ndarray:
+        """The (f1, f2) pairs in Hz, shape (pair, 2)."""
+        return romo_pairs(self.f_min, self.f_max, self.f_step, self.delta_f)
+
+    @property
+    def n_inputs(self) -> int:
+        return 3
+
+    @property
+    def n_outputs(self) -> int:
+        return 3
+
+    @property
+    def n_steps(self) -> int:
+        """Padded trial length in steps (longest delay)."""
+        durations = (self.fixation_ms, self.stimulus_ms, self.delay_max_ms, self.stimulus_ms,
+                     self.decision_ms)
+        return int(sum(ms_to_steps(d, self.dt) for d in durations))
+
+    def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
+        rngs = trial_rngs(seed, n_trials, first_trial)
+        pairs, n_steps = self.pairs, self.n_steps
+        pair_idx = per_trial(rngs, lambda r: r.integers(len(pairs)))
+        delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
+        noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 3)))
+        f1, f2 = pairs[pair_idx, 0], pairs[pair_idx, 1]
+        ones = np.ones(n_trials)
+        periods, _ = build_periods({
+            "fixation": self.fixation_ms * ones, "f1": self.stimulus_ms * ones, "delay": delay,
+            "f2": self.stimulus_ms * ones, "decision": self.decision_ms * ones,
+        }, self.dt)
+        span = self.f_max - self.f_min
+        freq = (in_period(periods["f1"], n_steps) * f1[:, None]
+                + in_period(periods["f2"], n_steps) * f2[:, None])
+        on = in_period(periods["f1"], n_steps) | in_period(periods["f2"], n_steps)
+        inputs = np.stack([
+            np.arange(n_steps)[None, :] < periods["decision"][:, :1],
+            on * (freq - self.f_min) / span,
+            on * (self.f_max - freq) / span,
+        ], axis=-1) + self.input_noise * noise
+        label = np.where(f1 > f2, 1, 2)
+        targets, mask = decision_targets(periods, label, n_steps, self.dt, self.grace_ms)
+        return TaskBatch(
+            inputs=inputs.astype(np.float32), targets=targets, mask=mask, dt=self.dt, seed=seed,
+            first_trial=first_trial,
+            trial_params={"f1": f1, "f2": f2, "delay_ms": delay, "label": label},
+            periods=periods,
+        )
+
+    def ood(self) -> DelayedDiscrimination:
+        return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
+
+    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+        """``accuracy`` (fraction of correct f1 > f2 choices) and ``fixation_accuracy``."""
+        return evaluate_decision(outputs, batch)
