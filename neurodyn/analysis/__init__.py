@@ -1,1 +1,25 @@
 """Analyses of trained or fitted networks."""
+
+# Representational similarity (re-exported from neurodyn.analysis.similarity).
+from neurodyn.analysis.similarity import (  # noqa: F401
+    LinearPredictivity,
+    PermutationMetric,
+    PredictivityResult,
+    ProcrustesMetric,
+    canonical_correlations,
+    cca_similarity,
+    cka,
+    compare_rdms,
+    linear_predictivity,
+    match_recurrent_units,
+    permutation_distance,
+    procrustes_distance,
+    pwcca,
+    rbf_bandwidth,
+    rdm,
+    soft_matching_distance,
+    svcca,
+    weight_distance,
+)
+
+from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum

@@ -1,0 +1,46 @@
+"""Representational similarity: shape metrics, CCA, CKA, RSA, predictivity and weight distances.
+
+All measures take paired ``(sample, unit)`` NumPy arrays or torch tensors, compute in float64 NumPy and
+return a plain ``float`` whose conventions are fixed by keyword arguments (see ``docs/similarity.md``);
+``rdm`` returns a matrix and ``linear_predictivity`` a frozen result object.
+"""
+
+from neurodyn.analysis.similarity.cca import canonical_correlations, cca_similarity, pwcca, svcca
+from neurodyn.analysis.similarity.cka import cka, rbf_bandwidth
+from neurodyn.analysis.similarity.compare_rdms import compare_rdms, upper_triangle
+from neurodyn.analysis.similarity.permutation import (
+    PermutationMetric,
+    permutation_distance,
+    soft_matching_distance,
+)
+from neurodyn.analysis.similarity.predictivity import (
+    LinearPredictivity,
+    PredictivityResult,
+    linear_predictivity,
+)
+from neurodyn.analysis.similarity.procrustes import ProcrustesMetric, partial_whitening, procrustes_distance
+from neurodyn.analysis.similarity.rdm import rdm
+from neurodyn.analysis.similarity.weights import match_recurrent_units, weight_distance
+
+__all__ = [
+    "LinearPredictivity",
+    "PermutationMetric",
+    "PredictivityResult",
+    "ProcrustesMetric",
+    "canonical_correlations",
+    "cca_similarity",
+    "cka",
+    "compare_rdms",
+    "linear_predictivity",
+    "match_recurrent_units",
+    "partial_whitening",
+    "permutation_distance",
+    "procrustes_distance",
+    "pwcca",
+    "rbf_bandwidth",
+    "rdm",
+    "soft_matching_distance",
+    "svcca",
+    "upper_triangle",
+    "weight_distance",
+]

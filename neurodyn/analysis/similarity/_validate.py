@@ -1,0 +1,99 @@
+"""Input checks and small shared helpers for the representational-similarity measures.
+
+Every measure converts its inputs with :func:`as_matrix` / :func:`as_pair`, which always return new
+float64 NumPy arrays, so nothing a caller passes in is ever modified in place.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+
+def to_numpy(x: Any, name: str) -> np.ndarray:
+    """A new float64 NumPy array holding ``x`` (NumPy array, torch tensor or nested sequence)."""
+    if type(x).__module__.startswith("torch"):
+        x = x.detach().cpu().double().numpy()
+    try:
+        return np.array(x, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a numeric array or tensor; got {type(x).__name__}") from err
+
+
+def check_finite(a: np.ndarray, name: str) -> None:
+    """Raise ``ValueError`` naming ``name`` when ``a`` holds NaN or Inf."""
+    if not np.all(np.isfinite(a)):
+        n_bad = int(np.size(a) - np.count_nonzero(np.isfinite(a)))
+        raise ValueError(
+            f"{name} contains {n_bad} NaN/Inf value(s); drop or impute them before comparing representations"
+        )
+
+
+def as_matrix(x: Any, name: str, *, min_rows: int = 2) -> np.ndarray:
+    """Validate a ``(sample, unit)`` matrix and return a float64 copy.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not 2-D, has fewer than ``min_rows`` rows or no columns, or holds NaN/Inf.
+    """
+    a = to_numpy(x, name)
+    if a.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D with shape (sample, unit); got shape {a.shape}. "
+            "Flatten trials and time into the sample axis first, e.g. states.reshape(-1, n_units)"
+        )
+    if a.shape[0] < min_rows or a.shape[1] < 1:
+        raise ValueError(f"{name} needs at least {min_rows} samples and 1 unit; got shape {a.shape}")
+    check_finite(a, name)
+    return a
+
+
+def as_pair(X: Any, Y: Any, *, min_rows: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Validate paired ``(sample, unit_x)`` and ``(sample, unit_y)`` matrices (same samples, same order)."""
+    Xa = as_matrix(X, "X", min_rows=min_rows)
+    Ya = as_matrix(Y, "Y", min_rows=min_rows)
+    if Xa.shape[0] != Ya.shape[0]:
+        raise ValueError(
+            f"X and Y must have the same number of samples (rows, paired in the same order); "
+            f"got X {Xa.shape} and Y {Ya.shape}"
+        )
+    return Xa, Ya
+
+
+def center(a: np.ndarray) -> np.ndarray:
+    """Subtract the column means (per-unit mean over samples); returns a new array."""
+    return a - a.mean(axis=0, keepdims=True)
+
+
+def zero_pad(a: np.ndarray, n_units: int) -> np.ndarray:
+    """Append zero columns to a ``(sample, unit)`` matrix up to ``n_units`` columns."""
+    if a.shape[1] == n_units:
+        return a
+    return np.pad(a, ((0, 0), (0, n_units - a.shape[1])))
+
+
+def check_choice(value: str, options: tuple[str, ...], name: str) -> str:
+    """Raise ``ValueError`` unless ``value`` is one of ``options``."""
+    if value not in options:
+        raise ValueError(f"{name} must be one of {options}; got {value!r}")
+    return value
+
+
+def warn_few_samples(n_samples: int, n_units: int, measure: str) -> None:
+    """Warn that ``measure`` is biased towards similarity when samples do not exceed units."""
+    if n_samples <= n_units:
+        warnings.warn(
+            f"{measure}: {n_samples} samples <= {n_units} units; the estimate is strongly biased "
+            "towards high similarity (use more samples, reduce dimension first, or a debiased "
+            "variant)",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def angle(cosine: float) -> float:
+    """``arccos`` of a cosine clipped to ``[-1, 1]`` (round-off can push it slightly outside)."""
+    return float(np.arccos(np.clip(cosine, -1.0, 1.0)))

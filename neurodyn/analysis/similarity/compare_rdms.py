@@ -1,0 +1,136 @@
+"""Comparison of representational dissimilarity matrices (Nili et al., 2014; Diedrichsen et al., 2021)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+
+from neurodyn.analysis.similarity._validate import check_choice, check_finite, to_numpy
+
+METHODS = ("pearson", "spearman", "kendall_tau_a", "cosine", "whitened_pearson", "whitened_cosine")
+
+
+def upper_triangle(R: Any, name: str = "R") -> np.ndarray:
+    """Entries above the diagonal of a square RDM, row by row (``scipy.spatial.distance.squareform`` order).
+
+    A 1-D input is taken to be such a vector already and is returned as a float64 copy.
+
+    Raises
+    ------
+    ValueError
+        If ``R`` is neither 1-D nor square 2-D, is not symmetric, or holds NaN/Inf.
+    """
+    a = to_numpy(R, name)
+    check_finite(a, name)
+    if a.ndim == 1:
+        n = (1 + np.sqrt(1 + 8 * a.size)) / 2
+        if a.size < 1 or n != int(n):
+            raise ValueError(f"{name} as a vector must have n(n-1)/2 entries; got {a.size}")
+        return a
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError(
+            f"{name} must be a square (condition, condition) RDM or its upper triangle; got shape {a.shape}"
+        )
+    if not np.allclose(a, a.T, rtol=1e-8, atol=1e-10 * max(np.abs(a).max(), 1.0)):
+        raise ValueError(f"{name} is not symmetric; pass a symmetric RDM (e.g. (R + R.T) / 2)")
+    return a[np.triu_indices(a.shape[0], k=1)]
+
+
+def _n_conditions(n_pairs: int) -> int:
+    return int(round((1 + np.sqrt(1 + 8 * n_pairs)) / 2))
+
+
+def _whitening_cov(n_cond: int) -> np.ndarray:
+    """Covariance ``V = (C C^T) ∘ (C C^T)`` of RDM-vector estimates under i.i.d. pattern noise.
+
+    ``C`` is the ``(pair, condition)`` contrast matrix with +1 / -1 for the two conditions of each pair
+    (Diedrichsen et al., 2021, for independent noise of equal variance in all conditions).
+    """
+    i, j = np.triu_indices(n_cond, k=1)
+    C = np.zeros((i.size, n_cond))
+    C[np.arange(i.size), i] = 1.0
+    C[np.arange(i.size), j] = -1.0
+    xi = C @ C.T
+    return xi * xi
+
+
+def _cosine(a: np.ndarray, b: np.ndarray, weight: np.ndarray | None = None) -> float:
+    if weight is None:
+        num, na, nb = a @ b, a @ a, b @ b
+    else:
+        wa, wb = np.linalg.solve(weight, a), np.linalg.solve(weight, b)
+        num, na, nb = a @ wb, a @ wa, b @ wb
+    if na <= 0 or nb <= 0:
+        raise ValueError("RDM comparison is undefined for a constant RDM")
+    return float(num / np.sqrt(na * nb))
+
+
+def _kendall_tau_a(a: np.ndarray, b: np.ndarray) -> float:
+    from scipy.stats import kendalltau
+
+    n0 = a.size * (a.size - 1) / 2
+    tau_b = kendalltau(a, b, variant="b").statistic
+    ties_a = sum(t * (t - 1) / 2 for t in np.unique(a, return_counts=True)[1])
+    ties_b = sum(t * (t - 1) / 2 for t in np.unique(b, return_counts=True)[1])
+    return float(tau_b * np.sqrt((n0 - ties_a) * (n0 - ties_b)) / n0)
+
+
+def compare_rdms(
+    R1: Any,
+    R2: Any,
+    *,
+    method: Literal[
+        "pearson", "spearman", "kendall_tau_a", "cosine", "whitened_pearson", "whitened_cosine"
+    ] = "spearman",
+) -> float:
+    """Similarity of two RDMs over their upper triangles (diagonal excluded).
+
+    Parameters
+    ----------
+    R1, R2 : array or tensor, shape (condition, condition) or (n_pair,)
+        Symmetric RDMs, e.g. from :func:`~neurodyn.analysis.similarity.rdm.rdm`, or their upper triangles
+        in row-major order (``n_pair = n_condition (n_condition - 1) / 2``).
+    method : str
+        ``pearson``: correlation of the entries. ``spearman`` (default): Pearson correlation of their ranks
+        (ties averaged); unchanged by any strictly increasing map of either RDM. ``kendall_tau_a``:
+        ``(concordant - discordant) / (n_pair (n_pair - 1) / 2)``, ties counted as neither, recommended for
+        models predicting tied dissimilarities (Nili et al., 2014). ``cosine``: uncentred cosine.
+        ``whitened_pearson`` / ``whitened_cosine``: ``a^T V^{-1} b / sqrt(a^T V^{-1} a  b^T V^{-1} b)`` with
+        ``V`` the covariance of RDM estimates under i.i.d. noise, after subtracting each vector's mean for the
+        Pearson version (Diedrichsen et al., 2021; rsatoolbox's ``corr_cov`` / ``cosine_cov``).
+
+    Returns
+    -------
+    float in [-1, 1]
+
+    Raises
+    ------
+    ValueError
+        For non-symmetric or differently sized RDMs, NaN/Inf, constant RDMs or an unknown ``method``.
+
+    References
+    ----------
+    Nili et al. (2014). A toolbox for representational similarity analysis. PLoS Comput Biol 10.
+    Diedrichsen et al. (2021). Comparing representational geometries using whitened unbiased-distance-
+    matrix similarity. Neurons, Behavior, Data analysis, and Theory 5(3).
+    """
+    check_choice(method, METHODS, "method")
+    a, b = upper_triangle(R1, "R1"), upper_triangle(R2, "R2")
+    if a.size != b.size:
+        raise ValueError(f"R1 and R2 compare different numbers of condition pairs: {a.size} vs {b.size}")
+    if a.size < 2:
+        raise ValueError("RDM comparison needs at least 3 conditions (2 condition pairs)")
+    if method == "kendall_tau_a":
+        return _kendall_tau_a(a, b)
+    if method == "spearman":
+        from scipy.stats import rankdata
+
+        a, b = rankdata(a), rankdata(b)
+    if method in ("pearson", "spearman", "whitened_pearson"):
+        a, b = a - a.mean(), b - b.mean()
+    weight = _whitening_cov(_n_conditions(a.size)) if method.startswith("whitened") else None
+    return _cosine(a, b, weight)
+
+
+__all__ = ["compare_rdms", "upper_triangle"]
