@@ -1,0 +1,267 @@
+"""Lyapunov spectrum of a discrete-time recurrent model by the QR (Benettin) method."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
+
+
+@dataclass(frozen=True)
+class LyapunovResult:
+    """Lyapunov exponents of one or several trajectories.
+
+    Attributes
+    ----------
+    exponents : ndarray, shape (batch, exponent)
+        Exponents in nats per time step, sorted in decreasing order.
+    running : ndarray, shape (batch, checkpoint, exponent)
+        Running estimates after ``steps[c]`` QR steps (a convergence record).
+    steps : ndarray, shape (checkpoint,)
+    finite : ndarray of bool, shape (batch,)
+        False where the trajectory left the finite numbers (diverged); its exponents are NaN.
+    jacobian : str
+        ``"analytic"`` (piecewise-affine region Jacobians) or ``"autograd"``.
+    n_steps, n_transient, seed : int
+    """
+
+    exponents: np.ndarray
+    running: np.ndarray
+    steps: np.ndarray
+    finite: np.ndarray
+    jacobian: str
+    n_steps: int
+    n_transient: int
+    seed: int
+
+    @property
+    def max_exponent(self) -> np.ndarray:
+        """Largest exponent per trajectory, shape (batch,)."""
+        return self.exponents[:, 0]
+
+    def kaplan_yorke_dimension(self) -> np.ndarray:
+        """Kaplan-Yorke (Lyapunov) dimension per trajectory, shape (batch,)."""
+        out = np.empty(len(self.exponents))
+        for b, lam in enumerate(self.exponents):
+            c = np.cumsum(lam)
+            j = int(np.sum(c >= 0))
+            if j == 0:
+                out[b] = 0.0
+            elif j == len(lam):
+                out[b] = float(j)
+            else:
+                out[b] = j + c[j - 1] / abs(lam[j])
+        return out
+
+    def to_xarray(self):
+        import xarray as xr
+
+        return xr.Dataset(
+            {
+                "exponents": (("batch", "exponent"), self.exponents),
+                "running": (("batch", "checkpoint", "exponent"), self.running),
+                "finite": (("batch",), self.finite.astype(np.int8)),
+            },
+            coords={"steps": (("checkpoint",), self.steps)},
+            attrs={"jacobian": self.jacobian, "n_steps": self.n_steps,
+                   "n_transient": self.n_transient, "seed": self.seed,
+                   "units": "nats per time step"},
+        )
+
+
+def _is_pl_system(obj: Any) -> bool:
+    return all(hasattr(obj, a) for a in ("normals", "offsets", "jacobian", "step"))
+
+
+def _pl_or_none(model: Any, inputs: np.ndarray | None):
+    """The piecewise-affine system of a PL model with constant input, else None."""
+    if _is_pl_system(model):
+        return model
+    if inputs is not None and inputs.ndim == 2 and not np.all(inputs == inputs[:1]):
+        return None
+    from neurodyn.models.piecewise import is_piecewise_linear, pl_system
+
+    if not is_piecewise_linear(model):
+        return None
+    u = None if inputs is None else inputs.reshape(-1, inputs.shape[-1])[0]
+    return pl_system(model, u)
+
+
+def _prepare_inputs(model: Any, inputs: Any, n_total: int) -> np.ndarray | None:
+    if inputs is None:
+        return None
+    u = np.asarray(inputs.detach().cpu() if hasattr(inputs, "detach") else inputs, dtype=np.float64)
+    n_in = getattr(model, "n_inputs", u.shape[-1])
+    if u.shape[-1] != n_in or u.ndim not in (1, 2):
+        raise ValueError(f"inputs must have shape (input,) or (time, input) with input={n_in}, "
+                         f"got {u.shape}")
+    if u.ndim == 2 and len(u) < n_total:
+        raise ValueError(f"inputs has {len(u)} time steps but n_transient + n_steps = {n_total}; "
+                         "give a longer input or a constant (input,) vector")
+    if not np.all(np.isfinite(u)):
+        raise ValueError("inputs contain NaN or Inf")
+    return u
+
+
+def _torch_stepper(model: Any, u: np.ndarray | None):
+    """(step, jac) closures over a torch model in float64: z (batch, state) numpy in, numpy out."""
+    import copy
+
+    import torch
+
+    m = copy.deepcopy(model).to(torch.float64).eval()
+
+    def u_at(t: int, n_batch: int):
+        if u is None:
+            return None
+        ut = u if u.ndim == 1 else u[t]
+        return torch.as_tensor(ut, dtype=torch.float64).expand(n_batch, -1)
+
+    def step(z: np.ndarray, t: int) -> np.ndarray:
+        with torch.no_grad():
+            return m.step(torch.as_tensor(z), u_at(t, len(z))).numpy()
+
+    def jac(z: np.ndarray, t: int) -> np.ndarray:
+        zt = torch.as_tensor(z)
+        ut = u_at(t, len(z))
+
+        def f(h, v):
+            return m.step(h[None], None if v is None else v[None])[0]
+
+        if ut is None:
+            jt = torch.func.vmap(torch.func.jacrev(lambda h: f(h, None)))(zt)
+        else:
+            jt = torch.func.vmap(torch.func.jacrev(f), in_dims=(0, 0))(zt, ut)
+        return jt.detach().numpy()
+
+    return step, jac
+
+
+def _qr_loop(step, jac, z, q, total, running, checks, finite, n_transient, n_total):
+    n_state, k = q.shape[1], q.shape[2]
+    ci = 0
+    for t in range(n_total):
+        jt = jac(z, t)
+        q, r = np.linalg.qr(jt @ q)
+        z = step(z, t)
+        bad = ~np.all(np.isfinite(z), axis=1) | ~np.all(np.isfinite(r), axis=(1, 2))
+        if bad.any():
+            finite &= ~bad
+            z[bad] = 0.0
+            q[bad] = np.eye(n_state, k)
+            r[bad] = np.eye(k)
+        if t >= n_transient:
+            d = np.abs(np.diagonal(r, axis1=1, axis2=2))
+            with np.errstate(divide="ignore"):
+                total += np.log(d)
+            done = t - n_transient + 1
+            if ci < len(checks) and done == checks[ci]:
+                running[:, ci] = total / done
+                ci += 1
+    return total, running
+
+
+def lyapunov_spectrum(
+    model: Any,
+    *,
+    h0: Any = None,
+    n_steps: int = 10_000,
+    n_transient: int = 1_000,
+    inputs: Any = None,
+    n_exponents: int | None = None,
+    n_checkpoints: int = 20,
+    jacobian: str = "auto",
+    seed: SeedLike = 0,
+) -> LyapunovResult:
+    """Lyapunov spectrum by repeated QR re-orthonormalisation of tangent vectors.
+
+    Tangent vectors ``Q`` are propagated with the one-step Jacobians, ``J_t Q_t = Q_{t+1} R_t``,
+    and the exponents are the time averages of ``log |diag R_t|`` (Benettin et al. 1980, Meccanica 15;
+    Eckmann & Ruelle 1985, Rev. Mod. Phys. 57). Computed in float64.
+
+    Parameters
+    ----------
+    model : RecurrentModel or PLSystem
+        Any neurodyn model (Jacobians by ``torch.func`` autograd) or a piecewise-affine system from
+        :func:`neurodyn.models.piecewise.pl_system` (exact region Jacobians). PL models with a
+        constant input use their analytic region Jacobians automatically.
+    h0 : array, shape (state,) or (batch, state), optional
+        Initial state(s); defaults to ``0.1 * N(0, I)`` drawn from ``seed`` (one trajectory).
+    n_steps : int
+        Time steps averaged over (after the transient).
+    n_transient : int
+        Steps discarded first (the tangent vectors are aligned during the transient as well).
+    inputs : array, shape (input,) or (time, input), optional
+        Constant or time-varying external input (``time >= n_transient + n_steps``).
+    n_exponents : int, optional
+        Number of leading exponents (default: all).
+    n_checkpoints : int
+        Number of running estimates kept for convergence checks.
+    jacobian : {"auto", "analytic", "autograd"}
+        ``"auto"`` uses the exact region Jacobians of piecewise-linear models (constant input) and
+        autograd otherwise.
+    seed : int, Generator or None
+        Seed of the default ``h0`` and of the random initial tangent frame.
+
+    Returns
+    -------
+    LyapunovResult
+        Exponents in nats per time step, shape (batch, exponent).
+
+    Raises
+    ------
+    ValueError
+        On a wrong ``h0``/``inputs`` shape, NaN/Inf in them, or non-positive step counts.
+    """
+    if n_steps < 1 or n_transient < 0:
+        raise ValueError(f"need n_steps >= 1 and n_transient >= 0, got {n_steps}, {n_transient}")
+    seed_int = resolve_seed(seed)
+    rng = numpy_rng(seed_int)
+    n_state = int(model.normals.shape[1]) if _is_pl_system(model) else int(model.state_size)
+    k = n_state if n_exponents is None else int(n_exponents)
+    if not 1 <= k <= n_state:
+        raise ValueError(f"n_exponents must be in [1, {n_state}], got {n_exponents}")
+    if h0 is None:
+        z = 0.1 * rng.standard_normal((1, n_state))
+    else:
+        z = np.asarray(h0.detach().cpu() if hasattr(h0, "detach") else h0, dtype=np.float64)
+        z = np.atleast_2d(z).copy()
+        if z.ndim != 2 or z.shape[1] != n_state:
+            raise ValueError(f"h0 must have shape (state,) or (batch, state) with state={n_state}, "
+                             f"got {np.shape(h0)}")
+        if not np.all(np.isfinite(z)):
+            raise ValueError("h0 contains NaN or Inf")
+    n_total = n_transient + n_steps
+    u = _prepare_inputs(model, inputs, n_total)
+    if jacobian not in ("auto", "analytic", "autograd"):
+        raise ValueError(f"jacobian must be 'auto', 'analytic' or 'autograd', got {jacobian!r}")
+    system = None if jacobian == "autograd" else _pl_or_none(model, u)
+    if jacobian == "analytic" and system is None:
+        raise ValueError("jacobian='analytic' needs a PLRNN/ShallowPLRNN/ALRNN (or a PLSystem) "
+                         "with constant input; use jacobian='autograd'")
+    if system is not None:
+        step = lambda x, t: np.asarray(system.step(x), dtype=np.float64)  # noqa: E731
+        jac = lambda x, t: np.asarray(system.jacobian(x), dtype=np.float64)  # noqa: E731
+        kind = "analytic"
+    else:
+        step, jac = _torch_stepper(model, u)
+        kind = "autograd"
+    n_batch = len(z)
+    q, _ = np.linalg.qr(rng.standard_normal((n_batch, n_state, k)))
+    total = np.zeros((n_batch, k))
+    checks = np.unique(np.linspace(n_steps / n_checkpoints, n_steps, n_checkpoints).astype(int))
+    running = np.full((n_batch, len(checks), k), np.nan)
+    finite = np.ones(n_batch, dtype=bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total, running = _qr_loop(step, jac, z, q, total, running, checks, finite,
+                                   n_transient, n_total)
+    lam = total / n_steps
+    order = np.argsort(-lam, axis=1)
+    lam = np.take_along_axis(lam, order, axis=1)
+    running = np.take_along_axis(running, order[:, None, :], axis=2)
+    lam[~finite] = np.nan
+    running[~finite] = np.nan
+    return LyapunovResult(lam, running, checks, finite, kind, int(n_steps), int(n_transient), seed_int)
