@@ -23,3 +23,10 @@ from neurodyn.analysis.similarity import (  # noqa: F401
 )
 
 from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum
+
+# Fixed points, slow points and period-k cycles (Sussillo & Barak 2013).
+from neurodyn.analysis.fixed_points import (  # noqa: F401
+    FixedPointResult,
+    find_fixed_points,
+    load_fixed_points,
+)
