@@ -1,0 +1,227 @@
+"""Minimisers of the speed q(h) = ½‖G(h) − h‖² used by :func:`find_fixed_points`.
+
+``G`` is a batched map ``(batch, state) -> (batch, state)`` (the one-step map ``F(·, u*)`` or its
+``k``-fold composition for period-``k`` points). Two optimisers share one stopping rule taken from
+FixedPointFinder (Golub & Sussillo 2018): a candidate is done once ``q < tol_q`` or, after an
+accepted step, ``|Δq| < tol_dq · lr`` (the change in q per unit step size, a gradient-norm test).
+
+* :func:`minimise_per_candidate` — gradient descent with one step size per candidate, grown after
+  every accepted step and shrunk (the step rejected) whenever q would increase; converged
+  candidates are frozen and drop out of the batch.
+* :func:`minimise_joint` — FixedPointFinder's joint scheme: one Adam optimiser on the mean of q
+  over all candidates, with a single adaptive learning rate driven by the mean q.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import torch
+
+BatchedMap = Callable[[torch.Tensor], torch.Tensor]
+
+#: step-size factors of the per-candidate search (accepted step: grow; rejected step: shrink)
+LR_GROW = 1.2
+LR_SHRINK = 0.5
+#: a candidate whose step size fell below ``LR_FLOOR * lr_init`` cannot decrease q any further
+LR_FLOOR = 1e-12
+#: heavy-ball momentum of the per-candidate search (reset to zero after a rejected step)
+MOMENTUM = 0.9
+
+#: FixedPointFinder's AdaptiveLearningRate defaults, used by the joint method
+ALR_WINDOW = 5
+ALR_DECREASE = 0.95
+ALR_INCREASE = 1.0 / 0.95
+#: FixedPointFinder's Adam epsilon
+ADAM_EPS = 0.01
+
+
+class SearchState(NamedTuple):
+    """Outcome of a minimisation, one row per candidate.
+
+    states (candidate, state), q (candidate,), iterations (candidate,) int64,
+    converged (candidate,) bool — ``q < tol_q``; stalled (candidate,) bool — stopped on the
+    ``tol_dq`` test or a vanishing step size with ``q ≥ tol_q`` (a slow point).
+    """
+
+    states: torch.Tensor
+    q: torch.Tensor
+    iterations: torch.Tensor
+    converged: torch.Tensor
+    stalled: torch.Tensor
+
+
+def speed(G: BatchedMap, x: torch.Tensor) -> torch.Tensor:
+    """q(x) = ½‖G(x) − x‖² per row; ``x`` (candidate, state) → (candidate,)."""
+    return 0.5 * (G(x) - x).pow(2).sum(-1)
+
+
+def speed_and_grad(G: BatchedMap, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """q(x) and ∇q(x) for each row (rows are independent, so one backward pass serves all)."""
+    with torch.enable_grad():
+        x = x.detach().requires_grad_(True)
+        q = speed(G, x)
+        (grad,) = torch.autograd.grad(q.sum(), x)
+    return q.detach(), grad.detach()
+
+
+def minimise_per_candidate(
+    G: BatchedMap,
+    x0: torch.Tensor,
+    *,
+    tol_q: float,
+    tol_dq: float,
+    max_iters: int,
+    lr_init: float,
+    progress: bool = False,
+) -> SearchState:
+    """Per-candidate adaptive gradient descent on q (the default method).
+
+    Each iteration evaluates a trial step ``x − lr ∇q`` for every active candidate; it is
+    accepted where q decreases (then ``lr *= LR_GROW``) and rejected otherwise
+    (``lr *= LR_SHRINK``). Every evaluation, accepted or not, counts as an iteration.
+    """
+    x = x0.detach().clone()
+    n = x.shape[0]
+    q, g = speed_and_grad(G, x)
+    lr = torch.full((n,), float(lr_init), dtype=x.dtype, device=x.device)
+    velocity = torch.zeros_like(x)
+    iters = torch.zeros(n, dtype=torch.int64, device=x.device)
+    converged = q < tol_q
+    stalled = ~torch.isfinite(q)
+    active = ~(converged | stalled)
+    bar = _progress_bar(max_iters, progress, "fixed points (per candidate)")
+    for _ in range(max_iters):
+        idx = active.nonzero().squeeze(1)
+        if idx.numel() == 0:
+            break
+        step = lr[idx]
+        v_try = MOMENTUM * velocity[idx] - step[:, None] * g[idx]
+        x_try = x[idx] + v_try
+        q_try, g_try = speed_and_grad(G, x_try)
+        ok = torch.isfinite(q_try) & (q_try < q[idx])
+        dq = q[idx] - q_try
+        acc = idx[ok]
+        x[acc], g[acc], q[acc] = x_try[ok], g_try[ok], q_try[ok]
+        velocity[idx] = torch.where(ok[:, None], v_try, torch.zeros_like(v_try))
+        lr[idx] = torch.where(ok, step * LR_GROW, step * LR_SHRINK)
+        iters[idx] += 1
+        done_q = q[idx] < tol_q
+        done_dq = ok & (dq < tol_dq * step)
+        tiny = lr[idx] < LR_FLOOR * lr_init
+        converged[idx] = done_q
+        stalled[idx] = ~done_q & (done_dq | tiny)
+        active[idx] = ~(done_q | done_dq | tiny)
+        bar.update(1)
+    bar.close()
+    return SearchState(x, q, iters, converged, stalled)
+
+
+def minimise_joint(
+    G: BatchedMap,
+    x0: torch.Tensor,
+    *,
+    tol_q: float,
+    tol_dq: float,
+    max_iters: int,
+    lr_init: float,
+    progress: bool = False,
+) -> SearchState:
+    """FixedPointFinder's joint optimisation: Adam on the mean q of all candidates at once.
+
+    One learning rate for the whole batch follows FixedPointFinder's AdaptiveLearningRate rules
+    on the mean q (×1/0.95 after 5 monotone improvements, ×0.95 when the newest value is worse
+    than the last 5; at most one change per 5 steps); Adam's epsilon is 0.01. All candidates keep
+    moving until every one meets the stopping rule or ``max_iters`` is reached; ``iterations``
+    is that common count.
+    """
+    x = x0.detach().clone().requires_grad_(True)
+    n = x.shape[0]
+    opt = torch.optim.Adam([x], lr=float(lr_init), eps=ADAM_EPS)
+    lr, last_change, history = float(lr_init), 0, []
+    q_prev = torch.full((n,), float("nan"), dtype=x.dtype, device=x.device)
+    done = torch.zeros(n, dtype=torch.bool, device=x.device)
+    it = 0
+    bar = _progress_bar(max_iters, progress, "fixed points (joint)")
+    for it in range(1, max_iters + 1):
+        opt.zero_grad(set_to_none=True)
+        with torch.enable_grad():
+            q = speed(G, x)
+            q.mean().backward()
+        q = q.detach()
+        dq = (q - q_prev).abs()
+        done = (q < tol_q) | (dq < tol_dq * lr)
+        if it > 1 and bool(done.all()):
+            break
+        opt.step()
+        q_prev = q
+        history.append(float(q.mean()))
+        lr, last_change = _adapt_joint_lr(history, lr, last_change, it)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        bar.update(1)
+    bar.close()
+    x = x.detach()
+    q = speed(G, x)
+    converged = q < tol_q
+    iters = torch.full((n,), it, dtype=torch.int64, device=x.device)
+    return SearchState(x, q, iters, converged, ~converged & done & torch.isfinite(q))
+
+
+def _adapt_joint_lr(history: list[float], lr: float, last_change: int, it: int) -> tuple[float, int]:
+    """FixedPointFinder's AdaptiveLearningRate update (decrease first, then increase)."""
+    if it < last_change + ALR_WINDOW or len(history) < ALR_WINDOW + 1:
+        return lr, last_change
+    window = history[-(ALR_WINDOW + 1):]
+    if all(window[-1] > w for w in window[:-1]):
+        return lr * ALR_DECREASE, it
+    if all(b < a for a, b in zip(window[:-1], window[1:])):
+        return lr * ALR_INCREASE, it
+    return lr, last_change
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, enabled: bool, desc: str):
+    if not enabled:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc)
+
+
+METHODS = {"per_candidate": minimise_per_candidate, "joint": minimise_joint}
+
+
+def newton_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3) -> torch.Tensor:
+    """A few Newton steps ``x ← x − (J − I)⁻¹ (G(x) − x)`` on converged points.
+
+    Gradient descent stops as soon as ``q < tol_q``, which leaves an error of order
+    ``‖(J − I)⁻¹‖ · sqrt(2 tol_q)`` in the point; Newton's method removes it quadratically.
+    A step is kept only where it is finite and lowers q, so singular ``J − I`` (marginal
+    directions) leave a point unchanged.
+    """
+    from neurodyn.analysis._fp_stability import batch_jacobian
+
+    x = x.detach().clone()
+    if x.shape[0] == 0:
+        return x
+    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
+    for _ in range(n_steps):
+        with torch.no_grad():
+            r = G(x) - x
+        q = 0.5 * r.pow(2).sum(-1)
+        delta, info = torch.linalg.solve_ex(batch_jacobian(G, x) - eye, r.unsqueeze(-1))
+        x_try = x - delta.squeeze(-1)
+        with torch.no_grad():
+            q_try = speed(G, x_try)
+        ok = (info == 0) & torch.isfinite(q_try) & (q_try < q)
+        x = torch.where(ok[:, None], x_try, x)
+    return x
