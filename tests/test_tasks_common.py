@@ -10,6 +10,7 @@ from neurodyn.tasks import (
     ContinuousReport,
     DelayedDiscrimination,
     DelayedMatchToSample,
+    HMMEmulation,
     PathIntegration,
     SineWave,
     make_task,
@@ -23,6 +24,7 @@ SMALL = [
     PathIntegration(n_dims=2, boundary="avoid"),
     PathIntegration(n_dims=1, boundary="reflect"),
     PathIntegration(n_dims=2, targets="place_cells", n_place_cells=32),
+    HMMEmulation(n_states=3, topology="cyclic", n_steps=20),
 ]
 IDS = [f"{t.name}-{i}" for i, t in enumerate(SMALL)]
 
@@ -97,7 +99,7 @@ def test_ood_variant_is_a_registered_task_of_the_same_kind(task):
 
 
 def test_registry_lists_every_task_with_documented_defaults():
-    for name in ("sine_wave", "romo", "dms", "continuous_report", "path_integration"):
+    for name in ("sine_wave", "romo", "dms", "continuous_report", "path_integration", "hmm"):
         cls = TASKS[name]
         task = make_task(name)
         assert dataclasses.is_dataclass(cls) and type(task) is cls

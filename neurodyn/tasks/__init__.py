@@ -9,11 +9,20 @@ from neurodyn.tasks._registry import TASKS, make_task, register_task
 from neurodyn.tasks.continuous_report import ContinuousReport
 from neurodyn.tasks.dms import DelayedMatchToSample
 from neurodyn.tasks.flipflop import FlipFlop
+from neurodyn.tasks.hmm import HMMParams, make_hmm, sample_hmm
+from neurodyn.tasks.hmm_emulation import (
+    HMMEmulation,
+    compute_dwell_times,
+    compute_emission_frequencies,
+    compute_symbol_transitions,
+)
 from neurodyn.tasks.path_integration import PathIntegration
 from neurodyn.tasks.romo import DelayedDiscrimination
 from neurodyn.tasks.sine_wave import SineWave
 
 __all__ = [
     "TASKS", "ContinuousReport", "DelayedDiscrimination", "DelayedMatchToSample", "FlipFlop",
-    "PathIntegration", "SineWave", "Task", "TaskBatch", "make_task", "register_task",
+    "HMMEmulation", "HMMParams", "PathIntegration", "SineWave", "Task", "TaskBatch",
+    "compute_dwell_times", "compute_emission_frequencies", "compute_symbol_transitions",
+    "make_hmm", "make_task", "register_task", "sample_hmm",
 ]
