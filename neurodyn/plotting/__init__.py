@@ -1,1 +1,3 @@
 """Figures from result objects (matplotlib is imported inside each function)."""
+
+from neurodyn.plotting.fixed_points import plot_eigenvalues, plot_fixed_points  # noqa: F401
