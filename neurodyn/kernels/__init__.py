@@ -1,1 +1,14 @@
-"""Batched rollout kernels."""
+"""Batched rollouts of one network or an ensemble: torch reference, Numba (CPU) and Triton (GPU).
+
+``rollout(model_or_params, h0, ...)`` picks a backend (``backend="auto"``) and returns a
+:class:`RolloutResult`; :func:`stack_params` builds ensemble params. Numba and Triton are imported
+only when their backend runs.
+"""
+
+from neurodyn.kernels._api import BACKENDS, RolloutResult, backend_available, rollout
+from neurodyn.kernels._families import FAMILIES, Family, register_family, stack_params
+
+__all__ = [
+    "BACKENDS", "FAMILIES", "Family", "RolloutResult", "backend_available", "register_family",
+    "rollout", "stack_params",
+]

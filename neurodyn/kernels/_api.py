@@ -1,0 +1,268 @@
+"""``rollout``: validate, pick a backend, run the kernel in time chunks, return a frozen result."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from neurodyn._seed import SeedLike, resolve_seed, torch_generator
+from neurodyn.kernels._families import cast, family_of, is_ensemble, lift
+from neurodyn.kernels.reference import draw_noise, rollout_torch
+
+BACKENDS = ("torch", "numba", "triton")
+_INSTALL_HINT = {
+    "numba": "pip install numba (a core dependency of neurodyn)",
+    "triton": "pip install 'neurodyn[gpu]' (Triton needs a CUDA GPU, or TRITON_INTERPRET=1 on CPU)",
+}
+_NOISE_CHUNK_ELEMENTS = 1 << 24  # noise drawn per chunk of time steps: at most 64 MiB of float32
+
+
+@dataclass(frozen=True)
+class RolloutResult:
+    """What :func:`rollout` returns.
+
+    states : Tensor, shape (..., time, unit), or None
+        State after steps ``every, 2 * every, ...`` (``time = n_steps // every``); ``...`` is
+        ``(batch,)`` for one network and ``(network, batch)`` for an ensemble.
+    final : Tensor, shape (..., unit)
+        State after the last step.
+    backend : str
+        The backend that ran (``"torch"``, ``"numba"`` or ``"triton"``).
+    every : int
+        Recording interval in time steps.
+    noise_std : float
+        Per-step std of the additive state noise that was used.
+    seed : int or None
+        Resolved noise seed (None when noise-free).
+    """
+
+    states: torch.Tensor | None
+    final: torch.Tensor
+    backend: str
+    every: int = 1
+    noise_std: float = 0.0
+    seed: int | None = None
+
+    def to_xarray(self):
+        """The trajectory (or final state) as an ``xarray.Dataset``; dims network, trial, time, unit."""
+        import xarray as xr
+
+        lead = ["network", "trial"][-(self.final.ndim - 1):]
+        data = {"final": ([*lead, "unit"], self.final.cpu().numpy())}
+        coords = {}
+        if self.states is not None:
+            data["states"] = ([*lead, "time", "unit"], self.states.cpu().numpy())
+            coords["time"] = ("time", self.every * np.arange(1, self.states.shape[-2] + 1))
+        attrs = {"backend": self.backend, "every": self.every, "noise_std": self.noise_std,
+                 "seed": -1 if self.seed is None else self.seed}
+        return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def backend_available(name: str) -> bool:
+    """Whether backend ``name`` can be imported (without importing it)."""
+    if name == "torch":
+        return True
+    return importlib.util.find_spec(name) is not None
+
+
+def _choose_backend(backend: str, device: torch.device, family: Any) -> str:
+    if backend not in (*BACKENDS, "auto"):
+        raise ValueError(f"unknown backend {backend!r}; choose one of auto, {', '.join(BACKENDS)}")
+    if backend == "auto":
+        if family is None:
+            return "torch"
+        if device.type == "cuda" and backend_available("triton"):
+            return "triton"
+        if device.type == "cpu" and backend_available("numba"):
+            return "numba"
+        return "torch"
+    if not backend_available(backend):
+        raise ImportError(f"backend {backend!r} is not installed; {_INSTALL_HINT[backend]}")
+    if backend != "torch" and family is None:
+        raise ValueError(f"backend {backend!r} does not know this model family; use backend='torch'")
+    if backend == "numba" and device.type != "cpu":
+        raise ValueError("the numba backend runs on CPU tensors; move h0 to the CPU or use triton")
+    return backend
+
+
+def _check_tensor(name: str, x: torch.Tensor) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name} contains NaN or Inf; clean it before the rollout")
+
+
+def _shapes(h0, inputs, n_steps, lead, n_state, n_inputs):
+    if h0.ndim != len(lead) + 1 or tuple(h0.shape[:-1]) != lead[: h0.ndim - 1] or h0.shape[-1] != n_state:
+        want = "(network, batch, unit)" if len(lead) == 2 else "(batch, unit)"
+        raise ValueError(f"h0 must have shape {want} with unit = {n_state}, got {tuple(h0.shape)}")
+    if inputs is None:
+        if n_steps is None:
+            raise ValueError("without inputs, give n_steps")
+        return int(n_steps), False
+    varying = inputs.ndim == h0.ndim + 1
+    if inputs.ndim not in (h0.ndim, h0.ndim + 1) or tuple(inputs.shape[: h0.ndim - 1]) != tuple(
+        h0.shape[:-1]
+    ) or inputs.shape[-1] != n_inputs:
+        raise ValueError(
+            f"inputs must have shape {(*h0.shape[:-1], n_inputs)} (constant) or "
+            f"{(*h0.shape[:-1], 'time', n_inputs)} (time-varying), got {tuple(inputs.shape)}"
+        )
+    if not varying:
+        if n_steps is None:
+            raise ValueError("constant inputs need n_steps")
+        return int(n_steps), False
+    if n_steps is not None and int(n_steps) != inputs.shape[-2]:
+        raise ValueError(f"n_steps={n_steps} but inputs have {inputs.shape[-2]} time steps")
+    return int(inputs.shape[-2]), True
+
+
+def rollout(
+    model_or_params: Any,
+    h0: torch.Tensor,
+    inputs: torch.Tensor | None = None,
+    *,
+    n_steps: int | None = None,
+    backend: str = "auto",
+    return_trajectory: bool = True,
+    every: int = 1,
+    noise_std: float | None = 0.0,
+    seed: SeedLike = None,
+) -> RolloutResult:
+    """Batched rollout of one network or an ensemble of networks, without gradients.
+
+    Parameters
+    ----------
+    model_or_params : RecurrentModel or its ``params()`` NamedTuple
+        ``LeakyRNNParams``, ``GRUParams`` or the PLRNN family's params run on every backend; other
+        models run on the torch backend through their own ``step``. Ensemble params (tensor
+        fields with a leading ``network`` dim) come from :func:`stack_params`.
+    h0 : Tensor, shape (batch, unit) or (network, batch, unit) for ensembles
+        Initial state, float32 or float64; its dtype and device set those of the rollout.
+    inputs : Tensor, optional
+        Constant ``(..., input)`` or time-varying ``(..., time, input)`` external input, where
+        ``...`` are the leading dims of ``h0``.
+    n_steps : int, optional
+        Number of time steps (taken from time-varying ``inputs`` when omitted).
+    backend : {"auto", "torch", "numba", "triton"}
+        ``auto``: Triton for CUDA tensors when installed, Numba for CPU tensors, else torch.
+    return_trajectory : bool
+        Return the states, or only the final state.
+    every : int
+        Record every ``every``-th state (after steps ``every, 2*every, ...``).
+    noise_std : float or None
+        Per-step std of additive Gaussian state noise; ``None`` uses the model's own noise scale
+        (``sqrt(2 alpha) * noise_std`` for a leaky RNN).
+    seed : int, Generator or None
+        Noise seed; the noise of step ``t`` is the ``t``-th draw of shape ``h0.shape`` from
+        ``neurodyn._seed.torch_generator(seed)`` on the CPU, the same for every backend and equal to
+        ``model.forward(noise=True, generator=torch_generator(seed))``.
+
+    Returns
+    -------
+    RolloutResult
+
+    Raises
+    ------
+    ValueError
+        On shape mismatches, NaN/Inf in ``h0``/``inputs``, unsupported dtypes, ``every < 1``.
+    ImportError
+        If an explicitly requested backend is not installed.
+    """
+    params = model_or_params.params() if hasattr(model_or_params, "step") else model_or_params
+    family = family_of(params)
+    _check_tensor("h0", h0)
+    if h0.dtype not in (torch.float32, torch.float64):
+        raise ValueError(f"h0 must be float32 or float64, got {h0.dtype}")
+    if inputs is not None:
+        _check_tensor("inputs", inputs)
+        inputs = inputs.to(h0.dtype)
+    if int(every) < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
+    every = int(every)
+    if family is None:
+        if not hasattr(model_or_params, "step"):
+            raise TypeError(f"rollout does not know params of type {type(params).__name__}; pass the model")
+        lead, n_state, ens = tuple(h0.shape[:-1]), model_or_params.state_size, False
+        n_inputs = model_or_params.n_inputs
+    else:
+        params = cast(params, dtype=h0.dtype, device=h0.device)
+        ens = is_ensemble(params, family)
+        w = getattr(params, family.recurrent)
+        n_state = w.shape[-1]
+        if ens and h0.ndim != 3:
+            raise ValueError(
+                f"ensemble params ({w.shape[0]} networks) need h0 of shape (network, batch, unit), "
+                f"got {tuple(h0.shape)}"
+            )
+        lead = (w.shape[0], h0.shape[1]) if ens else (h0.shape[0],)
+        n_inputs = family.n_inputs(params)
+    n_steps, varying = _shapes(h0, inputs, n_steps, lead, n_state, n_inputs)
+    if n_steps < 0:
+        raise ValueError(f"n_steps must be >= 0, got {n_steps}")
+    if noise_std is None:
+        own = getattr(model_or_params, "noise_scale", 0.0)
+        noise_std = own if family is None else family.noise_scale(params)
+    noise_std = float(noise_std or 0.0)
+    if noise_std < 0:
+        raise ValueError(f"noise_std must be >= 0, got {noise_std}")
+    seed_int = resolve_seed(seed) if noise_std > 0 else None
+    gen = torch_generator(seed_int) if noise_std > 0 else None
+    name = _choose_backend(backend, h0.device, family)
+    if name == "torch":
+        step = model_or_params.step if family is None else _bound_step(family, lift(params, family))
+        states, final = rollout_torch(
+            step, h0, inputs, n_steps=n_steps, time_varying=varying, every=every,
+            noise_std=noise_std, generator=gen, return_trajectory=return_trajectory,
+        )
+    else:
+        states, final = _run_kernel(
+            name, family, params, h0, inputs, n_steps=n_steps, varying=varying, every=every,
+            noise_std=noise_std, gen=gen, return_trajectory=return_trajectory, ensemble=ens,
+        )
+    return RolloutResult(states, final, name, every, noise_std, seed_int)
+
+
+def _bound_step(family, params):
+    return lambda h, u: family.step(params, h, u)
+
+
+def _run_kernel(name, family, params, h0, inputs, *, n_steps, varying, every, noise_std, gen,
+                return_trajectory, ensemble):
+    """Bring everything to ensemble form (network, batch, ...) and run the kernel in time chunks."""
+    if not ensemble:
+        params = type(params)(*(v.unsqueeze(0) if isinstance(v, torch.Tensor) else v for v in params))
+        h0 = h0.unsqueeze(0)
+        inputs = None if inputs is None else inputs.unsqueeze(0)
+    n_net, n_batch, n_unit = h0.shape
+    with torch.no_grad():
+        drive = family.drive(lift(params, family), inputs)
+        if not varying:
+            drive = drive.unsqueeze(-2)
+        drive = drive.expand(n_net, n_batch, drive.shape[-2], drive.shape[-1]).contiguous()
+    if name == "numba":
+        from neurodyn.kernels.numba_backend import run_chunk
+    else:
+        from neurodyn.kernels.triton_backend import run_chunk
+    h = h0.clone().contiguous()
+    n_rec = n_steps // every
+    states = h0.new_empty((n_net, n_batch, n_rec, n_unit)) if return_trajectory else None
+    chunk = n_steps if noise_std == 0 else max(1, _NOISE_CHUNK_ELEMENTS // max(h.numel(), 1))
+    for t0 in range(0, n_steps, max(chunk, 1)):
+        n = min(chunk, n_steps - t0)
+        d = drive[:, :, t0:t0 + n].contiguous() if varying else drive
+        noise = None
+        if noise_std > 0:
+            noise = draw_noise(gen, tuple(h.shape), n, h.dtype).to(h.device).contiguous()
+        r0, r1 = t0 // every, (t0 + n) // every
+        out = h.new_empty((n_net, n_batch, r1 - r0, n_unit)) if states is not None else None
+        run_chunk(family.name, params, h, d, noise, noise_std, n, t0, every, out)
+        if states is not None:
+            states[:, :, r0:r1] = out
+    if not ensemble:
+        return (None if states is None else states[0]), h[0]
+    return states, h

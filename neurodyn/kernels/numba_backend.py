@@ -1,0 +1,40 @@
+"""Dispatch of one time chunk to the Numba kernels (tensor ↔ NumPy, dtype-matched scalars)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+
+def _np(x: torch.Tensor) -> np.ndarray:
+    return x.detach().contiguous().numpy()
+
+
+def run_chunk(family: str, params: Any, h: torch.Tensor, drive: torch.Tensor,
+              noise: torch.Tensor | None, noise_std: float, n_steps: int, t0: int, every: int,
+              out: torch.Tensor | None) -> None:
+    """Advance ``h`` (network, batch, unit) in place by ``n_steps`` steps, filling ``out``.
+
+    ``drive`` is (network, batch, n_steps or 1, rows), ``noise`` (network, batch, n_steps, unit)
+    or None, ``out`` (network, batch, records, unit) or None; ``t0`` is the global index of the
+    chunk's first step (for the ``every`` phase).
+    """
+    from neurodyn.kernels import numba_plrnn, numba_rnn
+    from neurodyn.kernels.numba_math import ACTIVATION_CODES
+
+    hn = h.numpy()
+    dt = hn.dtype.type
+    n_net, n_batch, n = hn.shape
+    nz = _np(noise) if noise is not None else np.empty((n_net, n_batch, 0, n), hn.dtype)
+    on = out.numpy() if out is not None else np.empty((n_net, n_batch, 0, n), hn.dtype)
+    exact = hn.dtype == np.float64
+    common = (nz, dt(noise_std), hn, on, int(n_steps), int(t0), int(every))
+    if family == "leaky":
+        code = ACTIVATION_CODES[params.activation]
+        numba_rnn.leaky_kernel(_np(params.w_rec), _np(drive), *common, dt(params.alpha), code, exact)
+    elif family == "gru":
+        numba_rnn.gru_kernel(_np(params.w_hh), _np(params.b_hh), _np(drive), *common, exact)
+    else:
+        numba_plrnn.run(family, params, _np(drive), common)
