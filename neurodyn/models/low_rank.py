@@ -1,0 +1,120 @@
+"""Low-rank leaky RNN (Mastrogiuseppe & Ostojic 2018, Neuron 99(3):609-623)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import nn
+
+from neurodyn._seed import SeedLike
+from neurodyn.models._base import RecurrentModel, activation_fn, init_generator
+from neurodyn.models._registry import register_model
+from neurodyn.models.leaky_rnn import (
+    LeakyRNNParams,
+    leaky_rnn_step,
+    resolve_alpha,
+    resolve_output_scale,
+)
+
+
+@register_model
+class LowRankRNN(RecurrentModel):
+    """Leaky rate RNN whose connectivity is ``J = g chi + m n^T / N`` with rank-``R`` ``m n^T``.
+
+    The dynamics are those of :class:`~neurodyn.models.LeakyRNN` (same step, noise and readout),
+    with the recurrent matrix built from the trainable connectivity vectors ``m`` and ``n``
+    (unit, rank) and an optional fixed random part ``g chi``, ``chi_ij ~ N(0, 1/N)``
+    (Mastrogiuseppe & Ostojic 2018; trained low-rank networks as in Dubreuil et al. 2022,
+    Nat Neurosci 25:783-794). :meth:`params` returns a :class:`~neurodyn.models.LeakyRNNParams`
+    with the effective ``w_rec = g chi + m n^T / N``, so kernels and analyses work unchanged.
+
+    Parameters
+    ----------
+    n_inputs, n_units, n_outputs : int
+    rank : int
+        Rank ``R`` of the structured part, 1 <= R <= n_units.
+    activation : {"tanh", "relu", "softplus", "sigmoid", "linear"}
+    alpha : float, optional
+        Euler step dt/tau in (0, 1]; exclusive with (``dt``, ``tau``).
+    dt, tau : float, optional
+        Time step and time constant in ms.
+    noise_std : float
+        sigma of the recurrent noise (scaled by ``sqrt(2 alpha)`` per step).
+    random_gain : float
+        ``g``, strength of the fixed full-rank random part (0: purely low-rank).
+    train_h0 : bool
+        Learn the initial state.
+    output_scale : float or {"rich", "mean_field", "lazy", "ntk"}, optional
+        Readout multiplier, as in :class:`~neurodyn.models.LeakyRNN`.
+    seed : int, numpy/torch Generator or None
+        Seed of the initialisation: ``m``, ``n`` entries ``N(0, 1)``, ``W_in`` ``N(0, 1/input)``.
+
+    Raises
+    ------
+    ValueError
+        For sizes < 1, ``rank`` outside [1, n_units] or alpha outside (0, 1].
+    """
+
+    def __init__(
+        self, n_inputs: int, n_units: int, n_outputs: int, *, rank: int = 1,
+        activation: str = "tanh", alpha: float | None = None, dt: float | None = None,
+        tau: float | None = None, noise_std: float = 0.0, random_gain: float = 0.0,
+        train_h0: bool = False, output_scale: float | str | None = None, seed: SeedLike = 0,
+    ) -> None:
+        super().__init__()
+        activation_fn(activation)
+        if n_units < 1 or n_inputs < 0 or n_outputs < 0:
+            raise ValueError("n_units must be >= 1 and n_inputs, n_outputs >= 0")
+        if not 1 <= rank <= n_units:
+            raise ValueError(f"rank must be in [1, n_units={n_units}], got {rank}")
+        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
+        self.rank, self.activation = int(rank), activation
+        self.alpha = resolve_alpha(alpha, dt, tau)
+        self.noise_std, self.random_gain = float(noise_std), float(random_gain)
+        self.output_scale = resolve_output_scale(output_scale, n_units)
+        self.seed, gen = init_generator(seed)
+        n = self.n_units
+        self.m = nn.Parameter(torch.randn(n, rank, generator=gen))
+        self.n = nn.Parameter(torch.randn(n, rank, generator=gen))
+        self.w_in = nn.Parameter(torch.randn(n, n_inputs, generator=gen) / math.sqrt(max(n_inputs, 1)))
+        w_out = torch.randn(n_outputs, n, generator=gen)
+        self.w_out = nn.Parameter(w_out if self.output_scale is not None else w_out / math.sqrt(n))
+        self.b = nn.Parameter(torch.zeros(n))
+        self.b_out = nn.Parameter(torch.zeros(n_outputs))
+        if self.random_gain != 0.0:
+            self.register_buffer("chi", torch.randn(n, n, generator=gen) / math.sqrt(n))
+        self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
+        self.train_h0 = bool(train_h0)
+
+    @property
+    def noise_scale(self) -> float:
+        return math.sqrt(2.0 * self.alpha) * self.noise_std
+
+    def connectivity(self) -> torch.Tensor:
+        """Effective recurrent matrix ``g chi + m n^T / N``, shape (unit, unit)."""
+        w = self.m @ self.n.T / self.n_units
+        return w + self.random_gain * self.chi if self.random_gain != 0.0 else w
+
+    def params(self) -> LeakyRNNParams:
+        scale = 1.0 if self.output_scale is None else self.output_scale
+        return LeakyRNNParams(
+            self.w_in, self.connectivity(), self.b, self.w_out * scale, self.b_out,
+            self.alpha, self.activation, self.noise_std,
+        )
+
+    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
+        return leaky_rnn_step(self.params(), h, u)
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        scale = 1.0 if self.output_scale is None else self.output_scale
+        return h @ (self.w_out * scale).T + self.b_out
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "n_inputs": self.n_inputs, "n_units": self.n_units, "n_outputs": self.n_outputs,
+            "rank": self.rank, "activation": self.activation, "alpha": self.alpha,
+            "noise_std": self.noise_std, "random_gain": self.random_gain,
+            "train_h0": self.train_h0, "output_scale": self.output_scale, "seed": self.seed,
+        }
