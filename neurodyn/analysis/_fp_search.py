@@ -33,8 +33,9 @@ MOMENTUM = 0.9
 ALR_WINDOW = 5
 ALR_DECREASE = 0.95
 ALR_INCREASE = 1.0 / 0.95
-#: FixedPointFinder's Adam epsilon
+#: FixedPointFinder's Adam epsilon (TensorFlow's default betas)
 ADAM_EPS = 0.01
+ADAM_BETAS = (0.9, 0.999)
 
 
 class SearchState(NamedTuple):
@@ -136,34 +137,33 @@ def minimise_joint(
     moving until every one meets the stopping rule or ``max_iters`` is reached; ``iterations``
     is that common count.
     """
-    x = x0.detach().clone().requires_grad_(True)
+    x = x0.detach().clone()
     n = x.shape[0]
-    opt = torch.optim.Adam([x], lr=float(lr_init), eps=ADAM_EPS)
+    m, v = torch.zeros_like(x), torch.zeros_like(x)
     lr, last_change, history = float(lr_init), 0, []
     q_prev = torch.full((n,), float("nan"), dtype=x.dtype, device=x.device)
     done = torch.zeros(n, dtype=torch.bool, device=x.device)
     it = 0
     bar = _progress_bar(max_iters, progress, "fixed points (joint)")
     for it in range(1, max_iters + 1):
-        opt.zero_grad(set_to_none=True)
-        with torch.enable_grad():
-            q = speed(G, x)
-            q.mean().backward()
-        q = q.detach()
+        q, g = speed_and_grad(G, x)
+        g = g / n  # gradient of the mean q
         dq = (q - q_prev).abs()
         done = (q < tol_q) | (dq < tol_dq * lr)
         if it > 1 and bool(done.all()):
             break
-        opt.step()
+        # Adam in TensorFlow's form (the optimiser FixedPointFinder uses)
+        m.mul_(ADAM_BETAS[0]).add_(g, alpha=1 - ADAM_BETAS[0])
+        v.mul_(ADAM_BETAS[1]).addcmul_(g, g, value=1 - ADAM_BETAS[1])
+        lr_t = lr * (1 - ADAM_BETAS[1] ** it) ** 0.5 / (1 - ADAM_BETAS[0] ** it)
+        x = x - lr_t * m / (v.sqrt() + ADAM_EPS)
         q_prev = q
         history.append(float(q.mean()))
         lr, last_change = _adapt_joint_lr(history, lr, last_change, it)
-        for group in opt.param_groups:
-            group["lr"] = lr
         bar.update(1)
     bar.close()
-    x = x.detach()
-    q = speed(G, x)
+    with torch.no_grad():
+        q = speed(G, x)
     converged = q < tol_q
     iters = torch.full((n,), it, dtype=torch.int64, device=x.device)
     return SearchState(x, q, iters, converged, ~converged & done & torch.isfinite(q))
