@@ -30,3 +30,10 @@ from neurodyn.analysis.fixed_points import (  # noqa: F401
     find_fixed_points,
     load_fixed_points,
 )
+
+# Dynamical systems reconstruction measures (Koppe et al. 2019; Mikhaeil et al. 2022; Hess et al. 2023).
+from neurodyn.analysis.dsr_metrics import (  # noqa: F401
+    power_spectrum_distance,
+    prediction_error,
+    state_space_divergence,
+)

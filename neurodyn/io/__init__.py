@@ -1,8 +1,11 @@
 """Reading and writing: model checkpoints, foreign model files."""
 
 from neurodyn.io.checkpoint import Checkpoint, ModelFileError, load_checkpoint, save_checkpoint
+from neurodyn.io.loaders import load_timeseries
 from neurodyn.io.model_file import LoadedModel, load_model
+from neurodyn.io.timeseries import TimeSeries, apply_preprocessing
 
 __all__ = [
     "Checkpoint", "LoadedModel", "ModelFileError", "load_checkpoint", "load_model", "save_checkpoint",
+    "TimeSeries", "apply_preprocessing", "load_timeseries",
 ]

@@ -1,9 +1,12 @@
 """Training: BPTT on tasks (``train``) and the losses it uses."""
 
+from neurodyn.training.generate import Generated, generate
 from neurodyn.training.losses import LOSSES, masked_cross_entropy, masked_mse
+from neurodyn.training.teacher_forcing import FitResult, fit_teacher_forcing
 from neurodyn.training.train import TrainingDivergedError, TrainResult, evaluate, train
 
 __all__ = [
     "LOSSES", "TrainResult", "TrainingDivergedError", "evaluate", "masked_cross_entropy",
     "masked_mse", "train",
+    "FitResult", "Generated", "fit_teacher_forcing", "generate",
 ]

@@ -1,0 +1,210 @@
+"""Loaders that turn recording files into a validated :class:`~neurodyn.io.timeseries.TimeSeries`.
+
+Formats: ``.npy``, ``.npz``, ``.csv``/``.tsv``, ``.mat`` (scipy.io, MATLAB v4–v7.2), netCDF
+(``.nc``, via xarray) and NWB (``.nwb``, needs the optional extra ``nwb``: ``pip install
+neurodyn[nwb]``). Arrays are read as ``(time, channel)`` or ``(trial, time, channel)``;
+``transpose=True`` swaps the last two axes for files stored ``(channel, time)``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neurodyn.io.timeseries import TimeSeries
+
+SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".txt", ".mat", ".nc", ".nwb")
+
+
+def load_timeseries(
+    path: str | os.PathLike,
+    *,
+    key: str | None = None,
+    input_key: str | None = None,
+    dt: float | None = None,
+    transpose: bool = False,
+    drop_constant: bool = False,
+    bin_size: float | None = None,
+) -> TimeSeries:
+    """Read a recording into a :class:`TimeSeries`.
+
+    Parameters
+    ----------
+    path : path
+        File with suffix ``.npy``, ``.npz``, ``.csv``/``.tsv``/``.txt``, ``.mat``, ``.nc`` or ``.nwb``.
+    key : str, optional
+        Array name inside ``.npz``/``.mat``/``.nc`` files (needed when there are several), or for
+        NWB the name of a TimeSeries in ``acquisition``/``processing``, or ``"units"`` for the
+        units table binned into spike counts.
+    input_key : str, optional
+        Name of an external-input array in the same file, aligned with the data.
+    dt : float, optional
+        Sampling interval in seconds; default from the file (a ``time``/``t`` column or
+        coordinate, NWB rates) or 1.0.
+    transpose : bool
+        Swap the last two axes (for arrays stored ``(channel, time)``, e.g. MATLAB spike matrices).
+    drop_constant : bool
+        Drop constant channels (e.g. silent units) instead of raising.
+    bin_size : float, optional
+        NWB units tables: bin width in seconds (default ``dt`` or 0.05).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        For an unknown suffix, a missing or ambiguous ``key`` (the message lists the names
+        found), or bad data (NaN/Inf, constant channels, mismatched input length).
+    ImportError
+        For ``.nwb`` without pynwb (install the extra ``neurodyn[nwb]``).
+    """
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no such file: {p}")
+    suffix = p.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise ValueError(f"cannot read {p.name}: unknown suffix {suffix!r}; supported: {', '.join(SUFFIXES)}")
+    if suffix == ".nwb":
+        from neurodyn.io.nwb import read_nwb
+
+        arrays = read_nwb(p, key, input_key, bin_size if bin_size is not None else (dt or 0.05))
+    else:
+        arrays = READERS[suffix](p, key, input_key)
+    x, u = arrays["data"], arrays.get("inputs")
+    if transpose:
+        x = np.swapaxes(np.asarray(x), -1, -2)
+        u = None if u is None else np.swapaxes(np.asarray(u), -1, -2)
+    names = arrays.get("channel_names")
+    if drop_constant:
+        x, names = _drop_constant(np.asarray(x, dtype=np.float64), names)
+    src = f"{p}" + (f"[{arrays.get('key')}]" if arrays.get("key") else "")
+    return TimeSeries.from_arrays(
+        x, dt=dt if dt is not None else arrays.get("dt", 1.0), channel_names=names, inputs=u,
+        source=src,
+    )
+
+
+def _drop_constant(x: np.ndarray, names: Any) -> tuple[np.ndarray, Any]:
+    flat = x.reshape(-1, x.shape[-1])
+    keep = flat.max(axis=0) != flat.min(axis=0)
+    if not keep.any():
+        raise ValueError("every channel is constant; there is nothing to fit")
+    names = None if names is None else [n for n, k in zip(names, keep) if k]
+    return x[..., keep], names
+
+
+def _pick(found: dict[str, Any], key: str | None, path: Path, preferred=("data", "x", "X")) -> str:
+    """Choose the array name: ``key`` if given, else the only array, else a conventional name."""
+    arrays = [k for k, v in found.items() if isinstance(v, np.ndarray) and v.dtype != object]
+    if key is not None:
+        if key not in found:
+            raise ValueError(f"{path.name} has no array {key!r}; found: {', '.join(sorted(found))}")
+        return key
+    if len(arrays) == 1:
+        return arrays[0]
+    for k in preferred:
+        if k in arrays:
+            return k
+    raise ValueError(f"{path.name} holds several arrays ({', '.join(sorted(arrays))}); choose one with key=")
+
+
+def _read_npy(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
+    if input_key is not None:
+        raise ValueError(".npy files hold one array; put inputs in a .npz file or pass them separately")
+    try:
+        return {"data": np.load(p, allow_pickle=False)}
+    except ValueError as err:
+        raise ValueError(f"{p} is not a plain .npy array ({err})") from None
+
+
+def _read_npz(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
+    with np.load(p, allow_pickle=False) as f:
+        found = {k: f[k] for k in f.files}
+    k = _pick(found, key, p)
+    out = {"data": found[k], "key": k}
+    if input_key is not None:
+        out["inputs"] = found[_pick(found, input_key, p)]
+    if "dt" in found and np.ndim(found["dt"]) == 0:
+        out["dt"] = float(found["dt"])
+    return out
+
+
+def _read_csv(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
+    delim = "\t" if p.suffix.lower() == ".tsv" else ","
+    with open(p) as f:
+        first = f.readline().strip()
+    cells = [c.strip() for c in first.split(delim)]
+    try:
+        [float(c) for c in cells]
+        header = None
+    except ValueError:
+        header = cells
+    arr = np.loadtxt(p, delimiter=delim, skiprows=0 if header is None else 1, ndmin=2)
+    out: dict[str, Any] = {}
+    names = header or [f"ch{i}" for i in range(arr.shape[1])]
+    if header is not None and header[0].lower() in ("time", "t"):
+        t = arr[:, 0]
+        if len(t) > 1:
+            out["dt"] = float(np.median(np.diff(t)))
+        arr, names = arr[:, 1:], names[1:]
+    if input_key is not None:
+        cols = [i for i, n in enumerate(names) if n.startswith(input_key)]
+        if not cols:
+            raise ValueError(f"{p.name} has no columns starting with {input_key!r}; found {names}")
+        out["inputs"] = arr[:, cols]
+        keep = [i for i in range(len(names)) if i not in cols]
+        arr, names = arr[:, keep], [names[i] for i in keep]
+    out.update(data=arr, channel_names=names)
+    return out
+
+
+def _read_mat(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
+    from scipy.io import loadmat
+
+    try:
+        found = {k: v for k, v in loadmat(p, squeeze_me=False).items() if not k.startswith("__")}
+    except NotImplementedError:
+        raise ValueError(
+            f"{p.name} is a MATLAB v7.3 (HDF5) file; read it with h5py and pass arrays") from None
+    k = _pick(found, key, p)
+    arr = found[k]
+    if arr.dtype == object or arr.dtype.names:
+        raise ValueError(f"{p.name}[{k!r}] is a cell/struct array; extract a numeric array first")
+    out = {"data": arr, "key": k}
+    if input_key is not None:
+        out["inputs"] = found[_pick(found, input_key, p)]
+    return out
+
+
+def _read_netcdf(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
+    import xarray as xr
+
+    with xr.open_dataset(p, engine="h5netcdf") as ds:
+        k = _pick({n: ds[n].values for n in ds.data_vars}, key, p)
+        da = ds[k].load()
+        if "trial" in da.dims and da.sizes["trial"] == 1 and ds.attrs.get("continuous", 0):
+            da = da.isel(trial=0)
+        order = [d for d in ("trial", "time", "channel") if d in da.dims]
+        if len(order) == da.ndim:
+            da = da.transpose(*order)
+        out: dict[str, Any] = {"data": da.values, "key": k}
+        if "time" in da.coords and da.sizes["time"] > 1:
+            out["dt"] = float(np.median(np.diff(da["time"].values.astype(np.float64))))
+        elif "dt" in ds.attrs:
+            out["dt"] = float(ds.attrs["dt"])
+        if "channel" in da.coords:
+            out["channel_names"] = [str(c) for c in da["channel"].values]
+        if input_key is not None:
+            ui = ds[input_key]
+            if "trial" in ui.dims and ui.sizes["trial"] == 1 and ds.attrs.get("continuous", 0):
+                ui = ui.isel(trial=0)
+            order = [d for d in ("trial", "time", "input") if d in ui.dims]
+            out["inputs"] = (ui.transpose(*order) if len(order) == ui.ndim else ui).values
+    return out
+
+
+READERS = {".npy": _read_npy, ".npz": _read_npz, ".csv": _read_csv, ".tsv": _read_csv,
+           ".txt": _read_csv, ".mat": _read_mat, ".nc": _read_netcdf}

@@ -1,0 +1,286 @@
+"""Recorded time series for dynamical systems reconstruction: a validated container.
+
+A :class:`TimeSeries` holds observations ``(trial, time, channel)`` (a continuous recording is one
+trial), optional external inputs ``(trial, time, input)``, the sampling interval ``dt`` in seconds
+and channel names. Preprocessing (standardisation, delay embedding, channel selection) returns a
+new series and appends a plain-dict record to :attr:`TimeSeries.preprocessing`, so a fitted model
+can store exactly what was done to its data (``neurodyn fit`` saves it in the checkpoint).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+
+def _as_3d(name: str, arr: Any) -> tuple[np.ndarray, bool]:
+    a = np.asarray(arr)
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+        raise TypeError(f"{name} must be a numeric array, got dtype {a.dtype}")
+    if a.ndim == 1:
+        a = a[:, None]
+    if a.ndim == 2:
+        return a[None].astype(np.float64), True
+    if a.ndim == 3:
+        return a.astype(np.float64), False
+    raise ValueError(f"{name} must have shape (time, channel) or (trial, time, channel), got {a.shape}")
+
+
+def _check_finite(name: str, a: np.ndarray) -> None:
+    bad = ~np.isfinite(a)
+    if bad.any():
+        trial, t, ch = np.argwhere(bad)[0]
+        kind = "NaN" if np.isnan(a[trial, t, ch]) else "Inf"
+        raise ValueError(
+            f"{name} contains {int(bad.sum())} NaN/Inf values (first: {kind} at trial {trial}, "
+            f"time {t}, channel {ch}); interpolate or drop them before fitting"
+        )
+
+
+@dataclass(frozen=True)
+class TimeSeries:
+    """Observations ``(trial, time, channel)`` with optional external inputs.
+
+    Build it with :meth:`from_arrays` (or a loader in :mod:`neurodyn.io.loaders`), which validates.
+
+    Attributes
+    ----------
+    data : ndarray, float64, shape (trial, time, channel)
+    dt : float
+        Sampling interval in seconds.
+    channel_names : tuple of str
+    inputs : ndarray, float64, shape (trial, time, input), or None
+        External inputs aligned with ``data`` (``inputs[:, t]`` acts at time step ``t``).
+    input_names : tuple of str
+    continuous : bool
+        True for one continuous recording given as ``(time, channel)``.
+    preprocessing : tuple of dict
+        The steps applied so far, oldest first (plain values, storable in checkpoints).
+    source : str
+        Where the data came from (file path and key), for the record.
+    """
+
+    data: np.ndarray
+    dt: float = 1.0
+    channel_names: tuple[str, ...] = ()
+    inputs: np.ndarray | None = None
+    input_names: tuple[str, ...] = ()
+    continuous: bool = True
+    preprocessing: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    source: str = ""
+
+    @classmethod
+    def from_arrays(
+        cls, data: Any, *, dt: float = 1.0, channel_names: Any = None, inputs: Any = None,
+        input_names: Any = None, source: str = "",
+    ) -> TimeSeries:
+        """Validate arrays and build a series.
+
+        Parameters
+        ----------
+        data : array, shape (time,), (time, channel) or (trial, time, channel)
+        dt : float
+            Sampling interval in seconds (> 0).
+        channel_names, input_names : sequence of str, optional
+            Default ``ch0, ch1, …`` / ``in0, …``.
+        inputs : array, shape (time, input) or (trial, time, input), optional
+
+        Raises
+        ------
+        ValueError
+            On NaN/Inf, constant channels, a non-positive ``dt``, fewer than 2 time points, wrong
+            numbers of names, or inputs whose trial/time lengths differ from the data's.
+        TypeError
+            For non-numeric arrays.
+        """
+        x, continuous = _as_3d("data", data)
+        u = None
+        if inputs is not None:
+            u, _ = _as_3d("inputs", inputs)
+            if u.shape[:2] != x.shape[:2]:
+                raise ValueError(
+                    f"inputs cover (trial, time) = {u.shape[:2]} but data cover {x.shape[:2]}; "
+                    "give one input row per data time point"
+                )
+            _check_finite("inputs", u)
+        names = tuple(str(n) for n in channel_names) if channel_names is not None else tuple(
+            f"ch{i}" for i in range(x.shape[2]))
+        n_in = 0 if u is None else u.shape[2]
+        in_names = tuple(str(n) for n in input_names) if input_names is not None else tuple(
+            f"in{i}" for i in range(n_in))
+        ts = cls(x, float(dt), names, u, in_names, continuous, (), str(source))
+        ts.validate()
+        return ts
+
+    def validate(self) -> None:
+        """Check finiteness, non-constant channels and consistent sizes (see :meth:`from_arrays`)."""
+        x = self.data
+        if not np.isfinite(self.dt) or self.dt <= 0:
+            raise ValueError(f"dt must be a positive number of seconds, got {self.dt}")
+        if x.shape[1] < 2 or x.shape[2] < 1:
+            raise ValueError(f"need at least 2 time points and 1 channel, got shape {x.shape}")
+        if len(self.channel_names) != x.shape[2]:
+            raise ValueError(f"{len(self.channel_names)} channel names for {x.shape[2]} channels")
+        if self.inputs is not None and len(self.input_names) != self.inputs.shape[2]:
+            raise ValueError(f"{len(self.input_names)} input names for {self.inputs.shape[2]} inputs")
+        _check_finite("data", x)
+        flat = x.reshape(-1, x.shape[2])
+        const = np.flatnonzero(flat.max(axis=0) == flat.min(axis=0))
+        if const.size:
+            shown = ", ".join(self.channel_names[i] for i in const[:5])
+            raise ValueError(
+                f"{const.size} constant channel(s) ({shown}{' …' if const.size > 5 else ''}) carry no "
+                "dynamics and break standardisation; drop them with .select_channels(...) or the "
+                "loader's drop_constant=True"
+            )
+
+    # -- sizes --------------------------------------------------------------------------------
+    @property
+    def n_trials(self) -> int:
+        return self.data.shape[0]
+
+    @property
+    def n_steps(self) -> int:
+        """Time points per trial."""
+        return self.data.shape[1]
+
+    @property
+    def n_channels(self) -> int:
+        return self.data.shape[2]
+
+    @property
+    def n_inputs(self) -> int:
+        return 0 if self.inputs is None else self.inputs.shape[2]
+
+    @property
+    def values(self) -> np.ndarray:
+        """The data in the shape given: (time, channel) when continuous, else (trial, time, channel)."""
+        return self.data[0] if self.continuous and self.n_trials == 1 else self.data
+
+    def check_length(self, seq_len: int) -> None:
+        """Raise ``ValueError`` if trials are shorter than ``seq_len + 1`` time points (one window)."""
+        if self.n_steps < seq_len + 1:
+            raise ValueError(
+                f"trials have {self.n_steps} time points but a training window needs seq_len + 1 = "
+                f"{seq_len + 1}; lower --seq-len or use longer recordings"
+            )
+
+    # -- preprocessing (each returns a new series and records itself) ---------------------------
+    def _with(self, record: dict[str, Any], **changes: Any) -> TimeSeries:
+        ts = replace(self, preprocessing=self.preprocessing + (record,), **changes)
+        ts.validate()
+        return ts
+
+    def standardize(self, mean: Any = None, std: Any = None) -> TimeSeries:
+        """Z-score each channel: ``(x - mean) / std`` over all trials and time points.
+
+        Give ``mean``/``std`` (shape (channel,)) to apply the statistics of another series, e.g.
+        the training part to the held-out part. Recorded as ``{"step": "standardize", ...}``.
+        """
+        flat = self.data.reshape(-1, self.n_channels)
+        mu = flat.mean(axis=0) if mean is None else np.asarray(mean, dtype=np.float64)
+        sd = flat.std(axis=0) if std is None else np.asarray(std, dtype=np.float64)
+        if mu.shape != (self.n_channels,) or sd.shape != (self.n_channels,) or np.any(sd <= 0):
+            raise ValueError(f"mean and std must have shape ({self.n_channels},) with std > 0")
+        record = {"step": "standardize", "mean": mu.tolist(), "std": sd.tolist()}
+        return self._with(record, data=(self.data - mu) / sd)
+
+    def delay_embed(self, lags: Any, *, channels: Any = None) -> TimeSeries:
+        """Delay (Takens) embedding: new channels ``x_c(t - lag)`` for each lag and channel.
+
+        Parameters
+        ----------
+        lags : sequence of int
+            Non-negative lags in time steps (e.g. ``(0, 20, 68, 55, 10)``; include 0 to keep the
+            present). The first ``max(lags)`` time points are dropped from data and inputs.
+        channels : sequence of int, optional
+            Channels to embed (default all).
+
+        Raises
+        ------
+        ValueError
+            For negative or duplicate lags, or a largest lag leaving fewer than 2 time points.
+        """
+        lags = [int(v) for v in np.atleast_1d(lags)]
+        chans = list(range(self.n_channels)) if channels is None else [int(c) for c in channels]
+        if not lags or min(lags) < 0 or len(set(lags)) != len(lags):
+            raise ValueError(f"lags must be distinct non-negative integers, got {lags}")
+        m = max(lags)
+        if self.n_steps - m < 2:
+            raise ValueError(f"largest lag {m} leaves {self.n_steps - m} time points; use smaller lags")
+        t_end = self.n_steps
+        cols, names = [], []
+        for lag in lags:
+            for c in chans:
+                cols.append(self.data[:, m - lag:t_end - lag, c])
+                names.append(f"{self.channel_names[c]}(t-{lag})" if lag else self.channel_names[c])
+        u = None if self.inputs is None else self.inputs[:, m:]
+        record = {"step": "delay_embed", "lags": lags, "channels": chans}
+        return self._with(record, data=np.stack(cols, axis=-1), channel_names=tuple(names), inputs=u)
+
+    def select_channels(self, channels: Any) -> TimeSeries:
+        """Keep the given channels (indices or names), in that order."""
+        idx = [self.channel_names.index(c) if isinstance(c, str) else int(c) for c in channels]
+        record = {"step": "select_channels", "channels": idx}
+        return self._with(record, data=self.data[:, :, idx],
+                          channel_names=tuple(self.channel_names[i] for i in idx))
+
+    def split(self, fraction: float = 0.8) -> tuple[TimeSeries, TimeSeries]:
+        """Split along time into a training head and a held-out tail (``fraction`` in (0, 1))."""
+        if not 0.0 < fraction < 1.0:
+            raise ValueError(f"fraction must be in (0, 1), got {fraction}")
+        cut = int(round(self.n_steps * fraction))
+        return self.time_slice(0, cut), self.time_slice(cut, self.n_steps)
+
+    def time_slice(self, start: int, stop: int) -> TimeSeries:
+        """Time points ``start .. stop - 1`` of every trial (recorded)."""
+        u = None if self.inputs is None else self.inputs[:, start:stop]
+        return self._with({"step": "time_slice", "start": int(start), "stop": int(stop)},
+                          data=self.data[:, start:stop], inputs=u)
+
+    def to_xarray(self):
+        """An ``xarray.Dataset`` with ``data`` (trial, time, channel) and optional ``inputs``.
+
+        The time coordinate is in seconds; the preprocessing record is stored as a JSON attribute.
+        """
+        import json
+
+        import xarray as xr
+
+        coords = {"trial": np.arange(self.n_trials), "time": np.arange(self.n_steps) * self.dt,
+                  "channel": list(self.channel_names)}
+        ds = xr.Dataset({"data": (("trial", "time", "channel"), self.data)}, coords=coords)
+        if self.inputs is not None:
+            ds["inputs"] = (("trial", "time", "input"), self.inputs)
+            ds = ds.assign_coords(input=list(self.input_names))
+        ds.attrs.update(dt=self.dt, continuous=int(self.continuous), source=self.source,
+                        preprocessing=json.dumps(list(self.preprocessing)))
+        return ds
+
+
+def apply_preprocessing(ts: TimeSeries, steps: Any) -> TimeSeries:
+    """Replay recorded preprocessing ``steps`` (from :attr:`TimeSeries.preprocessing`) on new data.
+
+    Used to bring held-out data into the space a model was fitted in. ``time_slice`` steps are
+    skipped (they select data, not transform it).
+
+    Raises
+    ------
+    ValueError
+        For an unknown step name.
+    """
+    for s in steps:
+        kind = s.get("step")
+        if kind == "standardize":
+            ts = ts.standardize(s["mean"], s["std"])
+        elif kind == "delay_embed":
+            ts = ts.delay_embed(s["lags"], channels=s["channels"])
+        elif kind == "select_channels":
+            ts = ts.select_channels(s["channels"])
+        elif kind == "time_slice":
+            continue
+        else:
+            raise ValueError(f"unknown preprocessing step {kind!r}")
+    return ts

@@ -1,0 +1,134 @@
+"""Observation models for fitting latent RNNs to recordings.
+
+The latent model's :meth:`~neurodyn.models.RecurrentModel.readout` is the observation map. It must
+be affine, ``g(z) = B z + b`` (every neurodyn model's readout is), and is used in three ways:
+
+* ``"identity"``: ``B = [I 0]``, ``b = 0``, frozen — the first ``n_channels`` latent units are the
+  observed channels and only those are teacher-forced (partial forcing, Hess et al. 2023);
+* ``"affine"``: ``B``, ``b`` are learned with a Gaussian (MSE) loss; forcing signals are the
+  pseudo-inverse ``B⁺ (x - b)`` (Brenner et al. 2022; Hess et al. 2023);
+* ``"poisson"``: spike counts ``x ~ Poisson(softplus(B z + b))``, trained by the Poisson negative
+  log-likelihood; forcing signals invert the link on temporally smoothed counts,
+  ``B⁺ (softplus⁻¹(x̄ + eps) - b)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+OBSERVATIONS = ("identity", "affine", "poisson")
+READOUT_PARAMS = ("B", "b_out", "w_out")
+_EPS = 1e-3
+
+
+def check_observation(observation: str) -> None:
+    if observation not in OBSERVATIONS:
+        raise ValueError(
+            f"unknown observation model {observation!r}; choose one of {', '.join(OBSERVATIONS)}")
+
+
+def affine_readout(model) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(B (output, state), b (output,))`` with ``readout(z) = z @ B.T + b`` (differentiable).
+
+    Found by evaluating the readout at 0 and at the unit vectors, so it works for any model.
+    """
+    ref = next(model.parameters())
+    n = model.state_size
+    eye = torch.eye(n, dtype=ref.dtype, device=ref.device)
+    b = model.readout(torch.zeros(1, n, dtype=ref.dtype, device=ref.device))[0]
+    B = (model.readout(eye) - b).T
+    return B, b
+
+
+def readout_parameter_names(model) -> list[str]:
+    """Names of the parameters that belong to the readout (``B``/``w_out``, ``b_out``)."""
+    return [n for n, p in model.named_parameters() if n in READOUT_PARAMS]
+
+
+@torch.no_grad()
+def prepare_observation(model, observation: str, n_channels: int) -> list[str]:
+    """Check sizes and set up the readout in place; return the names of frozen parameters.
+
+    Raises
+    ------
+    ValueError
+        If ``model.n_outputs != n_channels``, the readout is not affine, or ``"identity"`` is asked
+        of a model with fewer latent units than channels.
+    """
+    check_observation(observation)
+    if model.n_outputs != n_channels:
+        raise ValueError(
+            f"the model has {model.n_outputs} outputs but the data have {n_channels} channels; "
+            f"build it with n_outputs={n_channels}"
+        )
+    B, b = affine_readout(model)
+    z = torch.randn(3, model.state_size, dtype=B.dtype, device=B.device)
+    if not torch.allclose(model.readout(z), z @ B.T + b, atol=1e-5, rtol=1e-4):
+        raise ValueError(
+            f"{type(model).__name__}'s readout is not affine; it cannot serve as observation model")
+    if observation != "identity":
+        return []
+    if model.state_size < n_channels:
+        raise ValueError(
+            f"identity observation needs at least {n_channels} latent units (one per channel), "
+            f"the model has {model.state_size}; use observation='affine'"
+        )
+    names = readout_parameter_names(model)
+    params = dict(model.named_parameters())
+    target = torch.zeros(n_channels, model.state_size, dtype=B.dtype, device=B.device)
+    target[:, :n_channels] = torch.eye(n_channels, dtype=B.dtype, device=B.device)
+    if torch.equal(B, target) and not b.any():
+        return names
+    weight = next((params[n] for n in ("B", "w_out") if n in params), None)
+    if weight is None or weight.shape != target.shape:
+        raise ValueError(
+            f"cannot set an identity readout on {type(model).__name__}; use observation='affine'")
+    weight.copy_(target)
+    if "b_out" in params:
+        params["b_out"].zero_()
+    return names
+
+
+def forcing_mask(model, observation: str, n_channels: int) -> torch.Tensor:
+    """``(state,)`` mask of the teacher-forced latent dimensions (first ``n_channels`` for identity)."""
+    ref = next(model.parameters())
+    mask = torch.ones(model.state_size, dtype=ref.dtype, device=ref.device)
+    if observation == "identity":
+        mask[n_channels:] = 0
+    return mask
+
+
+def forcing_targets(x: np.ndarray, observation: str, smoothing: float = 2.0) -> np.ndarray:
+    """Observation-space targets whose inversion gives the forcing signals.
+
+    Gaussian models use the data themselves; the Poisson model uses the inverse softplus of the
+    counts smoothed along time with a Gaussian of ``smoothing`` bins. ``x`` is (trial, time, channel).
+    """
+    if observation != "poisson":
+        return x
+    if np.any(x < 0):
+        raise ValueError("the Poisson observation model needs non-negative counts")
+    from scipy.ndimage import gaussian_filter1d
+
+    rate = gaussian_filter1d(x, smoothing, axis=1, mode="nearest") if smoothing > 0 else x
+    rate = np.maximum(rate, 0.0) + _EPS
+    return rate + np.log(-np.expm1(-rate))
+
+
+def invert(B: torch.Tensor, b: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Latent estimate ``B⁺ (y - b)``; ``y`` (..., output) → (..., state)."""
+    return (y - b) @ torch.linalg.pinv(B).T
+
+
+def observe(model, z: torch.Tensor, observation: str) -> torch.Tensor:
+    """Predicted observations: the readout, passed through softplus for the Poisson model."""
+    y = model.readout(z)
+    return torch.nn.functional.softplus(y) if observation == "poisson" else y
+
+
+def observation_loss(pred: torch.Tensor, x: torch.Tensor, observation: str) -> torch.Tensor:
+    """MSE (Gaussian models) or mean Poisson negative log-likelihood (``pred`` are rates)."""
+    if observation == "poisson":
+        return torch.nn.functional.poisson_nll_loss(pred, x, log_input=False, full=False, eps=1e-6)
+    return torch.mean((pred - x) ** 2)
