@@ -26,7 +26,7 @@ _Q1, _Q2, _Q3, _Q4 = (np.float32(c) for c in (
 _ONE, _HALF, _ZERO, _CLAMP, _TWENTY = (np.float32(c) for c in (1.0, 0.5, 0.0, 9.0, 20.0))
 
 
-@njit(fastmath=True, cache=True, inline="always")
+@njit(fastmath=True, cache=True, inline="always", error_model="numpy")
 def tanh_rational(x):
     """Vectorisable float32 tanh (see the module docstring); keeps the dtype of ``x``."""
     c = min(max(x, -_CLAMP), _CLAMP)
@@ -36,13 +36,13 @@ def tanh_rational(x):
     return min(max(c * p / q, -_ONE), _ONE)
 
 
-@njit(fastmath=True, cache=True, inline="always")
+@njit(fastmath=True, cache=True, inline="always", error_model="numpy")
 def softplus(x):
     """``log(1 + exp(x))`` with torch's threshold (``x`` above 20 passes through)."""
     return x if x > _TWENTY else math.log1p(math.exp(x))
 
 
-@njit(fastmath=True, cache=True)
+@njit(fastmath=True, cache=True, error_model="numpy")
 def activate(buf, code, exact):
     """Apply activation ``code`` in place to the 2-D array ``buf``; ``exact``: libm tanh."""
     kb, n = buf.shape
@@ -69,7 +69,7 @@ def activate(buf, code, exact):
                 buf[k, i] = sigmoid(buf[k, i], exact)
 
 
-@njit(fastmath=True, cache=True, inline="always")
+@njit(fastmath=True, cache=True, inline="always", error_model="numpy")
 def sigmoid(x, exact):
     """Logistic function; rational-tanh form unless ``exact``."""
     if exact:

@@ -1,0 +1,126 @@
+"""The torch reference rollout against ``RecurrentModel.forward`` and per-network runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from neurodyn._seed import torch_generator
+from neurodyn.kernels import rollout, stack_params
+from neurodyn.models import GRU, LSTM, LeakyRNN
+
+
+def _models():
+    return [
+        LeakyRNN(2, 8, 1, activation="tanh", alpha=0.2, noise_std=0.1, seed=1),
+        LeakyRNN(2, 8, 1, activation="softplus", alpha=0.5, noise_std=0.1, seed=2),
+        LeakyRNN(2, 8, 1, activation="relu", alpha=1.0, gain=0.5, seed=3),
+        GRU(2, 8, 1, seed=4),
+    ]
+
+
+@pytest.mark.parametrize("model", _models(), ids=lambda m: type(m).__name__)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_reference_equals_forward_bit_for_bit(model, dtype):
+    model = model.to(dtype)
+    gen = torch.Generator().manual_seed(0)
+    h0 = torch.randn(5, 8, generator=gen, dtype=dtype)
+    x = torch.randn(5, 30, 2, generator=gen, dtype=dtype)
+    res = rollout(model, h0, x, backend="torch")
+    assert res.backend == "torch"
+    with torch.no_grad():
+        want = model(x, h0, noise=False).states
+    assert torch.equal(res.states, want)
+    assert torch.equal(res.final, want[:, -1])
+
+
+def test_reference_noise_equals_forward_with_same_generator():
+    model = LeakyRNN(2, 8, 1, alpha=0.2, noise_std=0.3, seed=5)
+    h0, x = torch.randn(4, 8), torch.randn(4, 20, 2)
+    res = rollout(model, h0, x, backend="torch", noise_std=None, seed=11)
+    with torch.no_grad():
+        want = model(x, h0, noise=True, generator=torch_generator(11)).states
+    assert res.noise_std == pytest.approx(model.noise_scale) and res.seed == 11
+    assert torch.equal(res.states, want)
+    again = rollout(model, h0, x, backend="torch", noise_std=None, seed=11)
+    other = rollout(model, h0, x, backend="torch", noise_std=None, seed=12)
+    assert torch.equal(again.states, res.states)
+    assert not torch.allclose(other.states, res.states)
+
+
+def test_constant_inputs_and_every():
+    model = LeakyRNN(2, 6, 1, alpha=0.3, seed=6)
+    h0, u = torch.randn(3, 6), torch.randn(3, 2)
+    res = rollout(model, h0, u, n_steps=12, every=4, backend="torch")
+    with torch.no_grad():
+        want = model(u[:, None].expand(3, 12, 2), h0).states
+    assert res.states.shape == (3, 3, 6)
+    assert torch.equal(res.states, want[:, 3::4])
+    assert torch.equal(res.final, want[:, -1])
+    assert rollout(model, h0, u, n_steps=12, return_trajectory=False, backend="torch").states is None
+
+
+def test_ensemble_equals_each_network():
+    models = [LeakyRNN(2, 6, 1, alpha=0.25, seed=s) for s in range(3)]
+    h0, x = torch.randn(3, 4, 6), torch.randn(3, 4, 15, 2)
+    res = rollout(stack_params(models), h0, x, backend="torch", every=5)
+    assert res.states.shape == (3, 4, 3, 6)
+    for e, m in enumerate(models):
+        with torch.no_grad():
+            want = m(x[e], h0[e]).states[:, 4::5]
+        torch.testing.assert_close(res.states[e], want, rtol=1e-6, atol=1e-7)
+
+
+def test_unknown_family_falls_back_to_model_step():
+    model = LSTM(2, 5, 1, seed=0)
+    h0, x = torch.randn(3, 10), torch.randn(3, 7, 2)
+    res = rollout(model, h0, x)
+    assert res.backend == "torch"
+    with torch.no_grad():
+        assert torch.equal(res.states, model(x, h0).states)
+    with pytest.raises(ValueError, match="does not know this model family"):
+        rollout(model, h0, x, backend="numba")
+
+
+def test_bad_inputs_raise_clear_errors():
+    model = LeakyRNN(2, 6, 1)
+    with pytest.raises(ValueError, match="h0 must have shape"):
+        rollout(model, torch.zeros(3, 5), n_steps=2)
+    with pytest.raises(ValueError, match="inputs must have shape"):
+        rollout(model, torch.zeros(3, 6), torch.zeros(3, 4, 3))
+    with pytest.raises(ValueError, match="NaN or Inf"):
+        rollout(model, torch.full((3, 6), float("nan")), n_steps=2)
+    with pytest.raises(ValueError, match="give n_steps"):
+        rollout(model, torch.zeros(3, 6))
+    with pytest.raises(ValueError, match="n_steps=5 but inputs"):
+        rollout(model, torch.zeros(3, 6), torch.zeros(3, 4, 2), n_steps=5)
+    with pytest.raises(ValueError, match="unknown backend"):
+        rollout(model, torch.zeros(3, 6), n_steps=2, backend="cuda")
+    with pytest.raises(ValueError, match="ensemble params"):
+        rollout(stack_params([model, model]), torch.zeros(3, 6), n_steps=2)
+    with pytest.raises(ValueError, match="float32 or float64"):
+        rollout(model, torch.zeros(3, 6, dtype=torch.float16), n_steps=2)
+    with pytest.raises(ValueError, match="differs between networks"):
+        stack_params([model, LeakyRNN(2, 6, 1, alpha=0.5)])
+
+
+def test_to_xarray_round_trips_netcdf(tmp_path):
+    import xarray as xr
+
+    ens = stack_params([LeakyRNN(0, 4, 1, seed=s) for s in range(2)])
+    res = rollout(ens, torch.randn(2, 3, 4), n_steps=6, every=2, backend="torch")
+    ds = res.to_xarray()
+    assert dict(ds.sizes) == {"network": 2, "trial": 3, "time": 3, "unit": 4}
+    assert list(ds.time.values) == [2, 4, 6]
+    ds.to_netcdf(tmp_path / "r.nc", engine="h5netcdf")
+    back = xr.load_dataset(tmp_path / "r.nc", engine="h5netcdf")
+    assert (back.states.values == res.states.numpy()).all()
+
+
+def test_import_neurodyn_does_not_import_numba_or_triton():
+    code = "import sys, neurodyn, neurodyn.kernels; print('numba' in sys.modules, 'triton' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
