@@ -100,7 +100,7 @@ class FixedPointResult:
             row(f"period-{k} cycles", first)
             for label in ("stable", "saddle", "unstable", "marginal"):
                 if (first & (self.stability == label)).any():
-                    row(f"  {label}", first & (self.stability == label))
+                    row(f"  {label} cycles", first & (self.stability == label))
         row("slow points (not converged)", ~self.converged & (self.order == 1))
         tol = self.attrs.get("tol_q", float("nan"))
         lines.append(f"(converged: q < tol_q = {tol:.1e}; method {self.attrs.get('method', '?')})")

@@ -72,7 +72,7 @@ def sorted_eigenvalues(jacobians: np.ndarray) -> np.ndarray:
     """
     if jacobians.shape[0] == 0:
         return np.zeros(jacobians.shape[:2], dtype=complex)
-    eig = np.linalg.eigvals(jacobians)
+    eig = np.linalg.eigvals(jacobians).astype(np.complex128)
     keys = (-eig.imag, -eig.real, -np.round(np.abs(eig), 12))
     order = np.lexsort(keys, axis=-1)
     return np.take_along_axis(eig, order, axis=-1)
