@@ -1,0 +1,99 @@
+"""Early stopping on a held-out metric, and which direction counts as better for a metric."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+_LOWER_IS_BETTER = ("loss", "mse", "error", "nll", "distance")
+
+
+def metric_mode(name: str) -> str:
+    """``"min"`` for losses and errors (names containing loss, mse, error, nll, distance), else ``"max"``."""
+    return "min" if any(k in name.lower() for k in _LOWER_IS_BETTER) else "max"
+
+
+def reached(value: float, threshold: float, mode: str) -> bool:
+    """Whether ``value`` meets ``threshold`` in direction ``mode`` (NaN never does)."""
+    if math.isnan(value):
+        return False
+    return value <= threshold if mode == "min" else value >= threshold
+
+
+@dataclass(frozen=True)
+class EarlyStopping:
+    """Stop when a held-out metric has not improved for ``patience`` evaluations.
+
+    Parameters
+    ----------
+    metric : str
+        A key of ``task.evaluate`` (e.g. ``"accuracy"``) or ``"loss"`` (the training loss on the
+        held-out batch, without regularisers).
+    patience : int >= 1
+        Number of consecutive evaluations (every ``eval_every`` iterations) without improvement
+        after which training stops.
+    mode : {"min", "max"}, optional
+        Direction of improvement; inferred from the name by :func:`metric_mode` when omitted.
+    min_delta : float
+        Improvement smaller than this does not count.
+    restore_best : bool
+        Return the weights of the best evaluation rather than the last.
+    """
+
+    metric: str
+    patience: int
+    mode: str | None = None
+    min_delta: float = 0.0
+    restore_best: bool = True
+
+    def __post_init__(self) -> None:
+        if int(self.patience) < 1:
+            raise ValueError(f"early stopping patience must be >= 1, got {self.patience}")
+        if self.mode not in (None, "min", "max"):
+            raise ValueError(f"early stopping mode must be 'min' or 'max', got {self.mode!r}")
+
+    @property
+    def direction(self) -> str:
+        return self.mode or metric_mode(self.metric)
+
+    @classmethod
+    def coerce(cls, spec: Any) -> EarlyStopping | None:
+        """Accept ``None``, an :class:`EarlyStopping` or a tuple ``(metric, patience[, mode])``."""
+        if spec is None or isinstance(spec, EarlyStopping):
+            return spec
+        if isinstance(spec, (tuple, list)) and 2 <= len(spec) <= 3:
+            return cls(str(spec[0]), int(spec[1]), *(spec[2:]))
+        raise ValueError(f"early_stopping must be (metric, patience) or EarlyStopping, got {spec!r}")
+
+
+@dataclass
+class StopTracker:
+    """Mutable bookkeeping of one :class:`EarlyStopping` run (used inside ``train``)."""
+
+    rule: EarlyStopping
+    best_value: float = math.nan
+    best_iteration: int = -1
+    best_state: dict[str, Any] | None = None
+    bad_evals: int = 0
+    history: list[float] = field(default_factory=list)
+
+    def update(self, value: float, iteration: int, state_dict_fn) -> bool:
+        """Record one evaluation; returns True when training should stop."""
+        self.history.append(value)
+        if self.best_iteration < 0 or self._better(value):
+            self.best_value, self.best_iteration, self.bad_evals = value, iteration, 0
+            if self.rule.restore_best:
+                self.best_state = state_dict_fn()
+            return False
+        self.bad_evals += 1
+        return self.bad_evals >= self.rule.patience
+
+    def _better(self, value: float) -> bool:
+        if math.isnan(value):
+            return False
+        if math.isnan(self.best_value):
+            return True
+        if self.rule.direction == "min":
+            return value < self.best_value - self.rule.min_delta
+        return value > self.best_value + self.rule.min_delta
