@@ -16,13 +16,14 @@ from neurodyn.tasks.hmm_emulation import (
     compute_emission_frequencies,
     compute_symbol_transitions,
 )
+from neurodyn.tasks.neurogym_adapter import NeurogymTask, from_neurogym, make_neurogym_task
 from neurodyn.tasks.path_integration import PathIntegration
 from neurodyn.tasks.romo import DelayedDiscrimination
 from neurodyn.tasks.sine_wave import SineWave
 
 __all__ = [
     "TASKS", "ContinuousReport", "DelayedDiscrimination", "DelayedMatchToSample", "FlipFlop",
-    "HMMEmulation", "HMMParams", "PathIntegration", "SineWave", "Task", "TaskBatch",
+    "HMMEmulation", "HMMParams", "NeurogymTask", "PathIntegration", "SineWave", "Task", "TaskBatch",
     "compute_dwell_times", "compute_emission_frequencies", "compute_symbol_transitions",
-    "make_hmm", "make_task", "register_task", "sample_hmm",
+    "from_neurogym", "make_hmm", "make_neurogym_task", "make_task", "register_task", "sample_hmm",
 ]

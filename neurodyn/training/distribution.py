@@ -1,0 +1,233 @@
+"""Distribution matching of whole emitted sequences: HMM emulation by noise-driven RNNs
+(Torre, Viscione, Pompe, Grewe & Mante 2025, NeurIPS, arXiv:2510.25674).
+
+The network receives only Gaussian noise, emits one symbol per step through a hard
+Gumbel-softmax readout with straight-through gradients (Jang, Gu & Poole 2017, ICLR), and is
+trained so that the batch of emitted one-hot sequences matches a batch of HMM sequences under a
+debiased Sinkhorn divergence (Genevay, Peyré & Cuturi 2018, AISTATS; Feydy et al. 2019,
+AISTATS) or a Gaussian-kernel MMD (Gretton et al. 2012, JMLR).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from neurodyn._seed import SeedLike, resolve_seed, torch_generator
+from neurodyn.models._base import RecurrentModel
+from neurodyn.tasks._base import Task
+from neurodyn.training.train import TrainingDivergedError, TrainResult
+
+
+def gumbel_softmax_hard(
+    logits: torch.Tensor, *, tau: float = 1.0, generator: torch.Generator | None = None
+) -> torch.Tensor:
+    """One-hot samples from ``softmax(logits)`` with straight-through gradients.
+
+    The forward value is ``one_hot(argmax(logits + g))`` with ``g`` standard Gumbel noise (an
+    exact categorical sample); the gradient is that of ``softmax((logits + g) / tau)``.
+    ``logits`` (..., class) → (..., class), same dtype and device.
+    """
+    u = torch.rand(logits.shape, generator=generator, device=logits.device, dtype=logits.dtype)
+    g = -torch.log(-torch.log(u.clamp(1e-20, 1.0 - 1e-7)))
+    soft = torch.softmax((logits + g) / tau, dim=-1)
+    hard = torch.nn.functional.one_hot(soft.argmax(-1), logits.shape[-1]).to(soft.dtype)
+    return hard - soft.detach() + soft
+
+
+def _entropic_ot(x: torch.Tensor, y: torch.Tensor, epsilon: float, n_iter: int) -> torch.Tensor:
+    """Entropic OT cost between uniform empirical measures (log-domain Sinkhorn, dual value)."""
+    cost = torch.cdist(x, y) ** 2 / 2
+    log_a = torch.full((x.shape[0],), -math.log(x.shape[0]), dtype=x.dtype, device=x.device)
+    log_b = torch.full((y.shape[0],), -math.log(y.shape[0]), dtype=x.dtype, device=x.device)
+    f = torch.zeros_like(log_a)
+    g = torch.zeros_like(log_b)
+    for _ in range(n_iter):
+        f = -epsilon * torch.logsumexp(log_b[None, :] + (g[None, :] - cost) / epsilon, dim=1)
+        g = -epsilon * torch.logsumexp(log_a[:, None] + (f[:, None] - cost) / epsilon, dim=0)
+    return (f * log_a.exp()).sum() + (g * log_b.exp()).sum()
+
+
+def sinkhorn_divergence(
+    x: torch.Tensor, y: torch.Tensor, *, epsilon: float = 0.1, n_iter: int = 50
+) -> torch.Tensor:
+    """Debiased Sinkhorn divergence ``OT_e(x, y) - (OT_e(x, x) + OT_e(y, y)) / 2``.
+
+    Parameters
+    ----------
+    x, y : Tensor, shape (sample, feature)
+        Two point clouds with uniform weights (e.g. flattened one-hot sequences).
+    epsilon : float
+        Entropic regularisation, in units of the cost ``|x - y|^2 / 2``.
+    n_iter : int
+        Log-domain Sinkhorn iterations (differentiated through).
+
+    Returns
+    -------
+    Tensor, scalar
+        Non-negative up to the solver's accuracy; 0 when ``x`` and ``y`` coincide.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` and ``y`` are not 2-D with the same number of features.
+    """
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
+        raise ValueError(f"x and y must be (sample, feature) alike, got {tuple(x.shape)}, {tuple(y.shape)}")
+    return (_entropic_ot(x, y, epsilon, n_iter)
+            - 0.5 * _entropic_ot(x, x, epsilon, n_iter) - 0.5 * _entropic_ot(y, y, epsilon, n_iter))
+
+
+def mmd(x: torch.Tensor, y: torch.Tensor, *, bandwidths: tuple[float, ...] = (1.0, 2.0, 4.0)) -> torch.Tensor:
+    """Biased squared maximum mean discrepancy with a sum of Gaussian kernels.
+
+    ``k(a, b) = sum_s exp(-|a - b|^2 / (2 s^2))`` over ``bandwidths`` ``s``; ``x`` (sample,
+    feature), ``y`` (sample, feature) → scalar.
+    """
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
+        raise ValueError(f"x and y must be (sample, feature) alike, got {tuple(x.shape)}, {tuple(y.shape)}")
+
+    def k(a, b):
+        d2 = torch.cdist(a, b) ** 2
+        return sum(torch.exp(-d2 / (2 * s**2)) for s in bandwidths)
+
+    return k(x, x).mean() + k(y, y).mean() - 2 * k(x, y).mean()
+
+
+DIVERGENCES = {"sinkhorn": sinkhorn_divergence, "mmd": mmd}
+
+
+def emit(model: RecurrentModel, inputs: torch.Tensor, *, tau: float = 1.0,
+         generator: torch.Generator | None = None) -> torch.Tensor:
+    """One-hot emissions (trial, time, symbol) of ``model`` driven by ``inputs`` (noise-free
+    recurrence; the stochasticity is the input noise and the Gumbel sampling)."""
+    logits = model(inputs, noise=False).outputs
+    return gumbel_softmax_hard(logits, tau=tau, generator=generator)
+
+
+@torch.no_grad()
+def sample_emissions(model: RecurrentModel, task: Task, n_trials: int = 512, *,
+                     seed: SeedLike = 0, device: Any = "cpu") -> tuple[np.ndarray, Any]:
+    """Emit symbols for a fresh batch of ``task``; returns ``(one_hot (trial, time, symbol),
+    batch)`` so that ``task.evaluate(one_hot, batch)`` compares them with the HMM samples."""
+    seed = resolve_seed(seed)
+    batch = task.sample(n_trials, seed=seed)
+    x, _, _ = batch.to_torch(device)
+    out = emit(model.eval(), x, generator=torch_generator(seed, 2, device=device))
+    return out.cpu().numpy(), batch
+
+
+def train_distribution(
+    model: RecurrentModel,
+    task: Task,
+    *,
+    n_iterations: int = 500,
+    batch_size: int = 256,
+    lr: float = 3e-3,
+    divergence: str = "sinkhorn",
+    epsilon: float = 0.1,
+    n_sinkhorn_iter: int = 50,
+    tau: float = 1.0,
+    clip_grad_norm: float | None = 1.0,
+    seed: SeedLike = 0,
+    eval_every: int = 100,
+    progress: bool = True,
+    device: Any = "cpu",
+) -> TrainResult:
+    """Train a noise-driven ``model`` to emit sequences distributed like ``task``'s targets.
+
+    Each step draws ``batch_size`` target sequences and noise inputs from the task's seeded
+    trial stream, rolls the model out on the noise, samples one-hot emissions with
+    :func:`gumbel_softmax_hard`, flattens both batches to (trial, time * symbol), and minimises
+    the divergence between them with Adam (Torre et al. 2025).
+
+    Parameters
+    ----------
+    model : RecurrentModel
+        ``n_inputs == task.n_inputs`` noise channels, ``n_outputs == task.n_outputs`` symbol
+        logits. Copied; the argument is not modified.
+    task : Task
+        Typically :class:`neurodyn.tasks.HMMEmulation`; targets are one-hot sequences.
+    n_iterations, batch_size, lr, clip_grad_norm :
+        Optimiser settings.
+    divergence : {"sinkhorn", "mmd"}
+    epsilon : float
+        Sinkhorn regularisation in units of the per-step cost (the cost between two flattened
+        sequences is divided by the number of steps).
+    n_sinkhorn_iter : int
+        Sinkhorn iterations per evaluation.
+    tau : float
+        Gumbel-softmax temperature of the straight-through gradient.
+    seed : int, Generator or None
+        Seed of the batch stream and of the Gumbel noise (same seed ⇒ same trained model).
+    eval_every : int
+        Evaluate ``task.evaluate`` on held-out emissions every this many iterations.
+    progress : bool
+        Show a tqdm progress bar.
+    device : torch device
+
+    Returns
+    -------
+    TrainResult
+        ``history`` has ``iteration``, ``loss`` and ``eval_<metric>`` lists.
+
+    Raises
+    ------
+    ValueError
+        On size mismatch or unknown ``divergence``.
+    TrainingDivergedError
+        If the loss becomes NaN or infinite.
+    """
+    if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
+        raise ValueError(
+            f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but task "
+            f"{task.name!r} needs {task.n_inputs} / {task.n_outputs}"
+        )
+    if divergence not in DIVERGENCES:
+        raise ValueError(f"unknown divergence {divergence!r}; choose one of {', '.join(DIVERGENCES)}")
+    seed_int = resolve_seed(seed)
+    model = copy.deepcopy(model).to(device)
+    model.train()
+    gen = torch_generator(seed_int, 1, device=device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    history: dict[str, list[float]] = {"iteration": [], "loss": []}
+
+    from tqdm.auto import tqdm
+
+    for it in tqdm(range(n_iterations), disable=not progress, desc=f"fit {task.name}"):
+        batch = task.sample(batch_size, seed=seed_int, first_trial=it * batch_size)
+        x, y, _ = batch.to_torch(device)
+        scale = 1.0 / math.sqrt(y.shape[1])  # cost per step
+        fake = emit(model, x, tau=tau, generator=gen).reshape(batch_size, -1) * scale
+        real = y.reshape(batch_size, -1) * scale
+        if divergence == "sinkhorn":
+            value = sinkhorn_divergence(fake, real, epsilon=epsilon, n_iter=n_sinkhorn_iter)
+        else:
+            value = mmd(fake, real)
+        if not math.isfinite(value.item()):
+            raise TrainingDivergedError(f"loss became {value.item()} at iteration {it}; lower lr")
+        opt.zero_grad(set_to_none=True)
+        value.backward()
+        if clip_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
+        opt.step()
+        history["iteration"].append(it)
+        history["loss"].append(float(value.item()))
+        if eval_every and ((it + 1) % eval_every == 0 or it == n_iterations - 1):
+            emitted, held_out = sample_emissions(model, task, max(batch_size, 256),
+                                                 seed=seed_int + 1, device=device)
+            model.train()
+            history.setdefault("eval_iteration", []).append(it)
+            for k, v in task.evaluate(emitted, held_out).items():
+                history.setdefault(f"eval_{k}", []).append(v)
+    model.eval()
+    config = {
+        "n_iterations": n_iterations, "batch_size": batch_size, "lr": lr, "loss": divergence,
+        "epsilon": epsilon, "n_sinkhorn_iter": n_sinkhorn_iter, "tau": tau,
+        "clip_grad_norm": clip_grad_norm, "seed": seed_int, "iterations_run": n_iterations,
+    }
+    return TrainResult(model=model, history=history, config=config)

@@ -1,0 +1,80 @@
+"""Distribution-matching pieces for HMM emulation: Gumbel-softmax sampling, Sinkhorn divergence
+(against POT), MMD (against a direct sum), and a short training run."""
+
+import numpy as np
+import pytest
+import torch
+
+from neurodyn.models import LeakyRNN
+from neurodyn.tasks import HMMEmulation
+from neurodyn.training.distribution import (
+    _entropic_ot,
+    gumbel_softmax_hard,
+    mmd,
+    sample_emissions,
+    sinkhorn_divergence,
+    train_distribution,
+)
+
+
+def test_gumbel_softmax_hard_samples_the_softmax_and_passes_gradients():
+    logits = torch.tensor([1.0, 0.0, -1.0], requires_grad=True)
+    gen = torch.Generator().manual_seed(0)
+    n = 20000
+    y = gumbel_softmax_hard(logits.expand(n, 3), tau=0.5, generator=gen)
+    assert torch.all(y.detach().sum(-1) == 1) and set(y.detach().unique().tolist()) <= {0.0, 1.0}
+    p = torch.softmax(logits, -1).detach().numpy()
+    freq = y.detach().mean(0).numpy()
+    assert np.all(np.abs(freq - p) < 3 * np.sqrt(p * (1 - p) / n))
+    (y[:, 0]).sum().backward()
+    assert logits.grad is not None and logits.grad.abs().sum() > 0
+
+
+def test_entropic_ot_matches_pot():
+    ot = pytest.importorskip("ot", reason="POT (extra 'ot') is needed for this reference check")
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(7, 3)), rng.normal(size=(5, 3)) + 0.5
+    eps = 0.5
+    a, b = np.full(7, 1 / 7), np.full(5, 1 / 5)
+    cost = ((x[:, None] - y[None]) ** 2).sum(-1) / 2
+    plan = ot.sinkhorn(a, b, cost, eps, method="sinkhorn_log", numItermax=10000, stopThr=1e-12)
+    ref = (plan * cost).sum() + eps * (plan * np.log(plan / np.outer(a, b))).sum()
+    ours = _entropic_ot(torch.tensor(x), torch.tensor(y), eps, 500).item()
+    assert ours == pytest.approx(ref, rel=1e-6)
+
+
+def test_sinkhorn_divergence_is_zero_on_equal_clouds_and_grows_with_shift():
+    x = torch.randn(30, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    assert abs(sinkhorn_divergence(x, x, epsilon=0.1).item()) < 1e-8
+    d1 = sinkhorn_divergence(x, x + 0.5, epsilon=0.1).item()
+    d2 = sinkhorn_divergence(x, x + 1.0, epsilon=0.1, n_iter=2000).item()
+    assert 0 < d1 < d2
+    # for a pure translation the debiased divergence equals |shift|^2 / 2 (Feydy et al. 2019)
+    assert d2 == pytest.approx(4 * 1.0**2 / 2, rel=1e-3)
+
+
+def test_mmd_matches_direct_sum():
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=(4, 2)), rng.normal(size=(3, 2))
+
+    def k(a, b):
+        d2 = ((a - b) ** 2).sum()
+        return sum(np.exp(-d2 / (2 * s**2)) for s in (1.0, 2.0))
+
+    ref = (np.mean([[k(a, b) for b in x] for a in x]) + np.mean([[k(a, b) for b in y] for a in y])
+           - 2 * np.mean([[k(a, b) for b in y] for a in x]))
+    assert mmd(torch.tensor(x), torch.tensor(y), bandwidths=(1.0, 2.0)).item() == pytest.approx(ref)
+
+
+def test_train_distribution_short_run_lowers_the_loss_and_is_seeded():
+    task = HMMEmulation(n_states=2, n_steps=12, n_noise=4)
+    model = LeakyRNN(task.n_inputs, 16, task.n_outputs, seed=0)
+    runs = [train_distribution(model, task, n_iterations=30, batch_size=64, lr=1e-2, seed=3,
+                               eval_every=30, progress=False) for _ in range(2)]
+    assert runs[0].history["loss"] == runs[1].history["loss"]
+    loss = runs[0].history["loss"]
+    assert np.mean(loss[-5:]) < np.mean(loss[:5])
+    emitted, batch = sample_emissions(runs[0].model, task, 64, seed=1)
+    assert emitted.shape == (64, 12, 3) and np.all(emitted.sum(-1) == 1)
+    with pytest.raises(ValueError, match="divergence"):
+        train_distribution(model, task, divergence="kl", n_iterations=1, progress=False)
