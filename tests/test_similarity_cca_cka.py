@@ -133,3 +133,18 @@ def test_linear_cka_equals_cosine_of_double_centred_squared_euclidean_rdms(seed)
     Dx, Dy = H @ rdm(X, method="sqeuclidean") @ H, H @ rdm(Y, method="sqeuclidean") @ H
     cosine = np.sum(Dx * Dy) / (np.linalg.norm(Dx) * np.linalg.norm(Dy))
     assert cka(X, Y) == pytest.approx(cosine, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("debiased", [False, True])
+def test_linear_cka_feature_and_gram_paths_agree(seed, debiased):
+    import importlib
+
+    cka_module = importlib.import_module("neurodyn.analysis.similarity._cka")
+
+    X, Y = _pair(seed, n_sample=40)
+    Xc, Yc = X - X.mean(0), Y - Y.mean(0)
+    K, L = Xc @ Xc.T, Yc @ Yc.T
+    hsic = cka_module._hsic_unbiased if debiased else cka_module._hsic_biased
+    gram = hsic(K, L) / np.sqrt(hsic(K, K) * hsic(L, L))
+    assert cka(X, Y, debiased=debiased) == pytest.approx(gram, rel=1e-10)  # 40 samples > 9 units

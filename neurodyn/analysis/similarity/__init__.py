@@ -5,22 +5,22 @@ return a plain ``float`` whose conventions are fixed by keyword arguments (see `
 ``rdm`` returns a matrix and ``linear_predictivity`` a frozen result object.
 """
 
-from neurodyn.analysis.similarity.cca import canonical_correlations, cca_similarity, pwcca, svcca
-from neurodyn.analysis.similarity.cka import cka, rbf_bandwidth
-from neurodyn.analysis.similarity.compare_rdms import compare_rdms, upper_triangle
-from neurodyn.analysis.similarity.permutation import (
+from neurodyn.analysis.similarity._cca import canonical_correlations, cca_similarity, pwcca, svcca
+from neurodyn.analysis.similarity._cka import cka, rbf_bandwidth
+from neurodyn.analysis.similarity._compare_rdms import compare_rdms, upper_triangle
+from neurodyn.analysis.similarity._permutation import (
     PermutationMetric,
     permutation_distance,
     soft_matching_distance,
 )
-from neurodyn.analysis.similarity.predictivity import (
+from neurodyn.analysis.similarity._predictivity import (
     LinearPredictivity,
     PredictivityResult,
     linear_predictivity,
 )
-from neurodyn.analysis.similarity.procrustes import ProcrustesMetric, partial_whitening, procrustes_distance
-from neurodyn.analysis.similarity.rdm import rdm
-from neurodyn.analysis.similarity.weights import match_recurrent_units, weight_distance
+from neurodyn.analysis.similarity._procrustes import ProcrustesMetric, partial_whitening, procrustes_distance
+from neurodyn.analysis.similarity._rdm import rdm
+from neurodyn.analysis.similarity._weights import match_recurrent_units, weight_distance
 
 __all__ = [
     "LinearPredictivity",

@@ -89,7 +89,7 @@ def compare_rdms(
     Parameters
     ----------
     R1, R2 : array or tensor, shape (condition, condition) or (n_pair,)
-        Symmetric RDMs, e.g. from :func:`~neurodyn.analysis.similarity.rdm.rdm`, or their upper triangles
+        Symmetric RDMs, e.g. from :func:`~neurodyn.analysis.rdm`, or their upper triangles
         in row-major order (``n_pair = n_condition (n_condition - 1) / 2``).
     method : str
         ``pearson``: correlation of the entries. ``spearman`` (default): Pearson correlation of their ranks

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from neurodyn.analysis.similarity._procrustes import KINDS, aligned_distance
 from neurodyn.analysis.similarity._validate import angle, as_pair, check_choice, zero_pad
-from neurodyn.analysis.similarity.procrustes import KINDS, aligned_distance
 
 
 class PermutationMetric:
@@ -17,7 +17,7 @@ class PermutationMetric:
     Parameters
     ----------
     kind : {"angular", "euclidean"}
-        As in :class:`~neurodyn.analysis.similarity.procrustes.ProcrustesMetric`, with the orthogonal
+        As in :class:`~neurodyn.analysis.ProcrustesMetric`, with the orthogonal
         group restricted to permutations.
     center : bool
         Subtract the per-unit training mean first.
