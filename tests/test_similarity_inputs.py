@@ -112,3 +112,27 @@ def test_unknown_options_raise():
         linear_predictivity(X, Y, cv=1)
     with pytest.raises(RuntimeError, match="not fitted"):
         ProcrustesMetric().score(X, Y)
+
+
+@pytest.mark.parametrize(
+    "measure",
+    [
+        procrustes_distance,
+        permutation_distance,
+        lambda X, Y: soft_matching_distance(X, Y, kind="angular"),
+        cca_similarity,
+        cka,
+        lambda X, Y: cka(X, Y, debiased=True),
+    ],
+)
+def test_constant_representation_raises(measure):
+    X, Y = _pair()
+    with pytest.raises(ValueError, match="undefined"):
+        measure(X, np.full_like(Y, 3.0))
+
+
+def test_full_whitening_warns_when_samples_do_not_exceed_units():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(6, 4)), rng.normal(size=(6, 8))
+    with pytest.warns(UserWarning, match="6 samples <= 8 units"):
+        procrustes_distance(X, Y, alpha=0.0)

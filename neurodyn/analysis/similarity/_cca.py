@@ -6,7 +6,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neurodyn.analysis.similarity._validate import as_pair, center, check_choice, warn_few_samples
+from neurodyn.analysis.similarity._validate import (
+    as_pair,
+    center,
+    check_choice,
+    check_variance,
+    warn_few_samples,
+)
 
 _RANK_RTOL = 1e-10
 
@@ -20,6 +26,7 @@ def _orthonormal_basis(Xc: np.ndarray) -> np.ndarray:
 def _cca(Xc: np.ndarray, Yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Canonical correlations (descending) and canonical variates ``(sample, n_cc)`` of both sides."""
     Ux, Uy = _orthonormal_basis(Xc), _orthonormal_basis(Yc)
+    check_variance(min(Ux.shape[1], Uy.shape[1]), "CCA")
     A, rho, Bt = np.linalg.svd(Ux.T @ Uy, full_matrices=False)
     return np.clip(rho, 0.0, 1.0), Ux @ A, Uy @ Bt.T
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 
 from neurodyn.analysis.similarity._procrustes import KINDS, aligned_distance
-from neurodyn.analysis.similarity._validate import angle, as_pair, check_choice, zero_pad
+from neurodyn.analysis.similarity._validate import angle, as_pair, check_choice, check_variance, zero_pad
 
 
 class PermutationMetric:
@@ -159,7 +159,8 @@ def soft_matching_distance(
     if kind == "euclidean":
         return float(np.sqrt(max(value, 0.0)))
     norm = np.sqrt(np.mean(np.sum(Xa**2, axis=0)) * np.mean(np.sum(Ya**2, axis=0)))
-    return angle(-value / norm) if norm > 0 else float("nan")
+    check_variance(norm, "angular soft matching distance")
+    return angle(-value / norm)
 
 
 def transport_plan(cost: np.ndarray, *, solver: str = "auto") -> np.ndarray:

@@ -6,7 +6,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neurodyn.analysis.similarity._validate import angle, as_pair, check_choice
+from neurodyn.analysis.similarity._validate import (
+    angle,
+    as_pair,
+    check_choice,
+    check_variance,
+    warn_few_samples,
+)
 
 KINDS = ("angular", "euclidean")
 _EIG_RTOL = 1e-10
@@ -45,7 +51,8 @@ def aligned_distance(A: np.ndarray, B: np.ndarray, kind: str) -> float:
     """
     if kind == "angular":
         norm = np.linalg.norm(A) * np.linalg.norm(B)
-        return angle(np.sum(A * B) / norm) if norm > 0 else float("nan")
+        check_variance(norm, "angular distance")
+        return angle(np.sum(A * B) / norm)
     return float(np.linalg.norm(A - B) / np.sqrt(A.shape[0]))
 
 
@@ -91,6 +98,8 @@ class ProcrustesMetric:
         if not 0.0 <= float(self.alpha) <= 1.0:
             raise ValueError(f"alpha must lie in [0, 1] (1 = Procrustes, 0 = CCA); got {self.alpha}")
         Xa, Ya = as_pair(X, Y)
+        if self.alpha == 0:
+            warn_few_samples(Xa.shape[0], max(Xa.shape[1], Ya.shape[1]), "Procrustes with alpha=0 (CCA)")
         self.mean_x_ = Xa.mean(axis=0) if self.center else np.zeros(Xa.shape[1])
         self.mean_y_ = Ya.mean(axis=0) if self.center else np.zeros(Ya.shape[1])
         n_dim = max(Xa.shape[1], Ya.shape[1])

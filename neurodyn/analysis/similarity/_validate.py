@@ -94,6 +94,15 @@ def warn_few_samples(n_samples: int, n_units: int, measure: str) -> None:
         )
 
 
+def check_variance(norm_product: float, measure: str) -> None:
+    """Raise ``ValueError`` when a representation has zero variance (the measure is undefined)."""
+    if not norm_product > 0:
+        raise ValueError(
+            f"{measure} is undefined: a representation is constant across samples (zero variance "
+            "after centring); drop silent units or samples"
+        )
+
+
 def angle(cosine: float) -> float:
     """``arccos`` of a cosine clipped to ``[-1, 1]`` (round-off can push it slightly outside)."""
     return float(np.arccos(np.clip(cosine, -1.0, 1.0)))
