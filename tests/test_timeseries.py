@@ -1,6 +1,7 @@
 """TimeSeries validation, preprocessing records and the file loaders (round trips)."""
 
 import importlib.util
+from datetime import UTC
 
 import numpy as np
 import pytest
@@ -124,13 +125,13 @@ def test_m1_spike_counts_load(shared_data):
 
 @pytest.mark.skipif(importlib.util.find_spec("pynwb") is None, reason="pynwb (extra 'nwb') not installed")
 def test_nwb_timeseries_and_binned_units(tmp_path):
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from pynwb import NWBHDF5IO, NWBFile
     from pynwb import TimeSeries as NWBSeries
 
     x = rng_data(100, 2)
-    nwb = NWBFile(session_description="test", identifier="t1", session_start_time=datetime.now(timezone.utc))
+    nwb = NWBFile(session_description="test", identifier="t1", session_start_time=datetime.now(UTC))
     nwb.add_acquisition(NWBSeries(name="lfp", data=x, unit="V", rate=250.0))
     spikes = [np.array([0.01, 0.02, 0.26, 0.9]), np.array([0.5, 0.51, 0.55])]
     for st in spikes:
