@@ -148,3 +148,25 @@ def test_soft_matching_solvers_agree_and_duplicated_units_give_zero(seed):
     assert soft_matching_distance(X, Y, solver="linprog") == pytest.approx(pot, rel=1e-7)
     # every unit of X duplicated: the uniform marginals can be met exactly at zero cost
     assert soft_matching_distance(X, np.repeat(X, 2, axis=1) - 1.0) == pytest.approx(0.0, abs=1e-7)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_soft_matching_equals_matching_of_replicated_units(seed):
+    # With uniform marginals 1/4 and 1/6 the transport LP has integral vertices after scaling by 12, so the
+    # optimum is a one-to-one matching between X's units repeated 3 times and Y's units repeated twice.
+    rng = np.random.default_rng(seed)
+    X, Y = rng.normal(size=(15, 4)), rng.normal(size=(15, 6))
+    matched = permutation_distance(np.repeat(X, 3, axis=1), np.repeat(Y, 2, axis=1), kind="euclidean")
+    assert soft_matching_distance(X, Y) == pytest.approx(matched / np.sqrt(12), rel=1e-9)
+
+
+def test_estimators_expose_params_and_clone():
+    from sklearn.base import clone
+
+    metric = ProcrustesMetric(kind="euclidean", alpha=0.3)
+    assert metric.get_params() == {"kind": "euclidean", "alpha": 0.3, "center": True}
+    copy = clone(metric.set_params(alpha=0.7))
+    assert copy.alpha == 0.7 and copy is not metric
+    assert repr(PermutationMetric()) == "PermutationMetric(kind='angular', center=True)"
+    with pytest.raises(ValueError, match="no parameter 'beta'"):
+        metric.set_params(beta=1)

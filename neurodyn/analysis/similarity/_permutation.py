@@ -8,10 +8,17 @@ from typing import Any, Literal
 import numpy as np
 
 from neurodyn.analysis.similarity._procrustes import KINDS, aligned_distance
-from neurodyn.analysis.similarity._validate import angle, as_pair, check_choice, check_variance, zero_pad
+from neurodyn.analysis.similarity._validate import (
+    ParamsMixin,
+    angle,
+    as_pair,
+    check_choice,
+    check_variance,
+    zero_pad,
+)
 
 
-class PermutationMetric:
+class PermutationMetric(ParamsMixin):
     """Distance after the best one-to-one matching of units, as a fitted estimator.
 
     Parameters

@@ -8,10 +8,10 @@ from typing import Any, Literal
 import numpy as np
 
 from neurodyn._seed import SeedLike, resolve_seed
-from neurodyn.analysis.similarity._validate import as_matrix, as_pair, check_choice
+from neurodyn.analysis.similarity._validate import ParamsMixin, as_matrix, as_pair, check_choice
 
 
-class LinearPredictivity:
+class LinearPredictivity(ParamsMixin):
     """Ridge regression from a source representation to a target representation (an estimator).
 
     Parameters

@@ -7,6 +7,7 @@ from typing import Any, Literal
 import numpy as np
 
 from neurodyn.analysis.similarity._validate import (
+    ParamsMixin,
     angle,
     as_pair,
     check_choice,
@@ -56,7 +57,7 @@ def aligned_distance(A: np.ndarray, B: np.ndarray, kind: str) -> float:
     return float(np.linalg.norm(A - B) / np.sqrt(A.shape[0]))
 
 
-class ProcrustesMetric:
+class ProcrustesMetric(ParamsMixin):
     """Generalised shape metric between paired representations, as a fitted estimator.
 
     ``fit`` learns per-network centring, partial whitening and the orthogonal alignment on training

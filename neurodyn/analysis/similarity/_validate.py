@@ -6,10 +6,32 @@ float64 NumPy arrays, so nothing a caller passes in is ever modified in place.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Any
 
 import numpy as np
+
+
+class ParamsMixin:
+    """``get_params`` / ``set_params`` / ``repr`` from the keyword arguments of ``__init__``, so that the
+    estimators work with ``sklearn.base.clone`` and parameter grids without depending on scikit-learn."""
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {name: getattr(self, name) for name in names}
+
+    def set_params(self, **params: Any):
+        valid = self.get_params()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"{type(self).__name__} has no parameter {name!r}; valid: {sorted(valid)}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
 
 
 def to_numpy(x: Any, name: str) -> np.ndarray:
