@@ -16,6 +16,8 @@ COMMANDS = [
     "tasks",
     "train",
     "fixedpoints",
+    "fit",
+    "evaluate",
 ]
 
 # Errors that are the user's input, reported as one line (``--debug`` shows the traceback).

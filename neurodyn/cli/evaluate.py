@@ -1,0 +1,102 @@
+"""``neurodyn evaluate FIT [DATA]``: score a fitted model's free dynamics on held-out data.
+
+Prints ``D_stsp``, ``D_H`` and ``PE(n)`` of the fitted model and of two baselines (a linear model
+fitted by least squares and the training mean). Without DATA (or with the training file) the
+held-out tail kept by ``neurodyn fit --holdout`` is used; another DATA file is treated as entirely
+held out and preprocessed with the stored steps (training statistics).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from neurodyn.cli._common import check_outputs
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("evaluate", help="score a fitted model (D_stsp, D_H, PE) against baselines",
+                       description=__doc__.split("\n\n")[1] if __doc__ else None)
+    p.add_argument("fit", help="checkpoint written by neurodyn fit")
+    p.add_argument("data", nargs="?", default=None,
+                   help="held-out recording (default: the held-out part of the training file)")
+    p.add_argument("--key", default=None, help="array name in DATA (default: as when fitting)")
+    p.add_argument("--n-transient", type=int, default=1000, help="generated steps discarded (default 1000)")
+    p.add_argument("--max-steps", type=int, default=None, help="score at most this many held-out steps")
+    p.add_argument("--pe-steps", type=int, default=20, help="horizon n of PE(n) (default 20)")
+    p.add_argument("--method", choices=("auto", "binned", "gmm"), default="auto",
+                   help="D_stsp estimator (auto: binned up to 5 channels)")
+    p.add_argument("--n-bins", type=int, default=30)
+    p.add_argument("--smoothing", type=float, default=20.0, help="D_H Gaussian smoothing in frequency bins")
+    p.add_argument("--no-baselines", action="store_true")
+    p.add_argument("--lyapunov", action="store_true", help="also the largest Lyapunov exponent")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="netCDF file for the scores and generated trajectory")
+    p.add_argument("--overwrite", action="store_true")
+    p.set_defaults(func=run)
+
+
+def held_out_data(extra: dict, data: str | None, key: str | None):
+    """(train, test) arrays (time, channel) rebuilt from a fit checkpoint's ``extra``.
+
+    Raises
+    ------
+    ValueError
+        If the checkpoint was not written by ``neurodyn fit`` or there is no held-out data.
+    """
+    from neurodyn.cli.fit import prepare_data
+    from neurodyn.io import apply_preprocessing, load_timeseries
+
+    if extra.get("kind") != "dsr_fit":
+        raise ValueError("this checkpoint was not written by 'neurodyn fit'; it has no data record")
+    opts = dict(extra["load_options"])
+    prep = {"channels": extra.get("channels"), "delay_lags": extra.get("delay_lags"),
+            "standardize": extra.get("standardize", True), "holdout": extra.get("holdout", 0.0)}
+    train = test = None
+    if Path(extra["data"]).exists():
+        train, test = prepare_data(load_timeseries(extra["data"], **opts), **prep)
+    if data is not None and Path(data).resolve() != Path(extra["data"]).resolve():
+        if key is not None:
+            opts["key"] = key
+        steps = [s for s in extra["preprocessing"] if s.get("step") != "time_slice"]
+        test = apply_preprocessing(load_timeseries(data, **opts), steps)
+    if test is None:
+        raise ValueError("no held-out data: the fit used --holdout 0 (or the file moved); give DATA")
+    return _flat(train), _flat(test)
+
+
+def _flat(ts):
+    """Trials concatenated along time, (time, channel)."""
+    return None if ts is None else ts.data.reshape(-1, ts.n_channels)
+
+
+def run(args: argparse.Namespace) -> int:
+    from neurodyn.analysis.dsr_evaluate import evaluate_reconstruction
+    from neurodyn.io import load_model
+
+    check_outputs(args.out, overwrite=args.overwrite)
+    loaded = load_model(args.fit)
+    if loaded.checkpoint is None:
+        raise ValueError(f"{args.fit} is not a neurodyn checkpoint")
+    extra = loaded.checkpoint.extra
+    train, test = held_out_data(extra, args.data, args.key)
+    if args.max_steps is not None:
+        test = test[: args.max_steps]
+    baselines = not args.no_baselines and train is not None
+    result = evaluate_reconstruction(
+        loaded.model, train if train is not None else test, test, observation=extra["observation"],
+        n_transient=args.n_transient, pe_steps=args.pe_steps, method=args.method, n_bins=args.n_bins,
+        smoothing=args.smoothing, baselines=baselines, lyapunov=args.lyapunov, seed=args.seed,
+    )
+    print(f"{args.fit}: {type(loaded.model).__name__}, {test.shape[1]} channels, "
+          f"{len(test)} held-out steps, D_stsp by {result.settings['method']}")
+    print(result.summary())
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        ds = result.to_xarray()
+        ds.attrs["fit_file"] = str(args.fit)
+        ds.to_netcdf(args.out, engine="h5netcdf")
+        print(f"wrote {args.out}")
+    return 0 if np.all(np.isfinite(result.d_stsp[:1])) else 1

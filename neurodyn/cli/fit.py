@@ -1,0 +1,162 @@
+"""``neurodyn fit DATA``: fit a latent RNN to a recording by teacher forcing and save a checkpoint.
+
+The checkpoint loads with :func:`neurodyn.io.load_model` (so ``neurodyn fixedpoints fit.pt`` works);
+its ``extra`` holds the data file, load options, preprocessing steps, the held-out split and the
+training history, which ``neurodyn evaluate`` uses to rebuild the held-out data.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from neurodyn.cli._common import check_outputs
+
+#: --model choices → (registered class, extra constructor arguments)
+DSR_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
+    "shplrnn": ("ShallowPLRNN", {"clipped": False}),
+    "clipped-shplrnn": ("ShallowPLRNN", {"clipped": True}),
+    "plrnn": ("PLRNN", {}),
+    "alrnn": ("ALRNN", {}),
+    "leaky": ("LeakyRNN", {"activation": "tanh"}),
+}
+
+
+def add_data_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("data options")
+    g.add_argument("--key", default=None, help="array name in .npz/.mat/.nc, NWB series name or 'units'")
+    g.add_argument("--input-key", default=None, help="array of external inputs in the same file")
+    g.add_argument("--dt", type=float, default=None, help="sampling interval in seconds")
+    g.add_argument("--transpose", action="store_true", help="the file stores (channel, time)")
+    g.add_argument("--drop-constant", action="store_true", help="drop constant channels (silent units)")
+    g.add_argument("--bin-size", type=float, default=None, help="NWB units: bin width in seconds")
+
+
+def load_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {"key": args.key, "input_key": args.input_key, "dt": args.dt, "transpose": args.transpose,
+            "drop_constant": args.drop_constant, "bin_size": args.bin_size}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "fit", help="fit a latent RNN (shPLRNN, PLRNN, ALRNN, leaky) to a recording",
+        description="Dynamical systems reconstruction by generalized teacher forcing (Hess et al. 2023) "
+                    "or sparse teacher forcing (Mikhaeil et al. 2022). DATA: .npy/.npz/.csv/.mat/.nc/.nwb, "
+                    "(time, channel) or (trial, time, channel).",
+    )
+    p.add_argument("data", help="recording file")
+    add_data_options(p)
+    g = p.add_argument_group("preprocessing")
+    g.add_argument("--channels", default=None, help="comma-separated channel indices to keep")
+    g.add_argument("--delay-lags", default=None, help="delay embedding lags in steps, e.g. 0,20,68")
+    g.add_argument("--no-standardize", action="store_true", help="skip z-scoring (default for poisson)")
+    g.add_argument("--holdout", type=float, default=0.2,
+                   help="fraction of time held out at the end for evaluation (default 0.2; 0 for none)")
+    m = p.add_argument_group("model options")
+    m.add_argument("--model", choices=sorted(DSR_MODELS), default="clipped-shplrnn")
+    m.add_argument("--latent", type=int, default=None, help="latent dimension M (default: channels)")
+    m.add_argument("--hidden", type=int, default=50, help="hidden width L of the shallow PLRNN")
+    m.add_argument("--n-relu", type=int, default=None, help="ALRNN: number of ReLU units P")
+    m.add_argument("--observation", choices=("identity", "affine", "poisson"), default="identity")
+    t = p.add_argument_group("training options")
+    t.add_argument("--method", choices=("gtf", "sparse"), default="gtf")
+    t.add_argument("--alpha", type=float, default=0.1, help="GTF forcing strength (initial if adaptive)")
+    t.add_argument("--adaptive-alpha", action="store_true", help="estimate and anneal α (product bound)")
+    t.add_argument("--tau", type=int, default=16, help="sparse TF forcing interval in steps")
+    t.add_argument("--epochs", type=int, default=100)
+    t.add_argument("--batches-per-epoch", type=int, default=50)
+    t.add_argument("--batch-size", type=int, default=16)
+    t.add_argument("--seq-len", type=int, default=200)
+    t.add_argument("--lr", type=float, default=1e-3)
+    t.add_argument("--lr-end", type=float, default=1e-5)
+    t.add_argument("--lambda-latent", type=float, default=0.0)
+    t.add_argument("--lambda-obs", type=float, default=0.0)
+    t.add_argument("--clip-grad-norm", type=float, default=None)
+    t.add_argument("--noise-level", type=float, default=0.0)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--no-progress", action="store_true")
+    o = p.add_argument_group("output")
+    o.add_argument("--out", default="fit.pt", help="checkpoint to write (default fit.pt)")
+    o.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    p.set_defaults(func=run)
+
+
+def _ints(text: str | None, what: str) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        return [int(v) for v in text.split(",")]
+    except ValueError:
+        raise ValueError(f"{what} must be comma-separated integers, got {text!r}") from None
+
+
+def prepare_data(ts, *, channels=None, delay_lags=None, standardize=True, holdout=0.2):
+    """Select, embed, split and standardise (training statistics) → (train, test or None)."""
+    if channels is not None:
+        ts = ts.select_channels(channels)
+    if delay_lags is not None:
+        ts = ts.delay_embed(delay_lags)
+    if not 0.0 <= holdout < 1.0:
+        raise ValueError(f"--holdout must be in [0, 1), got {holdout}")
+    train, test = ts.split(1.0 - holdout) if holdout > 0 else (ts, None)
+    if standardize:
+        train = train.standardize()
+        if test is not None:
+            rec = train.preprocessing[-1]
+            test = test.standardize(rec["mean"], rec["std"])
+    return train, test
+
+
+def build_model(args: argparse.Namespace, n_channels: int, n_inputs: int):
+    from neurodyn.models import make_model
+
+    cls_name, extra = DSR_MODELS[args.model]
+    latent = args.latent or n_channels
+    kwargs: dict[str, Any] = dict(extra)
+    if cls_name == "ShallowPLRNN":
+        kwargs["n_hidden"] = args.hidden
+    if cls_name == "ALRNN" and args.n_relu is not None:
+        kwargs["n_relu"] = args.n_relu
+    if cls_name == "LeakyRNN":
+        return make_model(cls_name, n_inputs=n_inputs, n_units=latent, n_outputs=n_channels,
+                          seed=args.seed, **kwargs)
+    return make_model(cls_name, n_inputs=n_inputs, n_latent=latent, n_outputs=n_channels,
+                      seed=args.seed, **kwargs)
+
+
+def run(args: argparse.Namespace) -> int:
+    from neurodyn.io import load_timeseries, save_checkpoint
+    from neurodyn.training import fit_teacher_forcing
+
+    check_outputs(args.out, overwrite=args.overwrite)
+    ts = load_timeseries(args.data, **load_options(args))
+    standardize = not args.no_standardize and args.observation != "poisson"
+    train, test = prepare_data(ts, channels=_ints(args.channels, "--channels"),
+                               delay_lags=_ints(args.delay_lags, "--delay-lags"),
+                               standardize=standardize, holdout=args.holdout)
+    train.check_length(args.seq_len)
+    model = build_model(args, train.n_channels, train.n_inputs)
+    result = fit_teacher_forcing(
+        model, train, observation=args.observation, method=args.method, alpha=args.alpha,
+        adaptive_alpha=args.adaptive_alpha, tau=args.tau, n_epochs=args.epochs,
+        batches_per_epoch=args.batches_per_epoch, batch_size=args.batch_size, seq_len=args.seq_len,
+        lr=args.lr, lr_end=args.lr_end, lambda_latent=args.lambda_latent, lambda_obs=args.lambda_obs,
+        clip_grad_norm=args.clip_grad_norm, noise_level=args.noise_level, seed=args.seed,
+        progress=not args.no_progress,
+    )
+    extra = {
+        "kind": "dsr_fit", "data": str(args.data), "load_options": load_options(args),
+        "preprocessing": list(train.preprocessing), "holdout": args.holdout,
+        "channels": _ints(args.channels, "--channels"), "delay_lags": _ints(args.delay_lags, "--delay-lags"),
+        "standardize": standardize, "observation": args.observation, "dt": train.dt,
+        "channel_names": list(train.channel_names), "history": result.history, "status": result.status,
+    }
+    save_checkpoint(args.out, result.model, training={**result.config, "model_choice": args.model},
+                    extra=extra, overwrite=args.overwrite)
+    loss = result.history["loss"][-1] if result.history["loss"] else float("nan")
+    print(f"fitted {args.model} (latent {model.state_size}) to {train.n_channels} channels x {train.n_steps} "
+          f"steps: {result.config['epochs_run']} epochs, final loss {loss:.5f}, status {result.status}")
+    if result.status != "completed":
+        print("training diverged; saved the last finite epoch (lower --lr or set --clip-grad-norm)")
+    print(f"saved {args.out}")
+    return 0 if result.status == "completed" else 1
