@@ -6,7 +6,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neurodyn.analysis.similarity._validate import as_matrix, as_pair, center, check_choice, warn_few_samples
+from neurodyn.analysis.similarity._validate import (
+    as_matrix,
+    as_pair,
+    center,
+    check_choice,
+    check_variance,
+    warn_few_samples,
+)
 
 
 def _sq_distances(X: np.ndarray) -> np.ndarray:
@@ -148,17 +155,13 @@ def cka(
             raise ValueError(f"RBF bandwidths must be > 0; got {sig_x}, {sig_y}")
     if kernel == "linear" and Xa.shape[0] > max(Xa.shape[1], Ya.shape[1]):
         Xc, Yc = center(Xa), center(Ya)
-        hxy = _hsic_linear_features(Xc, Yc, debiased)
-        denom = _hsic_linear_features(Xc, Xc, debiased) * _hsic_linear_features(Yc, Yc, debiased)
-        if denom <= 0:
-            raise ValueError("CKA is undefined: a representation has zero (estimated) variance")
-        return float(hxy / np.sqrt(denom))
-    K, L = _gram(Xa, kernel, sig_x), _gram(Ya, kernel, sig_y)
-    hsic = _hsic_unbiased if debiased else _hsic_biased
-    denom = hsic(K, K) * hsic(L, L)
-    if denom <= 0:
-        raise ValueError("CKA is undefined: a representation has zero (estimated) variance")
-    return float(hsic(K, L) / np.sqrt(denom))
+        hxy, hxx, hyy = (_hsic_linear_features(A, B, debiased) for A, B in ((Xc, Yc), (Xc, Xc), (Yc, Yc)))
+    else:
+        K, L = _gram(Xa, kernel, sig_x), _gram(Ya, kernel, sig_y)
+        hsic = _hsic_unbiased if debiased else _hsic_biased
+        hxy, hxx, hyy = hsic(K, L), hsic(K, K), hsic(L, L)
+    check_variance(hxx * hyy, "CKA")
+    return float(hxy / np.sqrt(hxx * hyy))
 
 
 __all__ = ["cka", "rbf_bandwidth"]
