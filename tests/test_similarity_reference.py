@@ -85,8 +85,14 @@ def test_rdm_matches_rsatoolbox(i, method):
 @pytest.mark.parametrize("i", SEED_INDEX)
 @pytest.mark.parametrize(
     ("ours", "theirs"),
-    [("cosine", "cosine"), ("pearson", "corr"), ("spearman", "spearman"), ("kendall_tau_a", "tau-a"),
-     ("whitened_pearson", "corr_cov"), ("whitened_cosine", "cosine_cov")],
+    [
+        ("cosine", "cosine"),
+        ("pearson", "corr"),
+        ("spearman", "spearman"),
+        ("kendall_tau_a", "tau-a"),
+        ("whitened_pearson", "corr_cov"),
+        ("whitened_cosine", "cosine_cov"),
+    ],
 )
 def test_compare_rdms_matches_rsatoolbox(i, ours, theirs):
     value = compare_rdms(_ref("rdm_a", i), _ref("rdm_b", i), method=ours)
