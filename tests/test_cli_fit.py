@@ -1,0 +1,69 @@
+"""``neurodyn fit`` / ``neurodyn evaluate`` end to end at tiny size."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from neurodyn.cli.main import main
+
+TINY = ["--epochs", "2", "--batches-per-epoch", "3", "--batch-size", "4", "--seq-len", "20", "--no-progress"]
+
+
+@pytest.fixture
+def sine_file(tmp_path):
+    t = np.arange(600) * 0.1
+    np.save(tmp_path / "sine.npy", np.stack([np.sin(t), np.cos(2 * t) + 0.3 * np.sin(t)], 1) * 3 + 1)
+    return tmp_path / "sine.npy"
+
+
+def test_fit_then_evaluate_then_fixedpoints(sine_file, tmp_path, capsys):
+    out = tmp_path / "fit.pt"
+    rc = main(["fit", str(sine_file), "--model", "clipped-shplrnn", "--latent", "5", "--hidden", "8",
+               "--delay-lags", "0,5", "--out", str(out), *TINY])
+    assert rc == 0 and out.exists()
+    from neurodyn.io import load_model
+
+    loaded = load_model(out)
+    extra = loaded.checkpoint.extra
+    assert type(loaded.model).__name__ == "ShallowPLRNN" and loaded.model.clipped
+    assert [s["step"] for s in extra["preprocessing"]] == ["delay_embed", "time_slice", "standardize"]
+    assert extra["channel_names"] == ["ch0", "ch1", "ch0(t-5)", "ch1(t-5)"]
+    assert loaded.checkpoint.training["seed"] == 0 and len(extra["history"]["loss"]) == 2
+    capsys.readouterr()
+    rc = main(["evaluate", str(out), "--n-transient", "50", "--smoothing", "1",
+               "--out", str(tmp_path / "ev.nc")])
+    text = capsys.readouterr().out
+    assert rc in (0, 1) and "D_stsp" in text and "linear" in text and "mean" in text
+    ds = xr.open_dataset(tmp_path / "ev.nc", engine="h5netcdf")
+    assert list(ds["model"].values) == ["fitted", "linear", "mean"]
+    # held-out part: the last 20 % of 595 embedded steps
+    assert ds.sizes["time"] == 595 - int(round(595 * 0.8))
+    assert main(["fixedpoints", str(out), "--n-inits", "16"]) == 0
+
+
+def test_evaluate_on_another_file_uses_the_stored_standardisation(sine_file, tmp_path, capsys):
+    out = tmp_path / "fit.pt"
+    assert main(["fit", str(sine_file), "--model", "plrnn", "--observation", "affine", "--out", str(out),
+                 *TINY]) == 0
+    other = tmp_path / "other.npy"
+    np.save(other, np.load(sine_file)[::-1].copy())
+    capsys.readouterr()
+    main(["evaluate", str(out), str(other), "--n-transient", "10", "--smoothing", "1", "--no-baselines"])
+    text = capsys.readouterr().out
+    assert "600 held-out steps" in text and "linear" not in text
+
+
+def test_fit_errors_are_one_line(sine_file, tmp_path, capsys):
+    out = tmp_path / "fit.pt"
+    out.write_text("x")
+    assert main(["fit", str(sine_file), "--out", str(out), *TINY]) == 2
+    assert "exists; pass --overwrite" in capsys.readouterr().err
+    bad = tmp_path / "bad.npy"
+    x = np.random.default_rng(0).standard_normal((100, 2))
+    x[7, 1] = np.nan
+    np.save(bad, x)
+    assert main(["fit", str(bad), "--out", str(tmp_path / "b.pt"), *TINY]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "NaN/Inf" in err and "time 7, channel 1" in err
+    assert main(["fit", str(sine_file), "--seq-len", "1000", "--out", str(tmp_path / "c.pt")]) == 2
+    assert "seq_len + 1 = 1001" in capsys.readouterr().err
