@@ -79,42 +79,52 @@ def minimise_per_candidate(
 ) -> SearchState:
     """Per-candidate adaptive gradient descent on q (the default method).
 
-    Each iteration evaluates a trial step ``x − lr ∇q`` for every active candidate; it is
-    accepted where q decreases (then ``lr *= LR_GROW``) and rejected otherwise
-    (``lr *= LR_SHRINK``). Every evaluation, accepted or not, counts as an iteration.
+    Each iteration proposes ``x + v`` with the heavy-ball step ``v = MOMENTUM · v − lr ∇q`` for
+    every active candidate; it is accepted where q decreases (then ``lr *= LR_GROW``) and
+    rejected otherwise (``lr *= LR_SHRINK`` and the momentum restarts from zero). Every
+    evaluation, accepted or not, counts as an iteration. The active candidates are kept in
+    compact working tensors that shrink whenever some candidates stop.
     """
+    n = x0.shape[0]
     x = x0.detach().clone()
-    n = x.shape[0]
     q, g = speed_and_grad(G, x)
-    lr = torch.full((n,), float(lr_init), dtype=x.dtype, device=x.device)
-    velocity = torch.zeros_like(x)
     iters = torch.zeros(n, dtype=torch.int64, device=x.device)
     converged = q < tol_q
     stalled = ~torch.isfinite(q)
-    active = ~(converged | stalled)
+    idx = (~(converged | stalled)).nonzero().squeeze(1)
+    # working copies of the active candidates
+    xa, qa, ga = x[idx], q[idx], g[idx]
+    lr = torch.full((idx.numel(),), float(lr_init), dtype=x.dtype, device=x.device)
+    va = torch.zeros_like(xa)
+    na = torch.zeros(idx.numel(), dtype=torch.int64, device=x.device)
     bar = _progress_bar(max_iters, progress, "fixed points (per candidate)")
     for _ in range(max_iters):
-        idx = active.nonzero().squeeze(1)
         if idx.numel() == 0:
             break
-        step = lr[idx]
-        v_try = MOMENTUM * velocity[idx] - step[:, None] * g[idx]
-        x_try = x[idx] + v_try
+        v_try = MOMENTUM * va - lr[:, None] * ga
+        x_try = xa + v_try
         q_try, g_try = speed_and_grad(G, x_try)
-        ok = torch.isfinite(q_try) & (q_try < q[idx])
-        dq = q[idx] - q_try
-        acc = idx[ok]
-        x[acc], g[acc], q[acc] = x_try[ok], g_try[ok], q_try[ok]
-        velocity[idx] = torch.where(ok[:, None], v_try, torch.zeros_like(v_try))
-        lr[idx] = torch.where(ok, step * LR_GROW, step * LR_SHRINK)
-        iters[idx] += 1
-        done_q = q[idx] < tol_q
-        done_dq = ok & (dq < tol_dq * step)
-        tiny = lr[idx] < LR_FLOOR * lr_init
-        converged[idx] = done_q
-        stalled[idx] = ~done_q & (done_dq | tiny)
-        active[idx] = ~(done_q | done_dq | tiny)
+        ok = torch.isfinite(q_try) & (q_try < qa)
+        dq = qa - q_try
+        okc = ok[:, None]
+        xa = torch.where(okc, x_try, xa)
+        ga = torch.where(okc, g_try, ga)
+        qa = torch.where(ok, q_try, qa)
+        va = torch.where(okc, v_try, torch.zeros_like(v_try))
+        done_dq = ok & (dq < tol_dq * lr)
+        lr = torch.where(ok, lr * LR_GROW, lr * LR_SHRINK)
+        na += 1
+        done_q = qa < tol_q
+        stop = done_q | done_dq | (lr < LR_FLOOR * lr_init)
         bar.update(1)
+        if bool(stop.any()):
+            fin = idx[stop]
+            x[fin], q[fin], iters[fin] = xa[stop], qa[stop], na[stop]
+            converged[fin] = done_q[stop]
+            stalled[fin] = ~done_q[stop]
+            keep = ~stop
+            idx, xa, qa, ga, va, lr, na = (t[keep] for t in (idx, xa, qa, ga, va, lr, na))
+    x[idx], q[idx], iters[idx] = xa, qa, na  # ran out of iterations
     bar.close()
     return SearchState(x, q, iters, converged, stalled)
 
