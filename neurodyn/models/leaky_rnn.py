@@ -230,11 +230,21 @@ class LeakyRNN(RecurrentModel):
             self.b_out, self.alpha, self.activation, self.noise_std,
         )
 
+    def forward(self, *args: Any, **kwargs: Any):
+        # effective weights are built once per rollout, not once per step (time and autograd memory)
+        self._rollout_params = self.params()
+        try:
+            return super().forward(*args, **kwargs)
+        finally:
+            self._rollout_params = None
+
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        return leaky_rnn_step(self.params(), h, u)
+        p = getattr(self, "_rollout_params", None)
+        return leaky_rnn_step(self.params() if p is None else p, h, u)
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
-        return h @ self._effective("w_out").T + self.b_out
+        p = getattr(self, "_rollout_params", None)
+        return h @ (self._effective("w_out") if p is None else p.w_out).T + self.b_out
 
     def excitatory(self) -> torch.Tensor:
         """Boolean (unit,) marking excitatory units (all True without Dale's law)."""

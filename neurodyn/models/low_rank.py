@@ -104,12 +104,21 @@ class LowRankRNN(RecurrentModel):
             self.alpha, self.activation, self.noise_std,
         )
 
+    def forward(self, *args: Any, **kwargs: Any):
+        # m n^T / N is built once per rollout, not once per step
+        self._rollout_params = self.params()
+        try:
+            return super().forward(*args, **kwargs)
+        finally:
+            self._rollout_params = None
+
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        return leaky_rnn_step(self.params(), h, u)
+        p = getattr(self, "_rollout_params", None)
+        return leaky_rnn_step(self.params() if p is None else p, h, u)
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
-        scale = 1.0 if self.output_scale is None else self.output_scale
-        return h @ (self.w_out * scale).T + self.b_out
+        p = getattr(self, "_rollout_params", None)
+        return h @ (self.params() if p is None else p).w_out.T + self.b_out
 
     def config(self) -> dict[str, Any]:
         return {

@@ -137,6 +137,7 @@ def train(
     cur_task = task if curriculum is None else curriculum.task_at(task, 0)
     model = copy.deepcopy(model).to(device)
     model.train()
+    dtype = next(model.parameters()).dtype
     gen = torch_generator(seed_int, 1, device=device)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     eval_batch = _eval_batch(cur_task, batch_size, seed_int)
@@ -149,7 +150,7 @@ def train(
     bar = tqdm(range(n_iterations), disable=not progress, desc=f"train {task.name}")
     for it in bar:
         batch = cur_task.sample(batch_size, seed=seed_int, first_trial=it * batch_size)
-        x, y, m = batch.to_torch(device)
+        x, y, m = batch.to_torch(device, dtype)
         rollout = model(x, generator=gen, state_hook=state_hook)
         task_loss = loss_fn(rollout.outputs, y, m)
         reg_values = []
@@ -250,7 +251,7 @@ def evaluate(model: RecurrentModel, task: Task, batch=None, *, n_trials: int = 2
         batch = task.sample(n_trials, seed=seed)
     was_training = model.training
     model.eval()
-    x, y, m = batch.to_torch(device)
+    x, y, m = batch.to_torch(device, next(model.parameters()).dtype)
     out = model(x, noise=False).outputs
     model.train(was_training)
     metrics = dict(task.evaluate(out.cpu().numpy(), batch))
