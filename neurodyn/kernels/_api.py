@@ -205,8 +205,10 @@ def rollout(
     if n_steps < 0:
         raise ValueError(f"n_steps must be >= 0, got {n_steps}")
     if noise_std is None:
-        own = getattr(model_or_params, "noise_scale", 0.0)
-        noise_std = own if family is None else family.noise_scale(params)
+        if hasattr(model_or_params, "step"):
+            noise_std = model_or_params.noise_scale
+        else:
+            noise_std = 0.0 if family is None else family.noise_scale(params)
     noise_std = float(noise_std or 0.0)
     if noise_std < 0:
         raise ValueError(f"noise_std must be >= 0, got {noise_std}")
@@ -240,9 +242,9 @@ def _run_kernel(name, family, params, h0, inputs, *, n_steps, varying, every, no
         inputs = None if inputs is None else inputs.unsqueeze(0)
     n_net, n_batch, n_unit = h0.shape
     with torch.no_grad():
-        drive = family.drive(lift(params, family), inputs)
-        if not varying:
-            drive = drive.unsqueeze(-2)
+        flat = inputs.reshape(n_net, -1, inputs.shape[-1]) if varying else inputs
+        drive = family.drive(lift(params, family), flat)
+        drive = drive.reshape(n_net, n_batch, n_steps, -1) if varying else drive.unsqueeze(-2)
         drive = drive.expand(n_net, n_batch, drive.shape[-2], drive.shape[-1]).contiguous()
     if name == "numba":
         from neurodyn.kernels.numba_backend import run_chunk

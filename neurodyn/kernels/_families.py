@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from neurodyn.models import GRUParams, LeakyRNNParams
+from neurodyn.models import ALRNNParams, GRUParams, LeakyRNNParams, PLRNNParams, ShallowPLRNNParams
 from neurodyn.models._base import activation_fn
 
 
@@ -75,6 +75,51 @@ def _gru_drive(p: GRUParams, u: torch.Tensor | None) -> torch.Tensor:
     return _mm(u, p.w_ih) + p.b_ih
 
 
+def _pl_input(z_next: torch.Tensor, C: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    if u is None or C.shape[-1] == 0:
+        return z_next
+    return z_next + _mm(u, C)
+
+
+def _plrnn_step(p: PLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    return _pl_input(_mm(z, p.A) + _mm(torch.relu(z), p.W) + p.h, p.C, u)
+
+
+def _alrnn_phi(z: torch.Tensor, n_relu: int) -> torch.Tensor:
+    if n_relu == 0:
+        return z
+    n_lin = z.shape[-1] - n_relu
+    return torch.cat([z[..., :n_lin], torch.relu(z[..., n_lin:])], dim=-1)
+
+
+def _alrnn_step(p: ALRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    return _pl_input(_mm(z, p.A) + _mm(_alrnn_phi(z, p.n_relu), p.W) + p.h, p.C, u)
+
+
+def _shplrnn_step(p: ShallowPLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    pre = _mm(z, p.W2)
+    act = torch.relu(pre + p.h2)
+    if p.clipped:
+        act = act - torch.relu(pre)
+    return _pl_input(p.a * z + _mm(act, p.W1) + p.h1, p.C, u)
+
+
+def _pl_drive(bias: str):
+    def drive(p: Any, u: torch.Tensor | None) -> torch.Tensor:
+        b = getattr(p, bias)
+        return b if u is None or p.C.shape[-1] == 0 else _mm(u, p.C) + b
+
+    return drive
+
+
+def _zero(p: Any) -> float:
+    return 0.0
+
+
+def _c_inputs(p: Any) -> int:
+    return p.C.shape[-1]
+
+
 FAMILIES: dict[type, Family] = {
     LeakyRNNParams: Family(
         "leaky", "w_rec", ("b", "b_out"), _leaky_step, _leaky_drive,
@@ -83,6 +128,11 @@ FAMILIES: dict[type, Family] = {
     GRUParams: Family(
         "gru", "w_hh", ("b_ih", "b_hh", "b_out"), _gru_step, _gru_drive, lambda p: 0.0,
         lambda p: p.w_ih.shape[-1],
+    ),
+    PLRNNParams: Family("plrnn", "A", ("h", "b_out"), _plrnn_step, _pl_drive("h"), _zero, _c_inputs),
+    ALRNNParams: Family("alrnn", "A", ("h", "b_out"), _alrnn_step, _pl_drive("h"), _zero, _c_inputs),
+    ShallowPLRNNParams: Family(
+        "shplrnn", "W2", ("a", "h1", "h2", "b_out"), _shplrnn_step, _pl_drive("h1"), _zero, _c_inputs,
     ),
 }
 
@@ -106,7 +156,9 @@ def lift(params: Any, family: Family) -> Any:
     """Ensemble params with per-unit vectors shaped ``(network, 1, n)`` so they broadcast."""
     if not is_ensemble(params, family):
         return params
-    return params._replace(**{f: getattr(params, f).unsqueeze(-2) for f in family.vectors})
+    return params._replace(**{
+        f: getattr(params, f).unsqueeze(-2) for f in family.vectors if getattr(params, f) is not None
+    })
 
 
 def cast(params: Any, *, dtype: torch.dtype, device: Any) -> Any:

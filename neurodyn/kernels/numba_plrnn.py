@@ -1,0 +1,94 @@
+"""Numba kernels for the piecewise-linear family: PLRNN, ALRNN and (clipped) shallow PLRNN.
+
+Same layout and blocking as :mod:`neurodyn.kernels.numba_rnn`. PLRNN and ALRNN share one kernel:
+``z' = [A | W] [z; phi*(z)] + d_t`` with ``phi*`` the ReLU on the last ``n_relu`` units (all units
+for the PLRNN), so one register-blocked product with the joined ``(latent, 2 latent)`` matrix
+does both terms. The shallow PLRNN runs two products per step through its hidden layer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from numba import njit, prange
+
+from neurodyn.kernels.numba_rnn import KB, finish_step, load_block, matvec_block
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def pl_kernel(m, drive, noise, noise_std, h, out, n_steps, t0, every, n_relu):
+    """``z' = A z + W phi*(z) + d_t`` with ``m = [A | W]`` of shape (network, latent, 2 latent)."""
+    n_net, n_batch, n = h.shape
+    n_blk = (n_batch + KB - 1) // KB
+    vary = drive.shape[2] > 1
+    for item in prange(n_net * n_blk):
+        e = item // n_blk
+        b0 = (item - e * n_blk) * KB
+        hb = np.empty((KB, n), h.dtype)
+        x = np.empty((KB, 2 * n), h.dtype)
+        pre = np.empty((KB, n), h.dtype)
+        rows = np.empty(KB, np.int64)
+        zero = np.zeros(1, h.dtype)[0]
+        load_block(h, e, b0, hb, rows)
+        me = m[e]
+        for t in range(n_steps):
+            td = t if vary else 0
+            for k in range(KB):
+                for i in range(n):
+                    x[k, i] = hb[k, i]
+                    x[k, n + i] = max(hb[k, i], zero) if i >= n - n_relu else hb[k, i]
+            matvec_block(me, x, pre, zero)
+            for k in range(KB):
+                for i in range(n):
+                    hb[k, i] = pre[k, i] + drive[e, rows[k], td, i]
+            finish_step(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
+        for k in range(min(KB, n_batch - b0)):
+            h[e, b0 + k, :] = hb[k, :]
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def shallow_kernel(w2, h2, w1, a, drive, noise, noise_std, h, out, n_steps, t0, every, clipped):
+    """``z' = a z + W1 [relu(W2 z + h2) (- relu(W2 z))] + d_t``; ``w2`` (network, hidden, latent)."""
+    n_net, n_batch, n = h.shape
+    n_hid = w2.shape[1]
+    n_blk = (n_batch + KB - 1) // KB
+    vary = drive.shape[2] > 1
+    for item in prange(n_net * n_blk):
+        e = item // n_blk
+        b0 = (item - e * n_blk) * KB
+        hb = np.empty((KB, n), h.dtype)
+        hid = np.empty((KB, n_hid), h.dtype)
+        pre = np.empty((KB, n), h.dtype)
+        rows = np.empty(KB, np.int64)
+        zero = np.zeros(1, h.dtype)[0]
+        load_block(h, e, b0, hb, rows)
+        w2e = w2[e]
+        w1e = w1[e]
+        for t in range(n_steps):
+            td = t if vary else 0
+            matvec_block(w2e, hb, hid, zero)
+            for k in range(KB):
+                for j in range(n_hid):
+                    v = hid[k, j]
+                    r = max(v + h2[e, j], zero)
+                    hid[k, j] = r - max(v, zero) if clipped else r
+            matvec_block(w1e, hid, pre, zero)
+            for k in range(KB):
+                for i in range(n):
+                    hb[k, i] = a[e, i] * hb[k, i] + pre[k, i] + drive[e, rows[k], td, i]
+            finish_step(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
+        for k in range(min(KB, n_batch - b0)):
+            h[e, b0 + k, :] = hb[k, :]
+
+
+def run(family: str, params, drive: np.ndarray, common: tuple) -> None:
+    """Call the kernel of ``family`` (``plrnn``, ``alrnn`` or ``shplrnn``) on ensemble params."""
+    if family in ("plrnn", "alrnn"):
+        m = torch.cat([params.A, params.W], dim=-1).contiguous().numpy()
+        n_relu = params.A.shape[-1] if family == "plrnn" else int(params.n_relu)
+        pl_kernel(m, drive, *common, n_relu)
+    elif family == "shplrnn":
+        arr = [params.W2, params.h2, params.W1, params.a]
+        shallow_kernel(*(x.contiguous().numpy() for x in arr), drive, *common, bool(params.clipped))
+    else:  # pragma: no cover - guarded by the dispatcher
+        raise ValueError(f"no Numba kernel for family {family!r}")
