@@ -1,7 +1,10 @@
 """Training: BPTT on tasks (``train``) and the losses it uses."""
 
+from neurodyn.training.curriculum import Curriculum
+from neurodyn.training.early_stopping import EarlyStopping
 from neurodyn.training.generate import Generated, generate
 from neurodyn.training.losses import LOSSES, masked_cross_entropy, masked_mse
+from neurodyn.training.regularizers import RatePenalty, WeightPenalty, l1_rate, l1_weight, l2_rate, l2_weight
 from neurodyn.training.teacher_forcing import FitResult, fit_teacher_forcing
 from neurodyn.training.train import TrainingDivergedError, TrainResult, evaluate, train
 
@@ -9,4 +12,6 @@ __all__ = [
     "LOSSES", "TrainResult", "TrainingDivergedError", "evaluate", "masked_cross_entropy",
     "masked_mse", "train",
     "FitResult", "Generated", "fit_teacher_forcing", "generate",
+    "Curriculum", "EarlyStopping", "RatePenalty", "WeightPenalty", "l1_rate", "l1_weight", "l2_rate",
+    "l2_weight",
 ]
