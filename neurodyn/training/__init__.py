@@ -2,6 +2,8 @@
 
 from neurodyn.training.curriculum import Curriculum
 from neurodyn.training.early_stopping import EarlyStopping
+from neurodyn.training.ensemble import EnsembleResult, train_ensemble
+from neurodyn.training.ensemble_io import load_ensemble, save_ensemble
 from neurodyn.training.generate import Generated, generate
 from neurodyn.training.losses import LOSSES, masked_cross_entropy, masked_mse
 from neurodyn.training.regularizers import RatePenalty, WeightPenalty, l1_rate, l1_weight, l2_rate, l2_weight
@@ -14,4 +16,5 @@ __all__ = [
     "FitResult", "Generated", "fit_teacher_forcing", "generate",
     "Curriculum", "EarlyStopping", "RatePenalty", "WeightPenalty", "l1_rate", "l1_weight", "l2_rate",
     "l2_weight",
+    "EnsembleResult", "load_ensemble", "save_ensemble", "train_ensemble",
 ]

@@ -1,0 +1,95 @@
+"""Ensembles on disk: one checkpoint per network plus an index JSON that lists them."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from neurodyn.tasks._base import Task
+from neurodyn.training.ensemble import EnsembleResult
+
+INDEX_FORMAT = "neurodyn-ensemble"
+INDEX_VERSION = 1
+INDEX_NAME = "ensemble.json"
+
+
+def save_ensemble(
+    result: EnsembleResult, directory: str | os.PathLike, *, task: Task | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Write ``network_000.pt`` ... (via :func:`neurodyn.io.save_checkpoint`) and ``ensemble.json``.
+
+    Each checkpoint holds its network's own training settings (seed, hyperparameters, ensemble
+    index), so it loads and analyses like any singly trained model. The index lists, per network,
+    the file, seed, hyperparameters and final training loss.
+
+    Returns
+    -------
+    Path of the index JSON.
+
+    Raises
+    ------
+    FileExistsError
+        If a checkpoint or the index exists and ``overwrite`` is False (nothing is written then).
+    """
+    from neurodyn.io import save_checkpoint
+
+    directory = Path(directory)
+    n = len(result.models)
+    files = [f"network_{e:03d}.pt" for e in range(n)]
+    clash = [f for f in [*files, INDEX_NAME] if (directory / f).exists()]
+    if clash and not overwrite:
+        raise FileExistsError(f"{directory} already holds {clash[:3]}; pass overwrite=True to replace them")
+    entries = []
+    for e, (model, name) in enumerate(zip(result.models, files)):
+        cfg = result.network_config(e)
+        save_checkpoint(directory / name, model, task=task, training=cfg, overwrite=overwrite)
+        loss = result.histories[e]["loss"]
+        entries.append({"index": e, "file": name, "seed": cfg["seed"],
+                        "hyperparameters": cfg["hyperparameters"],
+                        "final_loss": loss[-1] if loss else None})
+    index = {
+        "format": INDEX_FORMAT, "version": INDEX_VERSION, "n_networks": n,
+        "model_class": type(result.models[0]).__name__,
+        "task": None if task is None else {"name": task.name, "config": task.config()},
+        "training": {k: v for k, v in result.config.items() if k not in ("seeds", "hyperparameters")},
+        "networks": entries,
+    }
+    path = directory / INDEX_NAME
+    path.write_text(json.dumps(index, indent=1, default=_plain))
+    return path
+
+
+def load_ensemble(index_path: str | os.PathLike) -> list[Any]:
+    """Load every network listed in an ``ensemble.json`` as :class:`neurodyn.io.Checkpoint` objects.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the index or a listed checkpoint is missing.
+    ValueError
+        If the file is not an ensemble index or is of a newer version.
+    """
+    from neurodyn.io import load_checkpoint
+
+    path = Path(index_path)
+    if path.is_dir():
+        path = path / INDEX_NAME
+    if not path.exists():
+        raise FileNotFoundError(f"no ensemble index at {path}")
+    index = json.loads(path.read_text())
+    if index.get("format") != INDEX_FORMAT:
+        raise ValueError(f"{path} is not a neurodyn ensemble index (format {index.get('format')!r})")
+    if index.get("version", 0) > INDEX_VERSION:
+        raise ValueError(f"{path} has index version {index['version']}; upgrade neurodyn")
+    return [load_checkpoint(path.parent / entry["file"]) for entry in index["networks"]]
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")

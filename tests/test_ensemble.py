@@ -1,0 +1,92 @@
+"""Ensemble training against one-by-one training, size masks, hyperparameters and saving."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from neurodyn.io import load_checkpoint
+from neurodyn.models import GRU, PLRNN, LeakyRNN
+from neurodyn.tasks.flipflop import FlipFlop
+from neurodyn.training import train
+from neurodyn.training.ensemble import train_ensemble
+from neurodyn.training.ensemble_io import load_ensemble, save_ensemble
+
+TASK = FlipFlop(n_bits=2, n_steps=15)
+KW = {"n_iterations": 4, "batch_size": 6, "lr": 1e-2, "eval_every": 0, "progress": False}
+
+
+def _leaky(seed, gain=1.0):
+    return LeakyRNN(TASK.n_inputs, 7, TASK.n_outputs, alpha=0.5, noise_std=0.05, gain=gain, seed=seed)
+
+
+def _max_diff(a, b):
+    return max((x - y).abs().max().item() for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+@pytest.mark.parametrize("factory", [
+    _leaky,
+    lambda seed: GRU(TASK.n_inputs, 7, TASK.n_outputs, seed=seed),
+    lambda seed: PLRNN(TASK.n_inputs, 7, TASK.n_outputs, seed=seed),
+], ids=["leaky_noise", "gru", "plrnn"])
+def test_ensemble_equals_networks_trained_one_by_one(factory):
+    seeds = [3, 8, 11]
+    res = train_ensemble(factory, TASK, seeds=seeds, **KW)
+    assert res.config["seeds"] == seeds and len(res.models) == 3
+    for e, s in enumerate(seeds):
+        alone = train(factory(s), TASK, seed=s, **KW)
+        assert _max_diff(res.models[e], alone.model) < 1e-6
+        assert res.histories[e]["loss"] == pytest.approx(alone.history["loss"], rel=1e-5)
+
+
+def test_per_network_weight_decay_and_gain_match_single_runs():
+    hp = {"gain": [0.5, 1.5], "weight_decay": [0.0, 0.1], "l2_rate": [0.0, 0.01]}
+    res = train_ensemble(_leaky, TASK, seeds=[1, 2], hyperparameters=hp, clip_grad_norm=0.5, **KW)
+    for e, s in enumerate([1, 2]):
+        alone = train(_leaky(s, gain=hp["gain"][e]), TASK, seed=s, weight_decay=hp["weight_decay"][e],
+                      regularizers={"l2_rate": hp["l2_rate"][e]}, clip_grad_norm=0.5, **KW)
+        assert _max_diff(res.models[e], alone.model) < 1e-6
+    assert res.network_config(1)["hyperparameters"] == {"gain": 1.5, "weight_decay": 0.1, "l2_rate": 0.01}
+
+
+def test_size_mask_makes_inactive_units_silent_to_outputs():
+    res = train_ensemble(_leaky, TASK, seeds=[0, 1], hyperparameters={"n_active": [7, 4]}, **KW)
+    small = res.models[1]
+    assert torch.all(small.w_rec[:, 4:] == 0) and torch.all(small.w_out[:, 4:] == 0)
+    assert torch.any(res.models[0].w_rec[:, 4:] != 0)
+    x = torch.as_tensor(TASK.sample(3, seed=5).inputs)
+    h0 = torch.zeros(3, 7)
+    h0_perturbed = h0.clone()
+    h0_perturbed[:, 4:] = 5.0  # masked units cannot reach the active ones or the output
+    with torch.no_grad():
+        a, b = small(x, h0), small(x, h0_perturbed)
+    torch.testing.assert_close(a.outputs, b.outputs)
+    torch.testing.assert_close(a.states[..., :4], b.states[..., :4])
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="values for 2 networks"):
+        train_ensemble(_leaky, TASK, seeds=[0, 1], hyperparameters={"gain": [1.0]}, **KW)
+    with pytest.raises(ValueError, match="need a factory"):
+        train_ensemble([_leaky(0), _leaky(1)], TASK, hyperparameters={"gain": 1.0}, **KW)
+    with pytest.raises(ValueError, match="same class"):
+        train_ensemble([_leaky(0), GRU(TASK.n_inputs, 7, TASK.n_outputs)], TASK, **KW)
+
+
+def test_save_and_load_ensemble(tmp_path):
+    res = train_ensemble(_leaky, TASK, seeds=[4, 9], hyperparameters={"gain": [0.8, 1.2]}, **KW)
+    index = save_ensemble(res, tmp_path / "ens", task=TASK)
+    meta = json.loads(index.read_text())
+    assert meta["n_networks"] == 2 and [n["seed"] for n in meta["networks"]] == [4, 9]
+    assert meta["networks"][1]["hyperparameters"] == {"gain": 1.2}
+    ckpts = load_ensemble(index)
+    for e, ck in enumerate(ckpts):
+        assert ck.seed == [4, 9][e] and ck.training["ensemble_index"] == e
+        assert _max_diff(ck.model, res.models[e]) == 0
+    assert load_checkpoint(tmp_path / "ens" / "network_001.pt").task == TASK
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        save_ensemble(res, tmp_path / "ens")
+    rx = res.to_xarray()
+    assert rx.loss.shape == (2, 4) and list(rx.seed.values) == [4, 9]
