@@ -144,6 +144,17 @@ def test_curriculum_validation():
         Curriculum("n_steps", (), ("loss", 0.1))
 
 
+@pytest.mark.parametrize("kw, message", [
+    ({"batch_size": 0}, "batch_size >= 1"),
+    ({"lr": 0.0}, "lr > 0"),
+    ({"eval_every": 0, "early_stopping": ("loss", 2)}, "set eval_every > 0"),
+    ({"eval_every": 0, "curriculum": Curriculum("n_steps", (4, 8), ("loss", 1.0))}, "set eval_every > 0"),
+])
+def test_bad_training_settings(kw, message):
+    with pytest.raises(ValueError, match=message):
+        train(LeakyRNN(2, 4, 2), TASK, **{"n_iterations": 1, "progress": False, **kw})
+
+
 def test_state_hook_is_applied_during_training():
     calls = []
     train(LeakyRNN(2, 4, 2), TASK, n_iterations=3, lr=0.01, **FAST,

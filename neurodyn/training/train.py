@@ -124,6 +124,13 @@ def train(
             f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but task "
             f"{task.name!r} needs {task.n_inputs} / {task.n_outputs}"
         )
+    if int(n_iterations) < 0 or int(batch_size) < 1 or int(eval_every) < 0 or not lr > 0:
+        raise ValueError(
+            f"need n_iterations >= 0, batch_size >= 1, eval_every >= 0 and lr > 0; got n_iterations="
+            f"{n_iterations}, batch_size={batch_size}, eval_every={eval_every}, lr={lr}"
+        )
+    if not eval_every and (early_stopping is not None or curriculum is not None or target_metric):
+        raise ValueError("early_stopping, curriculum and target_metric need evaluations; set eval_every > 0")
     loss_name = loss or task.loss
     if loss_name not in LOSSES:
         raise ValueError(f"unknown loss {loss_name!r}; choose one of {', '.join(LOSSES)}")
