@@ -7,7 +7,7 @@ from problems import BistableTanh, FlipTanh, Rotation, linear_leaky_rnn, linear_
 
 from neurodyn.analysis import FixedPointResult, find_fixed_points
 
-METHODS = ["per_candidate", "joint"]
+METHODS = ["levenberg_marquardt", "gradient", "joint"]
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -175,3 +175,16 @@ def test_result_is_frozen():
     assert isinstance(res, FixedPointResult)
     with pytest.raises(AttributeError):
         res.q = None
+
+
+def test_auto_method_picks_levenberg_marquardt_for_small_problems(monkeypatch):
+    import neurodyn.analysis.fixed_points as fp
+
+    problem = linear_map(4)
+    starts = np.random.default_rng(0).normal(size=(8, 4))
+    assert find_fixed_points(problem, state_size=4, initial_states=starts).attrs["method"] \
+        == "levenberg_marquardt"
+    monkeypatch.setattr(fp, "AUTO_LM_ELEMENTS", 8 * 4**2 - 1)
+    res = find_fixed_points(problem, state_size=4, initial_states=starts)
+    assert res.attrs["method"] == "gradient"
+    np.testing.assert_allclose(res.states[0], problem.fixed_point, atol=1e-6)

@@ -82,7 +82,7 @@ def test_xarray_has_the_documented_names(cycle_result):
     for key in ("input", "tol_q", "tol_dq", "max_iters", "tol_unique", "outlier_distance_scale",
                 "marginal_tol", "seed", "method", "neurodyn_version"):
         assert key in ds.attrs
-    assert ds.attrs["seed"] == 7 and ds.attrs["method"] == "per_candidate"
+    assert ds.attrs["seed"] == 7 and ds.attrs["method"] == "levenberg_marquardt"
 
 
 def test_netcdf_round_trip(cycle_result, tmp_path):
@@ -95,7 +95,7 @@ def test_netcdf_round_trip(cycle_result, tmp_path):
         assert getattr(back, name).dtype == getattr(cycle_result, name).dtype
     assert list(back.stability) == list(cycle_result.stability)
     assert back.attrs["tol_q"] == cycle_result.attrs["tol_q"]
-    assert back.attrs["input"] == [] and back.attrs["method"] == "per_candidate"
+    assert back.attrs["input"] == [] and back.attrs["method"] == "levenberg_marquardt"
     ds = xr.load_dataset(path, engine="h5netcdf")
     assert FixedPointResult.from_xarray(ds).summary() == cycle_result.summary()
 

@@ -5,7 +5,7 @@
 FixedPointFinder (Golub & Sussillo 2018): a candidate is done once ``q < tol_q`` or, after an
 accepted step, ``|Δq| < tol_dq · lr`` (the change in q per unit step size, a gradient-norm test).
 
-* :func:`minimise_per_candidate` — gradient descent with one step size per candidate, grown after
+* :func:`minimise_gradient` — gradient descent with one step size per candidate, grown after
   every accepted step and shrunk (the step rejected) whenever q would increase; converged
   candidates are frozen and drop out of the batch.
 * :func:`minimise_joint` — FixedPointFinder's joint scheme: one Adam optimiser on the mean of q
@@ -67,7 +67,7 @@ def speed_and_grad(G: BatchedMap, x: torch.Tensor) -> tuple[torch.Tensor, torch.
     return q.detach(), grad.detach()
 
 
-def minimise_per_candidate(
+def minimise_gradient(
     G: BatchedMap,
     x0: torch.Tensor,
     *,
@@ -97,7 +97,7 @@ def minimise_per_candidate(
     lr = torch.full((idx.numel(),), float(lr_init), dtype=x.dtype, device=x.device)
     va = torch.zeros_like(xa)
     na = torch.zeros(idx.numel(), dtype=torch.int64, device=x.device)
-    bar = _progress_bar(max_iters, progress, "fixed points (per candidate)")
+    bar = _progress_bar(max_iters, progress, "fixed points (gradient)")
     for _ in range(max_iters):
         if idx.numel() == 0:
             break
@@ -207,31 +207,4 @@ def _progress_bar(total: int, enabled: bool, desc: str):
     return tqdm(total=total, desc=desc)
 
 
-METHODS = {"per_candidate": minimise_per_candidate, "joint": minimise_joint}
 
-
-def newton_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3) -> torch.Tensor:
-    """A few Newton steps ``x ← x − (J − I)⁻¹ (G(x) − x)`` on converged points.
-
-    Gradient descent stops as soon as ``q < tol_q``, which leaves an error of order
-    ``‖(J − I)⁻¹‖ · sqrt(2 tol_q)`` in the point; Newton's method removes it quadratically.
-    A step is kept only where it is finite and lowers q, so singular ``J − I`` (marginal
-    directions) leave a point unchanged.
-    """
-    from neurodyn.analysis._fp_stability import batch_jacobian
-
-    x = x.detach().clone()
-    if x.shape[0] == 0:
-        return x
-    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
-    for _ in range(n_steps):
-        with torch.no_grad():
-            r = G(x) - x
-        q = 0.5 * r.pow(2).sum(-1)
-        delta, info = torch.linalg.solve_ex(batch_jacobian(G, x) - eye, r.unsqueeze(-1))
-        x_try = x - delta.squeeze(-1)
-        with torch.no_grad():
-            q_try = speed(G, x_try)
-        ok = (info == 0) & torch.isfinite(q_try) & (q_try < q)
-        x = torch.where(ok[:, None], x_try, x)
-    return x

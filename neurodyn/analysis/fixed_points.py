@@ -12,8 +12,8 @@ import torch
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis import _fp_init as init
+from neurodyn.analysis._fp_newton import METHODS, newton_polish
 from neurodyn.analysis._fp_result import FixedPointResult, load_fixed_points
-from neurodyn.analysis._fp_search import METHODS, newton_polish
 from neurodyn.analysis._fp_stability import classify, cycle_jacobians, leading_modes, sorted_eigenvalues
 from neurodyn.analysis._fp_unique import (
     distance_inliers,
@@ -24,6 +24,9 @@ from neurodyn.analysis._fp_unique import (
 from neurodyn.models._base import RecurrentModel
 
 __all__ = ["FixedPointResult", "find_fixed_points", "load_fixed_points"]
+
+#: ``method="auto"`` uses Levenberg–Marquardt up to this many Jacobian entries (n_inits × state²)
+AUTO_LM_ELEMENTS = 2**25
 
 
 def find_fixed_points(
@@ -43,7 +46,7 @@ def find_fixed_points(
     outlier_distance_scale: float = 10.0,
     max_order: int = 1,
     marginal_tol: float = 1e-3,
-    method: str = "per_candidate",
+    method: str = "auto",
     state_size: int | None = None,
     dtype: torch.dtype = torch.float64,
     device: Any = None,
@@ -98,10 +101,16 @@ def find_fixed_points(
         Largest cycle period searched (1: fixed points only).
     marginal_tol : float
         Half-width of the band ``1 ± marginal_tol`` of eigenvalue moduli counted as marginal.
-    method : {"per_candidate", "joint"}
-        ``"per_candidate"``: gradient descent with a step size per candidate (grown ×1.2 after
-        each accepted step, halved on a rejected one) and per-candidate stopping.
-        ``"joint"``: FixedPointFinder's Adam optimisation of the mean q with one adaptive rate.
+    method : {"auto", "levenberg_marquardt", "gradient", "joint"}
+        All but ``"joint"`` give each candidate its own step size, adapted by one rule (×1.2
+        after an accepted step; ×0.5 and the step rejected when q would increase) and stop each
+        candidate on its own. ``"levenberg_marquardt"``: damped Gauss–Newton steps (one
+        Jacobian per accepted step; tens of iterations, also on ill-conditioned slow leaky
+        networks; memory ``n_inits × state²``). ``"gradient"``: heavy-ball gradient descent
+        (momentum 0.9, reset on rejection; cheap steps, many iterations). ``"auto"``:
+        Levenberg–Marquardt while ``n_inits × state² ≤ 2**25`` (256 MiB per float64 array),
+        else gradient. ``"joint"``: FixedPointFinder's Adam optimisation of the mean q with a
+        single adaptive rate (for comparison). ``attrs["method"]`` records the one that ran.
     state_size : int, optional
         Required when ``model`` is a plain callable.
     dtype : torch.dtype
@@ -123,8 +132,8 @@ def find_fixed_points(
     TypeError
         If ``model`` is a callable and ``state_size`` is missing.
     """
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if method not in (*METHODS, "auto"):
+        raise ValueError(f"unknown method {method!r}; choose one of auto, {', '.join(METHODS)}")
     for name, value in (("n_inits", n_inits), ("max_iters", max_iters), ("max_order", max_order)):
         if int(value) < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
@@ -155,6 +164,8 @@ def find_fixed_points(
     x0_np = init.sample_states(pool, int(n_inits), float(noise_scale), seed_int)
     x0 = torch.as_tensor(x0_np, dtype=dtype, device=device)
 
+    if method == "auto":
+        method = "levenberg_marquardt" if x0.shape[0] * n_state**2 <= AUTO_LM_ELEMENTS else "gradient"
     settings = dict(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
     parts, counts = [], {"n_candidates": 0, "n_outliers": 0}
     for k in range(1, int(max_order) + 1):
