@@ -22,6 +22,15 @@ from neurodyn.analysis.similarity import (  # noqa: F401
     weight_distance,
 )
 
+# Dynamical similarity (Ostrow et al. 2023) and distance matrices over many networks.
+from neurodyn.analysis.similarity import (  # noqa: F401
+    dsa_distance,
+    embed_distances,
+    fit_havok,
+    operator_distance,
+    pairwise_distances,
+)
+
 from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum
 
 # Fixed points, slow points and period-k cycles (Sussillo & Barak 2013).

@@ -8,6 +8,7 @@ return a plain ``float`` whose conventions are fixed by keyword arguments (see `
 from neurodyn.analysis.similarity._cca import canonical_correlations, cca_similarity, pwcca, svcca
 from neurodyn.analysis.similarity._cka import cka, rbf_bandwidth
 from neurodyn.analysis.similarity._compare_rdms import compare_rdms, upper_triangle
+from neurodyn.analysis.similarity._havok import HavokFit, delay_embed, fit_havok
 from neurodyn.analysis.similarity._permutation import (
     PermutationMetric,
     permutation_distance,
@@ -21,6 +22,8 @@ from neurodyn.analysis.similarity._predictivity import (
 from neurodyn.analysis.similarity._procrustes import ProcrustesMetric, partial_whitening, procrustes_distance
 from neurodyn.analysis.similarity._rdm import rdm
 from neurodyn.analysis.similarity._weights import match_recurrent_units, weight_distance
+from neurodyn.analysis.similarity.dsa import dsa_distance, eigenvalue_wasserstein, operator_distance
+from neurodyn.analysis.similarity.pairwise import embed_distances, pairwise_distances
 
 __all__ = [
     "LinearPredictivity",
@@ -43,4 +46,6 @@ __all__ = [
     "svcca",
     "upper_triangle",
     "weight_distance",
+    "HavokFit", "delay_embed", "dsa_distance", "eigenvalue_wasserstein", "embed_distances", "fit_havok",
+    "operator_distance", "pairwise_distances",
 ]

@@ -1,0 +1,167 @@
+"""Delay embedding and HAVOK/DMD operators of trajectories (the first stage of DSA)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+
+from neurodyn.analysis.similarity._validate import check_choice, check_finite, to_numpy
+
+
+class HavokFit(NamedTuple):
+    """A linear operator fitted to delay-embedded trajectories.
+
+    operator : ndarray, shape (rank, rank)
+        ``A`` with ``v[t+1] ≈ A v[t]`` in the leading ``rank`` eigen-time-delay coordinates ``v``
+        (right singular vectors of the Hankel matrix, unit-norm columns over samples).
+    singular_values : ndarray, shape (n_features,)
+        Singular values of the Hankel matrix (``n_features = unit * n_delays``, or fewer samples).
+    rank, full_rank : int
+        The rank used and the largest possible one (number of nonzero-size Hankel singular values).
+    n_delays, delay_interval : int
+    method : str
+        ``"pcr"`` (SVD-truncated DMD) or ``"rrr"`` (reduced-rank regression).
+    """
+
+    operator: np.ndarray
+    singular_values: np.ndarray
+    rank: int
+    full_rank: int
+    n_delays: int
+    delay_interval: int
+    method: str
+
+
+def as_trajectories(X: Any, name: str) -> np.ndarray:
+    """Validate trajectories and return a float64 ``(trial, time, unit)`` copy (2-D input = one trial)."""
+    a = to_numpy(X, name)
+    if a.ndim == 2:
+        a = a[None]
+    if a.ndim != 3:
+        raise ValueError(
+            f"{name} must have shape (trial, time, unit) or (time, unit); got shape {a.shape}"
+        )
+    if a.shape[1] < 3 or a.shape[2] < 1:
+        raise ValueError(f"{name} needs at least 3 time steps and 1 unit; got shape {a.shape}")
+    check_finite(a, name)
+    return a
+
+
+def delay_embed(X: Any, *, n_delays: int, delay_interval: int = 1) -> np.ndarray:
+    """Hankel (delay) embedding of trajectories.
+
+    Parameters
+    ----------
+    X : array or tensor, shape (trial, time, unit) or (time, unit)
+    n_delays : int >= 1
+        Number of copies stacked (1 = no embedding).
+    delay_interval : int >= 1
+        Lag between copies, in time steps.
+
+    Returns
+    -------
+    ndarray, shape (trial, time - (n_delays - 1) * delay_interval, unit * n_delays)
+        Feature block ``d`` holds ``x[t + (n_delays - 1 - d) * delay_interval]``: the newest copy comes
+        first (the ordering of the DSA reference code).
+
+    Raises
+    ------
+    ValueError
+        For bad shapes, NaN/Inf, or more delays than the trajectories are long.
+    """
+    a = as_trajectories(X, "X")
+    n_delays, delay_interval = int(n_delays), int(delay_interval)
+    if n_delays < 1 or delay_interval < 1:
+        raise ValueError(f"n_delays and delay_interval must be >= 1; got {n_delays}, {delay_interval}")
+    n_time = a.shape[1] - (n_delays - 1) * delay_interval
+    if n_time < 3:
+        raise ValueError(
+            f"{n_delays} delays at interval {delay_interval} need more than {a.shape[1]} time steps; "
+            "reduce n_delays or delay_interval"
+        )
+    blocks = [a[:, (n_delays - 1 - d) * delay_interval:][:, :n_time] for d in range(n_delays)]
+    return np.concatenate(blocks, axis=2)
+
+
+def fit_havok(
+    X: Any,
+    *,
+    n_delays: int,
+    rank: int | None = None,
+    delay_interval: int = 1,
+    method: Literal["pcr", "rrr"] = "pcr",
+    ridge: float = 1e-8,
+    warn: bool = True,
+) -> HavokFit:
+    """Fit a HAVOK/DMD operator to delay-embedded trajectories (Brunton et al., 2017; Ostrow et al., 2023).
+
+    The Hankel matrix ``H`` (samples = trials x embedded times, features = unit x n_delays) is decomposed
+    as ``H = V S U^T``; consecutive rows of ``V`` within each trial are regressed on each other with a
+    small ridge, ``V[t+1] ≈ V[t] A^T``.
+
+    Parameters
+    ----------
+    X : array or tensor, shape (trial, time, unit) or (time, unit)
+        Trajectories (time in steps); never modified. Not centred.
+    n_delays, delay_interval : int
+        See :func:`delay_embed`.
+    rank : int or None
+        Number of eigen-time-delay coordinates kept; None keeps all (full rank). Below full rank a
+        ``UserWarning`` says that invariance to invertible linear maps of the units is lost (orthogonal
+        maps and isotropic scaling still leave the operator unchanged up to orthogonal conjugation).
+    method : {"pcr", "rrr"}
+        ``pcr`` (default, the reference's default): regression within the leading ``rank`` coordinates
+        (SVD-truncated DMD). ``rrr``: reduced-rank regression on all coordinates, the operator restricted
+        to its ``rank``-dimensional fitted-output subspace ``W``: ``A = W^T A_full W``.
+    ridge : float >= 0
+        Ridge penalty of the regression (coordinates have unit norm over samples).
+    warn : bool
+        Issue the below-full-rank warning.
+
+    Returns
+    -------
+    HavokFit
+
+    Raises
+    ------
+    ValueError
+        For bad inputs, ``rank`` outside ``[1, full_rank]`` or negative ``ridge``.
+    """
+    check_choice(method, ("pcr", "rrr"), "method")
+    if not ridge >= 0:
+        raise ValueError(f"ridge must be >= 0; got {ridge}")
+    H = delay_embed(X, n_delays=n_delays, delay_interval=delay_interval)
+    n_trials, n_time, n_feat = H.shape
+    _, S, Ut = np.linalg.svd(H.reshape(-1, n_feat), full_matrices=False)
+    keep = S > S[0] * 1e-12 if S[0] > 0 else np.zeros_like(S, bool)
+    full_rank = int(keep.sum())
+    if full_rank == 0:
+        raise ValueError("X is zero everywhere; the dynamics are undefined")
+    rank = full_rank if rank is None else int(rank)
+    if not 1 <= rank <= full_rank:
+        raise ValueError(f"rank must lie in [1, {full_rank}] (the Hankel matrix rank); got {rank}")
+    if warn and rank < full_rank:
+        warnings.warn(
+            f"DSA rank {rank} is below the full rank {full_rank}: the distance is no longer invariant to "
+            "invertible linear maps of the units (only to orthogonal maps and scaling)",
+            UserWarning,
+            stacklevel=3,
+        )
+    V = (H.reshape(-1, n_feat) @ Ut[:full_rank].T / S[:full_rank]).reshape(n_trials, n_time, full_rank)
+    n_cols = rank if method == "pcr" else full_rank
+    past = V[:, :-1, :n_cols].reshape(-1, n_cols)
+    future = V[:, 1:, :n_cols].reshape(-1, n_cols)
+    gram = past.T @ past + ridge * np.eye(n_cols)
+    M = np.linalg.solve(gram, past.T @ future)
+    A = M.T
+    if method == "rrr":
+        fitted = past @ M
+        _, W = np.linalg.eigh(fitted.T @ fitted)
+        W = W[:, ::-1][:, :rank]
+        A = W.T @ A @ W
+    return HavokFit(A, S, rank, full_rank, int(n_delays), int(delay_interval), method)
+
+
+__all__ = ["HavokFit", "as_trajectories", "delay_embed", "fit_havok"]

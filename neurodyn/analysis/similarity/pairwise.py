@@ -1,0 +1,229 @@
+"""Distance matrices over many networks, with per-network preprocessing done once."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from neurodyn._seed import SeedLike
+from neurodyn.analysis.similarity._cca import cca_similarity, pwcca, svcca
+from neurodyn.analysis.similarity._cka import cka
+from neurodyn.analysis.similarity._havok import as_trajectories, fit_havok
+from neurodyn.analysis.similarity._procrustes import partial_whitening, procrustes_distance
+from neurodyn.analysis.similarity._validate import as_matrix, check_variance
+from neurodyn.analysis.similarity.dsa import SCORES, align_scores, operator_distance, prepare_pairs
+
+PER_PAIR: dict[str, Callable[..., float]] = {
+    "procrustes": procrustes_distance, "cka": cka, "cca": cca_similarity, "svcca": svcca, "pwcca": pwcca,
+}
+_BLOCK = 2048
+
+
+def _flat(a: Any, name: str) -> np.ndarray:
+    arr = np.asarray(a.detach().cpu() if type(a).__module__.startswith("torch") else a)
+    return as_matrix(arr.reshape(-1, arr.shape[-1]) if arr.ndim == 3 else arr, name)
+
+
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(n, k=1)
+
+
+def _nuclear_and_frob(F: torch.Tensor, i: np.ndarray, j: np.ndarray, nuclear: bool, progress: bool):
+    """``||F_i^T F_j||_*`` (or squared Frobenius) for all listed pairs, in blocks."""
+    from tqdm.auto import tqdm
+
+    out = torch.empty(len(i), dtype=F.dtype, device=F.device)
+    for s in tqdm(range(0, len(i), _BLOCK), disable=not progress, desc="pairwise"):
+        M = F[i[s:s + _BLOCK]].transpose(-1, -2) @ F[j[s:s + _BLOCK]]
+        out[s:s + _BLOCK] = torch.linalg.svdvals(M).sum(-1) if nuclear else (M**2).sum((-1, -2))
+    return out.cpu().numpy()
+
+
+def _procrustes(mats, *, kind="angular", alpha=1.0, center=True, device="cpu", progress=True):
+    n_units = max(m.shape[1] for m in mats)
+    feats = []
+    for m in mats:
+        mc = m - m.mean(axis=0) if center else m
+        Z = mc @ partial_whitening(mc, alpha)
+        feats.append(np.pad(Z, ((0, 0), (0, n_units - Z.shape[1]))))
+    F = torch.as_tensor(np.stack(feats), dtype=torch.float64, device=device)
+    norms = np.linalg.norm(np.stack(feats), axis=(1, 2))
+    i, j = _pairs(len(mats))
+    nuc = _nuclear_and_frob(F, i, j, True, progress)
+    if kind == "angular":
+        for k in np.unique(np.r_[i, j]):
+            check_variance(norms[k], "angular Procrustes distance")
+        return np.arccos(np.clip(nuc / (norms[i] * norms[j]), -1.0, 1.0))
+    sq = norms[i] ** 2 + norms[j] ** 2 - 2.0 * nuc
+    return np.sqrt(np.maximum(sq, 0.0) / mats[0].shape[0])
+
+
+def _linear_cka(mats, *, device="cpu", progress=True):
+    feats = [m - m.mean(axis=0) for m in mats]
+    n_units = max(f.shape[1] for f in feats)
+    F = torch.as_tensor(np.stack([np.pad(f, ((0, 0), (0, n_units - f.shape[1]))) for f in feats]),
+                        dtype=torch.float64, device=device)
+    self_hsic = np.sqrt(((F.transpose(-1, -2) @ F) ** 2).sum((-1, -2)).cpu().numpy())
+    for h in self_hsic:
+        check_variance(h, "CKA")
+    i, j = _pairs(len(mats))
+    return _nuclear_and_frob(F, i, j, False, progress) / (self_hsic[i] * self_hsic[j])
+
+
+def _dsa(acts, *, n_delays, rank=None, delay_interval=1, score="angular", method="pcr", ridge=1e-8,
+         n_restarts=8, max_iter=500, seed: SeedLike = 0, device="cpu", progress=True):
+    from tqdm.auto import tqdm
+
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {SCORES}; got {score!r}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ops = [fit_havok(a, n_delays=n_delays, rank=rank, delay_interval=delay_interval, method=method,
+                         ridge=ridge).operator for a in acts]
+    if caught:
+        warnings.warn(str(caught[0].message) + f" ({len(caught)} networks)", UserWarning, stacklevel=3)
+    i, j = _pairs(len(ops))
+    if score == "wasserstein":
+        return np.array([operator_distance(ops[a], ops[b], score=score) for a, b in zip(i, j)])
+    out = np.empty(len(i))
+    for s in tqdm(range(0, len(i), 256), disable=not progress, desc="pairwise DSA"):
+        idx = range(s, min(s + 256, len(i)))
+        sizes: dict[int, list[int]] = {}
+        for k in idx:
+            sizes.setdefault(max(ops[i[k]].shape[0], ops[j[k]].shape[0]), []).append(k)
+        for ks in sizes.values():
+            prepared = prepare_pairs([(ops[i[k]], ops[j[k]]) for k in ks], n_restarts, seed)
+            out[ks] = align_scores(prepared, score, max_iter=max_iter, device=device)
+    return out
+
+
+def pairwise_distances(
+    activity: Sequence[Any],
+    *,
+    metric: str | Callable[..., float] = "procrustes",
+    names: Sequence[str] | None = None,
+    device: Any = None,
+    progress: bool = True,
+    **kwargs: Any,
+):
+    """Matrix of a similarity measure between every pair of networks.
+
+    Each network is preprocessed once (centring and partial whitening for ``procrustes``, centring and
+    its own HSIC for linear ``cka``, the HAVOK/DMD operator fit for ``dsa``) and the K(K-1)/2
+    comparisons then run batched in torch (float64) on ``device``. Other measures (``cca``, ``svcca``,
+    ``pwcca``, ``cka`` with a non-linear kernel or debiased, any callable ``f(X, Y, **kwargs)``) are
+    called once per pair.
+
+    Parameters
+    ----------
+    activity : sequence of arrays or tensors
+        One entry per network: ``(trial, time, unit)`` trajectories (flattened to ``(sample, unit)`` for
+        the representational measures) or ``(sample, unit)`` matrices; samples (conditions) must be
+        paired across networks for all measures but ``dsa``. Unit counts may differ. Never modified.
+    metric : {"procrustes", "cka", "dsa", "cca", "svcca", "pwcca"} or callable
+    names : sequence of str, optional
+        Network labels (default ``"0"``, ``"1"``, ...).
+    device : torch device, optional
+        Default: CUDA when available, else CPU.
+    progress : bool
+        tqdm progress bar over blocks of pairs.
+    **kwargs
+        Options of the per-pair function (:func:`procrustes_distance`, :func:`cka`, :func:`dsa_distance`,
+        ...); ``dsa`` needs ``n_delays``.
+
+    Returns
+    -------
+    xarray.DataArray, dims (network, network_)
+        Symmetric, the per-pair value on each off-diagonal entry; the diagonal holds the measure of a
+        network with itself (0 for distances, 1 for similarities). ``attrs`` record the metric and options.
+
+    Raises
+    ------
+    ValueError
+        For fewer than 2 networks, mismatched sample counts, bad inputs or an unknown metric.
+    """
+    import xarray as xr
+
+    if len(activity) < 2:
+        raise ValueError(f"pairwise_distances needs at least 2 networks; got {len(activity)}")
+    n = len(activity)
+    names = [str(k) for k in range(n)] if names is None else [str(s) for s in names]
+    if len(names) != n:
+        raise ValueError(f"names has {len(names)} entries for {n} networks")
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    label = metric if isinstance(metric, str) else getattr(metric, "__name__", "callable")
+    similarity = label in ("cka", "cca", "svcca", "pwcca")
+    i, j = _pairs(n)
+    if metric == "dsa":
+        acts = [as_trajectories(a, f"activity[{k}]") for k, a in enumerate(activity)]
+        values = _dsa(acts, device=device, progress=progress, **kwargs)
+    else:
+        mats = [_flat(a, f"activity[{k}]") for k, a in enumerate(activity)]
+        if len({m.shape[0] for m in mats}) != 1:
+            raise ValueError("all networks need the same samples (conditions x time) for this measure; got "
+                             f"sample counts {sorted({m.shape[0] for m in mats})}")
+        if metric == "procrustes":
+            values = _procrustes(mats, device=device, progress=progress, **kwargs)
+        elif metric == "cka" and kwargs.get("kernel", "linear") == "linear" and not kwargs.get("debiased"):
+            values = _linear_cka(mats, device=device, progress=progress)
+        else:
+            fn = metric if callable(metric) else PER_PAIR.get(metric)
+            if fn is None:
+                raise ValueError(f"unknown metric {metric!r}; choose one of {sorted([*PER_PAIR, 'dsa'])} "
+                                 "or pass a callable")
+            values = np.array([fn(mats[a], mats[b], **kwargs) for a, b in zip(i, j)])
+    D = np.full((n, n), 1.0 if similarity else 0.0)
+    D[i, j] = D[j, i] = values
+    attrs = {"metric": label, "kind": "similarity" if similarity else "distance"}
+    attrs.update({k: str(v) if v is None or isinstance(v, (tuple, list)) else v for k, v in kwargs.items()})
+    return xr.DataArray(D, dims=("network", "network_"), coords={"network": names, "network_": names},
+                        name=f"{label}_pairwise", attrs=attrs)
+
+
+def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed: SeedLike = 0) -> np.ndarray:
+    """Low-dimensional embedding of networks from their distance matrix, for plots.
+
+    Parameters
+    ----------
+    D : xarray.DataArray or array, shape (network, network)
+        Symmetric distances with zero diagonal (e.g. from :func:`pairwise_distances`).
+    n_components : int
+    method : {"mds"}
+        Metric multidimensional scaling (``sklearn.manifold.MDS``, precomputed dissimilarities).
+    seed : SeedLike
+        Seeds the MDS initialisation.
+
+    Returns
+    -------
+    ndarray, shape (network, n_components)
+
+    Raises
+    ------
+    ValueError
+        For a non-square, asymmetric or non-finite matrix, or an unknown method.
+    """
+    from sklearn.manifold import MDS
+
+    from neurodyn._seed import resolve_seed
+
+    M = np.asarray(getattr(D, "values", D), dtype=float)
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or not np.all(np.isfinite(M)):
+        raise ValueError(f"D must be a finite square (network, network) matrix; got shape {M.shape}")
+    if not np.allclose(M, M.T, atol=1e-10):
+        raise ValueError("D must be symmetric; symmetrise it first, e.g. (D + D.T) / 2")
+    if method != "mds":
+        raise ValueError(f"method must be 'mds'; got {method!r}")
+    import inspect
+
+    params = inspect.signature(MDS).parameters
+    key = {"metric": "precomputed"} if "metric_mds" in params else {"dissimilarity": "precomputed"}
+    extra = {"init": "random"} if "init" in params else {}
+    mds = MDS(n_components=n_components, random_state=resolve_seed(seed) % 2**32, n_init=4, **key, **extra)
+    return mds.fit_transform(M)
+
+
+__all__ = ["embed_distances", "pairwise_distances"]
