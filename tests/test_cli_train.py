@@ -45,6 +45,16 @@ def test_same_command_same_weights(tmp_path):
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
+def test_training_options_reach_the_checkpoint(tmp_path):
+    out = tmp_path / "t.pt"
+    assert run_train("--clip-grad-norm", "0", "--weight-decay", "0.01", "--l1-weight", "0.001",
+                     "--lr", "0.003", "--out", out) == 0
+    training = load_checkpoint(out).training
+    assert training["clip_grad_norm"] is None and training["weight_decay"] == 0.01
+    assert training["lr"] == 0.003
+    assert training["regularizers"] == [{"name": "l1_weight", "strength": 0.001}]
+
+
 def test_lowrank_model(tmp_path):
     out = tmp_path / "lr.pt"
     assert run_train("--model", "lowrank", "--rank", "2", "--output-scale", "lazy", "--out", out) == 0

@@ -50,6 +50,19 @@ def test_noise_scale_sqrt_2_alpha():
     assert lr.noise_scale == m.noise_scale
 
 
+def test_noise_statistics_of_one_step():
+    """With W = 0, b = 0 and a linear unit, one step from h = 0 is pure noise of std sqrt(2 alpha) sigma."""
+    m = LeakyRNN(1, 50, 1, activation="linear", alpha=0.1, noise_std=0.3).double()
+    with torch.no_grad():
+        m.w_rec.zero_()
+    gen = torch.Generator().manual_seed(0)
+    h1 = m(torch.zeros(400, 1, 1, dtype=torch.float64), noise=True, generator=gen).states[:, 0].detach()
+    assert float(h1.mean()) == pytest.approx(0.0, abs=0.01)
+    assert float(h1.std()) == pytest.approx((2 * 0.1) ** 0.5 * 0.3, rel=0.02)
+    quiet = m(torch.zeros(3, 2, 1, dtype=torch.float64), noise=False).states
+    assert torch.equal(quiet, torch.zeros_like(quiet))
+
+
 def test_trainable_h0_is_used_and_learnt():
     m = LeakyRNN(1, 4, 1, train_h0=True)
     with torch.no_grad():

@@ -88,7 +88,7 @@ def _common_options(p: argparse.ArgumentParser) -> None:
     t.add_argument("--batch-size", type=int, default=64)
     t.add_argument("--lr", type=float, default=1e-2)
     t.add_argument("--weight-decay", type=float, default=0.0)
-    t.add_argument("--clip-grad-norm", type=float, default=1.0)
+    t.add_argument("--clip-grad-norm", type=float, default=1.0, help="gradient-norm clipping (0: none)")
     for name, what in (("l1-weight", "L1 on weights"), ("l2-weight", "L2 on weights"),
                        ("l1-rate", "L1 on firing rates"), ("l2-rate", "L2 on firing rates")):
         t.add_argument(f"--{name}", type=float, default=0.0, help=f"strength of the {what} penalty")
@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     strengths = {k: getattr(args, k) for k in ("l1_weight", "l2_weight", "l1_rate", "l2_rate")}
     result = neurodyn.train(
         model, task, n_iterations=args.n_iterations, batch_size=args.batch_size, lr=args.lr,
-        weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm, seed=args.seed,
+        weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm or None, seed=args.seed,
         target_metric=target, progress=not args.no_progress, device=args.device,
         eval_every=args.eval_every, regularizers=strengths, early_stopping=args.early_stopping,
         curriculum=curriculum,
