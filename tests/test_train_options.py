@@ -142,6 +142,15 @@ def test_curriculum_validation():
         Curriculum("n_bits", (2, 3), ("loss", 0.1)).task_at(TASK, 1)
     with pytest.raises(ValueError, match="at least one value"):
         Curriculum("n_steps", (), ("loss", 0.1))
+    with pytest.raises(ValueError, match="curriculum metric 'nope' not evaluated"):
+        train(LeakyRNN(2, 4, 2), TASK, n_iterations=2, batch_size=4, progress=False, eval_every=1,
+              curriculum=Curriculum("n_steps", (4, 8), ("nope", 0.1)))
+
+
+def test_target_metric_direction_follows_the_metric():
+    res = train(LeakyRNN(2, 4, 2), TASK, n_iterations=5, batch_size=4, progress=False, eval_every=1,
+                target_metric=("loss", 100.0))  # a loss is reached from below: stops at once
+    assert res.config["iterations_run"] == 1 and res.config["stop_reason"] == "target_metric"
 
 
 @pytest.mark.parametrize("kw, message", [

@@ -75,12 +75,12 @@ class Curriculum:
 
         Raises
         ------
-        KeyError
+        ValueError
             If the metric is not among ``metrics`` (the message lists those available).
         """
         name, threshold = self.advance_when
         if name not in metrics:
-            raise KeyError(f"curriculum metric {name!r} not evaluated; available: {', '.join(metrics)}")
+            raise ValueError(f"curriculum metric {name!r} not evaluated; available: {', '.join(metrics)}")
         return reached(metrics[name], threshold, metric_mode(name))
 
     def describe(self) -> dict[str, Any]:

@@ -192,9 +192,8 @@ def train(
                 eval_batch = _eval_batch(cur_task, batch_size, seed_int)
                 history.setdefault("curriculum_advance_iteration", []).append(it)
             continue
-        if target_metric and _metric(metrics, target_metric[0], "target_metric") is not None and reached(
-            metrics[target_metric[0]], target_metric[1], metric_mode(target_metric[0])
-        ):
+        if target_metric and reached(_metric(metrics, target_metric[0], "target_metric"),
+                                     target_metric[1], metric_mode(target_metric[0])):
             stop_reason = "target_metric"
             break
         if tracker is not None:
