@@ -74,7 +74,3 @@ def has_minimal_period(orbits: np.ndarray, tol: float) -> np.ndarray:
             ok &= np.abs(orbits[:, d] - orbits[:, 0]).max(axis=-1) >= tol
     return ok
 
-
-def divisors_below(k: int) -> list[int]:
-    """Proper divisors of ``k`` (1 included, ``k`` excluded)."""
-    return [d for d in range(1, k) if k % d == 0]
