@@ -1,0 +1,94 @@
+"""Pairwise distance matrices equal the per-pair measures; symmetric with a neutral diagonal."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from neurodyn.analysis import cka, dsa_distance, embed_distances, pairwise_distances, procrustes_distance
+from neurodyn.analysis.similarity import svcca
+
+
+def _networks(n_networks=5, n_trials=6, n_steps=30, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n_networks):
+        n = 3 + k % 3
+        A = 0.9 * np.linalg.qr(rng.standard_normal((n, n)))[0]
+        x = rng.standard_normal((n_trials, n))
+        traj = []
+        for _ in range(n_steps):
+            traj.append(x)
+            x = np.tanh(x @ A.T) + 0.05 * rng.standard_normal(x.shape)
+        out.append(np.stack(traj, axis=1))
+    return out
+
+
+@pytest.mark.parametrize("metric, fn, kw", [
+    ("procrustes", procrustes_distance, {}),
+    ("procrustes", procrustes_distance, {"kind": "euclidean", "alpha": 0.5}),
+    ("cka", cka, {}),
+    ("cka", cka, {"debiased": True}),
+    ("svcca", svcca, {"keep": 2}),
+])
+def test_matches_per_pair(metric, fn, kw):
+    nets = _networks()
+    D = pairwise_distances(nets, metric=metric, progress=False, **kw)
+    assert D.dims == ("network", "network_")
+    np.testing.assert_array_equal(D.values, D.values.T)
+    flat = [n.reshape(-1, n.shape[-1]) for n in nets]
+    for i in range(len(nets)):
+        for j in range(i + 1, len(nets)):
+            assert D.values[i, j] == pytest.approx(fn(flat[i], flat[j], **kw), abs=1e-9)
+    assert np.all(np.diag(D.values) == (1.0 if metric != "procrustes" else 0.0))
+
+
+def test_dsa_matches_per_pair_and_is_symmetric():
+    nets = _networks(n_networks=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        D = pairwise_distances(nets, metric="dsa", n_delays=2, rank=3, progress=False, names=list("abcd"))
+        for i in range(4):
+            for j in range(i + 1, 4):
+                assert D.values[i, j] == pytest.approx(dsa_distance(nets[i], nets[j], n_delays=2, rank=3),
+                                                       abs=1e-7)
+    np.testing.assert_array_equal(D.values, D.values.T)
+    assert np.all(np.diag(D.values) == 0.0)
+    assert list(D.network.values) == list("abcd")
+    assert D.attrs["metric"] == "dsa" and D.attrs["rank"] == 3
+
+
+def test_dsa_warns_once_below_full_rank():
+    with pytest.warns(UserWarning, match="4 networks"):
+        pairwise_distances(_networks(n_networks=4), metric="dsa", n_delays=2, rank=2, progress=False)
+
+
+def test_netcdf_round_trip_and_embedding(tmp_path):
+    import xarray as xr
+
+    D = pairwise_distances(_networks(n_networks=6), metric="procrustes", progress=False)
+    D.to_netcdf(tmp_path / "d.nc", engine="h5netcdf")
+    back = xr.open_dataarray(tmp_path / "d.nc", engine="h5netcdf")
+    np.testing.assert_array_equal(back.values, D.values)
+    E = embed_distances(D, seed=0)
+    assert E.shape == (6, 2)
+    np.testing.assert_array_equal(E, embed_distances(D, seed=0))
+
+
+def test_embedding_recovers_planar_distances():
+    pts = np.random.default_rng(0).standard_normal((8, 2))
+    D = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
+    E = embed_distances(D, seed=1)
+    np.testing.assert_allclose(np.linalg.norm(E[:, None] - E[None], axis=-1), D, atol=0.03)
+
+
+def test_errors():
+    nets = _networks(n_networks=3)
+    with pytest.raises(ValueError, match="at least 2"):
+        pairwise_distances(nets[:1])
+    with pytest.raises(ValueError, match="unknown metric"):
+        pairwise_distances(nets, metric="nope", progress=False)
+    with pytest.raises(ValueError, match="same samples"):
+        pairwise_distances([nets[0], nets[1][:, :10]], progress=False)
+    with pytest.raises(ValueError, match="symmetric"):
+        embed_distances(np.array([[0.0, 1.0], [2.0, 0.0]]))
