@@ -1,0 +1,143 @@
+# %% [markdown]
+# # Fitting RNNs to recordings: ECG, EEG and spike counts
+#
+# Dynamical systems reconstruction with neurodyn: load a recording, preprocess it (recorded steps),
+# fit a latent RNN by generalized teacher forcing (Hess et al., ICML 2023), and score the freely
+# generated dynamics on held-out data with D_stsp, D_H and PE(n) against two baselines (a linear
+# model fitted by least squares and the mean). Set `TINY=1` for a seconds-long smoke run (CI);
+# `NEURODYN_DATA` points to the recordings folder (default `../shared/data`).
+#
+# Data (see each folder's README):
+# * ECG — PPG-DaLiA (Reiss et al. 2019, Sensors 19:3079) as prepared for the GTF benchmark
+#   (Hess, Monfared, Brenner & Durstewitz 2023, ICML; DurstewitzLab/GTF-shPLRNN, GPL-3.0).
+# * EEG — PhysioNet EEG Motor Movement/Imagery, subject S001 run R01 (Schalk et al. 2004, IEEE TBME
+#   51:1034; Goldberger et al. 2000, Circulation 101:e215; ODC-BY), smoothed and z-scored as in
+#   mackelab/smc_rnns.
+# * Spike counts — macaque M1 during reaching (Stevenson et al. 2011, J Neurophysiol 106:764;
+#   KordingLab/spykesML, MIT), 50 ms bins.
+
+# %%
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+from neurodyn.analysis.dsr_evaluate import evaluate_reconstruction
+from neurodyn.io import TimeSeries, load_timeseries
+from neurodyn.models import LeakyRNN, ShallowPLRNN
+from neurodyn.training import fit_teacher_forcing
+
+TINY = os.environ.get("TINY", "0") not in ("0", "")
+DATA = Path(os.environ.get("NEURODYN_DATA", "../shared/data"))
+OUT = Path(os.environ.get("NEURODYN_OUT", "fit_recordings_output"))
+OUT.mkdir(parents=True, exist_ok=True)
+EPOCHS, BATCHES = (2, 3) if TINY else (150, 50)
+N_POINTS = 3000 if TINY else 40_000
+if not DATA.is_dir():
+    raise SystemExit(f"recordings not found at {DATA}; set NEURODYN_DATA to the shared data folder")
+scores = {}
+
+# %% [markdown]
+# ## ECG: delay embedding and a clipped shallow PLRNN
+# One lead of the ECG, embedded with the PECUZAL lags 0, 10, 20, 55 and 68 samples. A healthy
+# heartbeat should be reproduced as a stable limit cycle: a largest Lyapunov exponent near 0 and
+# a generated period close to the data's.
+
+# %%
+ecg_train = np.load(DATA / "ecg_pecuzal5d" / "ECG_pecuzal_5d_train.npy")[:N_POINTS, :1]
+ecg_test = np.load(DATA / "ecg_pecuzal5d" / "ECG_pecuzal_5d_test.npy")[:N_POINTS // 2, :1]
+lags = [0, 10, 20, 55, 68]
+train = TimeSeries.from_arrays(ecg_train, channel_names=["ecg"]).delay_embed(lags).standardize()
+mean, std = train.preprocessing[-1]["mean"], train.preprocessing[-1]["std"]
+test = TimeSeries.from_arrays(ecg_test, channel_names=["ecg"]).delay_embed(lags).standardize(mean, std)
+model = ShallowPLRNN(0, 5, 5, n_hidden=8 if TINY else 100, clipped=True, seed=0)
+fit = fit_teacher_forcing(model, train, observation="identity", alpha=0.3, n_epochs=EPOCHS,
+                          batches_per_epoch=BATCHES, seq_len=50 if TINY else 100, lr=5e-3, lr_end=1e-4,
+                          progress=not TINY, seed=0)
+ecg = evaluate_reconstruction(fit.model, train.values, test.values, observation="identity",
+                              n_transient=200 if TINY else 2000, smoothing=2.0 if TINY else 10.0,
+                              lyapunov=True)
+scores["ECG"] = ecg
+print(ecg.summary())
+
+
+def dominant_period(x: np.ndarray, lo: int = 50, hi: int = 400) -> int:
+    """Lag of the highest autocorrelation peak in [lo, hi) time steps."""
+    x = x - x.mean()
+    ac = np.correlate(x, x, "full")[len(x) - 1:] / np.arange(len(x), 0, -1)
+    return lo + int(np.argmax(ac[lo:hi]))
+
+
+if not TINY:
+    print("period data:", dominant_period(test.values[:, 0]),
+          "generated:", dominant_period(ecg.generated[:, 0]))
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+axes[0].plot(test.values[:600, 0], label="held-out data")
+axes[0].plot(ecg.generated[:600, 0], label="generated (free run)")
+axes[0].set(xlabel="time step", ylabel="ECG (z-scored)", title="ECG: time course")
+axes[0].legend()
+axes[1].plot(test.values[:, 0], test.values[:, 2], lw=0.3, label="data")
+axes[1].plot(ecg.generated[-1000:, 0], ecg.generated[-1000:, 2], lw=1.0, label="fitted attractor")
+axes[1].set(xlabel="x(t)", ylabel="x(t - 20)", title=f"attractor (max LE {ecg.max_lyapunov:.3f}/step)")
+axes[1].legend()
+fig.tight_layout()
+fig.savefig(OUT / "ecg_attractor.png", dpi=120)
+
+# %% [markdown]
+# ## EEG: 64 channels, an affine observation model
+# A 16-dimensional latent shPLRNN observed through a learned affine map; D_stsp uses the Gaussian
+# mixture estimate for this many channels.
+
+# %%
+eeg = load_timeseries(DATA / "eeg_physionet_eegmmidb_s001r01" / "EEG_data_smoothed.npy", dt=1 / 160)
+eeg_train, eeg_test = eeg.split(0.8)
+eeg_train = eeg_train.standardize()
+rec = eeg_train.preprocessing[-1]
+eeg_test = eeg_test.standardize(rec["mean"], rec["std"])
+model = ShallowPLRNN(0, 16, eeg.n_channels, n_hidden=8 if TINY else 256, clipped=True, seed=0)
+fit = fit_teacher_forcing(model, eeg_train, observation="affine", alpha=0.1, n_epochs=EPOCHS,
+                          batches_per_epoch=BATCHES, seq_len=50, lr=1e-3, lr_end=1e-5, progress=not TINY,
+                          seed=0)
+scores["EEG"] = evaluate_reconstruction(fit.model, eeg_train.values, eeg_test.values, observation="affine",
+                                        n_transient=100 if TINY else 500, smoothing=2.0, method="gmm")
+print(scores["EEG"].summary())
+
+# %% [markdown]
+# ## Spike counts: Poisson observation model
+# The 20 most active M1 units in 50 ms bins; rates are `softplus(B z + b)` of a small latent model.
+
+# %%
+m1 = load_timeseries(DATA / "reaching_m1_s1_spykesml" / "m1_stevenson_2011.mat", key="spikes",
+                     transpose=True, dt=0.05, drop_constant=True)
+top = np.argsort(m1.values.mean(0))[::-1][:20]
+counts = m1.select_channels(sorted(top.tolist())).time_slice(0, N_POINTS // 4 if TINY else m1.n_steps)
+spk_train, spk_test = counts.split(0.8)
+model = LeakyRNN(0, 8, counts.n_channels, activation="tanh", seed=0) if TINY else ShallowPLRNN(
+    0, 8, counts.n_channels, n_hidden=64, clipped=True, seed=0)
+fit = fit_teacher_forcing(model, spk_train, observation="poisson", alpha=0.5, n_epochs=EPOCHS,
+                          batches_per_epoch=BATCHES, seq_len=40, lr=5e-3, lr_end=1e-4, progress=not TINY,
+                          seed=0)
+scores["M1 spikes"] = evaluate_reconstruction(fit.model, spk_train.values, spk_test.values,
+                                              observation="poisson", n_transient=100, pe_steps=5,
+                                              smoothing=2.0, method="gmm")
+print(scores["M1 spikes"].summary())
+
+# %% [markdown]
+# ## Summary
+# Lower is better for all three measures. D_stsp and D_H compare free runs with held-out data
+# (phase-free), PE(n) the n-step-ahead predictions from data-inferred states.
+
+# %%
+lines = ["| data | model | D_stsp | D_H | PE(n) |", "|---|---|---|---|---|"]
+for name, res in scores.items():
+    for i, m in enumerate(res.models):
+        lines.append(f"| {name} | {m} | {res.d_stsp[i]:.3f} | {res.d_h[i]:.3f} | {res.pe[i]:.3f} |")
+table = "\n".join(lines)
+(OUT / "scores.md").write_text(table + "\n")
+print(table)
