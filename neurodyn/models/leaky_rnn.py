@@ -231,6 +231,7 @@ class LeakyRNN(RecurrentModel):
         )
 
     def forward(self, *args: Any, **kwargs: Any):
+        """:meth:`RecurrentModel.forward` (same arguments) with the effective weights built once."""
         # effective weights are built once per rollout, not once per step (time and autograd memory)
         self._rollout_params = self.params()
         try:

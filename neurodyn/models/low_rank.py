@@ -105,6 +105,7 @@ class LowRankRNN(RecurrentModel):
         )
 
     def forward(self, *args: Any, **kwargs: Any):
+        """:meth:`RecurrentModel.forward` (same arguments) with the effective weights built once."""
         # m n^T / N is built once per rollout, not once per step
         self._rollout_params = self.params()
         try:
