@@ -69,14 +69,16 @@ def backend_available(name: str) -> bool:
     return importlib.util.find_spec(name) is not None
 
 
-def _choose_backend(backend: str, device: torch.device, family: Any) -> str:
+def _choose_backend(backend: str, device: torch.device, family: Any, params: Any, dtype) -> str:
     if backend not in (*BACKENDS, "auto"):
         raise ValueError(f"unknown backend {backend!r}; choose one of auto, {', '.join(BACKENDS)}")
     if backend == "auto":
         if family is None:
             return "torch"
         if device.type == "cuda" and backend_available("triton"):
-            return "triton"
+            from neurodyn.kernels.triton_backend import supports
+
+            return "triton" if supports(family.name, params, dtype) is None else "torch"
         if device.type == "cpu" and backend_available("numba"):
             return "numba"
         return "torch"
@@ -86,6 +88,14 @@ def _choose_backend(backend: str, device: torch.device, family: Any) -> str:
         raise ValueError(f"backend {backend!r} does not know this model family; use backend='torch'")
     if backend == "numba" and device.type != "cpu":
         raise ValueError("the numba backend runs on CPU tensors; move h0 to the CPU or use triton")
+    if backend == "triton":
+        from neurodyn.kernels.triton_backend import interpreting, supports
+
+        reason = supports(family.name, params, dtype)
+        if reason:
+            raise ValueError(reason)
+        if device.type != "cuda" and not interpreting():
+            raise ValueError("the triton backend needs CUDA tensors (or TRITON_INTERPRET=1 for testing)")
     return backend
 
 
@@ -214,7 +224,7 @@ def rollout(
         raise ValueError(f"noise_std must be >= 0, got {noise_std}")
     seed_int = resolve_seed(seed) if noise_std > 0 else None
     gen = torch_generator(seed_int) if noise_std > 0 else None
-    name = _choose_backend(backend, h0.device, family)
+    name = _choose_backend(backend, h0.device, family, params, h0.dtype)
     if name == "torch":
         step = model_or_params.step if family is None else _bound_step(family, lift(params, family))
         states, final = rollout_torch(

@@ -1,0 +1,211 @@
+"""Triton kernels: the whole time loop in one launch, weights held on chip.
+
+Grid ``(network, batch blocks)``. A program loads its network's (transposed, zero-padded) weight
+tiles once, keeps a ``(BLOCK_B, BLOCK_N)`` block of states in registers, and runs every time step
+with ``tl.dot`` in IEEE fp32 (no TF32, so results match the CPU reference to rounding). Padded
+units have zero weights, so whatever they hold never reaches the real units. ``tanh`` is written
+with the sigmoid (``2 sigmoid(2x) - 1``), which also runs under ``TRITON_INTERPRET=1``.
+
+Tensor layouts are those of the Numba kernels: drive ``(network, batch, d_time, rows)`` with
+``d_step`` 0 (constant) or 1, noise and records ``(network, batch, time, unit)``.
+``leaky_tiled_kernel`` is the fallback when a weight matrix does not fit: states go through a
+global ping-pong buffer and the product runs over ``BLOCK_N``-wide tiles every step.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _tanh(x):
+    return 2.0 * tl.sigmoid(2.0 * x) - 1.0
+
+
+@triton.jit
+def _act(x, ACT: tl.constexpr):
+    if ACT == 0:
+        y = _tanh(x)
+    elif ACT == 1:
+        y = tl.maximum(x, 0.0)
+    elif ACT == 2:
+        y = tl.where(x > 20.0, x, tl.log(1.0 + tl.exp(tl.minimum(x, 20.0))))
+    elif ACT == 3:
+        y = tl.sigmoid(x)
+    else:
+        y = x
+    return y
+
+
+@triton.jit
+def _load_t(ptr, rows, cols, n_rows, n_cols, stride):
+    """Transposed tile: ``out[j, i] = M[i, j]`` of a row-major (n_rows, n_cols) matrix."""
+    mask = (cols[:, None] < n_cols) & (rows[None, :] < n_rows)
+    return tl.load(ptr + rows[None, :] * stride + cols[:, None], mask=mask, other=0.0)
+
+
+@triton.jit
+def _finish(h, noise_ptr, out_ptr, row, rn, m2, t, t0, n_steps, n_unit, every, n_rec, noise_std,
+            HAS_NOISE: tl.constexpr, RECORD: tl.constexpr):
+    if HAS_NOISE:
+        xi = tl.load(noise_ptr + (row[:, None] * n_steps + t) * n_unit + rn[None, :], mask=m2, other=0.0)
+        h = h + noise_std * xi
+    if RECORD:
+        step = t0 + t + 1
+        if step % every == 0:
+            r = step // every - 1 - t0 // every
+            tl.store(out_ptr + (row[:, None] * n_rec + r) * n_unit + rn[None, :], h, mask=m2)
+    return h
+
+
+@triton.jit
+def leaky_kernel(w_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit, n_steps, t0, every, n_rec,
+                 d_time, d_step, alpha, noise_std, ACT: tl.constexpr, HAS_NOISE: tl.constexpr,
+                 RECORD: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    row = e * n_batch + rb
+    m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
+    wt = _load_t(w_ptr + e * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
+    h = tl.load(h_ptr + row[:, None] * n_unit + rn[None, :], mask=m2, other=0.0)
+    for t in range(n_steps):
+        d = tl.load(d_ptr + (row[:, None] * d_time + t * d_step) * n_unit + rn[None, :], mask=m2, other=0.0)
+        pre = tl.dot(h, wt, input_precision="ieee") + d
+        h = (1.0 - alpha) * h + alpha * _act(pre, ACT)
+        h = _finish(h, noise_ptr, out_ptr, row, rn, m2, t, t0, n_steps, n_unit, every, n_rec,
+                    noise_std, HAS_NOISE, RECORD)
+    tl.store(h_ptr + row[:, None] * n_unit + rn[None, :], h, mask=m2)
+
+
+@triton.jit
+def gru_kernel(w_ptr, bh_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit, n_steps, t0, every,
+               n_rec, d_time, d_step, noise_std, HAS_NOISE: tl.constexpr, RECORD: tl.constexpr,
+               BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    row = e * n_batch + rb
+    mn = rn < n_unit
+    m2 = (rb[:, None] < n_batch) & mn[None, :]
+    base = w_ptr + e * 3 * n_unit * n_unit
+    wr = _load_t(base, rn, rn, n_unit, n_unit, n_unit)
+    wz = _load_t(base + n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
+    wn = _load_t(base + 2 * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
+    bb = bh_ptr + e * 3 * n_unit
+    br = tl.load(bb + rn, mask=mn, other=0.0)[None, :]
+    bz = tl.load(bb + n_unit + rn, mask=mn, other=0.0)[None, :]
+    bn = tl.load(bb + 2 * n_unit + rn, mask=mn, other=0.0)[None, :]
+    h = tl.load(h_ptr + row[:, None] * n_unit + rn[None, :], mask=m2, other=0.0)
+    for t in range(n_steps):
+        dp = d_ptr + (row[:, None] * d_time + t * d_step) * 3 * n_unit + rn[None, :]
+        r = tl.sigmoid(tl.load(dp, mask=m2, other=0.0) + tl.dot(h, wr, input_precision="ieee") + br)
+        z = tl.sigmoid(tl.load(dp + n_unit, mask=m2, other=0.0) + tl.dot(h, wz, input_precision="ieee") + bz)
+        gn = tl.dot(h, wn, input_precision="ieee") + bn
+        c = _tanh(tl.load(dp + 2 * n_unit, mask=m2, other=0.0) + r * gn)
+        h = (1.0 - z) * c + z * h
+        h = _finish(h, noise_ptr, out_ptr, row, rn, m2, t, t0, n_steps, n_unit, every, n_rec,
+                    noise_std, HAS_NOISE, RECORD)
+    tl.store(h_ptr + row[:, None] * n_unit + rn[None, :], h, mask=m2)
+
+
+@triton.jit
+def pl_kernel(a_ptr, w_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit, n_steps, t0, every,
+              n_rec, d_time, d_step, n_relu, noise_std, HAS_NOISE: tl.constexpr, RECORD: tl.constexpr,
+              BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+    """PLRNN / ALRNN: ``z' = A z + W phi*(z) + d`` with ReLU on the last ``n_relu`` units."""
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    row = e * n_batch + rb
+    m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
+    at = _load_t(a_ptr + e * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
+    wt = _load_t(w_ptr + e * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
+    relu_unit = (rn >= n_unit - n_relu)[None, :]
+    h = tl.load(h_ptr + row[:, None] * n_unit + rn[None, :], mask=m2, other=0.0)
+    for t in range(n_steps):
+        d = tl.load(d_ptr + (row[:, None] * d_time + t * d_step) * n_unit + rn[None, :], mask=m2, other=0.0)
+        phi = tl.where(relu_unit, tl.maximum(h, 0.0), h)
+        h = tl.dot(h, at, input_precision="ieee") + tl.dot(phi, wt, input_precision="ieee") + d
+        h = _finish(h, noise_ptr, out_ptr, row, rn, m2, t, t0, n_steps, n_unit, every, n_rec,
+                    noise_std, HAS_NOISE, RECORD)
+    tl.store(h_ptr + row[:, None] * n_unit + rn[None, :], h, mask=m2)
+
+
+@triton.jit
+def shallow_kernel(w2_ptr, h2_ptr, w1_ptr, a_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit,
+                   n_hid, n_steps, t0, every, n_rec, d_time, d_step, noise_std, CLIPPED: tl.constexpr,
+                   HAS_NOISE: tl.constexpr, RECORD: tl.constexpr, BLOCK_B: tl.constexpr,
+                   BLOCK_N: tl.constexpr, BLOCK_L: tl.constexpr):
+    """Shallow PLRNN ``z' = a z + W1 [relu(W2 z + h2) (- relu(W2 z))] + d``."""
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    rl = tl.arange(0, BLOCK_L)
+    row = e * n_batch + rb
+    m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
+    w2t = _load_t(w2_ptr + e * n_hid * n_unit, rl, rn, n_hid, n_unit, n_unit)
+    w1t = _load_t(w1_ptr + e * n_unit * n_hid, rn, rl, n_unit, n_hid, n_hid)
+    h2 = tl.load(h2_ptr + e * n_hid + rl, mask=rl < n_hid, other=0.0)[None, :]
+    a = tl.load(a_ptr + e * n_unit + rn, mask=rn < n_unit, other=0.0)[None, :]
+    h = tl.load(h_ptr + row[:, None] * n_unit + rn[None, :], mask=m2, other=0.0)
+    for t in range(n_steps):
+        d = tl.load(d_ptr + (row[:, None] * d_time + t * d_step) * n_unit + rn[None, :], mask=m2, other=0.0)
+        pre = tl.dot(h, w2t, input_precision="ieee")
+        hid = tl.maximum(pre + h2, 0.0)
+        if CLIPPED:
+            hid = hid - tl.maximum(pre, 0.0)
+        h = a * h + tl.dot(hid, w1t, input_precision="ieee") + d
+        h = _finish(h, noise_ptr, out_ptr, row, rn, m2, t, t0, n_steps, n_unit, every, n_rec,
+                    noise_std, HAS_NOISE, RECORD)
+    tl.store(h_ptr + row[:, None] * n_unit + rn[None, :], h, mask=m2)
+
+
+@triton.jit
+def leaky_tiled_kernel(w_ptr, d_ptr, noise_ptr, h_ptr, buf_ptr, out_ptr, n_batch, n_unit, n_steps, t0,
+                       every, n_rec, d_time, d_step, alpha, noise_std, ACT: tl.constexpr,
+                       HAS_NOISE: tl.constexpr, RECORD: tl.constexpr, BLOCK_B: tl.constexpr,
+                       BLOCK_N: tl.constexpr):
+    """Leaky RNN for weights too large to keep on chip; ``buf`` is a (2, network, batch, unit) scratch."""
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rt = tl.arange(0, BLOCK_N)
+    row = e * n_batch + rb
+    mb = rb[:, None] < n_batch
+    plane = n_batch * tl.num_programs(0) * n_unit
+    w_base = w_ptr + e * n_unit * n_unit
+    for i0 in range(0, n_unit, BLOCK_N):
+        ri = i0 + rt
+        m2 = mb & (ri[None, :] < n_unit)
+        tl.store(buf_ptr + row[:, None] * n_unit + ri[None, :],
+                 tl.load(h_ptr + row[:, None] * n_unit + ri[None, :], mask=m2, other=0.0), mask=m2)
+    tl.debug_barrier()
+    for t in range(n_steps):
+        src = buf_ptr + (t % 2) * plane
+        dst = buf_ptr + ((t + 1) % 2) * plane
+        for i0 in range(0, n_unit, BLOCK_N):
+            ri = i0 + rt
+            m2 = mb & (ri[None, :] < n_unit)
+            acc = tl.zeros((BLOCK_B, BLOCK_N), dtype=tl.float32)
+            for k0 in range(0, n_unit, BLOCK_N):
+                rk = k0 + rt
+                hk = tl.load(src + row[:, None] * n_unit + rk[None, :], mask=mb & (rk[None, :] < n_unit),
+                             other=0.0)
+                wt = tl.load(w_base + ri[None, :] * n_unit + rk[:, None],
+                             mask=(rk[:, None] < n_unit) & (ri[None, :] < n_unit), other=0.0)
+                acc += tl.dot(hk, wt, input_precision="ieee")
+            d = tl.load(d_ptr + (row[:, None] * d_time + t * d_step) * n_unit + ri[None, :], mask=m2,
+                        other=0.0)
+            h_old = tl.load(src + row[:, None] * n_unit + ri[None, :], mask=m2, other=0.0)
+            h = (1.0 - alpha) * h_old + alpha * _act(acc + d, ACT)
+            h = _finish(h, noise_ptr, out_ptr, row, ri, m2, t, t0, n_steps, n_unit, every, n_rec,
+                        noise_std, HAS_NOISE, RECORD)
+            tl.store(dst + row[:, None] * n_unit + ri[None, :], h, mask=m2)
+        tl.debug_barrier()
+    fin = buf_ptr + (n_steps % 2) * plane
+    for i0 in range(0, n_unit, BLOCK_N):
+        ri = i0 + rt
+        m2 = mb & (ri[None, :] < n_unit)
+        tl.store(h_ptr + row[:, None] * n_unit + ri[None, :],
+                 tl.load(fin + row[:, None] * n_unit + ri[None, :], mask=m2, other=0.0), mask=m2)
