@@ -31,6 +31,9 @@ from neurodyn.analysis.similarity import (  # noqa: F401
     pairwise_distances,
 )
 
+# Solution degeneracy across networks trained on one task (Huang et al. 2025).
+from neurodyn.analysis.degeneracy import DegeneracyResult, compute_solution_degeneracy  # noqa: F401
+
 from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum
 
 # Fixed points, slow points and period-k cycles (Sussillo & Barak 2013).
