@@ -20,8 +20,8 @@ MAX_RESIDENT = 8192  # fp32 weight elements kept on chip per program (32 KiB)
 TILED_BLOCK_N = 64
 #: (BLOCK_B, num_warps) autotune candidates per BLOCK_N; chosen from sm_90 ahead-of-time compiles
 #: without register spills (see tests/test_kernels_triton_aot.py); "tiled" is the fallback kernel
-CONFIGS = {16: ((16, 4), (32, 4)), 32: ((16, 4), (32, 8)), 64: ((16, 8), (16, 16)),
-           "tiled": ((16, 8), (32, 8))}
+CONFIGS = {16: ((16, 4), (32, 4)), 32: ((16, 4), (32, 8)), 64: ((16, 8),),
+           "tiled": ((16, 8),)}
 _ACT = {"tanh": 0, "relu": 1, "softplus": 2, "sigmoid": 3, "linear": 4}
 _KERNELS = ("leaky_kernel", "gru_kernel", "pl_kernel", "shallow_kernel", "leaky_tiled_kernel")
 

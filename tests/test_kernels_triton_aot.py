@@ -1,0 +1,95 @@
+"""Ahead-of-time compile of the shipped Triton configurations for sm_90 (H100/H200), no GPU needed.
+
+Triton lowers each kernel to PTX and runs its bundled ``ptxas`` for ``GPUTarget("cuda", 90, 32)``
+(arch 90, warp size 32); ``cuobjdump`` from the same bundle reports registers and stack. A non-zero
+stack means register spills, which would put the on-chip weight tiles into local memory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import warnings
+
+import pytest
+
+triton = pytest.importorskip("triton", reason="Triton is the 'gpu' extra (pip install 'neurodyn[gpu]')")
+
+SM90_SMEM_LIMIT = 232448  # bytes of shared memory one block may use on sm_90
+
+
+def _tools():
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+    except ImportError as err:  # pragma: no cover - depends on the triton build
+        pytest.skip(f"this triton build has no NVIDIA backend ({err})")
+    cuobjdump = os.path.join(os.path.dirname(get_ptxas(90).path), "cuobjdump")
+    if not os.path.exists(cuobjdump):
+        pytest.skip(f"triton ships no cuobjdump at {cuobjdump}; cannot read register/stack usage")
+    return cuobjdump
+
+
+def compile_sm90(name: str, constexprs: dict, num_warps: int) -> tuple[int, int, int]:
+    """Compile kernel ``name`` for sm_90 and return (registers, stack bytes, shared bytes)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from neurodyn.kernels import triton_kernels
+
+    fn = getattr(triton_kernels, name)
+    sig = {}
+    for arg in fn.arg_names:
+        if arg.isupper() or arg.startswith("BLOCK"):
+            sig[arg] = "constexpr"
+        elif arg.endswith("_ptr"):
+            sig[arg] = "*fp32"
+        else:
+            sig[arg] = "fp32" if arg in ("alpha", "noise_std") else "i32"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kernel = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=constexprs),
+                                target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "k.cubin")
+        with open(path, "wb") as f:
+            f.write(kernel.asm["cubin"])
+        usage = subprocess.run([_tools(), "--dump-resource-usage", path], capture_output=True, text=True,
+                               check=True).stdout
+    m = re.search(r"REG:(\d+) STACK:(\d+)", usage)
+    return int(m.group(1)), int(m.group(2)), int(kernel.metadata.shared)
+
+
+def _shipped():
+    """Every kernel at its largest resident tile, with each of its autotune candidates."""
+    from neurodyn.kernels.triton_backend import TILED_BLOCK_N, configs_for
+
+    flags = {"HAS_NOISE": True, "RECORD": True}
+    cases = {
+        "leaky_kernel": ({"ACT": 0, "BLOCK_N": 64, **flags}, 64),
+        "gru_kernel": ({"BLOCK_N": 32, **flags}, 32),
+        "pl_kernel": ({"BLOCK_N": 64, **flags}, 64),
+        "shallow_kernel": ({"CLIPPED": True, "BLOCK_N": 64, "BLOCK_L": 64, **flags}, 64),
+        "leaky_tiled_kernel": ({"ACT": 0, "BLOCK_N": TILED_BLOCK_N, **flags}, TILED_BLOCK_N),
+    }
+    for name, (const, bn) in cases.items():
+        for block_b, warps in configs_for(name, bn):
+            yield name, {**const, "BLOCK_B": block_b}, warps
+
+
+def test_leaky_kernel_compiles_for_sm90_without_spills():
+    _tools()
+    regs, stack, smem = compile_sm90("leaky_kernel", {"ACT": 0, "HAS_NOISE": True, "RECORD": True,
+                                                      "BLOCK_N": 64, "BLOCK_B": 16}, 8)
+    assert stack == 0, f"{regs} registers and {stack} bytes of stack (spills)"
+    assert 0 < regs <= 255 and smem <= SM90_SMEM_LIMIT
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,const,warps", list(_shipped()), ids=lambda v: str(v))
+def test_every_shipped_config_compiles_for_sm90_without_spills(name, const, warps):
+    _tools()
+    regs, stack, smem = compile_sm90(name, const, warps)
+    assert stack == 0, f"{name} {const} warps={warps}: {regs} registers, {stack} bytes stack (spills)"
+    assert smem <= SM90_SMEM_LIMIT
