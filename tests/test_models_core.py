@@ -3,11 +3,13 @@ import torch
 
 from neurodyn.models import GRU, LSTM, LeakyRNN
 
-torch.set_default_dtype(torch.float64)
 
-
-def teardown_module():
-    torch.set_default_dtype(torch.float32)
+@pytest.fixture(autouse=True)
+def float64_default():
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
 
 
 def test_leaky_alpha_one_equals_torch_rnn_cell():
