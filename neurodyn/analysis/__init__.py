@@ -49,3 +49,6 @@ from neurodyn.analysis.dsr_metrics import (  # noqa: F401
     prediction_error,
     state_space_divergence,
 )
+
+# Exact fixed points and k-cycles of piecewise-linear RNNs (SCYFI, Eisenmann et al. 2023).
+from neurodyn.analysis.plrnn import CycleResult, find_cycles  # noqa: F401

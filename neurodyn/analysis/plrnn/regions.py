@@ -1,0 +1,180 @@
+"""The linear regions of a piecewise-affine map: enumeration and one-step transitions.
+
+Regions are the full-dimensional cells of the hyperplane arrangement ``N z + o = 0``. Every point
+lies in the closure of at least one of them, so enumerating them (and, for k-cycles, sequences of
+them) covers the whole state space. Non-emptiness is decided by a linear programme (scipy's HiGHS):
+maximise the slack ``t`` with ``s_i (n_i z + o_i) / ||n_i|| >= t``; the cell is open-non-empty when
+``t > 0``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from neurodyn.models.piecewise import PLSystem
+
+
+def _max_slack(A: np.ndarray, b: np.ndarray, n: int) -> tuple[float, np.ndarray | None]:
+    """Largest ``t <= 1`` with ``A z + b >= t`` (rows normalised); returns ``(t, z)``."""
+    from scipy.optimize import linprog
+
+    if A.shape[0] == 0:
+        return 1.0, np.zeros(n)
+    cost = np.zeros(n + 1)
+    cost[-1] = -1.0
+    A_ub = np.hstack([-A, np.ones((A.shape[0], 1))])
+    res = linprog(cost, A_ub=A_ub, b_ub=b, bounds=[(None, None)] * n + [(None, 1.0)], method="highs")
+    if res.status != 0:
+        return -np.inf, None
+    return float(-res.fun), res.x[:n]
+
+
+def enumerate_regions(system: PLSystem, *, max_regions: int = 1_000_000, slack_tol: float = 1e-9
+                      ) -> np.ndarray:
+    """All non-empty (full-dimensional) regions of the map, as region codes.
+
+    Parameters
+    ----------
+    system : PLSystem
+    max_regions : int
+        Stop with an error beyond this many regions.
+    slack_tol : float
+        A cell whose largest inscribed slack is below this is treated as empty.
+
+    Returns
+    -------
+    ndarray of bool, shape (region, hyperplane)
+        Sorted lexicographically (False < True). With linearly independent normals all ``2**H``
+        codes are returned without any LP; otherwise the arrangement is built one hyperplane at a
+        time, checking each new cell by an LP.
+
+    Raises
+    ------
+    ValueError
+        If the number of regions exceeds ``max_regions``.
+    """
+    N, o = system.normals, system.offsets
+    H, n = N.shape
+    norms = np.linalg.norm(N, axis=1)
+    if H == 0:
+        return np.zeros((1, 0), dtype=bool)
+    if np.all(norms > 0) and np.linalg.matrix_rank(N) == H:
+        if 2**H > max_regions:
+            raise ValueError(f"2**{H} regions exceed max_regions={max_regions}; use the heuristic search")
+        return np.array(list(itertools.product([False, True], repeat=H)), dtype=bool)
+    unit = N / np.where(norms > 0, norms, 1.0)[:, None]
+    off = o / np.where(norms > 0, norms, 1.0)
+    cells: list[tuple[list[bool], np.ndarray]] = [([], np.zeros(n))]
+    for i in range(H):
+        grown: list[tuple[list[bool], np.ndarray]] = []
+        for code, centre in cells:
+            if norms[i] == 0:
+                grown.append((code + [bool(o[i] > 0)], centre))
+                continue
+            side = float(unit[i] @ centre + off[i])
+            for bit in (False, True):
+                if abs(side) > slack_tol and (side > 0) == bit:
+                    grown.append((code + [bit], centre))  # the parent's interior point is on this side
+                    continue
+                rows = [j for j in range(i + 1) if norms[j] > 0]
+                sign = np.array([1.0 if (code + [bit])[j] else -1.0 for j in rows])
+                t, z = _max_slack(sign[:, None] * unit[rows], sign * off[rows], n)
+                if t > slack_tol:
+                    grown.append((code + [bit], z))
+        cells = grown
+        if len(cells) > max_regions:
+            raise ValueError(f"more than max_regions={max_regions} regions; use the heuristic search")
+    codes = np.array([c for c, _ in cells], dtype=bool)
+    return codes[np.lexsort(codes.T[::-1])]
+
+
+def transition_graph(system: PLSystem, codes: np.ndarray, J: np.ndarray, c: np.ndarray,
+                     *, tol: float = 1e-9) -> np.ndarray:
+    """Which region can map into which: ``adj[a, b]`` is True when some ``z`` in the closure of
+    region ``a`` has ``J_a z + c_a`` in the closure of region ``b``.
+
+    A necessary condition for a cycle to visit ``a`` then ``b``, so restricting region sequences
+    to walks of this graph keeps the exhaustive search complete. ``codes`` (region, hyperplane),
+    ``J`` (region, latent, latent), ``c`` (region, latent) → bool (region, region). The closures are
+    relaxed by ``tol`` (in units of distance), which can only add edges.
+    """
+    from scipy.optimize import linprog
+
+    N, o = system.normals, system.offsets
+    norms = np.linalg.norm(N, axis=1)
+    keep = norms > 0
+    unit, off = N[keep] / norms[keep, None], o[keep] / norms[keep]
+    signs = np.where(codes[:, keep], 1.0, -1.0)
+    R, n = codes.shape[0], system.n_latent
+    adj = np.zeros((R, R), dtype=bool)
+    for a in range(R):
+        here = signs[a][:, None] * unit
+        image = unit @ J[a]
+        for b in range(R):
+            there = signs[b][:, None] * image
+            A_ub = -np.vstack([here, there])
+            b_ub = np.concatenate([signs[a] * off, signs[b] * (unit @ c[a] + off)]) + tol
+            res = linprog(np.zeros(n), A_ub=A_ub, b_ub=b_ub, bounds=[(None, None)] * n, method="highs")
+            adj[a, b] = res.status == 0
+    return adj
+
+
+def cyclic_sequences(adj: np.ndarray, k: int, *, max_sequences: int) -> np.ndarray:
+    """Closed walks ``r_1 -> ... -> r_k -> r_1`` of the graph, one per rotation class.
+
+    Only primitive sequences (not a repetition of a shorter one) in their lexicographically
+    smallest rotation are returned: (sequence, k) int64 indices.
+
+    Raises
+    ------
+    ValueError
+        If there are more than ``max_sequences``.
+    """
+    R = adj.shape[0]
+    if adj.all() and float(R) ** k <= 2_000_000:
+        return _all_necklaces(R, k, max_sequences)
+    nbrs = [np.flatnonzero(adj[a]) for a in range(R)]
+    out: list[tuple[int, ...]] = []
+
+    def minimal(seq: tuple[int, ...]) -> bool:
+        rots = [seq[r:] + seq[:r] for r in range(1, k)]
+        return all(seq < rot for rot in rots)  # strict: also rejects periodic sequences
+
+    def walk(seq: list[int]) -> None:
+        if len(seq) == k:
+            if adj[seq[-1], seq[0]] and minimal(tuple(seq)):
+                out.append(tuple(seq))
+                if len(out) > max_sequences:
+                    raise ValueError(
+                        f"more than max_sequences={max_sequences} region sequences of order {k}; "
+                        "lower max_order or use the heuristic search (exhaustive=False)"
+                    )
+            return
+        for b in nbrs[seq[-1]]:
+            if b >= seq[0]:
+                seq.append(int(b))
+                walk(seq)
+                seq.pop()
+
+    for s in range(R):
+        walk([s])
+    return np.array(out, dtype=np.int64).reshape(-1, k)
+
+
+def _all_necklaces(R: int, k: int, max_sequences: int) -> np.ndarray:
+    """Primitive sequences over ``R`` symbols in minimal rotation, vectorised (complete graph)."""
+    seqs = np.stack(np.unravel_index(np.arange(R**k), (R,) * k), axis=1).astype(np.int64)
+    weights = R ** np.arange(k - 1, -1, -1, dtype=np.int64)
+    value = seqs @ weights
+    keep = np.ones(seqs.shape[0], dtype=bool)
+    for r in range(1, k):
+        keep &= value < np.roll(seqs, -r, axis=1) @ weights
+    out = seqs[keep]
+    if out.shape[0] > max_sequences:
+        raise ValueError(
+            f"more than max_sequences={max_sequences} region sequences of order {k}; "
+            "lower max_order or use the heuristic search (exhaustive=False)"
+        )
+    return out
