@@ -32,7 +32,11 @@ from neurodyn.analysis.similarity import (  # noqa: F401
 )
 
 # Solution degeneracy across networks trained on one task (Huang et al. 2025).
-from neurodyn.analysis.degeneracy import DegeneracyResult, compute_solution_degeneracy  # noqa: F401
+from neurodyn.analysis.degeneracy import (  # noqa: F401
+    DegeneracyResult,
+    compare_to_references,
+    compute_solution_degeneracy,
+)
 
 from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum
 

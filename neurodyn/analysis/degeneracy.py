@@ -219,4 +219,57 @@ def _feasible_rank(states: list[np.ndarray], kw: dict[str, Any]) -> int | None:
     return int(min(kw["rank"], smallest))
 
 
-__all__ = ["DegeneracyResult", "compute_solution_degeneracy"]
+def compare_to_references(
+    model: Any,
+    references: Sequence[Any],
+    task: Any,
+    *,
+    n_trials: int = 128,
+    seed: SeedLike = 12345,
+    ridge_alpha: float = 1.0,
+) -> dict[str, float]:
+    """Similarity of a network's hidden states to those of reference networks on held-out trials.
+
+    Reports several measures side by side, so that a network made dissimilar under one measure (e.g.
+    by :func:`neurodyn.training.train_deflated`) can be checked under the others.
+
+    Parameters
+    ----------
+    model : RecurrentModel
+    references : sequence of RecurrentModel
+        Their states are concatenated along units for ``predictivity`` and compared one by one for
+        the other measures (averaged).
+    task : Task
+    n_trials : int
+        Trials of the seeded batch (samples = trials x time steps).
+    seed : SeedLike
+        Seeds the batch and the cross-validation folds.
+    ridge_alpha : float
+        Ridge penalty of :func:`~neurodyn.analysis.linear_predictivity`.
+
+    Returns
+    -------
+    dict
+        ``predictivity`` (5-fold ridge ``R^2`` of the model's states from all references), ``cka`` (mean
+        linear CKA), ``procrustes`` (mean angular Procrustes distance, radians), ``activity`` (mean squared
+        state) and the model's task metrics prefixed ``task_``.
+    """
+    from neurodyn.analysis.similarity import cka, linear_predictivity, procrustes_distance
+    from neurodyn.training import evaluate
+
+    batch = task.sample(n_trials, seed=seed)
+    h = _run(model, batch, "cpu")[1]
+    H = h.reshape(-1, h.shape[-1])
+    refs = [_run(r, batch, "cpu")[1] for r in references]
+    R = [r.reshape(-1, r.shape[-1]) for r in refs]
+    out = {
+        "predictivity": linear_predictivity(np.hstack(R), H, alpha=ridge_alpha, seed=seed).r2,
+        "cka": float(np.mean([cka(r, H) for r in R])),
+        "procrustes": float(np.mean([procrustes_distance(r, H) for r in R])),
+        "activity": float(np.mean(H**2)),
+    }
+    out.update({f"task_{k}": v for k, v in evaluate(model, task, batch).items()})
+    return out
+
+
+__all__ = ["DegeneracyResult", "compare_to_references", "compute_solution_degeneracy"]

@@ -1,6 +1,7 @@
 """Training: BPTT on tasks (``train``) and the losses it uses."""
 
 from neurodyn.training.curriculum import Curriculum
+from neurodyn.training.deflation import ridge_predictivity, train_deflated
 from neurodyn.training.early_stopping import EarlyStopping
 from neurodyn.training.ensemble import EnsembleResult, train_ensemble
 from neurodyn.training.ensemble_io import load_ensemble, save_ensemble
@@ -17,4 +18,5 @@ __all__ = [
     "Curriculum", "EarlyStopping", "RatePenalty", "WeightPenalty", "l1_rate", "l1_weight", "l2_rate",
     "l2_weight",
     "EnsembleResult", "load_ensemble", "save_ensemble", "train_ensemble",
+    "ridge_predictivity", "train_deflated",
 ]

@@ -1,0 +1,75 @@
+"""Similarity deflation: closed-form ridge predictivity and a tiny deflated flip-flop network."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from neurodyn.analysis.degeneracy import compare_to_references
+from neurodyn.models import LeakyRNN
+from neurodyn.tasks.flipflop import FlipFlop
+from neurodyn.training import train
+from neurodyn.training.deflation import ridge_predictivity, train_deflated
+
+
+def test_ridge_predictivity_matches_sklearn_ridge():
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    S = rng.standard_normal((200, 5))
+    T = S @ rng.standard_normal((5, 3)) + 0.5 * rng.standard_normal((200, 3)) + 2.0
+    ridge = 0.3
+    Sc = S - S.mean(0)
+    alpha = 200 * ridge * np.trace(Sc.T @ Sc / 200) / 5
+    pred = Ridge(alpha=alpha).fit(S, T).predict(S)
+    expected = 1 - np.sum((T - pred) ** 2) / np.sum((T - T.mean(0)) ** 2)
+    got = ridge_predictivity(torch.as_tensor(S), torch.as_tensor(T), ridge).item()
+    assert got == pytest.approx(expected, rel=1e-8)
+
+
+def test_ridge_predictivity_bounds_and_gradient():
+    rng = np.random.default_rng(1)
+    S = torch.as_tensor(rng.standard_normal((100, 4)))
+    M = torch.as_tensor(rng.standard_normal((4, 2)))
+    assert ridge_predictivity(S, S @ M, 0.0).item() == pytest.approx(1.0)
+    T = torch.tensor(rng.standard_normal((100, 3)), requires_grad=True)
+    r2 = ridge_predictivity(S, T, 0.1)
+    assert 0.0 <= r2.item() < 0.2
+    r2.backward()
+    assert torch.all(torch.isfinite(T.grad)) and T.grad.abs().sum() > 0
+
+
+def test_errors_and_inputs_untouched():
+    task = FlipFlop(n_bits=2, n_steps=10)
+    net, ref = LeakyRNN(2, 6, 2, seed=0), LeakyRNN(2, 6, 2, seed=1)
+    before = copy.deepcopy(net.state_dict())
+    with pytest.raises(ValueError, match="reference_models is empty"):
+        train_deflated(net, task, reference_models=[])
+    with pytest.raises(ValueError, match="lam"):
+        train_deflated(net, task, reference_models=[ref], lam=-1)
+    with pytest.raises(ValueError, match="inputs"):
+        train_deflated(net, task, reference_models=[LeakyRNN(3, 6, 3)])
+    res = train_deflated(net, task, reference_models=[ref], n_iterations=3, batch_size=4, progress=False,
+                         eval_every=0)
+    again = train_deflated(net, task, reference_models=[ref], n_iterations=3, batch_size=4, progress=False,
+                           eval_every=0)
+    assert all(torch.equal(v, before[k]) for k, v in net.state_dict().items())
+    assert res.history["predictivity"] == again.history["predictivity"]
+    assert res.config["deflation"]["n_references"] == 1
+
+
+@pytest.mark.slow
+def test_deflation_reduces_predictivity_against_a_standard_network():
+    torch.set_num_threads(1)
+    task = FlipFlop(n_bits=2, n_steps=30)
+    kw = {"n_iterations": 150, "batch_size": 32, "lr": 1e-2, "progress": False, "eval_every": 0}
+    net0 = train(LeakyRNN(2, 10, 2, alpha=0.5, seed=0), task, seed=0, **kw).model
+    standard = train(LeakyRNN(2, 10, 2, alpha=0.5, seed=2), task, seed=2, **kw).model
+    deflated = train_deflated(LeakyRNN(2, 10, 2, alpha=0.5, seed=1), task, reference_models=[net0], lam=1.0,
+                              seed=1, **kw).model
+    s = compare_to_references(standard, [net0], task, n_trials=32)
+    d = compare_to_references(deflated, [net0], task, n_trials=32)
+    assert d["predictivity"] < s["predictivity"] - 0.2
+    assert d["task_accuracy"] > 0.85
+    assert d["activity"] < 5 * s["activity"]  # no runaway task-irrelevant variance
