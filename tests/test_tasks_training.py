@@ -1,6 +1,7 @@
 """Each task trains to a stated accuracy with a small network (sizes kept small for CI; the
 accuracies at default sizes are reported in docs/tasks.md)."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -62,3 +63,15 @@ def test_sine_wave_two_frequencies():
     task = SineWave(n_frequencies=2, duration_ms=500, dt=20)
     metrics = _fit(task, 64, alpha=1.0, lr=1e-2, n_iterations=600, target=("accuracy", 0.99))
     assert metrics["r2"] >= 0.95
+
+
+def test_path_integration_place_cells_train_with_soft_cross_entropy():
+    task = PathIntegration(n_dims=2, duration_ms=200, targets="place_cells", n_place_cells=64)
+    model = LeakyRNN(task.n_inputs, 32, task.n_outputs, alpha=1.0, seed=0)
+    before = neurodyn.training.evaluate(model, task, seed=99)
+    result = neurodyn.train(model, task, n_iterations=60, batch_size=64, lr=1e-2, seed=0,
+                            eval_every=0, progress=False)
+    after = neurodyn.training.evaluate(result.model, task, seed=99)
+    assert result.config["loss"] == "soft_cross_entropy"
+    assert np.mean(result.history["loss"][-5:]) < np.mean(result.history["loss"][:5])
+    assert after["position_error_m"] < 0.85 * before["position_error_m"]

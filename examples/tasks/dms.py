@@ -23,7 +23,7 @@ def main(tiny: bool = False) -> dict:
         task = DelayedMatchToSample()
     model = LeakyRNN(task.n_inputs, 32 if tiny else 128, task.n_outputs, alpha=0.5, seed=0)
     result = neurodyn.train(
-        model, task, n_iterations=60 if tiny else 2000, batch_size=64, lr=3e-3, seed=0,
+        model, task, n_iterations=60 if tiny else 1000, batch_size=64, lr=3e-3, seed=0,
         target_metric=("accuracy", 0.99), progress=False,
     )
     metrics = neurodyn.training.evaluate(result.model, task, seed=1)

@@ -19,11 +19,11 @@ from neurodyn.training.distribution import sample_emissions, train_distribution
 
 
 def main(tiny: bool = False, divergence: str = "sinkhorn") -> dict:
-    task = HMMEmulation(n_states=2, topology="linear", n_steps=12 if tiny else 40, n_noise=8)
+    task = HMMEmulation(n_states=2, topology="linear", n_steps=12 if tiny else 20, n_noise=8)
     model = LeakyRNN(task.n_inputs, 16 if tiny else 64, task.n_outputs, alpha=0.1, gain=1.5,
                      seed=0)
     result = train_distribution(
-        model, task, n_iterations=20 if tiny else 1500, batch_size=64 if tiny else 256, lr=1e-2,
+        model, task, n_iterations=20 if tiny else 800, batch_size=64 if tiny else 256, lr=1e-2,
         divergence=divergence, epsilon=0.02, seed=0, progress=False,
     )
     emitted, batch = sample_emissions(result.model, task, 256 if tiny else 2000, seed=1)

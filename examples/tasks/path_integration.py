@@ -22,7 +22,7 @@ def main(tiny: bool = False, place_cells: bool = False) -> dict:
                            duration_ms=200 if tiny else 400)
     model = LeakyRNN(task.n_inputs, 32 if tiny else 128, task.n_outputs, alpha=1.0, seed=0)
     result = neurodyn.train(
-        model, task, n_iterations=60 if tiny else 3000, batch_size=64, lr=3e-3, seed=0,
+        model, task, n_iterations=60 if tiny else 1000, batch_size=64, lr=3e-3, seed=0,
         progress=False,
     )
     metrics = neurodyn.training.evaluate(result.model, task, seed=1)

@@ -90,7 +90,7 @@ class HMMEmulation(Task):
     n_symbols: int = 3
     stay_prob: float = 0.95
     emission: str = "linear"
-    n_steps: int = 50
+    n_steps: int = 20
     n_noise: int = 8
     dt: float = 10.0
 
