@@ -38,7 +38,8 @@ from neurodyn.analysis.degeneracy import (  # noqa: F401
     compute_solution_degeneracy,
 )
 
-from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum
+# Lyapunov spectra of any model by the QR method (Benettin et al. 1980).
+from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum  # noqa: F401
 
 # Fixed points, slow points and period-k cycles (Sussillo & Barak 2013).
 from neurodyn.analysis.fixed_points import (  # noqa: F401
@@ -56,3 +57,13 @@ from neurodyn.analysis.dsr_metrics import (  # noqa: F401
 
 # Exact fixed points and k-cycles of piecewise-linear RNNs (SCYFI, Eisenmann et al. 2023).
 from neurodyn.analysis.plrnn import CycleResult, find_cycles  # noqa: F401
+
+# Stable/unstable manifolds, basins and homoclinic points of PL models (Eisenmann et al. 2026).
+from neurodyn.analysis.plrnn import (  # noqa: F401
+    BasinResult,
+    HomoclinicResult,
+    ManifoldResult,
+    compute_basins,
+    find_homoclinic_points,
+    find_manifolds,
+)

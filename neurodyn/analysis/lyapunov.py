@@ -124,43 +124,47 @@ def _torch_stepper(model: Any, u: np.ndarray | None):
         with torch.no_grad():
             return m.step(torch.as_tensor(z), u_at(t, len(z))).numpy()
 
-    def jac(z: np.ndarray, t: int) -> np.ndarray:
-        zt = torch.as_tensor(z)
-        ut = u_at(t, len(z))
+    def f(h, v):
+        return m.step(h[None], None if v is None else v[None])[0]
 
-        def f(h, v):
-            return m.step(h[None], None if v is None else v[None])[0]
-
-        if ut is None:
+    def jac(zs: np.ndarray, ts: np.ndarray) -> np.ndarray:
+        zt = torch.as_tensor(zs)
+        if u is None:
             jt = torch.func.vmap(torch.func.jacrev(lambda h: f(h, None)))(zt)
         else:
+            ut = torch.as_tensor(u[None].repeat(len(ts), 0) if u.ndim == 1 else u[ts])
             jt = torch.func.vmap(torch.func.jacrev(f), in_dims=(0, 0))(zt, ut)
         return jt.detach().numpy()
 
     return step, jac
 
 
-def _qr_loop(step, jac, z, q, total, running, checks, finite, n_transient, n_total):
-    n_state, k = q.shape[1], q.shape[2]
+def _qr_loop(step, jac, z, q, total, running, checks, finite, n_transient, n_total, chunk=256):
+    """Simulate a chunk of steps, get its Jacobians in one batched call, then QR step by step."""
+    n_batch, n_state, k = q.shape
     ci = 0
-    for t in range(n_total):
-        jt = jac(z, t)
-        q, r = np.linalg.qr(jt @ q)
-        z = step(z, t)
-        bad = ~np.all(np.isfinite(z), axis=1) | ~np.all(np.isfinite(r), axis=(1, 2))
-        if bad.any():
-            finite &= ~bad
-            z[bad] = 0.0
-            q[bad] = np.eye(n_state, k)
-            r[bad] = np.eye(k)
-        if t >= n_transient:
-            d = np.abs(np.diagonal(r, axis1=1, axis2=2))
-            with np.errstate(divide="ignore"):
-                total += np.log(d)
-            done = t - n_transient + 1
-            if ci < len(checks) and done == checks[ci]:
-                running[:, ci] = total / done
-                ci += 1
+    for c0 in range(0, n_total, chunk):
+        ts = np.arange(c0, min(c0 + chunk, n_total))
+        zs = np.empty((len(ts), n_batch, n_state))
+        for i, t in enumerate(ts):
+            zs[i] = z
+            z = step(z, t)
+            bad = ~np.all(np.isfinite(z), axis=1) | (np.abs(z).max(axis=1) > 1e150)
+            if bad.any():
+                finite &= ~bad
+                z[bad] = 0.0
+        J = jac(zs.reshape(-1, n_state), np.repeat(ts, n_batch)).reshape(len(ts), n_batch,
+                                                                           n_state, n_state)
+        J[:, ~finite] = np.eye(n_state)
+        for i, t in enumerate(ts):
+            q, r = np.linalg.qr(J[i] @ q)
+            if t >= n_transient:
+                with np.errstate(divide="ignore"):
+                    total += np.log(np.abs(np.diagonal(r, axis1=1, axis2=2)))
+                done = t - n_transient + 1
+                if ci < len(checks) and done == checks[ci]:
+                    running[:, ci] = total / done
+                    ci += 1
     return total, running
 
 
@@ -244,7 +248,7 @@ def lyapunov_spectrum(
                          "with constant input; use jacobian='autograd'")
     if system is not None:
         step = lambda x, t: np.asarray(system.step(x), dtype=np.float64)  # noqa: E731
-        jac = lambda x, t: np.asarray(system.jacobian(x), dtype=np.float64)  # noqa: E731
+        jac = lambda xs, ts: np.asarray(system.jacobian(xs), dtype=np.float64)  # noqa: E731
         kind = "analytic"
     else:
         step, jac = _torch_stepper(model, u)

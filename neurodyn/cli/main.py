@@ -18,6 +18,7 @@ COMMANDS = [
     "fixedpoints",
     "fit",
     "evaluate",
+    "manifolds",
 ]
 
 # Errors that are the user's input, reported as one line (``--debug`` shows the traceback).

@@ -1,0 +1,210 @@
+"""Bounded convex polytopes ``{s : A s <= b}`` in the coordinates of a manifold piece.
+
+A manifold piece is ``{p + V s : A s <= b}`` with ``V`` (latent, k) orthonormal; all geometry here
+happens in the k piece coordinates. Each polytope is kept in reduced form: its vertices
+(vertex, k) and a non-redundant facet list. ``k = 1`` (intervals) takes an exact closed-form path;
+``k >= 2`` uses Qhull half-space intersection with the Chebyshev centre (an LP) as interior point.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Polytope(NamedTuple):
+    """Reduced polytope: facets ``A`` (facet, k), ``b`` (facet,), vertices (vertex, k), inradius."""
+
+    A: np.ndarray
+    b: np.ndarray
+    vertices: np.ndarray
+    radius: float
+
+
+def chebyshev(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray | None, float]:
+    """Centre and radius of the largest ball in ``{A s <= b}`` (``(None, -inf)`` when empty)."""
+    from scipy.optimize import linprog
+
+    k = A.shape[1]
+    norms = np.linalg.norm(A, axis=1)
+    cost = np.zeros(k + 1)
+    cost[-1] = -1.0
+    res = linprog(cost, A_ub=np.hstack([A, norms[:, None]]), b_ub=b,
+                  bounds=[(None, None)] * k + [(0.0, None)], method="highs")
+    if res.status != 0:
+        return None, -np.inf
+    return res.x[:k], float(res.x[-1])
+
+
+def _reduce_interval(A: np.ndarray, b: np.ndarray, tol: float) -> Polytope | None:
+    a = A[:, 0]
+    if np.any((np.abs(a) <= 1e-300) & (b < -tol)):
+        return None
+    pos, neg = a > 1e-300, a < -1e-300
+    hi = np.min(b[pos] / a[pos]) if pos.any() else np.inf
+    lo = np.max(b[neg] / a[neg]) if neg.any() else -np.inf
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError("unbounded manifold piece; give a finite box")
+    if hi - lo <= 2 * tol:
+        return None
+    return Polytope(np.array([[1.0], [-1.0]]), np.array([hi, -lo]), np.array([[lo], [hi]]),
+                    0.5 * (hi - lo))
+
+
+def reduce(A: np.ndarray, b: np.ndarray, *, tol: float = 1e-10) -> Polytope | None:
+    """Vertices and non-redundant facets of ``{A s <= b}``; None when empty or thinner than ``tol``.
+
+    Raises
+    ------
+    ValueError
+        If the polytope is unbounded (every piece carries the bounding box).
+    """
+    A = np.asarray(A, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if A.shape[1] == 1:
+        return _reduce_interval(A, b, tol)
+    centre, radius = chebyshev(A, b)
+    if centre is None or radius <= tol:
+        return None
+    from scipy.spatial import ConvexHull, HalfspaceIntersection, QhullError
+
+    try:
+        hs = HalfspaceIntersection(np.hstack([A, -b[:, None]]), centre)
+        verts = hs.intersections
+        hull = ConvexHull(verts)
+    except QhullError:
+        return None
+    if not np.all(np.isfinite(verts)) or np.max(np.abs(verts)) > 1e12:
+        raise ValueError("unbounded manifold piece; give a finite box")
+    eq = hull.equations  # n . x + d <= 0 inside
+    eq = np.unique(np.round(eq, 12), axis=0)
+    verts = verts[np.unique(hull.vertices)]
+    return Polytope(eq[:, :-1], -eq[:, -1], verts, radius)
+
+
+def linear_range(poly: Polytope, c: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max of ``c @ s + d`` over the polytope; ``c`` (m, k), ``d`` (m,) → (m,), (m,)."""
+    vals = poly.vertices @ c.T + d
+    return vals.min(axis=0), vals.max(axis=0)
+
+
+def _from_points(points: np.ndarray, tol: float) -> Polytope | None:
+    """Convex hull of points (point, k) as a reduced polytope; None when thinner than ``tol``."""
+    k = points.shape[1]
+    if k == 1:
+        lo, hi = points.min(), points.max()
+        if hi - lo <= 2 * tol:
+            return None
+        return Polytope(np.array([[1.0], [-1.0]]), np.array([hi, -lo]), np.array([[lo], [hi]]),
+                        0.5 * (hi - lo))
+    from scipy.spatial import ConvexHull, QhullError
+
+    if len(points) <= k:
+        return None
+    try:
+        hull = ConvexHull(points)
+    except QhullError:
+        return None
+    eq = np.unique(np.round(hull.equations, 12), axis=0)
+    verts = points[hull.vertices]
+    centre = verts.mean(axis=0)
+    depth = float(np.min(-(eq[:, :-1] @ centre + eq[:, -1])))
+    if depth <= tol:
+        return None
+    return Polytope(eq[:, :-1], -eq[:, -1], verts, depth)
+
+
+def clip(poly: Polytope, a: np.ndarray, b0: float, *, tol: float = 1e-10) -> Polytope | None:
+    """``poly ∩ {a @ s <= b0}`` from the vertices alone (no LP).
+
+    The cut polytope is the hull of the vertices on the kept side and of the points where segments
+    between kept and removed vertices cross the hyperplane (all inside by convexity).
+    """
+    scale = max(float(np.linalg.norm(a)), 1e-300)
+    vals = (poly.vertices @ a - b0) / scale
+    if np.all(vals <= tol):
+        return poly
+    if np.all(vals >= -tol):
+        return None
+    keep, drop = vals <= 0, vals > 0
+    vk, vd = poly.vertices[keep], poly.vertices[drop]
+    fk, fd = vals[keep], vals[drop]
+    inner = fk < 0
+    t = fk[inner, None] / (fk[inner, None] - fd[None, :])  # (kept, dropped)
+    cross = vk[inner, None, :] + t[..., None] * (vd[None, :, :] - vk[inner, None, :])
+    return _from_points(np.vstack([vk, cross.reshape(-1, vk.shape[1])]), tol)
+
+
+def clip_all(poly: Polytope, A: np.ndarray, b: np.ndarray, *, tol: float = 1e-10) -> Polytope | None:
+    """Clip by every row of ``A s <= b`` (rows satisfied at all vertices cost one product)."""
+    norms = np.maximum(np.linalg.norm(A, axis=1), 1e-300)
+    viol = np.flatnonzero(np.max(poly.vertices @ A.T - b, axis=0) / norms > tol)
+    for i in viol:
+        poly = clip(poly, A[i], b[i], tol=tol)
+        if poly is None:
+            return None
+    return poly
+
+
+def split(poly: Polytope, c: np.ndarray, d: np.ndarray, *, tol: float = 1e-10
+          ) -> list[tuple[np.ndarray, Polytope]]:
+    """Cut a polytope by the hyperplanes ``c[j] @ s + d[j] = 0`` into cells of constant sign.
+
+    Returns ``[(signs, cell)]`` with ``signs`` (m,) bool: ``c[j] @ s + d[j] > 0`` inside the cell
+    (a hyperplane containing the whole cell counts as False).
+    """
+    norms = np.maximum(np.linalg.norm(c, axis=1), 1e-300)
+    cells = [(np.zeros(len(d), dtype=bool), poly)]
+    lo, hi = linear_range(poly, c, d)
+    for j in np.flatnonzero((lo / norms < -tol) & (hi / norms > tol)):
+        nxt = []
+        for signs, cell in cells:
+            for positive in (True, False):
+                sign = -1.0 if positive else 1.0
+                sub = clip(cell, sign * c[j], -sign * d[j], tol=tol)
+                if sub is not None:
+                    s = signs.copy()
+                    s[j] = positive
+                    nxt.append((s, sub))
+        cells = nxt
+    out = []
+    for signs, cell in cells:
+        clo, chi = linear_range(cell, c, d)
+        s = signs.copy()
+        decided = (clo / norms > -tol) | (chi / norms < tol)
+        s[decided] = ((clo + chi) / 2 / norms > tol)[decided]
+        out.append((s, cell))
+    return out
+
+
+def sample(poly: Polytope, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` points (n, k) in the polytope: evenly spaced for intervals, else uniform by rejection."""
+    k = poly.vertices.shape[1]
+    if k == 1:
+        lo, hi = poly.vertices[0, 0], poly.vertices[1, 0]
+        return np.linspace(lo, hi, n + 2)[1:-1, None]
+    lo, hi = poly.vertices.min(axis=0), poly.vertices.max(axis=0)
+    out = np.empty((0, k))
+    for _ in range(50):
+        cand = rng.uniform(lo, hi, size=(4 * n + 16, k))
+        ok = np.all(cand @ poly.A.T <= poly.b, axis=1)
+        out = np.vstack([out, cand[ok]])
+        if len(out) >= n:
+            break
+    if len(out) < n:  # very thin polytope: convex combinations of vertices
+        w = rng.dirichlet(np.ones(len(poly.vertices)), size=n - len(out))
+        out = np.vstack([out, w @ poly.vertices])
+    return out[:n]
+
+
+def contains(poly: Polytope, s: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Whether each point (..., k) lies in the polytope up to ``tol`` (facets normalised)."""
+    norms = np.linalg.norm(poly.A, axis=1)
+    return np.all((s @ poly.A.T - poly.b) / norms <= tol, axis=-1)
+
+
+def box_rows(base: np.ndarray, basis: np.ndarray, lo: np.ndarray, hi: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows keeping ``lo <= base + basis @ s <= hi`` as ``A s <= b``."""
+    return np.vstack([basis, -basis]), np.concatenate([hi - base, base - lo])

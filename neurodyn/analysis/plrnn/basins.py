@@ -1,0 +1,238 @@
+"""Basins of attraction by batched forward simulation, and basin boundaries from stable manifolds.
+
+Every state is iterated until it comes within ``tol`` of a point of a known attractor (a stable
+fixed point or cycle), leaves the ball of radius ``diverge_radius`` ("diverged"), or the step budget
+ends ("undecided"). The boundaries between basins are formed by the stable manifolds of saddles of
+codimension 1 (Eisenmann et al., "Detecting invariant manifolds in ReLU-based RNNs", ICLR 2026);
+:func:`basin_boundary` returns those pieces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+DIVERGED = -1
+UNDECIDED = -2
+
+
+@dataclass(frozen=True)
+class BasinResult:
+    """Basin label of each initial state.
+
+    Attributes
+    ----------
+    states : ndarray, shape (state, latent)
+        Initial states (grid points in C order when a grid was given).
+    labels : ndarray of int64, shape (state,)
+        Index into ``attractors``, or ``DIVERGED`` (-1), or ``UNDECIDED`` (-2).
+    steps : ndarray of int64, shape (state,)
+        Time steps until the label was decided (``max_steps`` when undecided).
+    attractors : tuple of ndarray, each (period, latent)
+    grid_axes : tuple of ndarray or None
+        The grid coordinates per latent dimension when built from ``grid``.
+    attrs : dict
+    """
+
+    states: np.ndarray
+    labels: np.ndarray
+    steps: np.ndarray
+    attractors: tuple[np.ndarray, ...]
+    grid_axes: tuple[np.ndarray, ...] | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def fractions(self) -> dict[int, float]:
+        """Share of states per label (attractor index, -1 diverged, -2 undecided)."""
+        vals, counts = np.unique(self.labels, return_counts=True)
+        return {int(v): float(c) / len(self.labels) for v, c in zip(vals, counts)}
+
+    def labels_grid(self) -> np.ndarray:
+        """Labels reshaped onto the grid, shape (n_0, n_1, ...)."""
+        if self.grid_axes is None:
+            raise ValueError("these basins were computed on given states, not on a grid")
+        return self.labels.reshape(tuple(len(a) for a in self.grid_axes))
+
+    def to_xarray(self):
+        import xarray as xr
+
+        P = max((len(a) for a in self.attractors), default=0)
+        n = self.states.shape[1]
+        att = np.full((len(self.attractors), P, n), np.nan)
+        for i, a in enumerate(self.attractors):
+            att[i, :len(a)] = a
+        data = {
+            "state": (("batch", "unit"), self.states),
+            "label": (("batch",), self.labels),
+            "steps": (("batch",), self.steps),
+            "attractor_state": (("attractor", "cycle_point", "unit"), att),
+            "period": (("attractor",), np.array([len(a) for a in self.attractors], dtype=np.int64)),
+        }
+        if self.grid_axes is not None:
+            for i, ax in enumerate(self.grid_axes):
+                data[f"grid_axis_{i}"] = ((f"grid_{i}",), ax)
+        attrs = {"diverged_label": DIVERGED, "undecided_label": UNDECIDED,
+                 "grid": int(self.grid_axes is not None), **self.attrs}
+        return xr.Dataset(data, attrs=attrs)
+
+
+def _attractor_list(attractors: Any, n: int) -> list[np.ndarray]:
+    if hasattr(attractors, "cycle_id") and hasattr(attractors, "stability"):
+        out = []
+        keys = sorted({(int(o), int(c)) for o, c, s in zip(attractors.order, attractors.cycle_id,
+                                                            attractors.stability) if s == "stable"})
+        for o, c in keys:
+            rows = np.flatnonzero((attractors.order == o) & (attractors.cycle_id == c))
+            out.append(attractors.states[rows[np.argsort(attractors.cycle_step[rows])]])
+        return out
+    out = []
+    for i, a in enumerate(attractors):
+        a = np.atleast_2d(np.asarray(a, dtype=np.float64))
+        if a.ndim != 2 or a.shape[1] != n or not np.all(np.isfinite(a)):
+            raise ValueError(f"attractor {i} must be a finite array (period, {n}) or ({n},), "
+                             f"got shape {np.shape(a)}")
+        out.append(a)
+    return out
+
+
+def _grid(grid: Any, n: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    try:
+        bounds, counts = grid
+        bounds = np.asarray(bounds, dtype=np.float64).reshape(-1, 2)
+    except (TypeError, ValueError):
+        raise ValueError("grid must be (bounds, n) with bounds [(low, high)] per latent "
+                         "dimension and n an int or one int per dimension") from None
+    if len(bounds) != n:
+        raise ValueError(f"grid bounds need one (low, high) per latent dimension ({n}), "
+                         f"got {len(bounds)}")
+    counts = np.broadcast_to(np.asarray(counts, dtype=np.int64), (n,))
+    if np.any(counts < 1) or not np.all(bounds[:, 1] >= bounds[:, 0]):
+        raise ValueError("grid needs n >= 1 and low <= high per dimension")
+    axes = tuple(np.linspace(lo, hi, int(c)) for (lo, hi), c in zip(bounds, counts))
+    mesh = np.meshgrid(*axes, indexing="ij")
+    return np.stack([m.ravel() for m in mesh], axis=1), axes
+
+
+def _stepper(model: Any, u: Any):
+    if all(hasattr(model, a) for a in ("normals", "affine_map", "step")):
+        return model.step, model.normals.shape[1]
+    from neurodyn.models.piecewise import is_piecewise_linear, pl_system
+
+    if is_piecewise_linear(model):
+        system = pl_system(model, u)
+        return system.step, system.n_latent
+    import copy
+
+    import torch
+
+    m = copy.deepcopy(model).to(torch.float64).eval()
+    ut = None if u is None else torch.as_tensor(np.asarray(u, dtype=np.float64))
+
+    def step(z: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            v = None if ut is None else ut.expand(len(z), -1)
+            return m.step(torch.as_tensor(z), v).numpy()
+
+    return step, int(model.state_size)
+
+
+def compute_basins(
+    model: Any,
+    attractors: Any,
+    *,
+    states: Any = None,
+    grid: Any = None,
+    max_steps: int = 1000,
+    tol: float = 1e-6,
+    diverge_radius: float = 1e6,
+    u: Any = None,
+    batch_size: int = 65536,
+) -> BasinResult:
+    """Label initial states by the attractor their forward orbit reaches.
+
+    Parameters
+    ----------
+    model : RecurrentModel or PLSystem
+        Any neurodyn model (stepped in float64 torch) or a piecewise-affine system (NumPy).
+    attractors : CycleResult or sequence of arrays
+        A :class:`~neurodyn.analysis.plrnn.CycleResult` (its "stable" cycles are used) or arrays
+        (period, latent) / (latent,).
+    states : array, shape (state, latent), optional
+        Initial states; exclusive with ``grid``.
+    grid : (bounds, n), optional
+        Regular grid: ``bounds`` one (low, high) per latent dimension, ``n`` points per dimension.
+    max_steps : int
+        Step budget per state (time steps).
+    tol : float
+        Distance to an attractor point that counts as arrival.
+    diverge_radius : float
+        States whose norm exceeds this (or becomes NaN/Inf) are labelled ``DIVERGED``.
+    u : array, shape (input,), optional
+        Constant input.
+    batch_size : int
+        States simulated together.
+
+    Returns
+    -------
+    BasinResult
+
+    Raises
+    ------
+    ValueError
+        Without exactly one of ``states``/``grid``, on bad shapes, NaN/Inf, or no attractors.
+    """
+    step, n = _stepper(model, u)
+    if (states is None) == (grid is None):
+        raise ValueError("give exactly one of states=(state, latent) array or grid=(bounds, n)")
+    axes = None
+    if grid is not None:
+        x0, axes = _grid(grid, n)
+    else:
+        x0 = np.asarray(states, dtype=np.float64)
+        if x0.ndim != 2 or x0.shape[1] != n:
+            raise ValueError(f"states must have shape (state, {n}), got {x0.shape}")
+        if not np.all(np.isfinite(x0)):
+            raise ValueError("states contain NaN or Inf")
+    atts = _attractor_list(attractors, n)
+    if not atts:
+        raise ValueError("no attractors given (a CycleResult without stable cycles?)")
+    pts = np.concatenate(atts)
+    owner = np.concatenate([np.full(len(a), i) for i, a in enumerate(atts)])
+    labels = np.full(len(x0), UNDECIDED, dtype=np.int64)
+    steps = np.full(len(x0), max_steps, dtype=np.int64)
+    for start in range(0, len(x0), batch_size):
+        sl = slice(start, start + batch_size)
+        labels[sl], steps[sl] = _simulate(step, x0[sl], pts, owner, max_steps, tol, diverge_radius)
+    attrs = {"max_steps": max_steps, "tol": tol, "diverge_radius": diverge_radius}
+    return BasinResult(x0, labels, steps, tuple(atts), axes, attrs)
+
+
+def _simulate(step, z, pts, owner, max_steps, tol, radius):
+    z = z.copy()
+    labels = np.full(len(z), UNDECIDED, dtype=np.int64)
+    steps = np.full(len(z), max_steps, dtype=np.int64)
+    active = np.arange(len(z))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(max_steps + 1):
+            if active.size == 0:
+                break
+            za = z[active]
+            d = np.linalg.norm(za[:, None, :] - pts[None], axis=-1)
+            near = d.min(axis=1) <= tol
+            bad = ~np.all(np.isfinite(za), axis=1) | (np.linalg.norm(za, axis=1) > radius)
+            hit = near & ~bad
+            labels[active[hit]] = owner[np.argmin(d[hit], axis=1)]
+            labels[active[bad]] = DIVERGED
+            steps[active[hit | bad]] = t
+            active = active[~(hit | bad)]
+            if t < max_steps and active.size:
+                z[active] = step(z[active])
+    return labels, steps
+
+
+def basin_boundary(manifolds: Any) -> list:
+    """The stable-manifold pieces of codimension 1, which separate basins of attraction."""
+    n = len(manifolds.box[0])
+    return [p for p in manifolds.select("stable") if p.dim == n - 1]

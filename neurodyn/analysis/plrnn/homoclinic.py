@@ -1,0 +1,206 @@
+"""Homoclinic and heteroclinic points: intersections of stable and unstable manifold pieces.
+
+Two pieces ``{p + V a : A_s a <= b_s}`` (stable) and ``{q + U c : A_u c <= b_u}`` (unstable) meet
+where ``p + V a = q + U c`` with both sets of facet constraints satisfied: a linear solve when
+``dim V + dim U = latent``, a feasibility LP otherwise. A meeting point is transversal when
+``[V, U]`` spans the state space. A transversal homoclinic point of a saddle implies a Smale
+horseshoe in some iterate of the map, i.e. chaos (Smale-Birkhoff homoclinic theorem; for
+piecewise-smooth maps it needs the region maps along the orbit to be invertible, which is checked
+here). Used for PLRNNs in Eisenmann et al., "Detecting invariant manifolds in ReLU-based RNNs"
+(ICLR 2026).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from neurodyn.analysis.plrnn.manifold_result import ManifoldPiece, ManifoldResult
+
+
+@dataclass(frozen=True)
+class HomoclinicResult:
+    """Intersection points of stable and unstable pieces.
+
+    Attributes
+    ----------
+    points : ndarray, shape (point, latent)
+    kind : ndarray of str, shape (point,)
+        "homoclinic" (both pieces from the same saddle) or "heteroclinic".
+    stable_saddle, unstable_saddle, stable_piece, unstable_piece : ndarray of int, shape (point,)
+    transversal : ndarray of bool, shape (point,)
+    angle : ndarray, shape (point,)
+        Smallest principal angle (rad) between the two pieces' directions (0 = tangency).
+    invertible : ndarray of bool, shape (point,)
+        The region maps of both pieces are invertible (needed for the Smale-Birkhoff argument).
+    approach : ndarray, shape (point,)
+        Smallest distance to the stable piece's saddle cycle along the first ``n_check`` forward
+        iterates of the point (a numerical confirmation that it lies on the stable manifold).
+    """
+
+    points: np.ndarray
+    kind: np.ndarray
+    stable_saddle: np.ndarray
+    unstable_saddle: np.ndarray
+    stable_piece: np.ndarray
+    unstable_piece: np.ndarray
+    transversal: np.ndarray
+    angle: np.ndarray
+    invertible: np.ndarray
+    approach: np.ndarray
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def proves_chaos(self) -> bool:
+        """True when some transversal homoclinic point with invertible region maps was found."""
+        return bool(np.any((self.kind == "homoclinic") & self.transversal & self.invertible))
+
+    def report(self) -> str:
+        """A plain-language summary: what was found and whether it establishes chaos."""
+        n_h = int(np.sum(self.kind == "homoclinic"))
+        n_x = int(np.sum(self.kind == "heteroclinic"))
+        lines = [f"{n_h} homoclinic and {n_x} heteroclinic points "
+                 f"({int(np.sum(self.transversal))} transversal)"]
+        if self.proves_chaos:
+            i = int(np.flatnonzero((self.kind == "homoclinic") & self.transversal & self.invertible)[0])
+            lines.append(
+                f"transversal homoclinic point of saddle {int(self.stable_saddle[i])} at "
+                f"{np.array2string(self.points[i], precision=6)} (angle {self.angle[i]:.3g} rad): by "
+                "the Smale-Birkhoff homoclinic theorem some iterate of the map has a horseshoe, so the "
+                "map is chaotic on an invariant Cantor set (not necessarily an attractor)")
+        else:
+            lines.append("no transversal homoclinic point found: this does not rule out chaos "
+                         "(manifolds are truncated by depth, box and piece caps)")
+        return "\n".join(lines)
+
+    def to_xarray(self):
+        import xarray as xr
+
+        d = ("point",)
+        return xr.Dataset(
+            {"state": (("point", "unit"), self.points),
+             "kind": (d, self.kind.astype(object)),
+             "stable_saddle": (d, self.stable_saddle), "unstable_saddle": (d, self.unstable_saddle),
+             "stable_piece": (d, self.stable_piece), "unstable_piece": (d, self.unstable_piece),
+             "transversal": (d, self.transversal.astype(np.int8)), "angle": (d, self.angle),
+             "invertible": (d, self.invertible.astype(np.int8)), "approach": (d, self.approach)},
+            attrs={"proves_chaos": int(self.proves_chaos), **self.attrs})
+
+
+def _meet(sp: ManifoldPiece, up: ManifoldPiece, tol: float) -> np.ndarray | None:
+    """A common point of two pieces, or None."""
+    V, U = sp.basis, up.basis
+    n, ks, ku = V.shape[0], V.shape[1], U.shape[1]
+    M = np.hstack([V, -U])
+    rhs = up.base - sp.base
+    if ks + ku == n and np.linalg.matrix_rank(M) == n:
+        x = np.linalg.solve(M, rhs)
+        a, c = x[:ks], x[ks:]
+        ok_s = np.all((sp.A @ a - sp.b) / np.linalg.norm(sp.A, axis=1) <= tol)
+        ok_u = np.all((up.A @ c - up.b) / np.linalg.norm(up.A, axis=1) <= tol)
+        return sp.points(a) if ok_s and ok_u else None
+    from scipy.optimize import linprog
+
+    A_ub = np.block([[sp.A, np.zeros((len(sp.b), ku))], [np.zeros((len(up.b), ks)), up.A]])
+    res = linprog(np.zeros(ks + ku), A_ub=A_ub, b_ub=np.concatenate([sp.b, up.b]) + tol,
+                  A_eq=M, b_eq=rhs, bounds=[(None, None)] * (ks + ku), method="highs")
+    return sp.points(res.x[:ks]) if res.status == 0 else None
+
+
+def _bounds(pieces: list[ManifoldPiece]) -> tuple[np.ndarray, np.ndarray]:
+    """Bounding boxes of pieces in state coordinates, each (piece, latent)."""
+    vx = [p.points(p.vertices) for p in pieces]
+    return np.array([v.min(0) for v in vx]), np.array([v.max(0) for v in vx])
+
+
+def find_homoclinic_points(
+    model: Any,
+    manifolds: ManifoldResult,
+    *,
+    tol: float = 1e-9,
+    exclude_radius: float = 1e-6,
+    n_check: int = 60,
+    u: Any = None,
+) -> HomoclinicResult:
+    """Homoclinic/heteroclinic points from the pieces of :func:`find_manifolds`.
+
+    Parameters
+    ----------
+    model : PLRNN, ShallowPLRNN, ALRNN or PLSystem
+        The map the manifolds were computed for.
+    manifolds : ManifoldResult
+        Needs both stable and unstable pieces.
+    tol : float
+        Slack on the piece facets when testing a candidate point.
+    exclude_radius : float
+        Meeting points closer than this to a cycle point of the saddle(s) are the trivial
+        intersection at the saddle itself and are dropped.
+    n_check : int
+        Forward iterates used to confirm convergence to the saddle (``approach``).
+    u : array, shape (input,), optional
+        Constant input (models only).
+
+    Returns
+    -------
+    HomoclinicResult
+        With :attr:`~HomoclinicResult.proves_chaos` and :meth:`~HomoclinicResult.report`.
+
+    Raises
+    ------
+    ValueError
+        If ``manifolds`` has no stable or no unstable pieces.
+    """
+    from neurodyn.analysis.plrnn.manifolds import _as_system
+
+    system = _as_system(model, u)
+    stable, unstable = manifolds.select("stable"), manifolds.select("unstable")
+    if not stable or not unstable:
+        raise ValueError("find_homoclinic_points needs stable and unstable pieces; "
+                         "run find_manifolds with kind='both'")
+    index = {id(p): i for i, p in enumerate(manifolds.pieces)}
+    lo_s, hi_s = _bounds(stable)
+    lo_u, hi_u = _bounds(unstable)
+    overlap = np.all((lo_s[:, None] <= hi_u[None] + tol) & (lo_u[None] <= hi_s[:, None] + tol), axis=2)
+    rows: list[tuple] = []
+    for i, j in zip(*np.nonzero(overlap)):
+        sp, up = stable[i], unstable[j]
+        x = _meet(sp, up, tol)
+        if x is None:
+            continue
+        near = [np.min(np.linalg.norm(manifolds.saddles[s].points - x, axis=1))
+                for s in {sp.saddle, up.saddle}]
+        if min(near) < exclude_radius:
+            continue
+        if any(np.linalg.norm(r[0] - x) < 10 * tol + 1e-12 for r in rows):
+            continue
+        rows.append((x, sp, up))
+    pts, kinds, ss, us, spi, upi, tr, ang, inv, appr = ([] for _ in range(10))
+    for x, sp, up in rows:
+        sv = np.linalg.svd(sp.basis.T @ up.basis, compute_uv=False)
+        angle = float(np.arccos(np.clip(sv.max(), -1.0, 1.0))) if sv.size else np.pi / 2
+        full = np.linalg.matrix_rank(np.hstack([sp.basis, up.basis]), tol=1e-9) == len(x)
+        dets = [np.linalg.det(system.affine_map(p.region)[0]) for p in (sp, up)]
+        z, best = x.copy(), np.inf
+        target = manifolds.saddles[sp.saddle].points
+        for _ in range(n_check):
+            z = system.step(z)
+            best = min(best, float(np.min(np.linalg.norm(target - z, axis=1))))
+        pts.append(x)
+        kinds.append("homoclinic" if sp.saddle == up.saddle else "heteroclinic")
+        ss.append(sp.saddle)
+        us.append(up.saddle)
+        spi.append(index[id(sp)])
+        upi.append(index[id(up)])
+        tr.append(bool(full))
+        ang.append(angle)
+        inv.append(bool(min(abs(d) for d in dets) > 1e-12))
+        appr.append(best)
+    n = manifolds.box[0].shape[0]
+    ints = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
+    return HomoclinicResult(
+        np.asarray(pts, dtype=np.float64).reshape(-1, n), np.asarray(kinds, dtype=str),
+        ints(ss), ints(us), ints(spi), ints(upi), np.asarray(tr, dtype=bool),
+        np.asarray(ang, dtype=np.float64), np.asarray(inv, dtype=bool),
+        np.asarray(appr, dtype=np.float64), {"tol": tol, "n_check": n_check})

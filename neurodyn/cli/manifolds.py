@@ -1,0 +1,108 @@
+"""``neurodyn manifolds MODEL``: stable/unstable manifolds of the saddles of a PL network."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from neurodyn.cli._common import check_outputs, parse_vector, save_figure
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "manifolds",
+        help="stable/unstable manifolds of saddle fixed points and cycles of a PLRNN-family model",
+        description=(
+            "Find the fixed points and k-cycles of a PLRNN / shallow PLRNN / ALRNN exactly, then "
+            "build the stable and unstable manifolds of its saddles piece by piece per linear region "
+            "(Eisenmann et al., ICLR 2026) and look for homoclinic points. MODEL is a neurodyn "
+            "checkpoint or (with --arch) a .npz/.mat file of PLRNN arrays."
+        ),
+    )
+    p.add_argument("model", help="model file (.pt checkpoint; .npz/.mat with --arch)")
+    p.add_argument("--arch", default=None,
+                   help="architecture of an array file: plrnn, shplrnn, clipped-shplrnn, alrnn")
+    p.add_argument("--max-order", type=int, default=1, help="search cycles up to this order (default 1)")
+    p.add_argument("--exhaustive", action="store_true",
+                   help="enumerate all linear regions in the cycle search (small systems only)")
+    p.add_argument("--kind", choices=("both", "stable", "unstable"), default="both")
+    p.add_argument("--max-depth", type=int, default=20,
+                   help="map applications from each saddle's local piece (default 20)")
+    p.add_argument("--max-pieces", type=int, default=2000,
+                   help="cap on the pieces of one manifold of one saddle (default 2000)")
+    p.add_argument("--box", type=float, default=None,
+                   help="half-width of the bounding box (default 10 + 2 max|z| over the cycles)")
+    p.add_argument("--input", default=None, help="constant input, comma-separated (default zeros)")
+    p.add_argument("--dims", default="0,1", help="state dimensions to plot, 2 or 3 (default 0,1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="netCDF file for the manifolds (e.g. manifolds.nc)")
+    p.add_argument("--plot", default=None, help="figure file (e.g. manifolds.png)")
+    p.add_argument("--overwrite", action="store_true", help="replace existing --out/--plot files")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from neurodyn.analysis.plrnn import find_cycles
+    from neurodyn.analysis.plrnn.homoclinic import find_homoclinic_points
+    from neurodyn.analysis.plrnn.manifolds import find_manifolds
+    from neurodyn.io import load_model
+    from neurodyn.models.piecewise import is_piecewise_linear
+
+    check_outputs(args.out, args.plot, overwrite=args.overwrite)
+    if args.max_order < 1 or args.max_depth < 0 or args.max_pieces < 1:
+        raise ValueError("need --max-order >= 1, --max-depth >= 0 and --max-pieces >= 1")
+    dims = tuple(int(d) for d in args.dims.split(","))
+    model = load_model(args.model, arch=args.arch).model
+    if not is_piecewise_linear(model):
+        raise ValueError(f"{args.model} holds a {type(model).__name__}; manifolds need a PLRNN, "
+                         "ShallowPLRNN or ALRNN (use `neurodyn fixedpoints` for smooth models)")
+    u = parse_vector(args.input, model.n_inputs) if args.input is not None else None
+    if len(dims) not in (2, 3) or max(dims) >= model.state_size or min(dims) < 0:
+        raise ValueError(f"--dims must name 2 or 3 of the {model.state_size} state dimensions")
+    cycles = find_cycles(model, max_order=args.max_order, exhaustive=args.exhaustive, u=u,
+                         seed=args.seed)
+    result = find_manifolds(model, cycles, kind=args.kind, max_depth=args.max_depth,
+                            box=args.box, max_pieces=args.max_pieces, u=u, seed=args.seed)
+    print(f"{args.model}: {type(model).__name__} with {model.state_size} latent dims")
+    print(cycles.summary())
+    for i, s in enumerate(result.saddles):
+        if s.status == "not_saddle":
+            continue
+        n_s, n_u = len(result.select("stable", i)), len(result.select("unstable", i))
+        cut = [k for k in ("stable", "unstable") if result.truncated.get((i, k))]
+        print(f"saddle {i} (period {len(s.points)}): {s.status}; {n_s} stable and {n_u} unstable "
+              f"pieces{' (truncated: ' + ', '.join(cut) + ')' if cut else ''}")
+    for w in result.warnings:
+        print(f"warning: {w}")
+    if result.select("stable") and result.select("unstable"):
+        print(find_homoclinic_points(model, result, u=u).report())
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        ds = result.to_xarray()
+        ds.attrs["model_file"] = str(args.model)
+        ds.to_netcdf(args.out, engine="h5netcdf")
+        print(f"wrote {args.out}")
+    if args.plot:
+        save_figure(_figure(model, cycles, result, dims, u), args.plot)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def _figure(model, cycles, result, dims, u):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from neurodyn.models.piecewise import pl_system
+    from neurodyn.plotting.phase_portrait import plot_phase_portrait
+
+    fig = plt.figure(figsize=(6, 5))
+    ax = fig.add_subplot(projection="3d" if len(dims) == 3 else None)
+    system = pl_system(model, u)
+    base = np.zeros(system.n_latent)
+    plot_phase_portrait(system, cycles=cycles, manifolds=result, ax=ax, dims=dims, base=base)
+    fig.tight_layout()
+    return fig

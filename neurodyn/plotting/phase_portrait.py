@@ -1,0 +1,201 @@
+"""Phase portraits of piecewise-linear maps: regions, cycles, manifolds and basins of attraction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from neurodyn.plotting.fixed_points import STABILITY_COLORS
+
+MANIFOLD_COLORS = {"stable": "tab:blue", "unstable": "tab:red"}
+
+
+def _system(model: Any):
+    if model is None:
+        return None
+    if all(hasattr(model, a) for a in ("normals", "offsets", "affine_map")):
+        return model
+    from neurodyn.models.piecewise import is_piecewise_linear, pl_system
+
+    return pl_system(model) if is_piecewise_linear(model) else None
+
+
+def _limits(dims, manifolds, basins, cycles, limits):
+    if limits is not None:
+        lim = np.asarray(limits, dtype=float).reshape(-1, 2)
+        if len(lim) != len(dims):
+            raise ValueError(f"limits needs one (low, high) per plotted dimension ({len(dims)})")
+        return lim
+    if manifolds is not None:
+        return np.stack([manifolds.box[0][list(dims)], manifolds.box[1][list(dims)]], 1)
+    pts = [np.asarray(basins.states)] if basins is not None else []
+    if cycles is not None:
+        pts.append(np.asarray(cycles.states))
+    if not pts:
+        return np.array([[-1.0, 1.0]] * len(dims))
+    p = np.concatenate(pts)[:, list(dims)]
+    pad = 0.1 * np.maximum(np.ptp(p, axis=0), 1e-9)
+    return np.stack([p.min(0) - pad, p.max(0) + pad], 1)
+
+
+def _draw_regions(ax, system, dims, base, lim):
+    """Switching hyperplanes restricted to the plotted plane through ``base``."""
+    i, j = dims
+    for k, (nrm, off) in enumerate(zip(system.normals, system.offsets)):
+        a, b = nrm[i], nrm[j]
+        c = off + nrm @ base - a * base[i] - b * base[j]
+        if abs(a) < 1e-14 and abs(b) < 1e-14:
+            continue
+        if abs(b) > abs(a):
+            xs = lim[0]
+            ys = -(c + a * xs) / b
+        else:
+            ys = lim[1]
+            xs = -(c + b * ys) / a
+        ax.plot(xs, ys, color="0.75", lw=0.8, ls=":", zorder=1,
+                label="region boundaries" if k == 0 else None)
+
+
+def _draw_basins(ax, basins, dims, n_latent):
+    import matplotlib.colors as mcolors
+
+    n_att = len(basins.attractors)
+    cmap = mcolors.ListedColormap(["0.3", "white"] + [f"C{k % 10}" for k in range(n_att)])
+    norm = mcolors.BoundaryNorm(np.arange(-2.5, n_att + 0.5), cmap.N)
+    if basins.grid_axes is not None and n_latent == 2 and tuple(dims) == (0, 1):
+        ax.pcolormesh(basins.grid_axes[0], basins.grid_axes[1], basins.labels_grid().T, cmap=cmap,
+                      norm=norm, alpha=0.3, shading="nearest", zorder=0)
+    else:
+        pts = basins.states[:, list(dims)]
+        ax.scatter(*pts.T, c=basins.labels, cmap=cmap, norm=norm, s=4, alpha=0.4, lw=0, zorder=0)
+
+
+def _draw_manifolds(ax, manifolds, dims, three_d):
+    seen = set()
+    for p in manifolds.pieces:
+        v = p.points(p.vertices)[:, list(dims)]
+        label = None if p.kind in seen else f"{p.kind} manifold"
+        seen.add(p.kind)
+        color = MANIFOLD_COLORS[p.kind]
+        if p.dim == 1:
+            ax.plot(*v.T, color=color, lw=1.5, label=label, zorder=3)
+        elif p.dim == 2 and len(v) >= 3:
+            c = v.mean(0)
+            if three_d:
+                from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+                ax.add_collection3d(Poly3DCollection([v], color=color, alpha=0.25, label=label))
+            else:
+                order = np.argsort(np.arctan2(v[:, 1] - c[1], v[:, 0] - c[0]))
+                ax.fill(*v[order].T, color=color, alpha=0.25, lw=0, label=label, zorder=2)
+        else:
+            ax.scatter(*p.samples[:, list(dims)].T, color=color, s=2, label=label, zorder=2)
+
+
+def _draw_cycles(ax, cycles, manifolds, dims):
+    if cycles is not None:
+        states, stab = np.asarray(cycles.states), np.asarray(cycles.stability, dtype=str)
+        for cid in np.unique(cycles.cycle_id):
+            rows = np.flatnonzero(cycles.cycle_id == cid)
+            if len(rows) > 1:
+                rows = rows[np.argsort(cycles.cycle_step[rows])]
+                loop = np.append(rows, rows[0])
+                ax.plot(*states[loop][:, list(dims)].T, color="0.4", lw=0.8, ls="--", zorder=4)
+    elif manifolds is not None and manifolds.saddles:
+        states = np.concatenate([s.points for s in manifolds.saddles])
+        stab = np.concatenate([[("saddle" if s.status == "ok" else s.status)] * len(s.points)
+                               for s in manifolds.saddles])
+    else:
+        return
+    for label, color in STABILITY_COLORS.items():
+        sel = stab == label
+        if np.any(sel):
+            face = color if label == "stable" else "white"
+            ax.scatter(*states[sel][:, list(dims)].T, s=40, facecolors=face, edgecolors=color,
+                       linewidths=1.5, label=label, zorder=5)
+
+
+def plot_phase_portrait(
+    model: Any = None,
+    *,
+    cycles: Any = None,
+    manifolds: Any = None,
+    basins: Any = None,
+    ax: Any = None,
+    dims: tuple[int, ...] = (0, 1),
+    show_regions: bool = True,
+    base: Any = None,
+    limits: Any = None,
+):
+    """2-D or 3-D phase portrait of a piecewise-linear map from analysis results.
+
+    Draws (back to front) basins of attraction, switching hyperplanes, stable (blue) and unstable
+    (red) manifold pieces, and fixed points/cycles by stability (filled = stable, open = saddle or
+    unstable; cycle points joined by dashed lines). Nothing is recomputed: pass the results of
+    :func:`~neurodyn.analysis.find_cycles`, :func:`~neurodyn.analysis.find_manifolds` and
+    :func:`~neurodyn.analysis.compute_basins`.
+
+    Parameters
+    ----------
+    model : PLRNN, ShallowPLRNN, ALRNN or PLSystem, optional
+        Needed only for the region boundaries.
+    cycles : CycleResult, optional
+    manifolds : ManifoldResult, optional
+    basins : BasinResult, optional
+        A 2-D grid over dims (0, 1) of a 2-D map is drawn as an image, otherwise as points.
+    ax : matplotlib Axes, optional
+        A 3-D axes for three ``dims``; a new figure by default.
+    dims : tuple of 2 or 3 ints
+        State dimensions to plot.
+    show_regions : bool
+        Draw the switching hyperplanes (2-D only) in the plane through ``base``.
+    base : array, shape (unit,), optional
+        Values of the dimensions not plotted (default zeros), used for the region boundaries.
+    limits : sequence of (low, high), optional
+        Axis limits per plotted dimension (default: the manifolds' box, else the data).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Raises
+    ------
+    ValueError
+        If ``dims`` does not name 2 or 3 distinct state dimensions, or ``limits`` is malformed.
+    """
+    import matplotlib.pyplot as plt
+
+    dims = tuple(int(d) for d in dims)
+    if len(dims) not in (2, 3) or len(set(dims)) != len(dims):
+        raise ValueError(f"dims must name 2 or 3 distinct state dimensions, got {dims}")
+    system = _system(model)
+    n_latent = system.n_latent if system is not None else (
+        len(manifolds.box[0]) if manifolds is not None else
+        basins.states.shape[1] if basins is not None else
+        cycles.states.shape[1] if cycles is not None else max(dims) + 1)
+    if max(dims) >= n_latent:
+        raise ValueError(f"dims {dims} out of range for a {n_latent}-dimensional state")
+    three_d = len(dims) == 3
+    if ax is None:
+        fig = plt.figure()
+        ax = fig.add_subplot(projection="3d" if three_d else None)
+    lim = _limits(dims, manifolds, basins, cycles, limits)
+    if basins is not None:
+        _draw_basins(ax, basins, dims, n_latent)
+    if show_regions and system is not None and not three_d:
+        b = np.zeros(n_latent) if base is None else np.asarray(base, dtype=float)
+        _draw_regions(ax, system, dims, b, lim)
+    if manifolds is not None:
+        _draw_manifolds(ax, manifolds, dims, three_d)
+    _draw_cycles(ax, cycles, manifolds, dims)
+    ax.set_xlim(*lim[0])
+    ax.set_ylim(*lim[1])
+    ax.set_xlabel(f"$z_{{{dims[0]}}}$")
+    ax.set_ylabel(f"$z_{{{dims[1]}}}$")
+    if three_d:
+        ax.set_zlim(*lim[2])
+        ax.set_zlabel(f"$z_{{{dims[2]}}}$")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="best", fontsize="small")
+    return ax

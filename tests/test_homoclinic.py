@@ -1,0 +1,74 @@
+"""Homoclinic points: the Lozi map (known transversal homoclinic points) and a map without any."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neurodyn.analysis.plrnn.homoclinic import find_homoclinic_points
+from neurodyn.analysis.plrnn.manifolds import find_manifolds
+from neurodyn.models import PLRNN, PLSystem
+
+A_LOZI, B_LOZI = 1.7, 0.5
+SADDLE = np.array([1.0, B_LOZI]) / (1 + A_LOZI - B_LOZI)
+
+
+def lozi_plrnn():
+    return PLRNN.from_arrays(np.array([[A_LOZI, 1.0], [B_LOZI, 0.0]]),
+                             np.array([[-2 * A_LOZI, 0.0], [0.0, 0.0]]), np.array([1.0, 0.0]))
+
+
+@pytest.fixture(scope="module")
+def lozi_manifolds():
+    return find_manifolds(lozi_plrnn(), [SADDLE], box=3.0, max_depth=6, max_pieces=300)
+
+
+def test_lozi_has_transversal_homoclinic_points(lozi_manifolds):
+    # Misiurewicz (1980): for a = 1.7, b = 0.5 the Lozi attractor is the closure of the unstable
+    # manifold of this saddle, which crosses its stable manifold transversally
+    res = find_homoclinic_points(lozi_plrnn(), lozi_manifolds)
+    assert len(res.points) > 5
+    assert res.proves_chaos and "Smale-Birkhoff" in res.report()
+    assert np.all(res.kind == "homoclinic") and np.all(res.transversal) and np.all(res.invertible)
+    # each point lies on both manifolds and its forward orbit returns to the saddle
+    assert np.max(lozi_manifolds.distance(res.points, "stable")) < 1e-9
+    assert np.max(lozi_manifolds.distance(res.points, "unstable")) < 1e-9
+    assert np.all(res.approach < 1e-8)
+    assert np.all(np.linalg.norm(res.points - SADDLE, axis=1) > 1e-6)
+    assert np.all((res.angle > 0.01) & (res.angle <= np.pi / 2 + 1e-12))
+
+
+def test_backward_orbit_of_a_homoclinic_point_returns_to_the_saddle(lozi_manifolds):
+    res = find_homoclinic_points(lozi_plrnn(), lozi_manifolds)
+    # walk back along the unstable piece's parents: each parent maps onto its child's piece
+    piece = lozi_manifolds.pieces[int(res.unstable_piece[0])]
+    depth = piece.depth
+    assert 0 < depth <= 6 and piece.kind == "unstable"
+    chain = [piece]
+    while chain[-1].parent >= 0:
+        chain.append(lozi_manifolds.pieces[chain[-1].parent])
+    assert chain[-1].depth == 0 and np.linalg.norm(chain[-1].base - SADDLE) < 1e-15
+
+
+def test_no_homoclinic_point_in_a_bistable_map():
+    system = PLSystem(np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([-1.0, -1.0]),
+                      np.array([[2.0, 0.0], [0.3, 0.5]]), np.zeros(2),
+                      np.array([[-2.0, 2.0], [0.0, 0.0]]))
+    man = find_manifolds(system, [np.zeros(2)], box=5.0, max_depth=20)
+    res = find_homoclinic_points(system, man)
+    assert len(res.points) == 0 and not res.proves_chaos
+    assert "does not rule out chaos" in res.report()
+
+
+def test_xarray_and_errors(tmp_path, lozi_manifolds):
+    import xarray as xr
+
+    res = find_homoclinic_points(lozi_plrnn(), lozi_manifolds)
+    path = tmp_path / "h.nc"
+    res.to_xarray().to_netcdf(path, engine="h5netcdf")
+    back = xr.load_dataset(path, engine="h5netcdf")
+    np.testing.assert_array_equal(back["state"].values, res.points)
+    assert back.attrs["proves_chaos"] == 1
+    only_u = find_manifolds(lozi_plrnn(), [SADDLE], kind="unstable", box=3.0, max_depth=2)
+    with pytest.raises(ValueError, match="kind='both'"):
+        find_homoclinic_points(lozi_plrnn(), only_u)

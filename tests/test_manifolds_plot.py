@@ -1,0 +1,59 @@
+"""Phase portraits: what is drawn matches the results passed in."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from neurodyn.analysis.plrnn.basins import compute_basins  # noqa: E402
+from neurodyn.analysis.plrnn.manifolds import find_manifolds  # noqa: E402
+from neurodyn.models import PLSystem  # noqa: E402
+from neurodyn.plotting.phase_portrait import MANIFOLD_COLORS, plot_phase_portrait  # noqa: E402
+
+
+def bistable():
+    return PLSystem(np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([-1.0, -1.0]),
+                    np.array([[2.0, 0.0], [0.3, 0.5]]), np.zeros(2), np.array([[-2.0, 2.0], [0.0, 0.0]]))
+
+
+@pytest.fixture(scope="module")
+def results():
+    system = bistable()
+    man = find_manifolds(system, [np.zeros(2)], box=3.0, max_depth=8)
+    basins = compute_basins(system, [np.array([2.0, 1.2]), np.array([-2.0, -1.2])],
+                            grid=([(-3, 3), (-3, 3)], 15), max_steps=100)
+    return system, man, basins
+
+
+def test_2d_portrait_draws_every_piece_region_and_basin(results):
+    system, man, basins = results
+    ax = plot_phase_portrait(system, manifolds=man, basins=basins)
+    lines = ax.get_lines()
+    region_lines = [ln for ln in lines if ln.get_linestyle() == ":"]
+    assert len(region_lines) == 2  # x = 1 and x = -1
+    for kind, color in MANIFOLD_COLORS.items():
+        drawn = [ln for ln in lines if ln.get_color() == color]
+        assert len(drawn) == len(man.select(kind))
+    assert len(ax.collections) >= 2  # basin image + saddle marker
+    assert ax.get_xlim() == (-3.0, 3.0)
+    plt.close("all")
+
+
+def test_3d_portrait_and_errors(results):
+    system, man, _ = results
+    lin = np.eye(3) * 0.5
+    lin[:2, :2] = system.linear
+    s3 = PLSystem(np.hstack([system.normals, np.zeros((2, 1))]), system.offsets, lin, np.zeros(3),
+                  np.vstack([system.mixing, np.zeros((1, 2))]))
+    man3 = find_manifolds(s3, [np.zeros(3)], box=2.0, max_depth=6)
+    ax = plot_phase_portrait(s3, manifolds=man3, dims=(0, 1, 2))
+    assert ax.name == "3d"
+    assert len(ax.collections) >= len([p for p in man3.pieces if p.dim == 2])
+    with pytest.raises(ValueError, match="dims"):
+        plot_phase_portrait(system, manifolds=man, dims=(0, 0))
+    with pytest.raises(ValueError, match="out of range"):
+        plot_phase_portrait(system, manifolds=man, dims=(0, 5))
+    plt.close("all")
