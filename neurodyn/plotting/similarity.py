@@ -1,0 +1,125 @@
+"""Figures of distance matrices, their embeddings and solution degeneracy (matplotlib imported inside)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+def _axes(ax: Any):
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(4, 3.5))[1] if ax is None else ax
+
+
+def plot_distance_matrix(D: Any, *, ax: Any = None, cmap: str = "viridis", labels: bool | None = None,
+                         title: str | None = None):
+    """Heat map of a ``(network, network_)`` distance (or similarity) matrix.
+
+    Parameters
+    ----------
+    D : xarray.DataArray or array, shape (network, network)
+        E.g. from :func:`neurodyn.analysis.pairwise_distances` (its ``metric`` attribute titles the plot).
+    ax : matplotlib Axes, optional
+    cmap : str
+    labels : bool, optional
+        Tick labels from the ``network`` coordinate; default when there are at most 30 networks.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib Axes
+        With one image (``ax.images[0]``) and a colour bar.
+    """
+    ax = _axes(ax)
+    M = np.asarray(getattr(D, "values", D), dtype=float)
+    im = ax.imshow(M, cmap=cmap, interpolation="nearest")
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    names = list(map(str, D.coords["network"].values)) if hasattr(D, "coords") else [str(k) for k in
+                                                                                         range(len(M))]
+    if labels if labels is not None else len(M) <= 30:
+        ax.set_xticks(range(len(M)), names, rotation=90, fontsize=7)
+        ax.set_yticks(range(len(M)), names, fontsize=7)
+    metric = getattr(D, "attrs", {}).get("metric", "distance")
+    ax.set_title(title or f"pairwise {metric}")
+    return ax
+
+
+def plot_embedding(coords: Any, *, ax: Any = None, labels: Sequence[str] | None = None,
+                   color: Any = None, cmap: str = "viridis", colorbar_label: str | None = None):
+    """Scatter of networks in a 2-D embedding of their distances (e.g. ``embed_distances``).
+
+    Parameters
+    ----------
+    coords : array, shape (network, 2)
+    ax : matplotlib Axes, optional
+    labels : sequence of str, optional
+        Text placed next to each point.
+    color : array, shape (network,), optional
+        Values mapped through ``cmap`` (e.g. network size or task loss), with a colour bar.
+    cmap, colorbar_label : str
+
+    Returns
+    -------
+    matplotlib Axes
+        With one PathCollection holding one point per network.
+    """
+    ax = _axes(ax)
+    P = np.asarray(coords, dtype=float)
+    if P.ndim != 2 or P.shape[1] < 2:
+        raise ValueError(f"coords must have shape (network, 2); got {P.shape}")
+    sc = ax.scatter(P[:, 0], P[:, 1], c=color, cmap=cmap if color is not None else None, s=25)
+    if color is not None:
+        cb = ax.figure.colorbar(sc, ax=ax)
+        if colorbar_label:
+            cb.set_label(colorbar_label)
+    for k, text in enumerate(labels or []):
+        ax.annotate(str(text), P[k, :2], fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel("MDS 1")
+    ax.set_ylabel("MDS 2")
+    ax.set_aspect("equal", adjustable="datalim")
+    return ax
+
+
+def plot_solution_degeneracy(result: Any, *, axes: Any = None):
+    """Three panels of a :class:`~neurodyn.analysis.DegeneracyResult`: behaviour, dynamics, weights.
+
+    Left: each network's behaviour metric in and out of distribution (one line per network). Middle and
+    right: the dynamics and weight distance matrices, titled with their mean (the degeneracy).
+
+    Parameters
+    ----------
+    result : DegeneracyResult
+    axes : sequence of 3 matplotlib Axes, optional
+
+    Returns
+    -------
+    ndarray of 3 Axes
+    """
+    import matplotlib.pyplot as plt
+
+    if axes is None:
+        axes = plt.subplots(1, 3, figsize=(12, 3.6), layout="constrained")[1]
+    axes = np.asarray(axes).ravel()
+    metric = result.settings["behaviour_metric"]
+    x = [0, 1]
+    for b_id, b_ood in zip(result.behaviour_id, result.behaviour_ood):
+        axes[0].plot(x, [b_id, b_ood], "o-", color="0.4", alpha=0.6, lw=1)
+    axes[0].set_xticks(x, ["in distribution", "OOD"])
+    axes[0].set_ylabel(metric)
+    sd_id, sd_ood = result.behaviour_degeneracy_id, result.behaviour_degeneracy_ood
+    axes[0].set_title(f"behaviour: sd {sd_id:.3g} (ID) / {sd_ood:.3g} (OOD)")
+    for ax, M, what, value in ((axes[1], result.dynamics, result.settings["dynamics_metric"],
+                                result.dynamics_degeneracy),
+                               (axes[2], result.weights, "weights", result.weight_degeneracy)):
+        im = ax.imshow(M, cmap="viridis", interpolation="nearest")
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+        ax.set_title(f"{what}: mean {value:.3g}")
+        ax.set_xlabel("network")
+    axes[1].set_ylabel("network")
+    return axes
+
+
+__all__ = ["plot_distance_matrix", "plot_embedding", "plot_solution_degeneracy"]

@@ -1,0 +1,42 @@
+"""Figures of distance matrices, embeddings and degeneracy results."""
+
+import copy
+import warnings
+
+import matplotlib
+import numpy as np
+
+from neurodyn.analysis import compute_solution_degeneracy, embed_distances, pairwise_distances
+from neurodyn.models import LeakyRNN
+from neurodyn.plotting.similarity import plot_distance_matrix, plot_embedding, plot_solution_degeneracy
+from neurodyn.tasks.flipflop import FlipFlop
+
+matplotlib.use("Agg")
+
+
+def test_distance_matrix_and_embedding_plots():
+    rng = np.random.default_rng(0)
+    acts = [rng.standard_normal((40, 3 + k)) for k in range(5)]
+    D = pairwise_distances(acts, metric="procrustes", progress=False, names=list("abcde"))
+    ax = plot_distance_matrix(D)
+    np.testing.assert_array_equal(ax.images[0].get_array(), D.values)
+    assert [t.get_text() for t in ax.get_xticklabels()] == list("abcde")
+    assert "procrustes" in ax.get_title()
+    E = embed_distances(D)
+    ax = plot_embedding(E, labels=list("abcde"), color=np.arange(5))
+    np.testing.assert_allclose(ax.collections[0].get_offsets(), E)
+    assert len(ax.texts) == 5
+
+
+def test_degeneracy_plot():
+    nets = [LeakyRNN(2, 6, 2, seed=s) for s in range(3)]
+    nets.append(copy.deepcopy(nets[0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = compute_solution_degeneracy(nets, FlipFlop(n_bits=2, n_steps=20), n_trials=8,
+                                          dynamics_kwargs={"n_delays": 2, "rank": 6})
+    axes = plot_solution_degeneracy(res)
+    assert len(axes) == 3 and len(axes[0].lines) == 4
+    np.testing.assert_array_equal(axes[1].images[0].get_array(), res.dynamics)
+    np.testing.assert_array_equal(axes[2].images[0].get_array(), res.weights)
+    assert res.dynamics[0, 3] < 1e-6 and res.weights[0, 3] < 1e-9
