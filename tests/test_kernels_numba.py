@@ -65,3 +65,18 @@ def test_numba_ensemble_matches_reference(name):
 def test_auto_picks_numba_on_cpu():
     res = rollout(make_case("leaky_tanh"), torch.zeros(2, N_UNIT), n_steps=3)
     assert res.backend == "numba"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_numba_large_batch_blas_path_matches_reference(dtype):
+    from neurodyn.kernels.numba_backend import GEMM_MIN_BATCH
+
+    model = make_case("leaky_softplus").to(dtype)
+    n_batch = GEMM_MIN_BATCH + 6  # one full and one partial block
+    h0, x = torch.randn(n_batch, N_UNIT, dtype=dtype), torch.randn(n_batch, 30, N_IN, dtype=dtype)
+    _compare(model, h0, x, noise_std=0.1, seed=4, every=4)
+    ens = stack_params([make_case("leaky_tanh", seed=s) for s in range(2)]).__class__(
+        *(v.to(dtype) if isinstance(v, torch.Tensor) else v
+          for v in stack_params([make_case("leaky_tanh", seed=s) for s in range(2)]))
+    )
+    _compare(ens, torch.randn(2, n_batch, N_UNIT, dtype=dtype), None, n_steps=20)

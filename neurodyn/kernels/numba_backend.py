@@ -8,6 +8,10 @@ import numpy as np
 import torch
 
 
+GEMM_MIN_BATCH = 64  # leaky RNNs with at least this many trials per network use BLAS blocks
+GEMM_BLOCK = 128  # trials per block in that path
+
+
 def _np(x: torch.Tensor) -> np.ndarray:
     return x.detach().contiguous().numpy()
 
@@ -31,7 +35,15 @@ def run_chunk(family: str, params: Any, h: torch.Tensor, drive: torch.Tensor,
     on = out.numpy() if out is not None else np.empty((n_net, n_batch, 0, n), hn.dtype)
     exact = hn.dtype == np.float64
     common = (nz, dt(noise_std), hn, on, int(n_steps), int(t0), int(every))
-    if family == "leaky":
+    if family == "leaky" and n_batch >= GEMM_MIN_BATCH:
+        from threadpoolctl import threadpool_limits
+
+        code = ACTIVATION_CODES[params.activation]
+        wt = _np(params.w_rec.mT)
+        kb = min(GEMM_BLOCK, n_batch)
+        with threadpool_limits(limits=1, user_api="blas"):  # parallelism comes from the Numba threads
+            numba_rnn.leaky_gemm_kernel(wt, _np(drive), *common, dt(params.alpha), code, exact, kb)
+    elif family == "leaky":
         code = ACTIVATION_CODES[params.activation]
         numba_rnn.leaky_kernel(_np(params.w_rec), _np(drive), *common, dt(params.alpha), code, exact)
     elif family == "gru":

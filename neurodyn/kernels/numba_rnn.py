@@ -154,3 +154,44 @@ def gru_kernel(w_hh, b_hh, drive, noise, noise_std, h, out, n_steps, t0, every, 
             finish_step(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
         for k in range(min(KB, n_batch - b0)):
             h[e, b0 + k, :] = hb[k, :]
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def leaky_gemm_kernel(wt, drive, noise, noise_std, h, out, n_steps, t0, every, alpha, code, exact, kb):
+    """Leaky RNN for large batches: blocks of ``kb`` states, one BLAS GEMM ``(kb, n) @ (n, n)`` per step.
+
+    ``wt`` holds the transposed weights ``W[e].T`` (network, unit, unit). The product runs in
+    SciPy's BLAS (called without the GIL), the activation, leak, noise and recording are fused in
+    one pass over the block, which stays in cache for the whole time loop.
+    """
+    n_net, n_batch, n = h.shape
+    n_blk = (n_batch + kb - 1) // kb
+    vary = drive.shape[2] > 1
+    one = np.ones(1, h.dtype)[0]
+    for item in prange(n_net * n_blk):
+        e = item // n_blk
+        b0 = (item - e * n_blk) * kb
+        b1 = min(b0 + kb, n_batch)
+        hb = h[e, b0:b1].copy()
+        pre = np.empty_like(hb)
+        we = wt[e]
+        for t in range(n_steps):
+            td = t if vary else 0
+            np.dot(hb, we, pre)
+            for k in range(b1 - b0):
+                for i in range(n):
+                    pre[k, i] += drive[e, b0 + k, td, i]
+            activate(pre, code, exact)
+            for k in range(b1 - b0):
+                for i in range(n):
+                    hb[k, i] = (one - alpha) * hb[k, i] + alpha * pre[k, i]
+            if noise.shape[2] > 0:
+                for k in range(b1 - b0):
+                    for i in range(n):
+                        hb[k, i] += noise_std * noise[e, b0 + k, t, i]
+            step = t0 + t + 1
+            if out.shape[2] > 0 and step % every == 0:
+                r = step // every - 1 - t0 // every
+                for k in range(b1 - b0):
+                    out[e, b0 + k, r, :] = hb[k, :]
+        h[e, b0:b1] = hb
