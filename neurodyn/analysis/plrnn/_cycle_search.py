@@ -62,6 +62,13 @@ class _Starts:
             if untried and len(keys) <= self.pool_limit:
                 self.tried.add(untried[0])
                 return self.pool[untried[0]][None]
+        if k > 1 and self.system.n_hyperplanes and rng.random() < 0.5:
+            # a region and a neighbour across one hyperplane, in a random pattern: cycles of
+            # low-dimensional maps often alternate between a few adjacent regions
+            a = self.pool[keys[rng.integers(0, len(keys))]]
+            b = a.copy()
+            b[rng.integers(0, b.size)] ^= True
+            return np.where(rng.random(k)[:, None] < 0.5, a, b)
         codes = np.stack([self.pool[keys[i]] for i in rng.integers(0, len(keys), size=k)])
         if codes.shape[1] and rng.random() < 0.5:
             codes[rng.integers(0, k), rng.integers(0, codes.shape[1])] ^= True
