@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 from pathlib import Path
@@ -98,19 +99,29 @@ def run(args) -> dict:
             "alpha": args.alpha, "network": info, "settings": DEFAULTS, "results": rows,
             "default_method_counts": counts, "default_method": res.attrs["method"],
             "neurodyn_version": __version__, "torch_version": torch.__version__,
-            "torch_threads": torch.get_num_threads(), "machine": platform.processor() or platform.machine()}
+            "torch_threads": torch.get_num_threads(), "machine": platform.processor() or platform.machine(),
+            "load_average_at_end": os.getloadavg()}
 
 
 def print_table(report: dict) -> None:
+    """Wall time, ratio to the fastest method, iterations; then the speed-up from batching."""
     rows = report["results"]
-    base = next((r["seconds"] for r in rows if r["method"] == "levenberg_marquardt"), rows[0]["seconds"])
+    fastest = min(r["seconds"] for r in rows)
+    seconds = {r["method"]: r["seconds"] for r in rows}
     print(f"\n{report['n_inits']} initial states, {report['n_units']} units, alpha {report['alpha']}")
-    print(f"{'method':<30}{'wall s':>10}{'× LM':>9}{'conv.':>8}{'it. median':>12}{'it. max':>9}")
+    print(f"{'method':<30}{'wall s':>10}{'× fastest':>11}{'conv.':>8}{'it. median':>12}{'it. max':>9}")
     for r in rows:
         mark = "*" if r["extrapolated"] else " "
-        print(f"{r['method']:<30}{r['seconds']:>9.1f}{mark}{r['seconds'] / base:>9.1f}"
+        print(f"{r['method']:<30}{r['seconds']:>9.1f}{mark}{r['seconds'] / fastest:>11.1f}"
               f"{r['converged_fraction']:>8.3f}{r['iterations_median']:>12.0f}{r['iterations_max']:>9d}")
     print("* extrapolated from a timed subset")
+    for name, t in seconds.items():
+        if name.startswith("loop:") and name[5:] in seconds:
+            print(f"batching speed-up, {name[5:]}: {t / seconds[name[5:]]:.1f}× (Python loop / batched)")
+    if "joint" in seconds:
+        for name in ("gradient", "levenberg_marquardt"):
+            if name in seconds:
+                print(f"joint / {name}: {seconds['joint'] / seconds[name]:.1f}×")
 
 
 def main() -> None:
@@ -125,7 +136,11 @@ def main() -> None:
         "levenberg_marquardt", "gradient", "joint", "loop:levenberg_marquardt", "loop:gradient"])
     parser.add_argument("--quick", action="store_true", help="256 states, 32 units, subset 4")
     parser.add_argument("--out", default="benchmarks/results/fixed_points.json")
+    parser.add_argument("--table", default=None, help="only print the table of a saved JSON file")
     args = parser.parse_args()
+    if args.table:
+        print_table(json.loads(Path(args.table).read_text()))
+        return
     if args.quick:
         args.n_inits, args.n_units, args.loop_subset = 256, 32, 4
     report = run(args)
