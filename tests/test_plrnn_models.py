@@ -164,3 +164,67 @@ def test_trains_with_neurodyn_train(cls) -> None:
     assert np.isfinite(losses).all()
     assert np.mean(losses[-10:]) < 0.8 * np.mean(losses[:5])
     assert result.model is not model
+
+
+def _arrays(arch: str, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    n, L = 3, 5
+    if arch in ("shplrnn", "clipped-shplrnn"):
+        return {"A": rng.uniform(0, 1, n), "W1": rng.normal(size=(n, L)), "W2": rng.normal(size=(L, n)),
+                "h1": rng.normal(size=n), "h2": rng.normal(size=L)}
+    out = {"A": np.diag(rng.uniform(0, 1, n)), "W": rng.normal(size=(n, n)), "h": rng.normal(size=n)}
+    if arch == "alrnn":
+        out["n_relu"] = np.array(2)
+    return out
+
+
+@pytest.mark.parametrize("arch", ["plrnn", "shplrnn", "clipped-shplrnn", "alrnn"])
+@pytest.mark.parametrize("suffix", [".npz", ".mat"])
+def test_load_plrnn_arrays_round_trip(tmp_path, arch: str, suffix: str) -> None:
+    from scipy.io import savemat
+
+    from neurodyn.io import load_model
+    from neurodyn.io.plrnn_arrays import load_plrnn_arrays
+
+    arrays = _arrays(arch, np.random.default_rng(0))
+    path = tmp_path / f"model{suffix}"
+    if suffix == ".npz":
+        np.savez(path, **arrays)
+    else:
+        savemat(path, arrays)  # vectors become 1 x n matrices
+    model = load_plrnn_arrays(path, arch)
+    assert type(model).__name__ == {"plrnn": "PLRNN", "alrnn": "ALRNN"}.get(arch, "ShallowPLRNN")
+    assert getattr(model, "clipped", False) == (arch == "clipped-shplrnn")
+    z = np.random.default_rng(1).normal(size=(4, 3))
+    a = arrays["A"] if arrays["A"].ndim == 1 else np.diag(arrays["A"])
+    relu = np.maximum
+    if arch in ("shplrnn", "clipped-shplrnn"):
+        act = relu(z @ arrays["W2"].T + arrays["h2"], 0)
+        if arch == "clipped-shplrnn":
+            act = act - relu(z @ arrays["W2"].T, 0)
+        expected = a * z + act @ arrays["W1"].T + arrays["h1"]
+    else:
+        phi = relu(z, 0) if arch == "plrnn" else np.concatenate([z[:, :1], relu(z[:, 1:], 0)], axis=1)
+        expected = a * z + phi @ arrays["W"].T + arrays["h"]
+    np.testing.assert_allclose(pl_system(model).step(z), expected, rtol=1e-12, atol=1e-12)
+    loaded = load_model(path, arch=arch)
+    assert loaded.source == "arrays" and type(loaded.model) is type(model)
+
+
+def test_load_plrnn_arrays_errors(tmp_path) -> None:
+    from neurodyn.io.plrnn_arrays import load_plrnn_arrays
+
+    rng = np.random.default_rng(0)
+    arrays = _arrays("plrnn", rng)
+    np.savez(tmp_path / "missing.npz", A=arrays["A"], W=arrays["W"])
+    with pytest.raises(ValueError, match="missing h"):
+        load_plrnn_arrays(tmp_path / "missing.npz", "plrnn")
+    np.savez(tmp_path / "nan.npz", **{**arrays, "W": np.full((3, 3), np.nan)})
+    with pytest.raises(ValueError, match="W contains NaN"):
+        load_plrnn_arrays(tmp_path / "nan.npz", "plrnn")
+    np.savez(tmp_path / "shape.npz", **{**arrays, "h": np.zeros(4)})
+    with pytest.raises(ValueError, match=r"h must have shape \(3,\)"):
+        load_plrnn_arrays(tmp_path / "shape.npz", "plrnn")
+    with pytest.raises(ValueError, match="unknown arch"):
+        load_plrnn_arrays(tmp_path / "shape.npz", "lstm")
+    with pytest.raises(FileNotFoundError):
+        load_plrnn_arrays(tmp_path / "absent.npz", "plrnn")
