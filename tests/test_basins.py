@@ -113,3 +113,22 @@ def test_bad_inputs():
         compute_basins(model, ATTRACTORS, states=np.full((1, 2), np.nan))
     with pytest.raises(ValueError, match="one \\(low, high\\) per latent"):
         compute_basins(model, ATTRACTORS, grid=([(-1, 1)], 5))
+
+
+def test_smooth_model_through_the_rollout_kernels():
+    from scipy.optimize import brentq
+
+    from neurodyn.models import LeakyRNN
+
+    model = LeakyRNN(0, 1, 1, activation="tanh", alpha=1.0, seed=0).double()
+    with torch.no_grad():
+        model.w_rec.fill_(2.0)  # h' = tanh(2h): stable points ±h*, unstable 0
+    h_star = brentq(lambda h: np.tanh(2 * h) - h, 0.5, 1.0)
+    x0 = np.linspace(-2, 2, 41)[:, None]
+    res = compute_basins(model, [[h_star], [-h_star]], states=x0, max_steps=200, tol=1e-9,
+                         backend="torch")
+    assert res.attrs["backend"] == "torch"
+    expected = np.where(x0[:, 0] > 0, 0, np.where(x0[:, 0] < 0, 1, UNDECIDED))
+    np.testing.assert_array_equal(res.labels, expected)
+    with pytest.raises(ValueError, match="numpy"):
+        compute_basins(model, [[h_star]], states=x0, backend="numpy")

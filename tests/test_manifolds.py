@@ -157,8 +157,13 @@ def test_noninvertible_region_is_reported():
     # y' = 0.5 y for y <= 1 but y' = 0.5 for y > 1 (J singular there); that region maps onto (0, 0.5)
     system = PLSystem(np.array([[0.0, 1.0]]), np.array([-1.0]), np.diag([2.0, 0.5]), np.zeros(2),
                       np.array([[0.0], [-0.5]]))
-    res = find_manifolds(system, [np.zeros(2)], kind="stable", box=4.0, max_depth=20)
+    with pytest.warns(RuntimeWarning, match="not invertible in region"):
+        res = find_manifolds(system, [np.zeros(2)], kind="stable", box=4.0, max_depth=20)
     assert any("not invertible in region [1]" in w for w in res.warnings)
+    # the part of W^s = {x = 0} with y > 1 comes only through that region and is missing
+    pts = np.concatenate([p.points(p.vertices) for p in res.select("stable")])
+    np.testing.assert_allclose(pts[:, 0], 0.0, atol=1e-12)
+    assert pts[:, 1].max() == pytest.approx(1.0) and pts[:, 1].min() == pytest.approx(-4.0)
 
 
 def test_xarray_roundtrip_and_same_seed(tmp_path):

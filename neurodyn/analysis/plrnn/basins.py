@@ -115,27 +115,49 @@ def _grid(grid: Any, n: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     return np.stack([m.ravel() for m in mesh], axis=1), axes
 
 
-def _stepper(model: Any, u: Any):
+def _block_stepper(model: Any, u: Any, backend: str):
+    """``(block, n_latent, backend_name)``; ``block(z, k)`` maps (m, latent) to the next k states
+    (m, k, latent) in float64."""
+    system = None
     if all(hasattr(model, a) for a in ("normals", "affine_map", "step")):
-        return model.step, model.normals.shape[1]
-    from neurodyn.models.piecewise import is_piecewise_linear, pl_system
+        system = model
+    else:
+        from neurodyn.models.piecewise import is_piecewise_linear, pl_system
 
-    if is_piecewise_linear(model):
-        system = pl_system(model, u)
-        return system.step, system.n_latent
+        if is_piecewise_linear(model) and backend in ("auto", "numpy"):
+            system = pl_system(model, u)
+    if system is not None:
+        if backend not in ("auto", "numpy"):
+            raise ValueError(f"a PLSystem runs only on backend 'numpy', not {backend!r}")
+
+        def block(z: np.ndarray, k: int) -> np.ndarray:
+            out = np.empty((len(z), k, z.shape[1]))
+            for i in range(k):
+                z = system.step(z)
+                out[:, i] = z
+            return out
+
+        return block, system.normals.shape[1], "numpy"
+    if backend == "numpy":
+        raise ValueError("backend='numpy' needs a PLRNN/ShallowPLRNN/ALRNN or a PLSystem")
     import copy
 
     import torch
 
+    from neurodyn.kernels import rollout
+
     m = copy.deepcopy(model).to(torch.float64).eval()
     ut = None if u is None else torch.as_tensor(np.asarray(u, dtype=np.float64))
+    used = []
 
-    def step(z: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            v = None if ut is None else ut.expand(len(z), -1)
-            return m.step(torch.as_tensor(z), v).numpy()
+    def block(z: np.ndarray, k: int) -> np.ndarray:
+        h0 = torch.as_tensor(z)
+        inp = None if ut is None else ut.expand(len(z), -1)
+        res = rollout(m, h0, inp, n_steps=k, backend="auto" if backend == "auto" else backend)
+        used.append(res.backend)
+        return res.states.numpy()
 
-    return step, int(model.state_size)
+    return block, int(model.state_size), used
 
 
 def compute_basins(
@@ -148,7 +170,8 @@ def compute_basins(
     tol: float = 1e-6,
     diverge_radius: float = 1e6,
     u: Any = None,
-    batch_size: int = 65536,
+    batch_size: int = 16384,
+    backend: str = "auto",
 ) -> BasinResult:
     """Label initial states by the attractor their forward orbit reaches.
 
@@ -173,6 +196,10 @@ def compute_basins(
         Constant input.
     batch_size : int
         States simulated together.
+    backend : {"auto", "numpy", "torch", "numba", "triton"}
+        PL models and PLSystems run in float64 NumPy (``"auto"`` or ``"numpy"``); other models run
+        through :func:`neurodyn.kernels.rollout` in float64 with this backend (``"auto"`` picks
+        Numba on the CPU when installed). The backend used is in ``attrs["backend"]``.
 
     Returns
     -------
@@ -183,7 +210,7 @@ def compute_basins(
     ValueError
         Without exactly one of ``states``/``grid``, on bad shapes, NaN/Inf, or no attractors.
     """
-    step, n = _stepper(model, u)
+    block, n, used = _block_stepper(model, u, backend)
     if (states is None) == (grid is None):
         raise ValueError("give exactly one of states=(state, latent) array or grid=(bounds, n)")
     axes = None
@@ -204,31 +231,45 @@ def compute_basins(
     steps = np.full(len(x0), max_steps, dtype=np.int64)
     for start in range(0, len(x0), batch_size):
         sl = slice(start, start + batch_size)
-        labels[sl], steps[sl] = _simulate(step, x0[sl], pts, owner, max_steps, tol, diverge_radius)
-    attrs = {"max_steps": max_steps, "tol": tol, "diverge_radius": diverge_radius}
+        labels[sl], steps[sl] = _simulate(block, x0[sl], pts, owner, max_steps, tol, diverge_radius)
+    name = used if isinstance(used, str) else (used[0] if used else "none")
+    attrs = {"max_steps": max_steps, "tol": tol, "diverge_radius": diverge_radius, "backend": name}
     return BasinResult(x0, labels, steps, tuple(atts), axes, attrs)
 
 
-def _simulate(step, z, pts, owner, max_steps, tol, radius):
-    z = z.copy()
+def _events(z, pts, tol, radius):
+    """Arrival (nearest attractor point within ``tol``) and divergence flags for states (..., n)."""
+    d = np.linalg.norm(z[..., None, :] - pts, axis=-1)
+    bad = ~np.all(np.isfinite(z), axis=-1) | (np.linalg.norm(z, axis=-1) > radius)
+    near = (d.min(axis=-1) <= tol) & ~bad
+    return near, bad, np.argmin(np.where(np.isfinite(d), d, np.inf), axis=-1)
+
+
+def _simulate(block, z, pts, owner, max_steps, tol, radius, chunk=32):
     labels = np.full(len(z), UNDECIDED, dtype=np.int64)
     steps = np.full(len(z), max_steps, dtype=np.int64)
-    active = np.arange(len(z))
     with np.errstate(over="ignore", invalid="ignore"):
-        for t in range(max_steps + 1):
-            if active.size == 0:
-                break
-            za = z[active]
-            d = np.linalg.norm(za[:, None, :] - pts[None], axis=-1)
-            near = d.min(axis=1) <= tol
-            bad = ~np.all(np.isfinite(za), axis=1) | (np.linalg.norm(za, axis=1) > radius)
-            hit = near & ~bad
-            labels[active[hit]] = owner[np.argmin(d[hit], axis=1)]
-            labels[active[bad]] = DIVERGED
-            steps[active[hit | bad]] = t
-            active = active[~(hit | bad)]
-            if t < max_steps and active.size:
-                z[active] = step(z[active])
+        near, bad, which = _events(z, pts, tol, radius)
+        labels[near] = owner[which[near]]
+        labels[bad] = DIVERGED
+        steps[near | bad] = 0
+        active = np.flatnonzero(~(near | bad))
+        z = z.copy()
+        t = 0
+        while active.size and t < max_steps:
+            k = min(chunk, max_steps - t)
+            traj = block(z[active], k)  # (m, k, n)
+            near, bad, which = _events(traj, pts, tol, radius)
+            event = near | bad
+            hit = event.any(axis=1)
+            first = np.argmax(event, axis=1)
+            rows = np.flatnonzero(hit)
+            f = first[rows]
+            labels[active[rows]] = np.where(bad[rows, f], DIVERGED, owner[which[rows, f]])
+            steps[active[rows]] = t + 1 + f
+            z[active] = np.where(np.isfinite(traj[:, -1]), traj[:, -1], 0.0)
+            active = active[~hit]
+            t += k
     return labels, steps
 
 

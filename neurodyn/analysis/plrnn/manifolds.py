@@ -201,6 +201,13 @@ def find_manifolds(
         Pieces (region, base, orthonormal basis, facets, vertices, samples, depth, parent), the
         saddles with their status, truncation flags and warnings; ``.to_xarray()`` for netCDF.
 
+    Warns
+    -----
+    RuntimeWarning
+        When the map is not invertible in a region that maps onto part of a stable manifold
+        (preimages through it are missing), when stable pieces fail the self-consistency check, or
+        when the regions were sampled rather than enumerated; the same text is in ``warnings``.
+
     Raises
     ------
     ValueError
@@ -239,6 +246,12 @@ def find_manifolds(
             offset = len(pieces)
             pieces.extend(q if q.parent < 0 else _shift(q, offset) for q in new)
             truncated[(i, k)] = cut
+    serious = [w for w in warnings if "not invertible" in w or "self-consistency" in w
+               or "too many regions" in w]
+    if serious:
+        import warnings as _warnings
+
+        _warnings.warn("find_manifolds: " + "; ".join(serious), RuntimeWarning, stacklevel=2)
     attrs = {"kind": kind, "max_depth": max_depth, "max_pieces": max_pieces, "seed": seed_int,
              "tol": tol, "method": "piecewise-affine (Eisenmann et al. 2026)"}
     return ManifoldResult(tuple(pieces), tuple(saddles), bx, truncated, tuple(warnings), attrs)
