@@ -24,8 +24,15 @@ def _compare(model, h0, x, *, n_steps=None, **kw):
     return ref
 
 
-@pytest.mark.parametrize("name", CASES)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+# float64 kernels compile separately (about 10 s each on a cold cache): the default run covers
+# float64 with the leaky kernels, the other families' float64 runs are marked slow.
+DTYPE_CASES = [(name, torch.float32) for name in CASES] + [
+    pytest.param(name, torch.float64, marks=() if name.startswith("leaky") else pytest.mark.slow)
+    for name in CASES
+]
+
+
+@pytest.mark.parametrize("name,dtype", DTYPE_CASES)
 def test_numba_matches_reference_time_varying_inputs(name, dtype):
     model = make_case(name).to(dtype)
     gen = torch.Generator().manual_seed(1)
@@ -67,7 +74,7 @@ def test_auto_picks_numba_on_cpu():
     assert res.backend == "numba"
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("dtype", [torch.float32, pytest.param(torch.float64, marks=pytest.mark.slow)])
 def test_numba_large_batch_blas_path_matches_reference(dtype):
     from neurodyn.kernels.numba_backend import GEMM_MIN_BATCH
 
@@ -75,8 +82,5 @@ def test_numba_large_batch_blas_path_matches_reference(dtype):
     n_batch = GEMM_MIN_BATCH + 6  # one full and one partial block
     h0, x = torch.randn(n_batch, N_UNIT, dtype=dtype), torch.randn(n_batch, 30, N_IN, dtype=dtype)
     _compare(model, h0, x, noise_std=0.1, seed=4, every=4)
-    ens = stack_params([make_case("leaky_tanh", seed=s) for s in range(2)]).__class__(
-        *(v.to(dtype) if isinstance(v, torch.Tensor) else v
-          for v in stack_params([make_case("leaky_tanh", seed=s) for s in range(2)]))
-    )
+    ens = stack_params([make_case("leaky_tanh", seed=s).to(dtype) for s in range(2)])
     _compare(ens, torch.randn(2, n_batch, N_UNIT, dtype=dtype), None, n_steps=20)
