@@ -54,6 +54,7 @@ def test_closed_form_two_cycle_and_saddle(exhaustive: bool) -> None:
     np.testing.assert_allclose(result.states[0], [0.4, -2.0], atol=1e-12)
     assert result.stability[0] == "saddle" and result.n_unstable[0] == 1
     np.testing.assert_allclose(result.eigenvalues[0], [-1.5, 0.5], atol=1e-12)
+    np.testing.assert_allclose(np.abs(result.leading_mode[0]), [1.0, 0.0], atol=1e-12)
     # canonical start: the region sequence (False, False), (True, False) — the point with z1 < 0
     np.testing.assert_allclose(result.states[1:], [[-2 / 7, -2.0], [6 / 7, -2.0]], atol=1e-12)
     np.testing.assert_array_equal(result.cycle_step[1:], [0, 1])

@@ -99,12 +99,20 @@ def run(args: argparse.Namespace) -> int:
 
 def _search(model, task, u, states, args):
     """Run the search; return the result and trajectories for the figure (or None)."""
-    from neurodyn.analysis import find_fixed_points
+    from neurodyn.analysis import find_cycles, find_fixed_points
+    from neurodyn.models.piecewise import is_piecewise_linear
 
-    result = find_fixed_points(
-        model, inputs=u, initial_states=states, task=task if states is None else None,
-        n_inits=args.n_inits, noise_scale=args.noise_scale, seed=args.seed, max_order=args.max_order,
-    )
+    if is_piecewise_linear(model):  # exact search: fixed points and k-cycles by region (SCYFI)
+        result = find_cycles(model, max_order=args.max_order, exhaustive=args.exhaustive,
+                             seed=args.seed, u=u)
+    elif args.exhaustive:
+        raise ValueError("--exhaustive needs a PLRNN, ShallowPLRNN or ALRNN model")
+    else:
+        result = find_fixed_points(
+            model, inputs=u, initial_states=states, task=task if states is None else None,
+            n_inits=args.n_inits, noise_scale=args.noise_scale, seed=args.seed,
+            max_order=args.max_order,
+        )
     trajectories = states if states is not None and states.ndim == 3 else None
     if trajectories is None and task is not None:
         import torch

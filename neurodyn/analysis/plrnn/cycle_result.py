@@ -55,6 +55,9 @@ class CycleResult:
         ``wall_time`` (s).
     attrs : dict
         method ("exact" or "exhaustive"), max_order, seed, tolerances, neurodyn version, ...
+    leading_mode : ndarray, shape (fixed_point, unit), optional
+        Unit eigenvector (real part) of the largest-modulus eigenvalue of the monodromy matrix
+        started at that point; not stored in the netCDF file.
     """
 
     states: np.ndarray
@@ -70,6 +73,7 @@ class CycleResult:
     region_code: np.ndarray
     search: dict[str, np.ndarray] = field(default_factory=dict)
     attrs: dict[str, Any] = field(default_factory=dict)
+    leading_mode: np.ndarray | None = None
 
     @property
     def n_points(self) -> int:

@@ -142,11 +142,13 @@ def _assemble(col: Collector, stats: list, attrs: dict[str, Any]) -> CycleResult
     """Flatten the collected cycles into one row per point."""
     n, H = col.system.n_latent, col.system.n_hyperplanes
     rows: dict[str, list] = {k: [] for k in ("states", "q", "eig", "stab", "nu", "conv", "order",
-                                             "cid", "step", "margin", "code")}
+                                             "cid", "step", "margin", "code", "mode")}
     for cid, cyc in enumerate(col.sorted_cycles()):
         k = cyc.points.shape[0]
         label, n_unstable = alg.classify(cyc.eigenvalues, col.tol.marginal_tol)
+        J, _ = col.affine(cyc.codes)
         for i in range(k):
+            rows["mode"].append(_leading_mode(J, i))
             z = cyc.points[i]
             q = alg.residual_q(col.system, z, k)
             rows["states"].append(z)
@@ -174,4 +176,20 @@ def _assemble(col: Collector, stats: list, attrs: dict[str, Any]) -> CycleResult
         order=arr("order", np.int64, (m,)), cycle_id=arr("cid", np.int64, (m,)),
         cycle_step=arr("step", np.int64, (m,)), region_margin=arr("margin", np.float64, (m,)),
         region_code=arr("code", bool, (m, H)), search=search, attrs=attrs,
+        leading_mode=arr("mode", np.float64, (m, n)),
     )
+
+
+def _leading_mode(J: np.ndarray, start: int) -> np.ndarray:
+    """Real part of the unit eigenvector of the largest-modulus eigenvalue of the monodromy
+    ``J[start-1] ... J[start+1] J[start]`` (region Jacobians ``J`` (k, n, n) along the cycle)."""
+    k, n = J.shape[0], J.shape[-1]
+    P = np.eye(n)
+    for i in range(k):
+        P = J[(start + i) % k] @ P
+    if n == 0:
+        return np.zeros(0)
+    values, vectors = np.linalg.eig(P)
+    v = vectors[:, int(np.argmax(np.abs(values)))].real
+    norm = np.linalg.norm(v)
+    return v / norm if norm > 0 else v
