@@ -201,6 +201,10 @@ def train_ensemble(
     dtype = next(iter(raw.values())).dtype
     n_unit = template.state_size
     mask = None
+    missing = [k for k in MASKED[family.name] if k not in raw and not (k == "B" and template.B is None)]
+    if "n_active" in hp and missing:
+        raise ValueError(f"n_active needs the raw weights {missing}, which {type(template).__name__} does "
+                         "not have; train such networks with explicit sizes instead")
     if "n_active" in hp:
         mask = (torch.arange(n_unit, device=device)[None] < torch.tensor(hp["n_active"])[:, None]).to(dtype)
     wd = torch.tensor(hp.get("weight_decay", [weight_decay] * n), dtype=dtype, device=device)
