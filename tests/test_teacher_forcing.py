@@ -131,3 +131,21 @@ def test_bad_settings_raise():
         fit_teacher_forcing(model, sine_data(), observation="gauss", **TINY)
     with pytest.raises(ValueError, match="non-negative counts"):
         fit_teacher_forcing(model, sine_data(), observation="poisson", **TINY)
+
+
+def test_external_inputs_are_aligned_with_the_predicted_step():
+    from neurodyn.io import TimeSeries
+
+    A, W = np.array([0.6, 0.7]), np.array([[0.0, 0.2], [-0.3, 0.0]])
+    h, C = np.zeros(2), np.array([[1.0], [-0.5]])
+    s = np.random.default_rng(0).standard_normal((300, 1))
+    z, xs = np.zeros(2), [np.zeros(2)]
+    for t in range(1, 300):  # x[t] = F(x[t-1], s[t])
+        z = A * z + W @ np.maximum(z, 0) + h + C @ s[t]
+        xs.append(z)
+    ts = TimeSeries.from_arrays(np.array(xs), inputs=s)
+    true = PLRNN.from_arrays(A, W, h, C=C)
+    res = fit_teacher_forcing(true, ts, observation="identity", alpha=1.0, lr=1e-12, lr_end=1e-12, **TINY)
+    assert max(res.history["loss"]) < 1e-20
+    with pytest.raises(ValueError, match="1 inputs but the data have 0"):
+        fit_teacher_forcing(true, np.array(xs), observation="identity", **TINY)
