@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 from typing import Any
 
+from neurodyn.cli import _deflation
 from neurodyn.cli._common import check_outputs
 from neurodyn.tasks import TASKS
 
@@ -104,6 +105,7 @@ def _common_options(p: argparse.ArgumentParser) -> None:
     t.add_argument("--seed", type=int, default=0, help="seed of the initialisation and batches")
     t.add_argument("--device", default="cpu")
     t.add_argument("--no-progress", action="store_true")
+    _deflation.add_options(p)
     o = p.add_argument_group("output")
     o.add_argument("--out", default="model.pt", help="checkpoint to write (default model.pt)")
     o.add_argument("--overwrite", action="store_true", help="replace an existing --out")
@@ -184,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     curriculum = _curriculum(args, task)
     target = ("accuracy", args.target_accuracy) if args.target_accuracy is not None else None
     strengths = {k: getattr(args, k) for k in ("l1_weight", "l2_weight", "l1_rate", "l2_rate")}
-    result = neurodyn.train(
+    result = _deflation.train(args, model, task) if args.deflate_against else neurodyn.train(
         model, task, n_iterations=args.n_iterations, batch_size=args.batch_size, lr=args.lr,
         weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm or None, seed=args.seed,
         target_metric=target, progress=not args.no_progress, device=args.device,
