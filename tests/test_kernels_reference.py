@@ -124,3 +124,15 @@ def test_import_neurodyn_does_not_import_numba_or_triton():
     code = "import sys, neurodyn, neurodyn.kernels; print('numba' in sys.modules, 'triton' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_missing_backend_raises_import_error_and_auto_falls_back(monkeypatch):
+    import neurodyn.kernels._api as api
+
+    monkeypatch.setattr(api, "backend_available", lambda name: name == "torch")
+    model = LeakyRNN(0, 4, 1)
+    with pytest.raises(ImportError, match="neurodyn\\[gpu\\]"):
+        rollout(model, torch.zeros(2, 4), n_steps=2, backend="triton")
+    with pytest.raises(ImportError, match="pip install numba"):
+        rollout(model, torch.zeros(2, 4), n_steps=2, backend="numba")
+    assert rollout(model, torch.zeros(2, 4), n_steps=2).backend == "torch"
