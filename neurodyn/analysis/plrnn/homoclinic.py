@@ -115,6 +115,21 @@ def _bounds(pieces: list[ManifoldPiece]) -> tuple[np.ndarray, np.ndarray]:
     return np.array([v.min(0) for v in vx]), np.array([v.max(0) for v in vx])
 
 
+def _approach(system: Any, manifolds: ManifoldResult, pts: np.ndarray, saddle: np.ndarray,
+              n_check: int) -> np.ndarray:
+    """Closest distance to each point's saddle cycle over its first ``n_check`` forward iterates."""
+    best = np.full(len(pts), np.inf)
+    for s in np.unique(saddle):
+        rows = np.flatnonzero(saddle == s)
+        z, target = pts[rows].copy(), manifolds.saddles[int(s)].points
+        with np.errstate(over="ignore", invalid="ignore"):
+            for _ in range(n_check):
+                z = system.step(z)
+                d = np.linalg.norm(z[:, None, :] - target[None], axis=-1).min(axis=1)
+                best[rows] = np.minimum(best[rows], np.where(np.isfinite(d), d, np.inf))
+    return best
+
+
 def find_homoclinic_points(
     model: Any,
     manifolds: ManifoldResult,
@@ -164,6 +179,7 @@ def find_homoclinic_points(
     lo_u, hi_u = _bounds(unstable)
     overlap = np.all((lo_s[:, None] <= hi_u[None] + tol) & (lo_u[None] <= hi_s[:, None] + tol), axis=2)
     rows: list[tuple] = []
+    found = np.empty((64, len(manifolds.box[0])))
     for i, j in zip(*np.nonzero(overlap)):
         sp, up = stable[i], unstable[j]
         x = _meet(sp, up, tol)
@@ -173,20 +189,18 @@ def find_homoclinic_points(
                 for s in {sp.saddle, up.saddle}]
         if min(near) < exclude_radius:
             continue
-        if any(np.linalg.norm(r[0] - x) < 10 * tol + 1e-12 for r in rows):
+        if rows and np.min(np.linalg.norm(found[:len(rows)] - x, axis=1)) < 10 * tol + 1e-12:
             continue
+        if len(rows) == len(found):
+            found = np.vstack([found, np.empty_like(found)])
+        found[len(rows)] = x
         rows.append((x, sp, up))
-    pts, kinds, ss, us, spi, upi, tr, ang, inv, appr = ([] for _ in range(10))
+    pts, kinds, ss, us, spi, upi, tr, ang, inv = ([] for _ in range(9))
     for x, sp, up in rows:
         sv = np.linalg.svd(sp.basis.T @ up.basis, compute_uv=False)
         angle = float(np.arccos(np.clip(sv.max(), -1.0, 1.0))) if sv.size else np.pi / 2
         full = np.linalg.matrix_rank(np.hstack([sp.basis, up.basis]), tol=1e-9) == len(x)
         dets = [np.linalg.det(system.affine_map(p.region)[0]) for p in (sp, up)]
-        z, best = x.copy(), np.inf
-        target = manifolds.saddles[sp.saddle].points
-        for _ in range(n_check):
-            z = system.step(z)
-            best = min(best, float(np.min(np.linalg.norm(target - z, axis=1))))
         pts.append(x)
         kinds.append("homoclinic" if sp.saddle == up.saddle else "heteroclinic")
         ss.append(sp.saddle)
@@ -196,8 +210,8 @@ def find_homoclinic_points(
         tr.append(bool(full))
         ang.append(angle)
         inv.append(bool(min(abs(d) for d in dets) > 1e-12))
-        appr.append(best)
     n = manifolds.box[0].shape[0]
+    appr = _approach(system, manifolds, np.asarray(pts).reshape(-1, n), np.asarray(ss), n_check)
     ints = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
     return HomoclinicResult(
         np.asarray(pts, dtype=np.float64).reshape(-1, n), np.asarray(kinds, dtype=str),
