@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 from pathlib import Path
@@ -79,6 +80,8 @@ def cudnn_runner(params, h0, n_steps):
     with torch.no_grad():
         rnn.weight_hh_l0.copy_(params.w_rec)
         rnn.weight_ih_l0.zero_()
+        rnn.bias_ih_l0.zero_()
+        rnn.bias_hh_l0.copy_(params.b)
     x = torch.zeros(h0.shape[0], n_steps, 1, device=h0.device)
     return lambda: rnn(x, h0[None])
 
@@ -138,7 +141,8 @@ def main(argv=None):
               f"{r['state_steps_per_s']:14.3e} {r['ratio_to_torch']:8.2f}")
     meta = {"n_steps": args.n_steps, "threads": args.threads, "repeats": args.repeats,
             "torch": torch.__version__, "machine": platform.processor() or platform.machine(),
-            "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
+            "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+            "cpu_count": os.cpu_count(), "load_average_1min": os.getloadavg()[0]}
     args.out.write_text(json.dumps({"meta": meta, "results": rows}, indent=1))
     print(f"saved {args.out}")
 
