@@ -60,6 +60,40 @@ def test_saddle_fixed_point_manifolds_match_closed_form():
     assert np.max(res.distance(curve, "unstable")) < 1e-9
 
 
+def test_one_dimensional_map_repeller_and_attractor_manifolds():
+    # f(x) = 2x for |x| < 1, slope 1/2 outside: repeller 0 with W^u = (-3, 3), attractors ±3 with
+    # W^s(3) = (0, inf) and W^s(-3) = (-inf, 0) (their basins)
+    system = PLSystem(np.array([[1.0], [-1.0]]), np.array([-1.0, -1.0]), np.array([[2.0]]),
+                      np.zeros(1), np.array([[-1.5, 1.5]]))
+    res = find_manifolds(system, [np.zeros(1), [3.0], [-3.0]], box=10.0, max_depth=60,
+                         nonsaddles=True)
+    assert [s.status for s in res.saddles] == ["ok"] * 3
+    ends = lambda ps: np.concatenate([p.points(p.vertices) for p in ps]).ravel()  # noqa: E731
+    wu = res.select("unstable", 0)
+    assert ends(wu).min() == pytest.approx(-3.0, abs=1e-8) and ends(wu).max() == pytest.approx(3.0, abs=1e-8)
+    assert lengths(wu).sum() == pytest.approx(6.0, abs=1e-8)
+    ws = res.select("stable", 1)
+    assert ends(ws).min() == pytest.approx(0.0, abs=1e-8) and ends(ws).max() == pytest.approx(10.0)
+    assert lengths(ws).sum() == pytest.approx(10.0, abs=1e-8)
+    assert not res.select("stable", 0) and not res.select("unstable", 1)
+    # without nonsaddles only saddles get manifolds
+    plain = find_manifolds(system, [np.zeros(1)], box=10.0)
+    assert plain.saddles[0].status == "not_saddle" and plain.n_pieces == 0
+
+
+def test_stable_manifold_of_an_attractor_is_its_basin():
+    system = PLSystem(np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([-1.0, -1.0]),
+                      np.array([[2.0, 0.0], [0.3, 0.5]]), np.zeros(2), np.array([[-1.5, 1.5], [0, 0]]))
+    res = find_manifolds(system, [np.array([3.0, 1.8])], kind="stable", box=5.0, max_depth=30,
+                         nonsaddles=True)
+    from scipy.spatial import ConvexHull
+
+    assert all(p.dim == 2 for p in res.pieces)
+    # the basin of (3, 1.8) is the half plane x > 0: area 50 of the box [-5, 5]^2
+    assert sum(ConvexHull(p.vertices).volume for p in res.pieces) == pytest.approx(50.0, abs=1e-3)
+    assert np.all(np.concatenate([p.samples for p in res.pieces])[:, 0] > 0)
+
+
 def test_eigenvector_directions_of_the_seed():
     res = find_manifolds(bistable(0.3), [np.zeros(2)], box=5.0, max_depth=2)
     seeds = [p for p in res.pieces if p.parent == -1]

@@ -59,7 +59,7 @@ def saddles_from(cycles: Any, system: Any, *, tol: float = 1e-7) -> list[tuple[n
 
 
 def describe_saddle(system: Any, points: np.ndarray, status: str, box: tuple, *,
-                    marginal_tol: float, region_tol: float) -> Saddle:
+                    marginal_tol: float, region_tol: float, nonsaddles: bool = False) -> Saddle:
     """Regions, monodromy eigenvalues and status of one cycle."""
     codes = system.region_code(points)
     J = system.affine_map(codes)[0]
@@ -73,7 +73,7 @@ def describe_saddle(system: Any, points: np.ndarray, status: str, box: tuple, *,
     if status == "ok":
         if n_u + n_s < len(eig):
             status = "not_hyperbolic"
-        elif n_u == 0 or n_s == 0:
+        elif (n_u == 0 or n_s == 0) and not nonsaddles:
             status = "not_saddle"
         elif np.min(_margins(system, points)) < region_tol:
             status = "on_boundary"

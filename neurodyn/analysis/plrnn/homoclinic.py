@@ -170,7 +170,10 @@ def find_homoclinic_points(
     from neurodyn.analysis.plrnn.manifolds import _as_system
 
     system = _as_system(model, u)
-    stable, unstable = manifolds.select("stable"), manifolds.select("unstable")
+    n = len(manifolds.box[0])
+    saddle = [0 < s.n_unstable < n for s in manifolds.saddles]  # attractor/repeller pieces excluded
+    stable = [p for p in manifolds.select("stable") if saddle[p.saddle]]
+    unstable = [p for p in manifolds.select("unstable") if saddle[p.saddle]]
     if not stable or not unstable:
         raise ValueError("find_homoclinic_points needs stable and unstable pieces; "
                          "run find_manifolds with kind='both'")

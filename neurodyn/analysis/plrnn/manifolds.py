@@ -157,6 +157,7 @@ def find_manifolds(
     marginal_tol: float = 1e-6,
     region_tol: float = 1e-9,
     consistency_tol: float = 1e-7,
+    nonsaddles: bool = False,
     seed: SeedLike = 0,
 ) -> ManifoldResult:
     """Stable and/or unstable manifolds of the saddle fixed points and cycles of a PL map.
@@ -192,6 +193,10 @@ def find_manifolds(
         to a switching hyperplane is skipped ("on_boundary").
     consistency_tol : float
         Stable pieces whose samples map farther than this from their parent piece are reported.
+    nonsaddles : bool
+        Also build the full-dimensional manifolds of hyperbolic attractors (their stable manifold
+        is their basin of attraction) and repellers (their unstable manifold), with the same
+        piece machinery (practical in low dimensions only).
     seed : int, Generator or None
         Seed of the sample points on pieces of dimension >= 2 (and of region sampling).
 
@@ -225,7 +230,7 @@ def find_manifolds(
     found = saddles_from(cycles, system)
     bx = _box(box, system.n_latent, [pts for pts, _ in found])
     saddles = [describe_saddle(system, pts, st, bx, marginal_tol=marginal_tol,
-                               region_tol=region_tol) for pts, st in found]
+                               region_tol=region_tol, nonsaddles=nonsaddles) for pts, st in found]
     warnings: list[str] = []
     for i, s in enumerate(saddles):
         if s.status not in ("ok", "not_saddle"):
@@ -241,7 +246,10 @@ def find_manifolds(
     for i, s in enumerate(saddles):
         if s.status != "ok":
             continue
+        n_s = int(np.sum(np.abs(s.eigenvalues) < 1 - marginal_tol))
         for k in kinds:
+            if (k == "unstable" and s.n_unstable == 0) or (k == "stable" and n_s == 0):
+                continue
             new, cut = _grow(system, i, s, k, bx, opts, rng, maps, warnings)
             offset = len(pieces)
             pieces.extend(q if q.parent < 0 else _shift(q, offset) for q in new)
