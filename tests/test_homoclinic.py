@@ -50,6 +50,31 @@ def test_backward_orbit_of_a_homoclinic_point_returns_to_the_saddle(lozi_manifol
     assert chain[-1].depth == 0 and np.linalg.norm(chain[-1].base - SADDLE) < 1e-15
 
 
+def test_tent_map_homoclinic_and_heteroclinic_points_are_the_preimages():
+    # x' = tent(x) = 2x - 4 relu(x - 1/2), y' = y/2: saddles (0, 0) and (2/3, 0); the stable
+    # manifolds are the vertical lines through the preimages of 0 (dyadic rationals) and of 2/3
+    tent = PLSystem(np.array([[1.0, 0.0]]), np.array([-0.5]), np.diag([2.0, 0.5]), np.zeros(2),
+                    np.array([[-4.0], [0.0]]))
+    man = find_manifolds(tent, [np.zeros(2), np.array([2 / 3, 0.0])],
+                         box=([-0.5, -1.0], [1.5, 1.0]), max_depth=5)
+    res = find_homoclinic_points(tent, man)
+    assert res.proves_chaos and np.all(res.transversal)
+    np.testing.assert_allclose(res.points[:, 1], 0.0, atol=1e-12)
+    target = np.array([0.0, 2 / 3])[res.stable_saddle]
+    x, hit = res.points[:, 0].copy(), np.zeros(len(res.points), dtype=bool)
+    for _ in range(8):  # every point reaches its stable saddle exactly within a few steps
+        hit |= np.abs(x - target) < 1e-12
+        x = 2 * x - 4 * np.maximum(x - 0.5, 0)
+    assert np.all(hit)
+    pairs = {(int(a), int(b)) for a, b in zip(res.stable_saddle, res.unstable_saddle)}
+    assert pairs == {(0, 0), (0, 1), (1, 0), (1, 1)}
+    assert set(res.kind[res.stable_saddle != res.unstable_saddle]) == {"heteroclinic"}
+    # all dyadic preimages of 0 in (0, 1] up to depth 3 are found (1, 1/2, 1/4, 3/4, 1/8, ...)
+    dyadic = {k / 8 for k in range(1, 9)}
+    got = set(np.round(res.points[(res.stable_saddle == 0) & (res.unstable_saddle == 0), 0], 12))
+    assert dyadic <= got
+
+
 def test_no_homoclinic_point_in_a_bistable_map():
     system = PLSystem(np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([-1.0, -1.0]),
                       np.array([[2.0, 0.0], [0.3, 0.5]]), np.zeros(2),

@@ -182,7 +182,7 @@ def find_homoclinic_points(
     lo_u, hi_u = _bounds(unstable)
     overlap = np.all((lo_s[:, None] <= hi_u[None] + tol) & (lo_u[None] <= hi_s[:, None] + tol), axis=2)
     rows: list[tuple] = []
-    found = np.empty((64, len(manifolds.box[0])))
+    found: dict[tuple[int, int], list[np.ndarray]] = {}  # per (stable, unstable) saddle pair
     for i, j in zip(*np.nonzero(overlap)):
         sp, up = stable[i], unstable[j]
         x = _meet(sp, up, tol)
@@ -192,11 +192,11 @@ def find_homoclinic_points(
                 for s in {sp.saddle, up.saddle}]
         if min(near) < exclude_radius:
             continue
-        if rows and np.min(np.linalg.norm(found[:len(rows)] - x, axis=1)) < 10 * tol + 1e-12:
+        pair = (sp.saddle, up.saddle)
+        seen = found.setdefault(pair, [])
+        if seen and np.min(np.linalg.norm(np.asarray(seen) - x, axis=1)) < 10 * tol + 1e-12:
             continue
-        if len(rows) == len(found):
-            found = np.vstack([found, np.empty_like(found)])
-        found[len(rows)] = x
+        seen.append(x)
         rows.append((x, sp, up))
     pts, kinds, ss, us, spi, upi, tr, ang, inv = ([] for _ in range(9))
     for x, sp, up in rows:
