@@ -229,9 +229,24 @@ def test_caps_and_bad_inputs():
         find_manifolds(bistable(), [np.zeros(2)], kind="both-ways")
     with pytest.raises(ValueError, match="not a cycle"):
         find_manifolds(bistable(), [np.ones(2)])
+    with pytest.raises(ValueError, match="NaN"):
+        find_manifolds(bistable(), [np.array([np.nan, 0.0])])
+    with pytest.raises(ValueError, match="u applies to models only"):
+        find_manifolds(bistable(), [np.zeros(2)], u=np.zeros(1))
     with pytest.raises(ValueError, match="box"):
         find_manifolds(bistable(), [np.zeros(2)], box=-1.0)
     with pytest.raises(TypeError, match="PLRNN"):
         from neurodyn.models import LeakyRNN
 
         find_manifolds(LeakyRNN(0, 2, 1), [np.zeros(2)])
+
+
+def test_constant_input_is_folded_into_the_map():
+    # Lozi map with an input on x: x' = 1 + u + y - a|x|; the saddle moves to x = (1 + u) / 2.2
+    model = PLRNN.from_arrays(np.array([[1.7, 1.0], [0.5, 0.0]]), np.array([[-3.4, 0.0], [0.0, 0.0]]),
+                              np.array([1.0, 0.0]), C=np.array([[1.0], [0.0]]))
+    saddle = np.array([1.1, 0.55]) / 2.2
+    res = find_manifolds(model, [saddle], u=np.array([0.1]), box=3.0, max_depth=3)
+    assert res.saddles[0].status == "ok" and res.n_pieces > 0
+    with pytest.raises(ValueError, match="not a cycle"):
+        find_manifolds(model, [saddle], box=3.0)  # without the input it is no fixed point

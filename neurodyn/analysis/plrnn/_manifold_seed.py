@@ -50,6 +50,8 @@ def saddles_from(cycles: Any, system: Any, *, tol: float = 1e-7) -> list[tuple[n
         pts = np.atleast_2d(np.asarray(z, dtype=np.float64))
         if pts.ndim != 2 or pts.shape[1] != system.n_latent:
             raise ValueError(f"cycle {i} must have shape (period, {system.n_latent}), got {np.shape(z)}")
+        if not np.all(np.isfinite(pts)):
+            raise ValueError(f"cycle {i} contains NaN or Inf")
         err = np.linalg.norm(system.step(pts) - np.roll(pts, -1, axis=0), axis=1)
         if np.any(err > tol * (1 + np.linalg.norm(pts, axis=1))):
             raise ValueError(f"cycle {i} is not a cycle of the map (|F(z_i) - z_(i+1)| up to "

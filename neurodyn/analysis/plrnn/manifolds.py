@@ -24,6 +24,8 @@ from neurodyn.analysis.plrnn.manifold_result import ManifoldPiece, ManifoldResul
 
 def _as_system(model: Any, u: Any):
     if all(hasattr(model, a) for a in ("normals", "offsets", "affine_map", "step")):
+        if u is not None:
+            raise ValueError("u applies to models only; a PLSystem already has its input in its bias")
         return model
     from neurodyn.models.piecewise import pl_system
 
