@@ -118,6 +118,16 @@ def test_to_xarray_round_trips_netcdf(tmp_path):
     ds.to_netcdf(tmp_path / "r.nc", engine="h5netcdf")
     back = xr.load_dataset(tmp_path / "r.nc", engine="h5netcdf")
     assert (back.states.values == res.states.numpy()).all()
+    assert not back.diverged.values.any()
+
+
+def test_diverging_trajectories_are_reported_not_raised():
+    model = LeakyRNN(0, 3, 1, activation="linear", alpha=1.0)
+    with torch.no_grad():
+        model.w_rec.copy_(torch.eye(3) * 1e30)
+    h0 = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    res = rollout(model, h0, n_steps=5, backend="torch")
+    assert res.diverged.tolist() == [True, False]
 
 
 def test_import_neurodyn_does_not_import_numba_or_triton():

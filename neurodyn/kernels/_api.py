@@ -47,12 +47,18 @@ class RolloutResult:
     noise_std: float = 0.0
     seed: int | None = None
 
+    @property
+    def diverged(self) -> torch.Tensor:
+        """Per-trajectory status, shape (...,): True where the final state holds NaN or Inf."""
+        return ~torch.isfinite(self.final).all(dim=-1)
+
     def to_xarray(self):
         """The trajectory (or final state) as an ``xarray.Dataset``; dims network, trial, time, unit."""
         import xarray as xr
 
         lead = ["network", "trial"][-(self.final.ndim - 1):]
-        data = {"final": ([*lead, "unit"], self.final.cpu().numpy())}
+        data = {"final": ([*lead, "unit"], self.final.cpu().numpy()),
+                "diverged": (lead, self.diverged.cpu().numpy())}
         coords = {}
         if self.states is not None:
             data["states"] = ([*lead, "time", "unit"], self.states.cpu().numpy())

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 import torch
 
-
 GEMM_MIN_BATCH = 64  # leaky RNNs with at least this many trials per network use BLAS blocks
 GEMM_BLOCK = 128  # trials per block in that path
 
