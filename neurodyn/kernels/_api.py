@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
 from neurodyn.kernels._families import cast, family_of, is_ensemble, lift
+from neurodyn.kernels._result import RolloutResult
 from neurodyn.kernels.reference import draw_noise, rollout_torch
 
 BACKENDS = ("torch", "numba", "triton")
@@ -19,53 +18,6 @@ _INSTALL_HINT = {
     "triton": "pip install 'neurodyn[gpu]' (Triton needs a CUDA GPU, or TRITON_INTERPRET=1 on CPU)",
 }
 _NOISE_CHUNK_ELEMENTS = 1 << 24  # noise drawn per chunk of time steps: at most 64 MiB of float32
-
-
-@dataclass(frozen=True)
-class RolloutResult:
-    """What :func:`rollout` returns.
-
-    states : Tensor, shape (..., time, unit), or None
-        State after steps ``every, 2 * every, ...`` (``time = n_steps // every``); ``...`` is
-        ``(batch,)`` for one network and ``(network, batch)`` for an ensemble.
-    final : Tensor, shape (..., unit)
-        State after the last step.
-    backend : str
-        The backend that ran (``"torch"``, ``"numba"`` or ``"triton"``).
-    every : int
-        Recording interval in time steps.
-    noise_std : float
-        Per-step std of the additive state noise that was used.
-    seed : int or None
-        Resolved noise seed (None when noise-free).
-    """
-
-    states: torch.Tensor | None
-    final: torch.Tensor
-    backend: str
-    every: int = 1
-    noise_std: float = 0.0
-    seed: int | None = None
-
-    @property
-    def diverged(self) -> torch.Tensor:
-        """Per-trajectory status, shape (...,): True where the final state holds NaN or Inf."""
-        return ~torch.isfinite(self.final).all(dim=-1)
-
-    def to_xarray(self):
-        """The trajectory (or final state) as an ``xarray.Dataset``; dims network, trial, time, unit."""
-        import xarray as xr
-
-        lead = ["network", "trial"][-(self.final.ndim - 1):]
-        data = {"final": ([*lead, "unit"], self.final.cpu().numpy()),
-                "diverged": (lead, self.diverged.cpu().numpy())}
-        coords = {}
-        if self.states is not None:
-            data["states"] = ([*lead, "time", "unit"], self.states.cpu().numpy())
-            coords["time"] = ("time", self.every * np.arange(1, self.states.shape[-2] + 1))
-        attrs = {"backend": self.backend, "every": self.every, "noise_std": self.noise_std,
-                 "seed": -1 if self.seed is None else self.seed}
-        return xr.Dataset(data, coords=coords, attrs=attrs)
 
 
 def backend_available(name: str) -> bool:

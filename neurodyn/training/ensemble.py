@@ -22,14 +22,12 @@ from neurodyn.kernels._families import family_of, lift
 from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task
 from neurodyn.training import regularizers as regs_mod
+from neurodyn.training.ensemble_params import MASKED, effective, readout, stack_raw, unstack
 from neurodyn.training.losses import LOSSES
 from neurodyn.training.train import TrainingDivergedError, evaluate
 
 #: per-network hyperparameters consumed by the trainer; every other key goes to the factory
 TRAINER_KEYS = ("weight_decay", "n_active", "l1_weight", "l2_weight", "l1_rate", "l2_rate")
-#: raw parameters whose state columns a size mask zeroes (the outgoing weights of a unit)
-MASKED = {"leaky": ("w_rec", "w_out"), "gru": ("w_hh", "w_out"), "plrnn": ("A", "W", "B"),
-          "alrnn": ("A", "W", "B"), "shplrnn": ("W2", "B")}
 
 
 @dataclass(frozen=True)
@@ -98,44 +96,6 @@ def _build(models_or_factory, n_networks, seeds, hyper):
     return given, seeds, hp
 
 
-def _stack(models, device):
-    raw = {k: torch.stack([dict(m.named_parameters())[k].detach() for m in models]).to(device)
-           for k, _ in models[0].named_parameters()}
-    bufs = {k: torch.stack([dict(m.named_buffers())[k] for m in models]).to(device)
-            for k, b in models[0].named_buffers() if b is not None}
-    return {k: v.clone().requires_grad_(True) for k, v in raw.items()}, bufs
-
-
-class _ParamsOf(torch.nn.Module):
-    """Calls ``model.params()`` as ``forward`` so ``torch.func`` can map it over networks."""
-
-    def __init__(self, model: RecurrentModel) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self) -> tuple[torch.Tensor, ...]:
-        return tuple(v for v in self.model.params() if isinstance(v, torch.Tensor))
-
-
-def _effective(template, raw, bufs, mask, family):
-    """Ensemble params (tensor fields stacked over networks) from the stacked raw parameters."""
-    if mask is not None:
-        raw = {k: (v * (mask if v.ndim == 2 else mask[:, None, :]) if k in MASKED[family.name] else v)
-               for k, v in raw.items()}
-    wrapper = _ParamsOf(template)
-    names = {**{f"model.{k}": v for k, v in raw.items()}, **{f"model.{k}": v for k, v in bufs.items()}}
-    tensors = iter(torch.func.vmap(lambda d: torch.func.functional_call(wrapper, d, ()))(names))
-    p0 = template.params()
-    return type(p0)(*(next(tensors) if isinstance(v, torch.Tensor) else v for v in p0)), raw
-
-
-def _readout(p, states):
-    w = getattr(p, "w_out", None) if hasattr(p, "w_out") else p.B
-    if w is None:
-        return states
-    return states @ w.unsqueeze(1).mT + p.b_out[:, None, None, :]
-
-
 def train_ensemble(
     models_or_factory: Sequence[RecurrentModel] | Callable[..., RecurrentModel],
     task: Task,
@@ -197,7 +157,7 @@ def train_ensemble(
                          f"task {task.name!r} needs {task.n_inputs}/{task.n_outputs}")
     loss_name = loss or task.loss
     loss_fn = LOSSES[loss_name]
-    raw, bufs = _stack(models, device)
+    raw, bufs = stack_raw(models, device)
     dtype = next(iter(raw.values())).dtype
     n_unit = template.state_size
     mask = None
@@ -219,7 +179,7 @@ def train_ensemble(
     for it in tqdm(range(n_iterations), disable=not progress, desc=f"ensemble {task.name}"):
         batches = [task.sample(batch_size, seed=s, first_trial=it * batch_size) for s in seeds]
         x, y, m = (torch.stack(t) for t in zip(*(b.to_torch(device, dtype) for b in batches)))
-        p, masked_raw = _effective(template, raw, bufs, mask, family)
+        p, masked_raw = effective(template, raw, bufs, mask, family)
         lp = lift(p, family)
         h = (masked_raw["h0"][:, None, :].expand(n, batch_size, n_unit) if "h0" in raw
              else x.new_zeros((n, batch_size, n_unit)))
@@ -232,7 +192,7 @@ def train_ensemble(
                 h = h + noise * xi
             states.append(h)
         states_t = torch.stack(states, dim=2)
-        out = _readout(p, states_t)
+        out = readout(p, states_t)
         values = []
         for e in range(n):
             v = loss_fn(out[e], y[e], m[e])
@@ -262,7 +222,7 @@ def train_ensemble(
             histories[e]["iteration"].append(it)
             histories[e]["loss"].append(float(total[e].item()))
         if eval_every and ((it + 1) % eval_every == 0 or it == n_iterations - 1):
-            for e, model in enumerate(_unstack(template, raw, bufs, mask, family)):
+            for e, model in enumerate(unstack(template, raw, bufs, mask, family)):
                 batch = _eval_batch(task, batch_size, seeds[e])
                 metrics = evaluate(model, task, batch, device=device, loss=loss_name)
                 histories[e].setdefault("eval_iteration", []).append(it)
@@ -272,24 +232,9 @@ def train_ensemble(
               "weight_decay": weight_decay, "clip_grad_norm": clip_grad_norm, "loss": loss_name,
               "iterations_run": n_iterations, "seeds": seeds, "hyperparameters": hp,
               "n_networks": n}
-    final = [mdl.cpu().eval() for mdl in _unstack(template, raw, bufs, mask, family)]
+    final = [mdl.cpu().eval() for mdl in unstack(template, raw, bufs, mask, family)]
     return EnsembleResult(final, histories, config)
 
 
 def _eval_batch(task: Task, batch_size: int, seed: int):
     return task.sample(max(batch_size, 128), seed=seed, first_trial=10**9)
-
-
-def _unstack(template, raw, bufs, mask, family) -> list[RecurrentModel]:
-    """One model per network, the size mask baked into its raw weights."""
-    with torch.no_grad():
-        if mask is not None:
-            raw = {k: (v * (mask if v.ndim == 2 else mask[:, None, :]) if k in MASKED[family.name] else v)
-                   for k, v in raw.items()}
-        out = []
-        for e in range(next(iter(raw.values())).shape[0]):
-            m = copy.deepcopy(template)
-            m.load_state_dict({**{k: v[e] for k, v in raw.items()}, **{k: v[e] for k, v in bufs.items()}},
-                              strict=False)
-            out.append(m.eval())
-        return out
