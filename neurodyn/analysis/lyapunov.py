@@ -90,6 +90,12 @@ def _pl_or_none(model: Any, inputs: np.ndarray | None):
     return pl_system(model, u)
 
 
+def _is_pl_model(model: Any) -> bool:
+    from neurodyn.models.piecewise import is_piecewise_linear
+
+    return is_piecewise_linear(model)
+
+
 def _prepare_inputs(model: Any, inputs: Any, n_total: int) -> np.ndarray | None:
     if inputs is None:
         return None
@@ -205,8 +211,8 @@ def lyapunov_spectrum(
     n_checkpoints : int
         Number of running estimates kept for convergence checks.
     jacobian : {"auto", "analytic", "autograd"}
-        ``"auto"`` uses the exact region Jacobians of piecewise-linear models (constant input) and
-        autograd otherwise.
+        ``"auto"`` uses the exact region Jacobians of piecewise-linear models (their inputs enter
+        additively, so this holds for time-varying inputs too) and autograd otherwise.
     seed : int, Generator or None
         Seed of the default ``h0`` and of the random initial tangent frame.
 
@@ -243,9 +249,6 @@ def lyapunov_spectrum(
     if jacobian not in ("auto", "analytic", "autograd"):
         raise ValueError(f"jacobian must be 'auto', 'analytic' or 'autograd', got {jacobian!r}")
     system = None if jacobian == "autograd" else _pl_or_none(model, u)
-    if jacobian == "analytic" and system is None:
-        raise ValueError("jacobian='analytic' needs a PLRNN/ShallowPLRNN/ALRNN (or a PLSystem) "
-                         "with constant input; use jacobian='autograd'")
     if system is not None:
         step = lambda x, t: np.asarray(system.step(x), dtype=np.float64)  # noqa: E731
         jac = lambda xs, ts: np.asarray(system.jacobian(xs), dtype=np.float64)  # noqa: E731
@@ -253,6 +256,16 @@ def lyapunov_spectrum(
     else:
         step, jac = _torch_stepper(model, u)
         kind = "autograd"
+        if jacobian != "autograd" and _is_pl_model(model):
+            # inputs enter PL models additively, so the region Jacobians do not depend on them
+            from neurodyn.models.piecewise import pl_system
+
+            plain = pl_system(model)
+            jac = lambda xs, ts: plain.jacobian(xs)  # noqa: E731
+            kind = "analytic"
+    if jacobian == "analytic" and kind != "analytic":
+        raise ValueError("jacobian='analytic' needs a PLRNN/ShallowPLRNN/ALRNN or a PLSystem; "
+                         "use jacobian='autograd'")
     n_batch = len(z)
     q, _ = np.linalg.qr(rng.standard_normal((n_batch, n_state, k)))
     total = np.zeros((n_batch, k))
