@@ -69,9 +69,10 @@ def test_numba_ensemble_matches_reference(name):
     _compare(ens, h0, x, noise_std=0.1, seed=3, return_trajectory=False)
 
 
-def test_auto_picks_numba_on_cpu():
-    res = rollout(make_case("leaky_tanh"), torch.zeros(2, N_UNIT), n_steps=3)
-    assert res.backend == "numba"
+def test_auto_picks_numba_on_cpu_and_ignores_autograd():
+    h0 = torch.zeros(2, N_UNIT, requires_grad=True)
+    res = rollout(make_case("leaky_tanh"), h0, torch.ones(2, 3, N_IN, requires_grad=True))
+    assert res.backend == "numba" and not res.final.requires_grad
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, pytest.param(torch.float64, marks=pytest.mark.slow)])

@@ -144,11 +144,12 @@ def rollout(
     params = model_or_params.params() if hasattr(model_or_params, "step") else model_or_params
     family = family_of(params)
     _check_tensor("h0", h0)
+    h0 = h0.detach()
     if h0.dtype not in (torch.float32, torch.float64):
         raise ValueError(f"h0 must be float32 or float64, got {h0.dtype}")
     if inputs is not None:
         _check_tensor("inputs", inputs)
-        inputs = inputs.to(h0.dtype)
+        inputs = inputs.detach().to(h0.dtype)
     if int(every) < 1:
         raise ValueError(f"every must be >= 1, got {every}")
     every = int(every)
