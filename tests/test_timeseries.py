@@ -54,6 +54,15 @@ def test_standardize_and_replay_on_held_out_data():
     np.testing.assert_allclose(held.values, (x[150:] - rec["mean"]) / rec["std"])
 
 
+def test_downsample_keeps_every_kth_point_and_scales_dt():
+    x = rng_data(20, 2)
+    ts = TimeSeries.from_arrays(x, dt=0.01, inputs=np.arange(20.0)[:, None]).downsample(4)
+    np.testing.assert_array_equal(ts.values, x[::4])
+    assert ts.dt == pytest.approx(0.04) and ts.inputs[0, :, 0].tolist() == [0, 4, 8, 12, 16]
+    replay = apply_preprocessing(TimeSeries.from_arrays(x), ts.preprocessing)
+    np.testing.assert_array_equal(replay.values, x[::4])
+
+
 def test_delay_embedding_matches_lagged_copies():
     x = np.arange(30.0)[:, None] ** 1.5
     emb = TimeSeries.from_arrays(x, channel_names=["v"]).delay_embed([0, 2, 5])

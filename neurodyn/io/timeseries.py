@@ -227,6 +227,18 @@ class TimeSeries:
         return self._with(record, data=self.data[:, :, idx],
                           channel_names=tuple(self.channel_names[i] for i in idx))
 
+    def downsample(self, factor: int) -> TimeSeries:
+        """Keep every ``factor``-th time point (no filtering); ``dt`` is multiplied by ``factor``.
+
+        Low-pass the data first if they hold power above the new Nyquist frequency.
+        """
+        factor = int(factor)
+        if factor < 1:
+            raise ValueError(f"factor must be a positive integer, got {factor}")
+        u = None if self.inputs is None else self.inputs[:, ::factor]
+        return self._with({"step": "downsample", "factor": factor}, data=self.data[:, ::factor],
+                          inputs=u, dt=self.dt * factor)
+
     def split(self, fraction: float = 0.8) -> tuple[TimeSeries, TimeSeries]:
         """Split along time into a training head and a held-out tail (``fraction`` in (0, 1))."""
         if not 0.0 < fraction < 1.0:
@@ -277,6 +289,8 @@ def apply_preprocessing(ts: TimeSeries, steps: Any) -> TimeSeries:
             ts = ts.standardize(s["mean"], s["std"])
         elif kind == "delay_embed":
             ts = ts.delay_embed(s["lags"], channels=s["channels"])
+        elif kind == "downsample":
+            ts = ts.downsample(s["factor"])
         elif kind == "select_channels":
             ts = ts.select_channels(s["channels"])
         elif kind == "time_slice":
