@@ -79,14 +79,11 @@ def _tree_signs(W: np.ndarray) -> np.ndarray:
     return d
 
 
-def initial_rotations(A: np.ndarray, B: np.ndarray, n_restarts: int, seed: SeedLike) -> np.ndarray:
-    """Starting points ``(2 + 1 + n_restarts, n, n)``: identity, a reflection, the spectral guess and
-    random orthogonal matrices of both determinants."""
-    n = A.shape[0]
-    flip = np.eye(n)
+def initial_rotations(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Deterministic starting points ``(3, n, n)``: the identity, a reflection and the spectral guess."""
+    flip = np.eye(A.shape[0])
     flip[0, 0] = -1.0
-    fixed = np.stack([np.eye(n), flip, spectral_init(A, B)])
-    return np.concatenate([fixed, random_orthogonal(n, n_restarts, seed)]) if n_restarts else fixed
+    return np.stack([np.eye(A.shape[0]), flip, spectral_init(A, B)])
 
 
 def _polar(G: torch.Tensor) -> torch.Tensor:

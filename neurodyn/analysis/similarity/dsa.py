@@ -7,12 +7,13 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from neurodyn._seed import SeedLike
+from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.similarity._align import (
     canonical_order,
     initial_rotations,
     maximise_alignment,
     pad_square,
+    random_orthogonal,
 )
 from neurodyn.analysis.similarity._havok import fit_havok
 from neurodyn.analysis.similarity._validate import angle, check_choice, check_finite, to_numpy
@@ -56,15 +57,18 @@ def eigenvalue_wasserstein(A: np.ndarray, B: np.ndarray) -> float:
 
 
 def prepare_pairs(pairs: list[tuple[np.ndarray, np.ndarray]], n_restarts: int, seed: SeedLike):
-    """Zero-pad each pair to a common size, order it canonically and build its starting rotations."""
-    out = []
+    """Zero-pad each pair to a common size, order it canonically and build its starting rotations
+    (the random ones depend only on the size and the seed, so every pair of a size gets the same)."""
+    seed_int, randoms, out = resolve_seed(seed), {}, []
     for A, B in pairs:
         n = max(A.shape[0], B.shape[0])
         A, B = pad_square(A, n), pad_square(B, n)
         if canonical_order(A, B):
             A, B = B, A
         An, Bn = A / np.linalg.norm(A), B / np.linalg.norm(B)
-        out.append((A, B, An, Bn, initial_rotations(An, Bn, n_restarts, seed)))
+        if n not in randoms:
+            randoms[n] = random_orthogonal(n, n_restarts, seed_int)
+        out.append((A, B, An, Bn, np.concatenate([initial_rotations(An, Bn), randoms[n]])))
     return out
 
 
