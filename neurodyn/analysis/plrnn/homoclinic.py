@@ -34,7 +34,9 @@ class HomoclinicResult:
     angle : ndarray, shape (point,)
         Smallest principal angle (rad) between the two pieces' directions (0 = tangency).
     invertible : ndarray of bool, shape (point,)
-        The region maps of both pieces are invertible (needed for the Smale-Birkhoff argument).
+        The region maps along the orbit are invertible: the regions of both pieces, of their
+        ancestor pieces (the way back to the saddle) and of the saddle cycle (needed for the
+        Smale-Birkhoff argument).
     approach : ndarray, shape (point,)
         Smallest distance to the stable piece's saddle cycle along the first ``n_check`` forward
         iterates of the point (a numerical confirmation that it lies on the stable manifold).
@@ -113,6 +115,17 @@ def _bounds(pieces: list[ManifoldPiece]) -> tuple[np.ndarray, np.ndarray]:
     """Bounding boxes of pieces in state coordinates, each (piece, latent)."""
     vx = [p.points(p.vertices) for p in pieces]
     return np.array([v.min(0) for v in vx]), np.array([v.max(0) for v in vx])
+
+
+def _orbit_regions(manifolds: ManifoldResult, i: int) -> list[np.ndarray]:
+    """Regions of a piece, of its ancestors (the orbit's way to the saddle) and of the saddle."""
+    out = []
+    while i >= 0:
+        piece = manifolds.pieces[i]
+        out.append(piece.region)
+        i = piece.parent
+    out.extend(manifolds.saddles[piece.saddle].regions)
+    return out
 
 
 def _approach(system: Any, manifolds: ManifoldResult, pts: np.ndarray, saddle: np.ndarray,
@@ -203,7 +216,8 @@ def find_homoclinic_points(
         sv = np.linalg.svd(sp.basis.T @ up.basis, compute_uv=False)
         angle = float(np.arccos(np.clip(sv.max(), -1.0, 1.0))) if sv.size else np.pi / 2
         full = np.linalg.matrix_rank(np.hstack([sp.basis, up.basis]), tol=1e-9) == len(x)
-        dets = [np.linalg.det(system.affine_map(p.region)[0]) for p in (sp, up)]
+        codes = _orbit_regions(manifolds, index[id(sp)]) + _orbit_regions(manifolds, index[id(up)])
+        dets = np.linalg.det(system.affine_map(np.array(codes))[0])
         pts.append(x)
         kinds.append("homoclinic" if sp.saddle == up.saddle else "heteroclinic")
         ss.append(sp.saddle)
@@ -212,7 +226,7 @@ def find_homoclinic_points(
         upi.append(index[id(up)])
         tr.append(bool(full))
         ang.append(angle)
-        inv.append(bool(min(abs(d) for d in dets) > 1e-12))
+        inv.append(bool(np.min(np.abs(dets)) > 1e-12))
     n = manifolds.box[0].shape[0]
     appr = _approach(system, manifolds, np.asarray(pts).reshape(-1, n), np.asarray(ss), n_check)
     ints = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
