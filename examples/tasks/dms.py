@@ -21,7 +21,8 @@ def main(tiny: bool = False) -> dict:
                                     delay_max_ms=300, test_ms=100, decision_ms=100, grace_ms=40)
     else:
         task = DelayedMatchToSample()
-    model = LeakyRNN(task.n_inputs, 32 if tiny else 128, task.n_outputs, alpha=0.5, seed=0)
+    n_units, alpha = (32, 0.5) if tiny else (64, 0.2)
+    model = LeakyRNN(task.n_inputs, n_units, task.n_outputs, alpha=alpha, seed=0)
     result = neurodyn.train(
         model, task, n_iterations=60 if tiny else 1000, batch_size=64, lr=3e-3, seed=0,
         target_metric=("accuracy", 0.99), progress=False,
