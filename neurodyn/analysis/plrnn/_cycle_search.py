@@ -151,6 +151,15 @@ def search_heuristic(col: Collector, k: int, *, rng: np.random.Generator, n_rest
     return stats
 
 
+FULL_GRAPH_SEQUENCES = 2_000_000  # enumerate all R**k sequences up to this many
+MAX_TRANSITION_LPS = 5_000  # else prune by the transition graph, up to this many LPs
+
+
+def exhaustive_affordable(n_regions: int, k: int) -> bool:
+    """Whether an exhaustive search of order ``k`` over ``n_regions`` regions will be attempted."""
+    return float(n_regions) ** k <= FULL_GRAPH_SEQUENCES or n_regions**2 <= MAX_TRANSITION_LPS
+
+
 class Exhaustive:
     """Enumerates every region (sequence) once; holds the regions and transition graph."""
 
@@ -162,9 +171,20 @@ class Exhaustive:
         self._adj: np.ndarray | None = None
 
     def adjacency(self, k: int) -> np.ndarray:
-        """Full graph when enumerating everything is cheap, else the LP transition graph."""
+        """Full graph when enumerating everything is cheap, else the LP transition graph.
+
+        Raises
+        ------
+        ValueError
+            When neither is affordable (more than ``MAX_TRANSITION_LPS`` linear programmes).
+        """
         R = self.codes.shape[0]
-        if self._adj is None and float(R) ** k > 2_000_000:
+        if self._adj is None and float(R) ** k > FULL_GRAPH_SEQUENCES:
+            if R * R > MAX_TRANSITION_LPS:
+                raise ValueError(
+                    f"exhaustive search of order {k} over {R} regions needs {R}**{k} sequences or "
+                    f"{R * R} transition LPs; lower max_order or use the heuristic (exhaustive=False)"
+                )
             self._adj = reg.transition_graph(self.col.system, self.codes, self.J, self.c)
         return self._adj if self._adj is not None else np.ones((R, R), dtype=bool)
 

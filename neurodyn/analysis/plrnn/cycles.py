@@ -12,7 +12,7 @@ from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.plrnn import _cycle_algebra as alg
 from neurodyn.analysis.plrnn._cycle_collect import Collector, Tolerances
-from neurodyn.analysis.plrnn._cycle_search import Exhaustive, search_heuristic
+from neurodyn.analysis.plrnn._cycle_search import Exhaustive, exhaustive_affordable, search_heuristic
 from neurodyn.analysis.plrnn.cycle_result import CycleResult
 from neurodyn.models.piecewise import PLSystem, pl_system
 
@@ -116,6 +116,14 @@ def find_cycles(
     col = Collector(system, alg.AffineMaps(system), tol)
     enumerator = (Exhaustive(col, max_regions=max_regions, max_sequences=max_sequences)
                   if exhaustive else None)
+    if enumerator is not None:
+        n_regions = enumerator.codes.shape[0]
+        too_high = [k for k in range(1, int(max_order) + 1) if not exhaustive_affordable(n_regions, k)]
+        if too_high:
+            raise ValueError(
+                f"exhaustive search over {n_regions} regions is not affordable for order {too_high[0]}; "
+                f"lower max_order to {too_high[0] - 1} or use the heuristic (exhaustive=False)"
+            )
     stats: list = []
     pool: dict[bytes, np.ndarray] = {}
     for k in range(1, int(max_order) + 1):
