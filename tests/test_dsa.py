@@ -154,3 +154,12 @@ def test_bad_options():
         dsa_distance(X, X, n_delays=1, rank=9)
     with pytest.raises(ValueError, match="delays"):
         dsa_distance(X, X, n_delays=30, delay_interval=2)
+
+
+def test_eigenvalue_wasserstein_unequal_counts_by_optimal_transport():
+    pytest.importorskip("ot", reason="POT (extra neurodyn[ot]) is needed for unequal eigenvalue counts")
+    A = np.diag([0.5, 0.9])
+    B = np.array([[0.5]])
+    # half of A's mass stays at 0.5, the other half moves from 0.9 to 0.5
+    assert eigenvalue_wasserstein(A, B) == pytest.approx(np.sqrt(0.5 * 0.4**2))
+    assert operator_distance(A, B, score="wasserstein") == operator_distance(B, A, score="wasserstein")
