@@ -175,5 +175,8 @@ def test_time_budget_and_bad_arguments() -> None:
         find_cycles(LeakyRNN(0, 3, 1))
     with pytest.raises(ValueError, match="max_regions"):
         find_cycles(model, exhaustive=True, max_regions=1000)
+    eight = PLRNN.from_arrays(rng.uniform(-1, 1, 8), rng.normal(size=(8, 8)), rng.normal(size=8))
+    with pytest.raises(ValueError, match="lower max_order to 2"):  # 256**3 sequences, 256**2 LPs
+        find_cycles(eight, max_order=3, exhaustive=True)
     with pytest.raises(ValueError, match="max_sequences"):
         find_cycles(two_cycle_saddle(), max_order=4, exhaustive=True, max_sequences=10)
