@@ -6,8 +6,6 @@ import torch
 
 from neurodyn.analysis._fp_search import (
     LR_FLOOR,
-    LR_GROW,
-    LR_SHRINK,
     BatchedMap,
     SearchState,
     _progress_bar,
@@ -16,6 +14,11 @@ from neurodyn.analysis._fp_search import (
     speed,
 )
 from neurodyn.analysis._fp_stability import batch_jacobian
+
+#: damping factors of Levenberg–Marquardt: ``lr`` (the inverse damping) ×1.2 after an accepted
+#: step, ×0.5 after a rejected one
+LM_GROW = 1.2
+LM_SHRINK = 0.5
 
 
 def minimise_levenberg_marquardt(
@@ -33,8 +36,9 @@ def minimise_levenberg_marquardt(
     The step solves ``(MᵀM + I / lr) δ = −Mᵀ r`` with ``M = ∂G/∂x − I`` per candidate: a small
     ``lr`` gives a short gradient step (``δ ≈ −lr ∇q``), a large one the Newton step, so near a
     fixed point the convergence is quadratic whatever the conditioning of ``M`` (slow leaky
-    networks). ``lr`` is adapted exactly as in :func:`minimise_gradient` (×1.2 on an
-    accepted step, ×0.5 and rejection when q would increase), with the same stopping rule.
+    networks). ``lr`` is adapted by the rule of :func:`minimise_gradient` with faster growth
+    (×1.2 on an accepted step, ×0.5 and rejection when q would increase), and the same stopping
+    rule applies.
     Each accepted step costs one Jacobian (``state`` backward passes), so iterations are fewer
     but dearer than gradient steps; memory grows as ``candidate × state²``.
     """
@@ -69,7 +73,7 @@ def minimise_levenberg_marquardt(
             M_new, r_new = _residual_jacobian(G, xa[ok], eye)
             M[ok], r[ok] = M_new, r_new
         done_dq = ok & (dq < tol_dq * lr)
-        lr = torch.where(ok, lr * LR_GROW, lr * LR_SHRINK)
+        lr = torch.where(ok, lr * LM_GROW, lr * LM_SHRINK)
         na += 1
         done_q = qa < tol_q
         stop = done_q | done_dq | (lr < LR_FLOOR * lr_init)
