@@ -75,13 +75,19 @@ def test_auto_picks_numba_on_cpu_and_ignores_autograd():
     assert res.backend == "numba" and not res.final.requires_grad
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, pytest.param(torch.float64, marks=pytest.mark.slow)])
-def test_numba_large_batch_blas_path_matches_reference(dtype):
+GEMM_CASES = [(name, torch.float32) for name in ("leaky_softplus", "gru", "alrnn", "shplrnn_clipped")] + [
+    pytest.param(name, torch.float64, marks=pytest.mark.slow)
+    for name in ("leaky_softplus", "gru", "plrnn", "shplrnn")
+]
+
+
+@pytest.mark.parametrize("name,dtype", GEMM_CASES)
+def test_numba_large_batch_blas_path_matches_reference(name, dtype):
     from neurodyn.kernels.numba_backend import GEMM_MIN_BATCH
 
-    model = make_case("leaky_softplus").to(dtype)
+    model = make_case(name).to(dtype)
     n_batch = GEMM_MIN_BATCH + 6  # one full and one partial block
     h0, x = torch.randn(n_batch, N_UNIT, dtype=dtype), torch.randn(n_batch, 30, N_IN, dtype=dtype)
     _compare(model, h0, x, noise_std=0.1, seed=4, every=4)
-    ens = stack_params([make_case("leaky_tanh", seed=s).to(dtype) for s in range(2)])
+    ens = stack_params([make_case(name, seed=s).to(dtype) for s in range(2)])
     _compare(ens, torch.randn(2, n_batch, N_UNIT, dtype=dtype), None, n_steps=20)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-GEMM_MIN_BATCH = 64  # leaky RNNs with at least this many trials per network use BLAS blocks
+GEMM_MIN_BATCH = 64  # networks with at least this many trials use the BLAS-blocked kernels
 GEMM_BLOCK = 128  # trials per block in that path
 
 
@@ -34,14 +34,11 @@ def run_chunk(family: str, params: Any, h: torch.Tensor, drive: torch.Tensor,
     on = out.numpy() if out is not None else np.empty((n_net, n_batch, 0, n), hn.dtype)
     exact = hn.dtype == np.float64
     common = (nz, dt(noise_std), hn, on, int(n_steps), int(t0), int(every))
-    if family == "leaky" and n_batch >= GEMM_MIN_BATCH:
+    if n_batch >= GEMM_MIN_BATCH:
         from threadpoolctl import threadpool_limits
 
-        code = ACTIVATION_CODES[params.activation]
-        wt = _np(params.w_rec.mT)
-        kb = min(GEMM_BLOCK, n_batch)
         with threadpool_limits(limits=1, user_api="blas"):  # parallelism comes from the Numba threads
-            numba_rnn.leaky_gemm_kernel(wt, _np(drive), *common, dt(params.alpha), code, exact, kb)
+            _run_gemm(family, params, _np(drive), common, exact, min(GEMM_BLOCK, n_batch))
     elif family == "leaky":
         code = ACTIVATION_CODES[params.activation]
         numba_rnn.leaky_kernel(_np(params.w_rec), _np(drive), *common, dt(params.alpha), code, exact)
@@ -49,3 +46,23 @@ def run_chunk(family: str, params: Any, h: torch.Tensor, drive: torch.Tensor,
         numba_rnn.gru_kernel(_np(params.w_hh), _np(params.b_hh), _np(drive), *common, exact)
     else:
         numba_plrnn.run(family, params, _np(drive), common)
+
+
+def _run_gemm(family: str, params: Any, drive: np.ndarray, common: tuple, exact: bool, kb: int) -> None:
+    """The BLAS-blocked kernels of :mod:`neurodyn.kernels.numba_gemm` (weights transposed)."""
+    from neurodyn.kernels import numba_gemm
+    from neurodyn.kernels.numba_math import ACTIVATION_CODES
+
+    dt = common[2].dtype.type
+    if family == "leaky":
+        code = ACTIVATION_CODES[params.activation]
+        numba_gemm.leaky_gemm_kernel(_np(params.w_rec.mT), drive, *common, dt(params.alpha), code, exact, kb)
+    elif family == "gru":
+        numba_gemm.gru_gemm_kernel(_np(params.w_hh.mT), _np(params.b_hh), drive, *common, exact, kb)
+    elif family in ("plrnn", "alrnn"):
+        n_relu = params.A.shape[-1] if family == "plrnn" else int(params.n_relu)
+        mt = _np(torch.cat([params.A, params.W], dim=-1).mT)
+        numba_gemm.pl_gemm_kernel(mt, drive, *common, n_relu, kb)
+    else:
+        numba_gemm.shallow_gemm_kernel(_np(params.W2.mT), _np(params.h2), _np(params.W1.mT), _np(params.a),
+                                       drive, *common, bool(params.clipped), kb)
