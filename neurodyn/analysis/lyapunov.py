@@ -26,6 +26,8 @@ class LyapunovResult:
     jacobian : str
         ``"analytic"`` (piecewise-affine region Jacobians) or ``"autograd"``.
     n_steps, n_transient, seed : int
+    backend : str
+        ``"numpy"`` or ``"numba"``: what ran the QR steps.
     """
 
     exponents: np.ndarray
@@ -36,6 +38,7 @@ class LyapunovResult:
     n_steps: int
     n_transient: int
     seed: int
+    backend: str = "numpy"
 
     @property
     def max_exponent(self) -> np.ndarray:
@@ -66,7 +69,7 @@ class LyapunovResult:
                 "finite": (("batch",), self.finite.astype(np.int8)),
             },
             coords={"steps": (("checkpoint",), self.steps)},
-            attrs={"jacobian": self.jacobian, "n_steps": self.n_steps,
+            attrs={"jacobian": self.jacobian, "backend": self.backend, "n_steps": self.n_steps,
                    "n_transient": self.n_transient, "seed": self.seed,
                    "units": "nats per time step"},
         )
@@ -145,32 +148,44 @@ def _torch_stepper(model: Any, u: np.ndarray | None):
     return step, jac
 
 
-def _qr_loop(step, jac, z, q, total, running, checks, finite, n_transient, n_total, chunk=256):
-    """Simulate a chunk of steps, get its Jacobians in one batched call, then QR step by step."""
+def _qr_loop(step, jac, z, q, total, running, checks, finite, n_transient, n_total, backend,
+             fast_states=None, chunk=256):
+    """Simulate a chunk of steps, get its Jacobians in one batched call, then the QR steps."""
+    from neurodyn.analysis._qr_numba import qr_chunk
+
     n_batch, n_state, k = q.shape
     ci = 0
     for c0 in range(0, n_total, chunk):
         ts = np.arange(c0, min(c0 + chunk, n_total))
-        zs = np.empty((len(ts), n_batch, n_state))
-        for i, t in enumerate(ts):
-            zs[i] = z
-            z = step(z, t)
-            bad = ~np.all(np.isfinite(z), axis=1) | (np.abs(z).max(axis=1) > 1e150)
-            if bad.any():
-                finite &= ~bad
-                z[bad] = 0.0
+        if fast_states is not None:
+            zs, z = fast_states(z, len(ts))
+            bad = ~np.all(np.isfinite(zs) & (np.abs(zs) < 1e150), axis=(0, 2))
+            bad |= ~np.all(np.isfinite(z) & (np.abs(z) < 1e150), axis=1)
+            finite &= ~bad
+            zs[:, bad] = 0.0
+            z[bad] = 0.0
+        else:
+            zs = np.empty((len(ts), n_batch, n_state))
+            for i, t in enumerate(ts):
+                zs[i] = z
+                z = step(z, t)
+                bad = ~np.all(np.isfinite(z), axis=1) | (np.abs(z).max(axis=1) > 1e150)
+                if bad.any():
+                    finite &= ~bad
+                    z[bad] = 0.0
         J = jac(zs.reshape(-1, n_state), np.repeat(ts, n_batch)).reshape(len(ts), n_batch,
                                                                            n_state, n_state)
         J[:, ~finite] = np.eye(n_state)
-        for i, t in enumerate(ts):
-            q, r = np.linalg.qr(J[i] @ q)
-            if t >= n_transient:
-                with np.errstate(divide="ignore"):
-                    total += np.log(np.abs(np.diagonal(r, axis1=1, axis2=2)))
-                done = t - n_transient + 1
-                if ci < len(checks) and done == checks[ci]:
-                    running[:, ci] = total / done
-                    ci += 1
+        logs, q = qr_chunk(J, q, backend)
+        counted = ts >= n_transient
+        if not counted.any():
+            continue
+        cums = total + np.cumsum(logs[counted], axis=0)
+        first_done = ts[counted][0] - n_transient + 1
+        while ci < len(checks) and checks[ci] < first_done + len(cums):
+            running[:, ci] = cums[checks[ci] - first_done] / checks[ci]
+            ci += 1
+        total = cums[-1]
     return total, running
 
 
@@ -184,6 +199,7 @@ def lyapunov_spectrum(
     n_exponents: int | None = None,
     n_checkpoints: int = 20,
     jacobian: str = "auto",
+    backend: str = "auto",
     seed: SeedLike = 0,
 ) -> LyapunovResult:
     """Lyapunov spectrum by repeated QR re-orthonormalisation of tangent vectors.
@@ -213,6 +229,9 @@ def lyapunov_spectrum(
     jacobian : {"auto", "analytic", "autograd"}
         ``"auto"`` uses the exact region Jacobians of piecewise-linear models (their inputs enter
         additively, so this holds for time-varying inputs too) and autograd otherwise.
+    backend : {"auto", "numpy", "numba"}
+        QR steps by NumPy (reference) or a compiled Numba kernel (``"auto"``: Numba when
+        installed). Recorded in ``result.backend``.
     seed : int, Generator or None
         Seed of the default ``h0`` and of the random initial tangent frame.
 
@@ -263,6 +282,14 @@ def lyapunov_spectrum(
             plain = pl_system(model)
             jac = lambda xs, ts: plain.jacobian(xs)  # noqa: E731
             kind = "analytic"
+    from neurodyn.analysis._qr_numba import BACKENDS, numba_available
+
+    if backend == "auto":
+        backend = "numba" if numba_available() else "numpy"
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be 'auto', 'numpy' or 'numba', got {backend!r}")
+    if backend == "numba" and not numba_available():
+        raise ImportError("backend='numba' needs numba (pip install numba)")
     if jacobian == "analytic" and kind != "analytic":
         raise ValueError("jacobian='analytic' needs a PLRNN/ShallowPLRNN/ALRNN or a PLSystem; "
                          "use jacobian='autograd'")
@@ -273,12 +300,18 @@ def lyapunov_spectrum(
     running = np.full((n_batch, len(checks), k), np.nan)
     finite = np.ones(n_batch, dtype=bool)
     with np.errstate(over="ignore", invalid="ignore"):
+        fast = None
+        if backend == "numba" and system is not None:
+            from neurodyn.analysis._qr_numba import pl_states
+
+            fast = lambda x, n: pl_states(system, x, n)  # noqa: E731
         total, running = _qr_loop(step, jac, z, q, total, running, checks, finite,
-                                   n_transient, n_total)
+                                   n_transient, n_total, backend, fast)
     lam = total / n_steps
     order = np.argsort(-lam, axis=1)
     lam = np.take_along_axis(lam, order, axis=1)
     running = np.take_along_axis(running, order[:, None, :], axis=2)
     lam[~finite] = np.nan
     running[~finite] = np.nan
-    return LyapunovResult(lam, running, checks, finite, kind, int(n_steps), int(n_transient), seed_int)
+    return LyapunovResult(lam, running, checks, finite, kind, int(n_steps), int(n_transient), seed_int,
+                          backend)

@@ -1,0 +1,121 @@
+"""Tangent-space QR steps of the Lyapunov spectrum: NumPy reference and a Numba kernel.
+
+``qr_chunk(J, q)`` takes Jacobians ``J`` (time, batch, state, state) and an orthonormal frame ``q``
+(batch, state, k), applies ``q <- qr(J[t] @ q)`` for every time step and returns the logs of the
+moduli of the diagonal of ``R`` (time, batch, k) and the final frame. The Numba kernel uses
+modified Gram-Schmidt with one re-orthogonalisation pass; both agree to round-off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+BACKENDS = ("numpy", "numba")
+
+
+def qr_chunk_numpy(J: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    logs = np.empty((J.shape[0], q.shape[0], q.shape[2]))
+    with np.errstate(divide="ignore"):
+        for t in range(J.shape[0]):
+            q, r = np.linalg.qr(J[t] @ q)
+            logs[t] = np.log(np.abs(np.diagonal(r, axis1=1, axis2=2)))
+    return logs, q
+
+
+_KERNEL = None
+
+
+def _kernel():
+    global _KERNEL
+    if _KERNEL is None:
+        from numba import njit
+
+        @njit(cache=True, error_model="numpy")
+        def qr_chunk(J, q):  # pragma: no cover - compiled
+            n_t, n_b, n, _ = J.shape
+            k = q.shape[2]
+            logs = np.empty((n_t, n_b, k))
+            v = np.empty((n, k))
+            for t in range(n_t):
+                for b in range(n_b):
+                    for i in range(n):
+                        for j in range(k):
+                            acc = 0.0
+                            for m in range(n):
+                                acc += J[t, b, i, m] * q[b, m, j]
+                            v[i, j] = acc
+                    for j in range(k):
+                        rjj = 0.0
+                        for _ in range(2):  # Gram-Schmidt twice for orthogonality
+                            for p in range(j):
+                                dot = 0.0
+                                for i in range(n):
+                                    dot += q[b, i, p] * v[i, j]
+                                for i in range(n):
+                                    v[i, j] -= dot * q[b, i, p]
+                        for i in range(n):
+                            rjj += v[i, j] * v[i, j]
+                        rjj = np.sqrt(rjj)
+                        logs[t, b, j] = np.log(rjj)
+                        for i in range(n):
+                            q[b, i, j] = v[i, j] / rjj if rjj > 0 else 0.0
+            return logs, q
+
+        _KERNEL = qr_chunk
+    return _KERNEL
+
+
+_PL = None
+
+
+def _pl_kernel():
+    global _PL
+    if _PL is None:
+        from numba import njit
+
+        @njit(cache=True, error_model="numpy")
+        def pl_states(L, c, V, N, o, z, n_steps):  # pragma: no cover - compiled
+            n_b, n = z.shape
+            H = N.shape[0]
+            out = np.empty((n_steps, n_b, n))
+            a = np.empty(H)
+            for t in range(n_steps):
+                for b in range(n_b):
+                    for i in range(n):
+                        out[t, b, i] = z[b, i]
+                    for h in range(H):
+                        acc = o[h]
+                        for m in range(n):
+                            acc += N[h, m] * z[b, m]
+                        a[h] = acc if acc > 0 else 0.0
+                    for i in range(n):
+                        acc = c[i]
+                        for m in range(n):
+                            acc += L[i, m] * out[t, b, m]
+                        for h in range(H):
+                            acc += V[i, h] * a[h]
+                        z[b, i] = acc
+            return out, z
+
+        _PL = pl_states
+    return _PL
+
+
+def pl_states(system, z: np.ndarray, n_steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """States before each of ``n_steps`` steps of a PLSystem (n_steps, batch, state) and the state
+    after them, compiled with Numba."""
+    return _pl_kernel()(system.linear, system.bias, system.mixing, system.normals, system.offsets,
+                        np.ascontiguousarray(z, dtype=np.float64).copy(), int(n_steps))
+
+
+def numba_available() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("numba") is not None
+
+
+def qr_chunk(J: np.ndarray, q: np.ndarray, backend: str) -> tuple[np.ndarray, np.ndarray]:
+    """Dispatch to ``"numpy"`` or ``"numba"`` (see the module docstring)."""
+    if backend == "numba":
+        return _kernel()(np.ascontiguousarray(J), np.ascontiguousarray(q).copy())
+    return qr_chunk_numpy(J, q)
