@@ -100,6 +100,14 @@ def test_netcdf_round_trip(cycle_result, tmp_path):
     assert FixedPointResult.from_xarray(ds).summary() == cycle_result.summary()
 
 
+def test_from_xarray_reads_files_without_iterations(cycle_result):
+    ds = cycle_result.to_xarray().drop_vars("iterations")
+    ds["region_margin"] = ("fixed_point", np.zeros(ds.sizes["fixed_point"]))
+    back = FixedPointResult.from_xarray(ds)
+    assert (back.iterations == -1).all()
+    np.testing.assert_array_equal(back.states, cycle_result.states)
+
+
 def test_from_xarray_rejects_other_datasets():
     with pytest.raises(ValueError, match="missing variables"):
         FixedPointResult.from_xarray(xr.Dataset({"state": (("fixed_point", "unit"), np.zeros((1, 2)))}))

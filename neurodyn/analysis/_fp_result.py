@@ -138,15 +138,20 @@ class FixedPointResult:
     def from_xarray(cls, ds) -> FixedPointResult:
         """Rebuild a result from :meth:`to_xarray`'s dataset (or a file written from one).
 
+        Files without ``iterations`` (the exact PLRNN cycle search writes the same names
+        otherwise) get -1 there; extra variables are ignored.
+
         Raises
         ------
         ValueError
             If a required variable is missing.
         """
         required = ("state", "q", "eigenvalue_real", "eigenvalue_imag", "stability", *_ARRAYS)
-        missing = [name for name in required if name not in ds]
+        missing = [name for name in required if name not in ds and name != "iterations"]
         if missing:
             raise ValueError(f"not a fixed-point dataset: missing variables {missing}")
+        if "iterations" not in ds:  # searches without an optimiser (exact PLRNN cycles)
+            ds = ds.assign(iterations=("fixed_point", np.full(ds.sizes["fixed_point"], -1)))
         attrs = {k: _from_attr(v) for k, v in ds.attrs.items() if k not in ("format", "format_version")}
         return cls(
             states=ds["state"].values.astype(np.float64),
