@@ -228,3 +228,18 @@ def test_load_plrnn_arrays_errors(tmp_path) -> None:
         load_plrnn_arrays(tmp_path / "shape.npz", "lstm")
     with pytest.raises(FileNotFoundError):
         load_plrnn_arrays(tmp_path / "absent.npz", "plrnn")
+
+
+def test_checkpoint_keeps_float64_models_exact(tmp_path) -> None:
+    from neurodyn.io import load_checkpoint, save_checkpoint
+
+    rng = np.random.default_rng(5)
+    model = PLRNN.from_arrays(rng.uniform(0, 1, 3), rng.normal(size=(3, 3)), rng.normal(size=3) / 3)
+    assert model.config()["dtype"] == "float64"
+    save_checkpoint(tmp_path / "m.pt", model)
+    back = load_checkpoint(tmp_path / "m.pt").model
+    assert type(back) is PLRNN and back.W.dtype == torch.float64
+    for a, b in zip(pl_system(model), pl_system(back)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="dtype"):
+        PLRNN(0, 3, 3, dtype="float16")

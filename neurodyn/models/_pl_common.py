@@ -132,4 +132,24 @@ def io_config(module: nn.Module) -> dict[str, Any]:
         "noise_std": module.noise_std,
         "train_h0": module.train_h0,
         "seed": module.seed,
+        "dtype": module.dtype_name,
     }
+
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def apply_dtype(module: nn.Module, dtype: str | torch.dtype) -> None:
+    """Store the parameter dtype name and convert the module to it.
+
+    Raises
+    ------
+    ValueError
+        If ``dtype`` is not float32 or float64.
+    """
+    name = str(dtype).replace("torch.", "")
+    if name not in DTYPES:
+        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+    module.dtype_name = name
+    if name != "float32":
+        module.to(DTYPES[name])

@@ -69,6 +69,8 @@ class ALRNN(RecurrentModel):
         ``W ~ N(0, gain**2 / n_latent)``; ``A`` uniform in [0.5, 0.9].
     train_h0 : bool
     seed : int, numpy/torch Generator or None
+    dtype : {"float32", "float64"}
+        Parameter dtype (stored in :meth:`config`).
     """
 
     def __init__(
@@ -86,6 +88,7 @@ class ALRNN(RecurrentModel):
         gain: float = 0.5,
         train_h0: bool = False,
         seed: SeedLike = 0,
+        dtype: str = "float32",
     ) -> None:
         super().__init__()
         n = plc.resolve_latent(n_latent, n_units)
@@ -106,6 +109,7 @@ class ALRNN(RecurrentModel):
         self.register_buffer("w_mask", torch.ones(n, n) - (0 if w_diagonal else torch.eye(n)))
         self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
         self.train_h0 = bool(train_h0)
+        plc.apply_dtype(self, dtype)
 
     @property
     def n_latent(self) -> int:
@@ -163,8 +167,8 @@ class ALRNN(RecurrentModel):
         w_diag = bool(np.any(np.diag(W_) != 0))
         model = cls(
             C_.shape[1], n, n, n_relu=int(n_relu), full_A=full, w_diagonal=w_diag,
-            observation="identity",
-        ).to(dtype)
+            observation="identity", dtype=dtype,
+        )
         for param, value in ((model.A, a), (model.W, W_), (model.h, h_), (model.C, C_)):
             plc.set_param(param, value)
         return model

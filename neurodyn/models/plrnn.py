@@ -64,6 +64,8 @@ class PLRNN(RecurrentModel):
         Learn the initial state.
     seed : int, numpy/torch Generator or None
         Seed of the initialisation (stored in :meth:`config`).
+    dtype : {"float32", "float64"}
+        Parameter dtype (stored in :meth:`config`, so checkpoints keep float64 models exact).
 
     Notes
     -----
@@ -85,6 +87,7 @@ class PLRNN(RecurrentModel):
         gain: float = 0.5,
         train_h0: bool = False,
         seed: SeedLike = 0,
+        dtype: str = "float32",
     ) -> None:
         super().__init__()
         n = plc.resolve_latent(n_latent, n_units)
@@ -102,6 +105,7 @@ class PLRNN(RecurrentModel):
         self.register_buffer("w_mask", torch.ones(n, n) - (0 if w_diagonal else torch.eye(n)))
         self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
         self.train_h0 = bool(train_h0)
+        plc.apply_dtype(self, dtype)
 
     @property
     def n_latent(self) -> int:
@@ -157,8 +161,8 @@ class PLRNN(RecurrentModel):
         plc.check_shape("h", h_, (n,))
         C_ = plc.input_weights(C, n)
         w_diag = bool(np.any(np.diag(W_) != 0))
-        model = cls(C_.shape[1], n, n, full_A=full, w_diagonal=w_diag, observation="identity")
-        model = model.to(dtype)
+        model = cls(C_.shape[1], n, n, full_A=full, w_diagonal=w_diag, observation="identity",
+                    dtype=dtype)
         for param, value in ((model.A, a), (model.W, W_), (model.h, h_), (model.C, C_)):
             plc.set_param(param, value)
         return model

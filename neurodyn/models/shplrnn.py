@@ -67,6 +67,8 @@ class ShallowPLRNN(RecurrentModel):
     seed : int, numpy/torch Generator or None
         Seed of the initialisation (``a`` uniform in [0.5, 0.9], ``W1``, ``W2`` uniform in
         ``±1/sqrt(fan_in)``, ``h2`` uniform in ±1).
+    dtype : {"float32", "float64"}
+        Parameter dtype (stored in :meth:`config`).
     """
 
     def __init__(
@@ -82,6 +84,7 @@ class ShallowPLRNN(RecurrentModel):
         noise_std: float = 0.0,
         train_h0: bool = False,
         seed: SeedLike = 0,
+        dtype: str = "float32",
     ) -> None:
         super().__init__()
         n = plc.resolve_latent(n_latent, n_units)
@@ -106,6 +109,7 @@ class ShallowPLRNN(RecurrentModel):
         plc.init_io(self, gen)
         self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
         self.train_h0 = bool(train_h0)
+        plc.apply_dtype(self, dtype)
 
     @property
     def n_latent(self) -> int:
@@ -168,8 +172,9 @@ class ShallowPLRNN(RecurrentModel):
         plc.check_shape("h2", h2_, (n_hidden,))
         C_ = plc.input_weights(C, n)
         model = cls(
-            C_.shape[1], n, n, n_hidden=n_hidden, clipped=clipped, observation="identity"
-        ).to(dtype)
+            C_.shape[1], n, n, n_hidden=n_hidden, clipped=clipped, observation="identity",
+            dtype=dtype,
+        )
         values = ((model.a, a), (model.W1, W1_), (model.W2, W2_), (model.h1, h1_),
                   (model.h2, h2_), (model.C, C_))
         for param, value in values:
