@@ -76,12 +76,12 @@ def test_binned_divergence_ignores_time_order_and_flags_divergence():
 
 def test_gmm_kl_of_two_gaussians():
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((6000, 2))
-    y = rng.standard_normal((6000, 2)) + np.array([1.0, 0.0])
+    x = rng.standard_normal((3000, 2))
+    y = rng.standard_normal((3000, 2)) + np.array([1.0, 0.0])
     var = 0.25  # mixtures ≈ N(0, 1.25 I) and N(mu, 1.25 I): KL = |mu|^2 / (2 * 1.25) = 0.4
-    got = state_space_divergence(x, y, method="gmm", gmm_variance=var, n_samples=4000, seed=1)
-    assert got == pytest.approx(0.4, abs=0.06)
-    again = state_space_divergence(x, y, method="gmm", gmm_variance=var, n_samples=4000, seed=1)
+    got = state_space_divergence(x, y, method="gmm", gmm_variance=var, n_samples=2000, seed=1)
+    assert got == pytest.approx(0.4, abs=0.08)
+    again = state_space_divergence(x, y, method="gmm", gmm_variance=var, n_samples=2000, seed=1)
     assert got == again
 
 
