@@ -133,12 +133,17 @@ def test_same_seed_same_result_and_netcdf_round_trip(tmp_path) -> None:
     ds = a.to_xarray()
     assert set(ds.dims) >= {"fixed_point", "unit", "eigenvalue"}
     for name in ("state", "q", "eigenvalue_real", "eigenvalue_imag", "stability", "n_unstable",
-                 "converged", "order", "cycle_id", "cycle_step", "region_margin"):
+                 "converged", "order", "cycle_id", "cycle_step", "iterations", "region_margin"):
         assert ds[name].dims[0] == "fixed_point"
     assert ds.attrs["method"] == "exact" and ds.attrs["max_order"] == 3 and ds.attrs["seed"] == 5
     assert "neurodyn_version" in ds.attrs and ds.attrs["tol_residual"] > 0
     np.testing.assert_array_equal(np.abs(ds["eigenvalue_real"] + 1j * ds["eigenvalue_imag"]).values,
                                   np.abs(a.eigenvalues))
+    from neurodyn.analysis import FixedPointResult
+
+    shared = FixedPointResult.from_xarray(ds)  # the general finder reads the same names
+    np.testing.assert_array_equal(shared.states, a.states)
+    np.testing.assert_array_equal(shared.cycle_step, a.cycle_step)
     path = tmp_path / "cycles.nc"
     a.save(path)
     with xr.open_dataset(path, engine="h5netcdf") as loaded:

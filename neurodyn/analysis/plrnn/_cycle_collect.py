@@ -31,6 +31,7 @@ class Cycle:
     eigenvalues: np.ndarray  # (latent,) of the monodromy matrix
     q: float
     margins: np.ndarray  # (k,) distance to the nearest hyperplane
+    iterations: int  # region-sequence updates before the sequence was self-consistent
 
 
 @dataclass
@@ -55,7 +56,8 @@ class Collector:
             ok = margins >= -self.tol.region_tol * scale
         return np.all(ok & np.isfinite(points).all(axis=-1), axis=-1)
 
-    def offer(self, points: np.ndarray, codes: np.ndarray, monodromy: np.ndarray) -> str:
+    def offer(self, points: np.ndarray, codes: np.ndarray, monodromy: np.ndarray,
+              iterations: int = 0) -> str:
         """Verify and store a candidate k-cycle ``points`` (k, latent) of region ``codes``.
 
         Returns one of "new", "duplicate", "inconsistent" (leaves its regions),
@@ -78,7 +80,7 @@ class Collector:
         else:
             margins = np.full(k, np.inf)
         q = alg.residual_q(self.system, points[0], k)
-        known.append(Cycle(points, codes, alg.sorted_eigenvalues(monodromy), q, margins))
+        known.append(Cycle(points, codes, alg.sorted_eigenvalues(monodromy), q, margins, iterations))
         return "new"
 
     def sorted_cycles(self) -> list[Cycle]:

@@ -121,7 +121,7 @@ def search_heuristic(col: Collector, k: int, *, rng: np.random.Generator, n_rest
         restarts += 1
         seen: set[bytes] = set()
         found = False
-        for _ in range(max_iter):
+        for iteration in range(max_iter):
             key = codes.tobytes()
             if key in seen:
                 break
@@ -133,7 +133,7 @@ def search_heuristic(col: Collector, k: int, *, rng: np.random.Generator, n_rest
             if points is None:
                 stats.n_ill_conditioned += 1
                 break
-            status = col.offer(points, codes, P)
+            status = col.offer(points, codes, P, iteration)
             if status != "inconsistent":
                 found = status == "new"
                 break

@@ -3,7 +3,7 @@
 The layout shares its names with the general fixed-point finder's file format: dims
 ``fixed_point``, ``unit``, ``eigenvalue``; per-point variables ``state``, ``q``,
 ``eigenvalue_real``, ``eigenvalue_imag``, ``stability``, ``n_unstable``, ``converged``, ``order``,
-``cycle_id``, ``cycle_step``; and, specific to exact PL searches, ``region_margin``,
+``cycle_id``, ``cycle_step``, ``iterations``; and, specific to exact PL searches, ``region_margin``,
 ``region_code (fixed_point, hyperplane)`` and per-order search counts on dim ``search_order``.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 
 FORMAT_NAME = "neurodyn.fixed_points"
 FORMAT_VERSION = 1
-_POINT_INT = ("n_unstable", "order", "cycle_id", "cycle_step")
+_POINT_INT = ("n_unstable", "order", "cycle_id", "cycle_step", "iterations")
 _SEARCH = ("n_regions_visited", "n_solves", "n_ill_conditioned", "complete", "wall_time")
 
 
@@ -48,6 +48,9 @@ class CycleResult:
         (0 means the point lies on a boundary, where the map is not differentiable).
     region_code : ndarray of bool, shape (fixed_point, hyperplane)
         The region whose affine map produced the point.
+    iterations : ndarray of int64, shape (fixed_point,)
+        Region-sequence updates of the restart that found the cycle (0: first sequence tried;
+        always 0 for the exhaustive search).
     search : dict of ndarray, each shape (search_order,)
         Per searched order 1..max_order: ``n_regions_visited`` (distinct region codes evaluated),
         ``n_solves`` (linear systems solved), ``n_ill_conditioned`` (sequences skipped because
@@ -71,6 +74,7 @@ class CycleResult:
     cycle_step: np.ndarray
     region_margin: np.ndarray
     region_code: np.ndarray
+    iterations: np.ndarray
     search: dict[str, np.ndarray] = field(default_factory=dict)
     attrs: dict[str, Any] = field(default_factory=dict)
     leading_mode: np.ndarray | None = None

@@ -150,7 +150,7 @@ def _assemble(col: Collector, stats: list, attrs: dict[str, Any]) -> CycleResult
     """Flatten the collected cycles into one row per point."""
     n, H = col.system.n_latent, col.system.n_hyperplanes
     rows: dict[str, list] = {k: [] for k in ("states", "q", "eig", "stab", "nu", "conv", "order",
-                                             "cid", "step", "margin", "code", "mode")}
+                                             "cid", "step", "margin", "code", "mode", "iter")}
     for cid, cyc in enumerate(col.sorted_cycles()):
         k = cyc.points.shape[0]
         label, n_unstable = alg.classify(cyc.eigenvalues, col.tol.marginal_tol)
@@ -170,6 +170,7 @@ def _assemble(col: Collector, stats: list, attrs: dict[str, Any]) -> CycleResult
             rows["step"].append(i)
             rows["margin"].append(cyc.margins[i])
             rows["code"].append(cyc.codes[i])
+            rows["iter"].append(cyc.iterations)
     def arr(key: str, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
         return np.array(rows[key], dtype=dtype).reshape(shape)
 
@@ -184,7 +185,7 @@ def _assemble(col: Collector, stats: list, attrs: dict[str, Any]) -> CycleResult
         order=arr("order", np.int64, (m,)), cycle_id=arr("cid", np.int64, (m,)),
         cycle_step=arr("step", np.int64, (m,)), region_margin=arr("margin", np.float64, (m,)),
         region_code=arr("code", bool, (m, H)), search=search, attrs=attrs,
-        leading_mode=arr("mode", np.float64, (m, n)),
+        leading_mode=arr("mode", np.float64, (m, n)), iterations=arr("iter", np.int64, (m,)),
     )
 
 
