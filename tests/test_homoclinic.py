@@ -97,3 +97,26 @@ def test_xarray_and_errors(tmp_path, lozi_manifolds):
     only_u = find_manifolds(lozi_plrnn(), [SADDLE], kind="unstable", box=3.0, max_depth=2)
     with pytest.raises(ValueError, match="kind='both'"):
         find_homoclinic_points(lozi_plrnn(), only_u)
+
+
+def test_lozi_map_written_as_an_alrnn_gives_true_homoclinic_points():
+    from neurodyn.models import ALRNN
+
+    # state (y, x), relu only on the last unit x: y' = b x, x' = 1 + y + a x - 2a relu(x)
+    alrnn = ALRNN.from_arrays(np.array([[0.0, B_LOZI], [1.0, A_LOZI]]),
+                              np.array([[0.0, 0.0], [0.0, -2 * A_LOZI]]), np.array([0.0, 1.0]), n_relu=1)
+    man = find_manifolds(alrnn, [SADDLE[::-1]], box=3.0, max_depth=6, max_pieces=300)
+    res = find_homoclinic_points(alrnn, man)
+    assert res.proves_chaos and len(res.points) > 5
+    # oracle: the Lozi formulas and their inverse, in (x, y); orbits return to the saddle both ways
+    x, y = res.points[:, 1].copy(), res.points[:, 0].copy()
+    fwd = np.full(len(x), np.inf)
+    for _ in range(60):
+        x, y = 1 + y - A_LOZI * np.abs(x), B_LOZI * x
+        fwd = np.minimum(fwd, np.hypot(x - SADDLE[0], y - SADDLE[1]))
+    x, y = res.points[:, 1].copy(), res.points[:, 0].copy()
+    bwd = np.full(len(x), np.inf)
+    for _ in range(25):  # backward, round-off grows by 1/0.256 per step: ~1e-5 is the floor
+        x, y = y / B_LOZI, x - 1 + A_LOZI * np.abs(y / B_LOZI)
+        bwd = np.minimum(bwd, np.hypot(x - SADDLE[0], y - SADDLE[1]))
+    assert np.all(fwd < 1e-7) and np.all(bwd < 1e-3)
