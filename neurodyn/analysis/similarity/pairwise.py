@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurodyn._seed import SeedLike
+from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.similarity._cca import cca_similarity, pwcca, svcca
 from neurodyn.analysis.similarity._cka import cka
 from neurodyn.analysis.similarity._havok import as_trajectories, fit_havok
@@ -80,6 +80,7 @@ def _dsa(acts, *, n_delays, rank=None, delay_interval=1, score="angular", method
 
     if score not in SCORES:
         raise ValueError(f"score must be one of {SCORES}; got {score!r}")
+    seed = resolve_seed(seed)  # one set of random starts for every block of pairs
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ops = [fit_havok(a, n_delays=n_delays, rank=rank, delay_interval=delay_interval, method=method,
