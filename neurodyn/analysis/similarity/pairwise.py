@@ -209,8 +209,6 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
     """
     from sklearn.manifold import MDS
 
-    from neurodyn._seed import resolve_seed
-
     M = np.asarray(getattr(D, "values", D), dtype=float)
     if M.ndim != 2 or M.shape[0] != M.shape[1] or not np.all(np.isfinite(M)):
         raise ValueError(f"D must be a finite square (network, network) matrix; got shape {M.shape}")
