@@ -103,7 +103,7 @@ def run(args):
 
                 numba.set_num_threads(args.threads)
                 t = time.perf_counter()
-                rollout(params, h0[..., :4, :], n_steps=2, backend="numba", return_trajectory=False)
+                rollout(params, h0, n_steps=2, backend="numba", return_trajectory=False)
                 extra["numba"] = {"first_call_s": time.perf_counter() - t}
                 runners["numba"] = lambda p=params, h=h0: rollout(
                     p, h, n_steps=args.n_steps, backend="numba", return_trajectory=False)

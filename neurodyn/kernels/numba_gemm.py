@@ -75,13 +75,24 @@ def gru_gemm_kernel(wt, b_hh, drive, noise, noise_std, h, out, n_steps, t0, ever
             td = t if vary else 0
             np.dot(hb, wt[e], gh)
             for k in range(b1 - b0):
-                d = drive[e, b0 + k, td]
-                for i in range(n):
-                    r = sigmoid(d[i] + gh[k, i] + b_hh[e, i], exact)
-                    z = sigmoid(d[n + i] + gh[k, n + i] + b_hh[e, n + i], exact)
-                    a = d[2 * n + i] + r * (gh[k, 2 * n + i] + b_hh[e, 2 * n + i])
-                    c = np.tanh(a) if exact else tanh_rational(a)
-                    hb[k, i] = (one - z) * c + z * hb[k, i]
+                for i in range(3 * n):
+                    gh[k, i] += b_hh[e, i]
+                for i in range(2 * n):
+                    gh[k, i] += drive[e, b0 + k, td, i]
+            if exact:  # branch outside the element loops keeps them vectorisable
+                for k in range(b1 - b0):
+                    for i in range(n):
+                        r = sigmoid(gh[k, i], True)
+                        z = sigmoid(gh[k, n + i], True)
+                        c = np.tanh(drive[e, b0 + k, td, 2 * n + i] + r * gh[k, 2 * n + i])
+                        hb[k, i] = (one - z) * c + z * hb[k, i]
+            else:
+                for k in range(b1 - b0):
+                    for i in range(n):
+                        r = sigmoid(gh[k, i], False)
+                        z = sigmoid(gh[k, n + i], False)
+                        c = tanh_rational(drive[e, b0 + k, td, 2 * n + i] + r * gh[k, 2 * n + i])
+                        hb[k, i] = (one - z) * c + z * hb[k, i]
             finish_rows(h, hb, noise, noise_std, out, e, b0, t, t0, every)
         h[e, b0:b1] = hb
 
