@@ -95,3 +95,28 @@ def test_triton_on_cpu_without_interpreter_is_refused():
 
     with pytest.raises(ValueError, match="needs CUDA tensors"):
         rollout(LeakyRNN(0, 4, 1), torch.zeros(2, 4), n_steps=2, backend="triton")
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(not _cuda_available(), reason="compiled Triton kernels need a CUDA GPU")
+@pytest.mark.parametrize("n_unit", [9, 64, 200])
+def test_triton_on_cuda_matches_reference(n_unit):
+    import torch
+    from _kernel_cases import CASES, N_IN, make_case
+
+    from neurodyn.kernels import rollout
+    from neurodyn.models import LeakyRNN
+
+    models = [make_case(name).cuda() for name in CASES] if n_unit == 9 else [
+        LeakyRNN(N_IN, n_unit, 1, alpha=0.2, gain=0.8).cuda()]  # 200 units: the tiled kernel
+    for model in models:
+        h0 = torch.randn(300, model.n_units, device="cuda")
+        x = torch.randn(300, 100, N_IN, device="cuda")
+        a = rollout(model, h0, x, backend="triton", noise_std=0.1, seed=0, every=5)
+        b = rollout(model, h0, x, backend="torch", noise_std=0.1, seed=0, every=5)
+        torch.testing.assert_close(a.states, b.states, rtol=1e-5, atol=1e-5)
