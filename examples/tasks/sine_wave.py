@@ -18,9 +18,11 @@ from neurodyn.tasks import SineWave
 
 def main(tiny: bool = False) -> dict:
     task = SineWave(n_frequencies=2, duration_ms=500, dt=20) if tiny else SineWave()
-    model = LeakyRNN(task.n_inputs, 32 if tiny else 128, task.n_outputs, alpha=1.0, seed=0)
+    n_units, alpha = (32, 1.0) if tiny else (64, 0.1)
+    model = LeakyRNN(task.n_inputs, n_units, task.n_outputs, alpha=alpha, seed=0)
     result = neurodyn.train(
-        model, task, n_iterations=60 if tiny else 1500, batch_size=64, lr=1e-2, seed=0,
+        model, task, n_iterations=60 if tiny else 1500, batch_size=64,
+        lr=1e-2 if tiny else 3e-3, seed=0,
         target_metric=("accuracy", 0.99), progress=False,
     )
     metrics = neurodyn.training.evaluate(result.model, task, seed=1)
