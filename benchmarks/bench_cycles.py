@@ -1,12 +1,16 @@
 """Benchmark of the exact PL cycle search: dimension, cycle order, regions visited, wall time.
 
-Random PLRNNs ``z' = A z + W relu(z) + h`` (``A`` diagonal in [0.3, 0.9], ``W`` off-diagonal
-``N(0, (2/sqrt(M))**2)``, ``h ~ N(0, 0.5**2)``) of latent size ``M``. For each ``M`` the heuristic
+Random PLRNNs ``z' = A z + W relu(z) + h`` (``A`` diagonal uniform in [-0.9, 0.9], ``W``
+off-diagonal ``N(0, (2.5/sqrt(M))**2)``, ``h ~ N(0, 1)``) of latent size ``M``. For each ``M`` the heuristic
 search (SCYFI region iteration) runs with a fixed number of restarts; where ``2**M`` regions can
 be enumerated, the exhaustive search runs too and the table reports how many of the enumerated
 cycles the heuristic found (``found/total``).
 
-Run: ``python benchmarks/bench_cycles.py [--dims 10,20,50,100] [--max-order 3] [--json out.json]``
+A second family (``--family multistable``) has ``2**M`` fixed points (weakly coupled bistable
+units), which shows how much of a large set the restarts cover.
+
+Run: ``python benchmarks/bench_cycles.py [--dims 10,20,50,100] [--max-order 3] [--family random]
+[--json out.json]``
 """
 
 from __future__ import annotations
@@ -26,9 +30,21 @@ from neurodyn.models import PLRNN
 
 def random_plrnn(n: int, seed: int) -> PLRNN:
     rng = np.random.default_rng(seed)
-    W = rng.normal(size=(n, n)) * 2.0 / np.sqrt(n)
+    W = rng.normal(size=(n, n)) * 2.5 / np.sqrt(n)
     np.fill_diagonal(W, 0.0)
-    return PLRNN.from_arrays(rng.uniform(0.3, 0.9, n), W, rng.normal(size=n) * 0.5)
+    return PLRNN.from_arrays(rng.uniform(-0.9, 0.9, n), W, rng.normal(size=n))
+
+
+def multistable_plrnn(n: int, seed: int) -> PLRNN:
+    """Weakly coupled bistable units (self-excitation on the diagonal of ``W``): one stable point
+    near ``h / (1 - a)`` and one unstable at ``-h / a`` per unit, so ``2**M`` fixed points."""
+    rng = np.random.default_rng(seed)
+    W = rng.normal(size=(n, n)) * 0.05 / np.sqrt(n)
+    np.fill_diagonal(W, 1.0)
+    return PLRNN.from_arrays(rng.uniform(0.2, 0.5, n), W, -0.5 + 0.05 * rng.normal(size=n))
+
+
+FAMILIES = {"random": random_plrnn, "multistable": multistable_plrnn}
 
 
 def n_found(reference, result, order: int) -> int:
@@ -38,10 +54,10 @@ def n_found(reference, result, order: int) -> int:
 
 
 def run(dims: list[int], max_order: int, n_restarts: int, seed: int, exhaustive_max_dim: int,
-        time_budget: float) -> list[dict]:
+        time_budget: float, family: str = "random") -> list[dict]:
     rows = []
     for n in dims:
-        model = random_plrnn(n, seed)
+        model = FAMILIES[family](n, seed)
         t0 = time.perf_counter()
         heur = find_cycles(model, max_order=max_order, n_restarts=n_restarts, seed=seed,
                            time_budget=time_budget)
@@ -90,18 +106,20 @@ def print_table(rows: list[dict]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dims", default="4,8,10,12,20,50,100")
+    parser.add_argument("--dims", default="2,3,4,6,8,10,20,50,100")
     parser.add_argument("--max-order", type=int, default=3)
-    parser.add_argument("--n-restarts", type=int, default=30)
+    parser.add_argument("--n-restarts", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--exhaustive-max-dim", type=int, default=12,
+    parser.add_argument("--exhaustive-max-dim", type=int, default=10,
                         help="run the exhaustive search for M up to this (2**M regions)")
-    parser.add_argument("--time-budget", type=float, default=120.0, help="seconds per search")
+    parser.add_argument("--time-budget", type=float, default=60.0, help="seconds per search")
+    parser.add_argument("--family", choices=sorted(FAMILIES), default="random",
+                        help="random couplings, or weakly coupled bistable units (2**M fixed points)")
     parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = parser.parse_args()
     dims = [int(d) for d in args.dims.split(",")]
     rows = run(dims, args.max_order, args.n_restarts, args.seed, args.exhaustive_max_dim,
-               args.time_budget)
+               args.time_budget, args.family)
     print(f"threads: OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
     print_table(rows)
     if args.json:
