@@ -42,6 +42,7 @@ class Collector:
     affine: alg.AffineMaps
     tol: Tolerances
     cycles: dict[int, list[Cycle]] = field(default_factory=dict)
+    _stacked: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def consistent(self, points: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """Whether each candidate lies in the closure of its regions (within ``region_tol``).
@@ -71,7 +72,7 @@ class Collector:
         if alg.minimal_period(points, self.tol.dedup_atol, self.tol.dedup_rtol) < k:
             return "lower_order"
         known = self.cycles.setdefault(k, [])
-        if any(alg.same_cycle(points, c.points, self.tol.dedup_atol, self.tol.dedup_rtol) for c in known):
+        if self._is_known(points):
             return "duplicate"
         r = alg.canonical_rotation(codes, points)
         points, codes = np.roll(points, -r, axis=0), np.roll(codes, -r, axis=0)
@@ -81,7 +82,24 @@ class Collector:
             margins = np.full(k, np.inf)
         q = alg.residual_q(self.system, points[0], k)
         known.append(Cycle(points, codes, alg.sorted_eigenvalues(monodromy), q, margins, iterations))
+        self._stacked.pop(k, None)
         return "new"
+
+    def _is_known(self, points: np.ndarray) -> bool:
+        """Whether some stored cycle of this order matches ``points`` (k, latent) up to a cyclic
+        shift, within ``dedup_atol + dedup_rtol * max(1, max|stored|)`` (vectorised over cycles)."""
+        k = points.shape[0]
+        if not self.cycles.get(k):
+            return False
+        if k not in self._stacked:
+            pts = np.stack([c.points for c in self.cycles[k]])  # (cycle, k, latent)
+            scale = self.tol.dedup_atol + self.tol.dedup_rtol * np.maximum(
+                1.0, np.abs(pts).max(axis=(1, 2)))
+            self._stacked[k] = (pts, scale)
+        pts, scale = self._stacked[k]
+        rolls = np.stack([np.roll(points, -r, axis=0) for r in range(k)])  # (shift, k, latent)
+        dist = np.abs(rolls[None] - pts[:, None]).max(axis=(2, 3))  # (cycle, shift)
+        return bool(np.any(dist.min(axis=1) <= scale))
 
     def sorted_cycles(self) -> list[Cycle]:
         """All cycles, by order, then by region-code sequence, then by coordinates."""
