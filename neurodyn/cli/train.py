@@ -174,6 +174,28 @@ def _curriculum(args: argparse.Namespace, task: Any):
     return Curriculum(param, tuple(kind(v) for v in values.split(",")), args.advance_when)
 
 
+#: task losses that compare whole sequence distributions (trained by ``train_distribution``)
+_DISTRIBUTION_LOSSES = ("sinkhorn", "mmd")
+
+
+def _train_distribution(args: argparse.Namespace, model, task):
+    """Train a noise-driven network to match the task's sequence distribution (HMM emulation)."""
+    from neurodyn.training.distribution import sample_emissions, train_distribution
+
+    if args.deflate_against or args.curriculum or args.early_stopping:
+        raise ValueError(
+            f"task {task.name!r} is trained on a sequence divergence; --deflate-against, --curriculum "
+            "and --early-stopping apply to per-step losses only"
+        )
+    result = train_distribution(
+        model, task, n_iterations=args.n_iterations, batch_size=args.batch_size, lr=args.lr,
+        divergence=task.loss, clip_grad_norm=args.clip_grad_norm or None, seed=args.seed,
+        progress=not args.no_progress, device=args.device, eval_every=args.eval_every,
+    )
+    emitted, batch = sample_emissions(result.model.cpu(), task, 512, seed=args.seed + 1)
+    return result, task.evaluate(emitted, batch)
+
+
 def run(args: argparse.Namespace) -> int:
     import neurodyn
     from neurodyn.io import save_checkpoint
@@ -186,16 +208,19 @@ def run(args: argparse.Namespace) -> int:
     curriculum = _curriculum(args, task)
     target = ("accuracy", args.target_accuracy) if args.target_accuracy is not None else None
     strengths = {k: getattr(args, k) for k in ("l1_weight", "l2_weight", "l1_rate", "l2_rate")}
-    result = _deflation.train(args, model, task) if args.deflate_against else neurodyn.train(
-        model, task, n_iterations=args.n_iterations, batch_size=args.batch_size, lr=args.lr,
-        weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm or None, seed=args.seed,
-        target_metric=target, progress=not args.no_progress, device=args.device,
-        eval_every=args.eval_every, regularizers=strengths, early_stopping=args.early_stopping,
-        curriculum=curriculum,
-    )
-    if curriculum is not None:
-        task = curriculum.task_at(task, result.config["curriculum"]["final_stage"])
-    metrics = neurodyn.training.evaluate(result.model.cpu(), task, seed=args.seed + 1)
+    if task.loss in _DISTRIBUTION_LOSSES:
+        result, metrics = _train_distribution(args, model, task)
+    else:
+        result = _deflation.train(args, model, task) if args.deflate_against else neurodyn.train(
+            model, task, n_iterations=args.n_iterations, batch_size=args.batch_size, lr=args.lr,
+            weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm or None, seed=args.seed,
+            target_metric=target, progress=not args.no_progress, device=args.device,
+            eval_every=args.eval_every, regularizers=strengths, early_stopping=args.early_stopping,
+            curriculum=curriculum,
+        )
+        if curriculum is not None:
+            task = curriculum.task_at(task, result.config["curriculum"]["final_stage"])
+        metrics = neurodyn.training.evaluate(result.model.cpu(), task, seed=args.seed + 1)
     save_checkpoint(args.out, result.model, task=task, training=result.config,
                     extra={"final_metrics": metrics}, overwrite=args.overwrite)
     shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
