@@ -77,3 +77,18 @@ def test_exhaustive_lp_regions_agree_with_sampling() -> None:
     sampled = {row.tobytes() for row in system.region_code(rng.normal(scale=5.0, size=(200_000, 2)))}
     assert sampled <= regions
     assert len(sampled) >= len(regions) - 2  # at most a couple of slivers missed by sampling
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["plrnn", "shplrnn", "clipped", "alrnn"])
+def test_heuristic_never_reports_a_cycle_enumeration_lacks(kind: str) -> None:
+    """Soundness over many seeds: every cycle the heuristic reports is an enumerated one, and the
+    fixed points (order 1) are found completely."""
+    for seed in range(10):
+        model = random_model(kind, seed)
+        exact = find_cycles(model, max_order=3, exhaustive=True)
+        heuristic = find_cycles(model, max_order=3, seed=seed, n_restarts=30)
+        for k in range(1, 4):
+            for cyc in heuristic.cycles(k):
+                assert any(same_cycle(cyc, other, 1e-9, 1e-8) for other in exact.cycles(k)), (seed, k)
+        assert len(heuristic.cycles(1)) == len(exact.cycles(1)), seed
