@@ -33,7 +33,7 @@ lint: install
 	$(BIN)/ruff check neurodyn tests benchmarks examples
 
 bench: install
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
