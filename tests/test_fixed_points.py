@@ -187,4 +187,8 @@ def test_auto_method_picks_levenberg_marquardt_for_small_problems(monkeypatch):
     monkeypatch.setattr(fp, "AUTO_LM_ELEMENTS", 8 * 4**2 - 1)
     res = find_fixed_points(problem, state_size=4, initial_states=starts)
     assert res.attrs["method"] == "gradient"
+    monkeypatch.setattr(fp, "AUTO_LM_ELEMENTS", 2**25)
+    monkeypatch.setattr(fp, "AUTO_LM_MAX_STATE", 3)
+    assert find_fixed_points(problem, state_size=4, initial_states=starts).attrs["method"] \
+        == "gradient"
     np.testing.assert_allclose(res.states[0], problem.fixed_point, atol=1e-6)
