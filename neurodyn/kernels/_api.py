@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 from typing import Any
 
+import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
@@ -137,7 +139,10 @@ def rollout(
     Raises
     ------
     ValueError
-        On shape mismatches, NaN/Inf in ``h0``/``inputs``, unsupported dtypes, ``every < 1``.
+        On shape mismatches, NaN/Inf in ``h0``/``inputs``, unsupported dtypes, ``every < 1``, a
+        negative or non-finite ``noise_std``.
+    TypeError
+        If ``seed`` is not a ``SeedLike`` (checked even when no noise is drawn).
     ImportError
         If an explicitly requested backend is not installed.
     """
@@ -179,8 +184,10 @@ def rollout(
         else:
             noise_std = 0.0 if family is None else family.noise_scale(params)
     noise_std = float(noise_std or 0.0)
-    if noise_std < 0:
-        raise ValueError(f"noise_std must be >= 0, got {noise_std}")
+    if not math.isfinite(noise_std) or noise_std < 0:
+        raise ValueError(f"noise_std must be finite and >= 0, got {noise_std}")
+    if noise_std == 0 and not isinstance(seed, (np.random.Generator, torch.Generator, type(None))):
+        resolve_seed(seed)  # a malformed seed raises even when no noise is drawn
     seed_int = resolve_seed(seed) if noise_std > 0 else None
     gen = torch_generator(seed_int) if noise_std > 0 else None
     name = _choose_backend(backend, h0.device, family, params, h0.dtype)

@@ -116,9 +116,14 @@ class RecurrentModel(nn.Module):
 
         Raises
         ------
+        TypeError
+            If ``inputs`` or ``h0`` is not a torch tensor (e.g. a NumPy array).
         ValueError
-            On wrong input shapes.
+            On wrong input shapes, or a dtype different from the model's (``model.double()`` for
+            float64 inputs, or ``inputs.float()``).
         """
+        _check_dtype(self, "inputs", inputs)
+        _check_dtype(self, "h0", h0)
         if inputs is not None:
             if inputs.ndim != 3 or inputs.shape[-1] != self.n_inputs:
                 raise ValueError(
@@ -143,12 +148,26 @@ class RecurrentModel(nn.Module):
             if state_hook is not None:
                 h = state_hook(t, h)
             states.append(h)
-        states_t = torch.stack(states, dim=1)
+        states_t = torch.stack(states, dim=1) if states else h.new_empty((h.shape[0], 0, h.shape[1]))
         return Rollout(self.readout(states_t), states_t)
 
     def rollout(self, *args: Any, **kwargs: Any) -> Rollout:
         """Alias of :meth:`forward`."""
         return self.forward(*args, **kwargs)
+
+
+def _check_dtype(model: nn.Module, name: str, x: Any) -> None:
+    """Raise a clear error for non-tensor arguments or a dtype that differs from the model's."""
+    if x is None:
+        return
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}; use torch.as_tensor(...)")
+    param = next(model.parameters(), None)
+    if param is not None and x.dtype != param.dtype:
+        raise ValueError(
+            f"{name} has dtype {x.dtype} but the model's parameters are {param.dtype}; "
+            f"convert with {name}.to({param.dtype}) or the model with model.to({x.dtype})"
+        )
 
 
 def init_generator(seed: SeedLike) -> tuple[int, torch.Generator]:

@@ -57,6 +57,15 @@ def resolve_alpha(alpha: float | None, dt: float | None, tau: float | None) -> f
     return float(alpha)
 
 
+def check_nonnegative(name: str, value: float, *, strict: bool = False) -> float:
+    """``float(value)``, raising ``ValueError`` unless it is finite and ``>= 0`` (``> 0`` if ``strict``)."""
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or (strict and value == 0):
+        bound = "> 0" if strict else ">= 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value}")
+    return value
+
+
 def resolve_output_scale(output_scale: float | str | None, n_units: int) -> float | None:
     """``None``, a positive float, or ``"rich"``/``"mean_field"`` (1/N), ``"lazy"``/``"ntk"`` (1/sqrt N)."""
     if output_scale is None:
@@ -147,8 +156,11 @@ class LeakyRNN(RecurrentModel):
         self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
         n = self.n_units
         self.activation, self.alpha = activation, resolve_alpha(alpha, dt, tau)
-        self.noise_std, self.gain = float(noise_std), float(gain)
-        self.spectral_radius = None if spectral_radius is None else float(spectral_radius)
+        self.noise_std = check_nonnegative("noise_std", noise_std)
+        self.gain = check_nonnegative("gain", gain)
+        self.spectral_radius = None if spectral_radius is None else check_nonnegative(
+            "spectral_radius", spectral_radius, strict=True
+        )
         self.dale, self.frac_excitatory = bool(dale), float(frac_excitatory)
         self.dale_output, self.no_autapse = bool(dale_output), bool(no_autapse)
         self.output_scale = resolve_output_scale(output_scale, n)

@@ -13,6 +13,7 @@ from neurodyn.models._base import RecurrentModel, activation_fn, init_generator
 from neurodyn.models._registry import register_model
 from neurodyn.models.leaky_rnn import (
     LeakyRNNParams,
+    check_nonnegative,
     leaky_rnn_step,
     resolve_alpha,
     resolve_output_scale,
@@ -72,7 +73,8 @@ class LowRankRNN(RecurrentModel):
         self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
         self.rank, self.activation = int(rank), activation
         self.alpha = resolve_alpha(alpha, dt, tau)
-        self.noise_std, self.random_gain = float(noise_std), float(random_gain)
+        self.noise_std = check_nonnegative("noise_std", noise_std)
+        self.random_gain = check_nonnegative("random_gain", random_gain)
         self.output_scale = resolve_output_scale(output_scale, n_units)
         self.seed, gen = init_generator(seed)
         n = self.n_units

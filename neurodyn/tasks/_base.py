@@ -91,12 +91,17 @@ class Task:
 
         Raises
         ------
+        TypeError
+            If ``n_trials`` or ``first_trial`` is not an integer (``2.5`` is not rounded).
         ValueError
             If ``n_trials < 1`` or ``first_trial < 0``.
         """
-        if int(n_trials) < 1:
+        for name, value in (("n_trials", n_trials), ("first_trial", first_trial)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+        if n_trials < 1:
             raise ValueError(f"n_trials must be >= 1, got {n_trials}")
-        if int(first_trial) < 0:
+        if first_trial < 0:
             raise ValueError(f"first_trial must be >= 0, got {first_trial}")
         return self._sample(int(n_trials), resolve_seed(seed), int(first_trial))
 

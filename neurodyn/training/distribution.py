@@ -20,7 +20,7 @@ import torch
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
 from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task
-from neurodyn.training.train import TrainingDivergedError, TrainResult
+from neurodyn.training.train import TrainingDivergedError, TrainResult, check_device
 
 
 def gumbel_softmax_hard(
@@ -204,6 +204,7 @@ def train_distribution(
         )
     if divergence not in DIVERGENCES:
         raise ValueError(f"unknown divergence {divergence!r}; choose one of {', '.join(DIVERGENCES)}")
+    device = check_device(device)
     seed_int = resolve_seed(seed)
     model = copy.deepcopy(model).to(device)
     model.train()

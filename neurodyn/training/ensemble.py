@@ -24,7 +24,7 @@ from neurodyn.tasks._base import Task
 from neurodyn.training import regularizers as regs_mod
 from neurodyn.training.ensemble_params import MASKED, effective, readout, stack_raw, unstack
 from neurodyn.training.losses import LOSSES
-from neurodyn.training.train import TrainingDivergedError, evaluate
+from neurodyn.training.train import TrainingDivergedError, check_device, evaluate
 
 #: per-network hyperparameters consumed by the trainer; every other key goes to the factory
 TRAINER_KEYS = ("weight_decay", "n_active", "l1_weight", "l2_weight", "l1_rate", "l2_rate")
@@ -146,6 +146,7 @@ def train_ensemble(
         On mismatched sizes, models of different shapes, or per-network value lists of the wrong
         length; ``TypeError`` for an unknown model family.
     """
+    device = check_device(device)
     models, seeds, hp = _build(models_or_factory, n_networks, seeds, hyperparameters)
     n = len(models)
     template = copy.deepcopy(models[0]).to(device).train()

@@ -23,6 +23,19 @@ class TrainingDivergedError(FloatingPointError):
     """The training loss became NaN or infinite."""
 
 
+def check_device(device: Any) -> torch.device:
+    """``device`` as a ``torch.device``; a clear ``ValueError`` if it is malformed or unavailable."""
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"device {device!r} is not a torch device; use e.g. 'cpu' or 'cuda:0'") from err
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} requested but CUDA is not available here; use device='cpu'")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device {device!r} requested but MPS is not available here; use device='cpu'")
+    return dev
+
+
 @dataclass(frozen=True)
 class TrainResult:
     """What :func:`train` returns.
@@ -117,7 +130,8 @@ def train(
         initial ``gain`` / ``spectral_radius``).
     ValueError
         If the model's input/output sizes do not match the task's, ``loss`` is unknown, or a
-        regulariser, early-stopping rule or curriculum is malformed.
+        regulariser, early-stopping rule or curriculum is malformed, or if ``device`` is not a
+        device string or names an unavailable accelerator (e.g. ``"cuda"`` without CUDA).
     """
     if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
         raise ValueError(
@@ -139,6 +153,7 @@ def train(
     stopping = EarlyStopping.coerce(early_stopping)
     if curriculum is not None and not isinstance(curriculum, Curriculum):
         raise ValueError(f"curriculum must be a Curriculum, got {type(curriculum).__name__}")
+    device = check_device(device)
     seed_int = resolve_seed(seed)
     stage = 0
     cur_task = task if curriculum is None else curriculum.task_at(task, 0)

@@ -1,0 +1,79 @@
+"""Malformed arguments to tasks, models, training and rollouts raise clear errors early."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import neurodyn
+from neurodyn.kernels import rollout
+from neurodyn.models import LeakyRNN, LowRankRNN
+from neurodyn.tasks import make_task
+
+
+@pytest.mark.parametrize("n_trials", [2.5, "3", 3.0, True])
+def test_task_sample_rejects_non_integer_trial_counts(n_trials):
+    task = make_task("flipflop", n_bits=1, n_steps=5)
+    with pytest.raises(TypeError, match="n_trials must be an int"):
+        task.sample(n_trials, seed=0)
+
+
+def test_task_sample_accepts_numpy_integers_and_rejects_float_first_trial():
+    task = make_task("flipflop", n_bits=1, n_steps=5)
+    a = task.sample(np.int64(4), seed=0, first_trial=np.int32(2))
+    assert np.array_equal(a.inputs, task.sample(6, seed=0).inputs[2:])
+    with pytest.raises(TypeError, match="first_trial must be an int"):
+        task.sample(2, seed=0, first_trial=1.5)
+
+
+@pytest.mark.parametrize("device, match", [("gpu0", "not a torch device"), ("cuda", "CUDA is not available")])
+def test_train_rejects_malformed_or_unavailable_devices(device, match):
+    if device == "cuda" and torch.cuda.is_available():
+        pytest.skip("CUDA is available on this machine, so device='cuda' is valid")
+    task = make_task("flipflop", n_bits=1, n_steps=5)
+    with pytest.raises(ValueError, match=match):
+        neurodyn.train(LeakyRNN(1, 4, 1, seed=0), task, n_iterations=1, batch_size=2, progress=False,
+                       device=device)
+
+
+def test_forward_names_numpy_and_dtype_mismatches():
+    net = LeakyRNN(2, 4, 1, seed=0)
+    with pytest.raises(TypeError, match="inputs must be a torch.Tensor"):
+        net(np.zeros((1, 3, 2), dtype=np.float32))
+    with pytest.raises(ValueError, match="dtype torch.float64 but the model's parameters are torch.float32"):
+        net(torch.zeros(1, 3, 2, dtype=torch.float64))
+    with pytest.raises(ValueError, match="h0 has dtype"):
+        net(torch.zeros(1, 3, 2), torch.zeros(1, 4, dtype=torch.float64))
+    out = net.double()(torch.zeros(1, 3, 2, dtype=torch.float64))
+    assert out.states.dtype == torch.float64
+
+
+def test_forward_with_zero_time_steps_returns_empty_rollout():
+    out = LeakyRNN(2, 4, 3, seed=0)(torch.zeros(5, 0, 2))
+    assert out.states.shape == (5, 0, 4) and out.outputs.shape == (5, 0, 3)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"spectral_radius": float("nan")}, {"spectral_radius": -1.0}, {"spectral_radius": 0.0},
+    {"noise_std": -0.1}, {"noise_std": float("nan")}, {"gain": float("inf")},
+])
+def test_leaky_rnn_rejects_non_finite_or_negative_scales(kwargs):
+    name = next(iter(kwargs))
+    with pytest.raises(ValueError, match=f"{name} must be finite"):
+        LeakyRNN(2, 6, 1, seed=0, **kwargs)
+
+
+def test_low_rank_rnn_rejects_nan_random_gain():
+    with pytest.raises(ValueError, match="random_gain must be finite"):
+        LowRankRNN(2, 6, 1, rank=1, random_gain=float("nan"), seed=0)
+
+
+def test_rollout_rejects_nan_noise_and_malformed_seed_without_noise():
+    net = LeakyRNN(2, 4, 1, seed=0)
+    h0, u = torch.zeros(3, 4), torch.zeros(3, 2)
+    with pytest.raises(ValueError, match="noise_std must be finite"):
+        rollout(net, h0, u, n_steps=2, noise_std=float("nan"), backend="torch")
+    for bad in (1.5, "x", -1):
+        with pytest.raises((TypeError, ValueError), match="seed must be"):
+            rollout(net, h0, u, n_steps=2, seed=bad, backend="torch")
