@@ -77,3 +77,30 @@ def test_rollout_rejects_nan_noise_and_malformed_seed_without_noise():
     for bad in (1.5, "x", -1):
         with pytest.raises((TypeError, ValueError), match="seed must be"):
             rollout(net, h0, u, n_steps=2, seed=bad, backend="torch")
+
+
+def _ensemble(**kwargs):
+    from neurodyn.training import train_ensemble
+
+    task = make_task("flipflop", n_bits=1, n_steps=4)
+    settings = {"n_iterations": 1, "batch_size": 2, "progress": False, **kwargs}
+    return train_ensemble(lambda seed: LeakyRNN(1, 4, 1, seed=seed), task, seeds=[0, 1], **settings)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"hyperparameters": {"n_active": [2, 9]}}, "n_active of network 1 must be in"),
+    ({"hyperparameters": {"n_active": [0, 2]}}, "n_active of network 0 must be in"),
+    ({"hyperparameters": {"weight_decay": [-1e-3, 0.0]}}, "weight_decay of network 0 must be finite"),
+    ({"lr": float("nan")}, "lr > 0"),
+    ({"loss": "mae"}, "unknown loss 'mae'"),
+])
+def test_train_ensemble_rejects_impossible_settings(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        _ensemble(**kwargs)
+
+
+def test_curriculum_rejects_nan_threshold():
+    from neurodyn.training.curriculum import Curriculum
+
+    with pytest.raises(ValueError, match="threshold must be finite"):
+        Curriculum("n_steps", (5, 10), advance_when=("loss", float("nan")))

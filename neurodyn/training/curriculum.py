@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,10 @@ class Curriculum:
             raise ValueError("a curriculum needs at least one value")
         if not (isinstance(self.advance_when, (tuple, list)) and len(self.advance_when) == 2):
             raise ValueError(f"advance_when must be (metric, threshold), got {self.advance_when!r}")
-        object.__setattr__(self, "advance_when", (str(self.advance_when[0]), float(self.advance_when[1])))
+        threshold = float(self.advance_when[1])
+        if not math.isfinite(threshold):
+            raise ValueError(f"advance_when threshold must be finite, got {threshold}")
+        object.__setattr__(self, "advance_when", (str(self.advance_when[0]), threshold))
 
     @property
     def n_stages(self) -> int:

@@ -72,6 +72,20 @@ def _per_network(hyper: Mapping[str, Any] | None, n: int) -> dict[str, list[Any]
     return out
 
 
+def _check_settings(n_iterations, batch_size, lr, eval_every, weight_decays, n_active, n_unit) -> None:
+    if int(n_iterations) < 0 or int(batch_size) < 1 or int(eval_every) < 0 or not lr > 0:
+        raise ValueError(
+            f"need n_iterations >= 0, batch_size >= 1, eval_every >= 0 and lr > 0; got n_iterations="
+            f"{n_iterations}, batch_size={batch_size}, eval_every={eval_every}, lr={lr}"
+        )
+    for e, wd in enumerate(weight_decays):
+        if not (math.isfinite(float(wd)) and float(wd) >= 0):
+            raise ValueError(f"weight_decay of network {e} must be finite and >= 0, got {wd}")
+    for e, k in enumerate(n_active or ()):
+        if not 1 <= int(k) <= n_unit:
+            raise ValueError(f"n_active of network {e} must be in [1, n_units={n_unit}], got {k}")
+
+
 def _build(models_or_factory, n_networks, seeds, hyper):
     if isinstance(models_or_factory, RecurrentModel) or not (
         callable(models_or_factory) or isinstance(models_or_factory, Sequence)
@@ -143,8 +157,10 @@ def train_ensemble(
     TrainingDivergedError
         If any network's loss becomes NaN/Inf (the message names the network and its seed).
     ValueError
-        On mismatched sizes, models of different shapes, or per-network value lists of the wrong
-        length; ``TypeError`` for an unknown model family.
+        On mismatched sizes, models of different shapes, per-network value lists of the wrong
+        length, an unknown loss, a negative or non-finite ``weight_decay``, ``n_active`` outside
+        ``[1, n_units]``, or malformed settings (``lr <= 0``, ``batch_size < 1``); ``TypeError`` for
+        an unknown model family.
     """
     device = check_device(device)
     models, seeds, hp = _build(models_or_factory, n_networks, seeds, hyperparameters)
@@ -157,6 +173,10 @@ def train_ensemble(
         raise ValueError(f"model has {template.n_inputs}/{template.n_outputs} inputs/outputs, "
                          f"task {task.name!r} needs {task.n_inputs}/{task.n_outputs}")
     loss_name = loss or task.loss
+    if loss_name not in LOSSES:
+        raise ValueError(f"unknown loss {loss_name!r}; choose one of {', '.join(LOSSES)}")
+    _check_settings(n_iterations, batch_size, lr, eval_every, hp.get("weight_decay", [weight_decay] * n),
+                    hp.get("n_active"), template.state_size)
     loss_fn = LOSSES[loss_name]
     raw, bufs = stack_raw(models, device)
     dtype = next(iter(raw.values())).dtype
