@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 
 demo: install
 	$(BIN)/neurodyn train flipflop --n-bits 3 --n-units 64 --alpha 1.0 --n-iterations 1500 \
-		--target-accuracy 0.999 --seed 0 --out $(RUN)/model.pt --overwrite
+		--target-accuracy 1.0 --seed 0 --out $(RUN)/model.pt --overwrite
 	$(BIN)/neurodyn fixedpoints $(RUN)/model.pt --n-inits 1024 --seed 0 \
 		--out $(RUN)/fixedpoints.nc --plot $(RUN)/fixedpoints.png --overwrite
 
