@@ -104,3 +104,14 @@ def test_curriculum_rejects_nan_threshold():
 
     with pytest.raises(ValueError, match="threshold must be finite"):
         Curriculum("n_steps", (5, 10), advance_when=("loss", float("nan")))
+
+
+def test_linear_predictivity_of_a_constant_target_raises_instead_of_nan():
+    from neurodyn.analysis import LinearPredictivity, linear_predictivity
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    with pytest.raises(ValueError, match="constant target"):
+        linear_predictivity(X, np.ones((40, 2)), seed=0)
+    with pytest.raises(ValueError, match="constant target"):
+        LinearPredictivity().fit(X, X[:, :2]).score(X, np.ones((40, 2)))
+    assert linear_predictivity(np.ones((40, 2)), X, seed=0).r2 <= 0.0   # a constant predictor is allowed

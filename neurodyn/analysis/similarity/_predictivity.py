@@ -8,7 +8,15 @@ from typing import Any, Literal
 import numpy as np
 
 from neurodyn._seed import SeedLike, resolve_seed
-from neurodyn.analysis.similarity._validate import ParamsMixin, as_matrix, as_pair, check_choice
+from neurodyn.analysis.similarity._validate import (
+    ParamsMixin,
+    as_matrix,
+    as_pair,
+    check_choice,
+    check_variance,
+)
+
+_CONSTANT_TARGET = "linear predictivity (R^2 of a constant target)"
 
 
 class LinearPredictivity(ParamsMixin):
@@ -53,6 +61,7 @@ class LinearPredictivity(ParamsMixin):
         """Variance-weighted ``R^2 = 1 - sum SS_res / sum SS_tot`` of the prediction of ``Y`` (all units)."""
         Xa, Ya = as_pair(X, Y)
         resid = Ya - self.predict(Xa)
+        check_variance(float(np.sum((Ya - Ya.mean(axis=0)) ** 2)), _CONSTANT_TARGET)
         return float(1.0 - np.sum(resid**2) / np.sum((Ya - Ya.mean(axis=0)) ** 2))
 
 
@@ -120,6 +129,7 @@ def _out_of_fold(
         pred[test] = LinearPredictivity(alpha=alpha).fit(source[train], target[train]).predict(source[test])
     resid, dev = target - pred, target - target.mean(axis=0)
     ss_tot = np.sum(dev**2, axis=0)
+    check_variance(float(np.sum(ss_tot)), _CONSTANT_TARGET)
     with np.errstate(invalid="ignore", divide="ignore"):
         r2_unit = 1.0 - np.sum(resid**2, axis=0) / ss_tot
         pdev = pred - pred.mean(axis=0)
@@ -161,7 +171,8 @@ def linear_predictivity(
     Raises
     ------
     ValueError
-        For bad inputs, ``cv`` out of range, negative ``alpha`` or an unknown ``direction``.
+        For bad inputs, ``cv`` out of range, negative ``alpha``, an unknown ``direction``, or a
+        predicted representation that is constant across samples (``R^2`` undefined).
     """
     from sklearn.model_selection import KFold
 
