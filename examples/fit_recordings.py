@@ -58,7 +58,7 @@ mean, std = train.preprocessing[-1]["mean"], train.preprocessing[-1]["std"]
 test = TimeSeries.from_arrays(ecg_test, channel_names=["ecg"]).delay_embed(lags).downsample(16)
 test = test.standardize(mean, std)
 model = ShallowPLRNN(0, 5, 5, n_hidden=8 if TINY else 50, clipped=True, seed=0)
-fit = fit_teacher_forcing(model, train, observation="identity", alpha=0.1, n_epochs=2 if TINY else 80,
+fit = fit_teacher_forcing(model, train, observation="identity", alpha=0.15, n_epochs=2 if TINY else 40,
                           batches_per_epoch=BATCHES, batch_size=BATCH, seq_len=60, lr=1e-2, lr_end=1e-4,
                           progress=not TINY, seed=0)
 ecg = evaluate_reconstruction(fit.model, train.values, test.values, observation="identity",
