@@ -233,7 +233,8 @@ def lyapunov_spectrum(
     n_batch = len(z)
     q, _ = np.linalg.qr(rng.standard_normal((n_batch, n_state, k)))
     total = np.zeros((n_batch, k))
-    checks = np.unique(np.linspace(n_steps / n_checkpoints, n_steps, n_checkpoints).astype(int))
+    checks = np.linspace(n_steps / n_checkpoints, n_steps, n_checkpoints).astype(int)
+    checks = np.unique(np.maximum(checks, 1))  # fewer steps than checkpoints: no step-0 estimate
     running = np.full((n_batch, len(checks), k), np.nan)
     finite = np.ones(n_batch, dtype=bool)
     with np.errstate(over="ignore", invalid="ignore"):

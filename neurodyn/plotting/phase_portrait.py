@@ -162,7 +162,8 @@ def plot_phase_portrait(
     Raises
     ------
     ValueError
-        If ``dims`` does not name 2 or 3 distinct state dimensions, or ``limits`` is malformed.
+        If ``dims`` does not name 2 or 3 distinct state dimensions, ``limits`` is malformed, or
+        ``base`` is not a finite point of the state space.
     """
     import matplotlib.pyplot as plt
 
@@ -185,6 +186,8 @@ def plot_phase_portrait(
         _draw_basins(ax, basins, dims, n_latent)
     if show_regions and system is not None and not three_d:
         b = np.zeros(n_latent) if base is None else np.asarray(base, dtype=float)
+        if b.shape != (n_latent,) or not np.all(np.isfinite(b)):
+            raise ValueError(f"base must be a finite point of shape ({n_latent},), got shape {b.shape}")
         _draw_regions(ax, system, dims, b, lim)
     if manifolds is not None:
         _draw_manifolds(ax, manifolds, dims, three_d)

@@ -33,15 +33,21 @@ def saddles_from(cycles: Any, system: Any, *, tol: float = 1e-7) -> list[tuple[n
     Raises
     ------
     ValueError
-        If a given array is not a fixed point/cycle of the map (``F(z_i) != z_{i+1}``).
+        If a given array, or a converged cycle of a ``CycleResult``, is not a fixed point/cycle of
+        the map (``F(z_i) != z_{i+1}``), e.g. a result computed for another model or input.
     """
     if hasattr(cycles, "cycle_id") and hasattr(cycles, "states"):
+        if cycles.states.shape[1] != system.n_latent:
+            raise ValueError(f"the CycleResult has {cycles.states.shape[1]}-dimensional states but the model "
+                             f"has {system.n_latent} latent units; pass the result of find_cycles(model)")
         out = []
         keys = sorted({(int(o), int(c)) for o, c in zip(cycles.order, cycles.cycle_id)})
         for o, c in keys:
             rows = np.flatnonzero((cycles.order == o) & (cycles.cycle_id == c))
             rows = rows[np.argsort(cycles.cycle_step[rows])]
             conv = bool(np.all(cycles.converged[rows]))
+            if conv:
+                check_orbit(system, cycles.states[rows], f"cycle (order {o}, id {c}) of the CycleResult", tol)
             out.append((np.asarray(cycles.states[rows], dtype=np.float64),
                         "ok" if conv else "not_converged"))
         return out
@@ -52,12 +58,18 @@ def saddles_from(cycles: Any, system: Any, *, tol: float = 1e-7) -> list[tuple[n
             raise ValueError(f"cycle {i} must have shape (period, {system.n_latent}), got {np.shape(z)}")
         if not np.all(np.isfinite(pts)):
             raise ValueError(f"cycle {i} contains NaN or Inf")
-        err = np.linalg.norm(system.step(pts) - np.roll(pts, -1, axis=0), axis=1)
-        if np.any(err > tol * (1 + np.linalg.norm(pts, axis=1))):
-            raise ValueError(f"cycle {i} is not a cycle of the map (|F(z_i) - z_(i+1)| up to "
-                             f"{err.max():.2e}); pass exact points, e.g. from find_cycles")
+        check_orbit(system, pts, f"cycle {i}", tol)
         out.append((pts, "ok"))
     return out
+
+
+def check_orbit(system: Any, pts: np.ndarray, what: str, tol: float) -> None:
+    """Raise unless ``F(z_i) = z_(i+1)`` (cyclically) to relative tolerance ``tol``."""
+    pts = np.asarray(pts, dtype=np.float64)
+    err = np.linalg.norm(system.step(pts) - np.roll(pts, -1, axis=0), axis=1)
+    if np.any(err > tol * (1 + np.linalg.norm(pts, axis=1))):
+        raise ValueError(f"{what} is not a cycle of the map (|F(z_i) - z_(i+1)| up to {err.max():.2e}); "
+                         "pass exact points of this model (and input), e.g. from find_cycles(model)")
 
 
 def describe_saddle(system: Any, points: np.ndarray, status: str, box: tuple, *,

@@ -9,6 +9,7 @@ codimension 1 (Eisenmann et al., "Detecting invariant manifolds in ReLU-based RN
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -208,8 +209,13 @@ def compute_basins(
     Raises
     ------
     ValueError
-        Without exactly one of ``states``/``grid``, on bad shapes, NaN/Inf, or no attractors.
+        Without exactly one of ``states``/``grid``, on bad shapes, NaN/Inf, no attractors, a
+        non-positive ``tol`` or ``diverge_radius``, or ``max_steps < 1``.
     """
+    if not (math.isfinite(tol) and tol > 0 and math.isfinite(diverge_radius) and diverge_radius > 0):
+        raise ValueError(f"tol and diverge_radius must be finite and > 0, got {tol}, {diverge_radius}")
+    if int(max_steps) < 1:
+        raise ValueError(f"max_steps must be >= 1, got {max_steps}")
     block, n, used = _block_stepper(model, u, backend)
     if (states is None) == (grid is None):
         raise ValueError("give exactly one of states=(state, latent) array or grid=(bounds, n)")

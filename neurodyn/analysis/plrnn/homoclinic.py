@@ -178,12 +178,21 @@ def find_homoclinic_points(
     Raises
     ------
     ValueError
-        If ``manifolds`` has no stable or no unstable pieces.
+        If ``manifolds`` has no stable or no unstable pieces, or was computed for another model
+        or input (its saddles are not cycles of this map).
     """
+    from neurodyn.analysis.plrnn._manifold_seed import check_orbit
     from neurodyn.analysis.plrnn.manifolds import _as_system
 
     system = _as_system(model, u)
     n = len(manifolds.box[0])
+    if n != system.n_latent or any(s.regions.shape[1] != len(system.offsets) for s in manifolds.saddles):
+        raise ValueError(f"the manifolds ({n}-dimensional) were not computed for this model "
+                         f"({system.n_latent} latent units, {len(system.offsets)} hyperplanes); "
+                         "pass find_manifolds(model, ...)")
+    for k, sad in enumerate(manifolds.saddles):
+        if sad.status == "ok":
+            check_orbit(system, sad.points, f"saddle {k} of the ManifoldResult", 1e-7)
     saddle = [0 < s.n_unstable < n for s in manifolds.saddles]  # attractor/repeller pieces excluded
     stable = [p for p in manifolds.select("stable") if saddle[p.saddle]]
     unstable = [p for p in manifolds.select("unstable") if saddle[p.saddle]]
