@@ -1,25 +1,119 @@
-"""Helpers shared by the sub-commands: output guards and argument parsing."""
+"""Helpers shared by the sub-commands: output guards, safe writes and argument parsing."""
 
 from __future__ import annotations
 
+import os
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
 
-def check_outputs(*paths: str | Path | None, overwrite: bool = False) -> None:
-    """Refuse to touch existing outputs unless ``overwrite``; called before any work starts.
+def check_outputs(
+    *paths: str | Path | None,
+    overwrite: bool = False,
+    inputs: Iterable[str | Path | None] = (),
+    figures: Iterable[str | Path | None] = (),
+) -> None:
+    """Refuse unusable outputs; called before any work starts, so nothing is computed in vain.
+
+    Parameters
+    ----------
+    *paths : path-like or None
+        Output files (None entries are skipped).
+    overwrite : bool
+        Allow replacing existing files (never directories, never an input file).
+    inputs : iterable of path-like
+        Files the command reads; an output may not be one of them, even with ``overwrite``.
+    figures : iterable of path-like
+        Outputs that are figures; their suffix must be a format matplotlib writes.
 
     Raises
     ------
     FileExistsError
-        Naming the first existing path and the ``--overwrite`` flag.
+        An output is an existing file (without ``overwrite``), a directory, an input file, the
+        same file as another output, or its folder is a file.
+    PermissionError
+        An output's folder cannot be written.
+    ValueError
+        A figure's suffix is not an image format.
     """
-    for p in paths:
-        if p is not None and Path(p).exists() and not overwrite:
+    given = [Path(p) for p in paths if p is not None]
+    read = {Path(p).resolve() for p in inputs if p is not None}
+    seen: dict[Path, Path] = {}
+    for p in given:
+        if p.is_dir():
+            raise FileExistsError(f"{p} is a directory; give a file name inside it")
+        if p.resolve() in read:
+            raise FileExistsError(f"{p} is an input file of this command; choose another output name")
+        if p.resolve() in seen:
+            raise FileExistsError(f"{seen[p.resolve()]} and {p} are the same file; give two names")
+        seen[p.resolve()] = p
+        if p.exists() and not overwrite:
             raise FileExistsError(f"{p} exists; pass --overwrite to replace it")
-        if p is not None and Path(p).is_dir():
-            raise FileExistsError(f"{p} is a directory; give a file name")
+        _check_folder(p)
+    for f in figures:
+        if f is not None:
+            check_figure_suffix(f)
+
+
+def _check_folder(path: Path) -> None:
+    """The nearest existing ancestor of ``path`` must be a writable directory."""
+    folder = path.absolute().parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise FileExistsError(f"cannot write {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"cannot write {path}: no write permission in {folder}")
+
+
+def check_figure_suffix(path: str | Path) -> None:
+    """Raise ``ValueError`` unless ``path`` ends in a format matplotlib writes (png, pdf, svg, ...)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in formats:
+        raise ValueError(
+            f"--plot {path}: {'no suffix' if not suffix else repr('.' + suffix)} is not an image format; "
+            f"end the name in one of {', '.join('.' + f for f in sorted(formats))}"
+        )
+
+
+def check_netcdf_writer() -> None:
+    """Raise ``ImportError`` (naming the package to install) if netCDF files cannot be written."""
+    import importlib.util
+
+    for name in ("h5netcdf", "h5py"):
+        if importlib.util.find_spec(name) is None:
+            raise ImportError(
+                f"writing netCDF (--out) needs the package {name}, which is not installed; "
+                f"run: pip install {name}"
+            )
+
+
+def _replace_atomically(path: str | Path, write) -> None:
+    """Call ``write(tmp)`` on a temporary file next to ``path`` and move it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        write(tmp)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def write_netcdf(ds, path: str | Path) -> None:
+    """Write an ``xarray.Dataset`` (engine h5netcdf); an existing file is replaced only on success."""
+    _replace_atomically(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
 
 
 def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
@@ -34,17 +128,23 @@ def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
         values = np.array([float(v) for v in text.split(",")], dtype=np.float64)
     except ValueError:
         raise ValueError(f"{what} must be comma-separated numbers, got {text!r}") from None
+    if n == 0:
+        raise ValueError(f"the model has no inputs; drop {what}")
     if values.shape != (n,):
-        raise ValueError(f"{what} has {values.size} values but the model has {n} inputs")
+        raise ValueError(
+            f"{what} has {values.size} values but the model has {n} inputs; give {n} comma-separated numbers"
+        )
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{what} contains NaN or Inf")
     return values
 
 
 def save_figure(fig, path: str | Path) -> None:
-    """Save a matplotlib figure and close it."""
+    """Save a matplotlib figure (format from the suffix) and close it; replaces a file only on success."""
     import matplotlib.pyplot as plt
 
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150, bbox_inches="tight")
-    plt.close(fig)
+    fmt = Path(path).suffix.lower().lstrip(".") or None
+    try:
+        _replace_atomically(path, lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt))
+    finally:
+        plt.close(fig)

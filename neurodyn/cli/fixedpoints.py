@@ -7,7 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
-from neurodyn.cli._common import check_outputs, parse_vector, save_figure
+from neurodyn.cli._common import (
+    check_netcdf_writer,
+    check_outputs,
+    parse_vector,
+    save_figure,
+    write_netcdf,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -34,32 +40,44 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-order", type=int, default=1, help="also search k-cycles up to this order")
     p.add_argument("--exhaustive", action="store_true",
                    help="PLRNN family: enumerate all linear regions (small systems only)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the initial states and noise (default 0)")
     p.add_argument("--out", default=None, help="netCDF file for the results (e.g. fixedpoints.nc)")
     p.add_argument("--plot", default=None, help="figure file (e.g. fixedpoints.png)")
     p.add_argument("--overwrite", action="store_true", help="replace existing --out/--plot files")
     p.set_defaults(func=run)
 
 
-def load_states(path: str, state_size: int) -> np.ndarray:
+def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:
     """Read initial states from ``.npy``: (n, unit) or (trial, time, unit).
+
+    ``hint`` is appended to the shape error (e.g. how an LSTM's state is laid out).
 
     Raises
     ------
+    FileNotFoundError
+        If the file does not exist.
     ValueError
-        For a wrong trailing size, other ranks, or NaN/Inf.
+        For a file that is not a numeric ``.npy`` array, a wrong trailing size, other ranks, or NaN/Inf.
     """
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no such file: {p}")
+    if p.is_dir():
+        raise ValueError(f"--states {p} is a directory; give a .npy file")
     try:
         arr = np.load(p, allow_pickle=False)
-    except ValueError as err:
-        raise ValueError(f"{p} is not a plain .npy array ({err})") from None
+    except (ValueError, OSError, EOFError):
+        raise ValueError(
+            f"--states {p} is not a numeric .npy array; save one with numpy.save(path, states)"
+        ) from None
+    if not isinstance(arr, np.ndarray) or not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(
+            f"--states {p} is not a numeric .npy array; save one with numpy.save(path, states)"
+        )
     if arr.ndim not in (2, 3) or arr.shape[-1] != state_size:
         raise ValueError(
             f"--states must have shape (n, {state_size}) or (trial, time, {state_size}); "
-            f"got {arr.shape}"
+            f"got {arr.shape}{hint}"
         )
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{p} contains NaN or Inf")
@@ -69,11 +87,16 @@ def load_states(path: str, state_size: int) -> np.ndarray:
 def run(args: argparse.Namespace) -> int:
     from neurodyn.io import load_model
 
-    check_outputs(args.out, args.plot, overwrite=args.overwrite)
+    check_outputs(args.out, args.plot, overwrite=args.overwrite, inputs=[args.model, args.states],
+                  figures=[args.plot])
+    if args.out:
+        check_netcdf_writer()
     if args.n_inits < 1:
-        raise ValueError("--n-inits must be >= 1")
+        raise ValueError(f"--n-inits must be >= 1, got {args.n_inits}")
     if args.max_order < 1:
-        raise ValueError("--max-order must be >= 1")
+        raise ValueError(f"--max-order must be >= 1, got {args.max_order}")
+    if not args.noise_scale >= 0:  # also catches NaN
+        raise ValueError(f"--noise-scale must be >= 0, got {args.noise_scale}")
     loaded = load_model(args.model, arch=args.arch)
     model = loaded.model
     u = (
@@ -81,18 +104,22 @@ def run(args: argparse.Namespace) -> int:
         if args.input is not None
         else np.zeros(model.n_inputs)
     )
-    states = load_states(args.states, model.state_size) if args.states else None
+    hint = ""
+    if type(model).__name__ == "LSTM":
+        hint = f" (an LSTM's state is h and c joined: 2 x {model.state_size // 2} units)"
+    states = load_states(args.states, model.state_size, hint) if args.states else None
     result, trajectories = _search(model, loaded.task, u, states, args)
     print(f"{args.model}: {type(model).__name__} with {model.state_size} state dims, input {u.tolist()}")
     print(result.summary())
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         ds = result.to_xarray()
         ds.attrs["model_file"] = str(args.model)
-        ds.to_netcdf(args.out, engine="h5netcdf")
+        write_netcdf(ds, args.out)
         print(f"wrote {args.out}")
     if args.plot:
-        save_figure(_figure(result, trajectories), args.plot)
+        title = (f"{Path(args.model).name}: {type(model).__name__}, {model.state_size} state dims, "
+                 f"input u* = {u.tolist()}")
+        save_figure(_figure(result, trajectories, title), args.plot)
         print(f"wrote {args.plot}")
     return 0
 
@@ -124,7 +151,7 @@ def _search(model, task, u, states, args):
     return result, trajectories
 
 
-def _figure(result, trajectories):
+def _figure(result, trajectories, title: str):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -133,9 +160,14 @@ def _figure(result, trajectories):
     from neurodyn.plotting import plot_eigenvalues, plot_fixed_points
 
     fig = plt.figure(figsize=(11, 5))
-    ax1 = fig.add_subplot(1, 2, 1, projection="3d")
+    three_d = result.states.shape[1] >= 3
+    ax1 = fig.add_subplot(1, 2, 1, projection="3d" if three_d else None)
     plot_fixed_points(result, trajectories=trajectories, ax=ax1)
+    basis = "network trajectories (grey)" if trajectories is not None else "the points"
+    ax1.set_title(f"Fixed points, top principal components of {basis}", fontsize=10)
     ax2 = fig.add_subplot(1, 2, 2)
     plot_eigenvalues(result, ax=ax2)
+    ax2.set_title("Jacobian eigenvalues of each point (dashed: unit circle)", fontsize=10)
+    fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return fig

@@ -22,7 +22,8 @@ COMMANDS = [
 ]
 
 # Errors that are the user's input, reported as one line (``--debug`` shows the traceback).
-_USER_ERRORS = (FileNotFoundError, FileExistsError, ValueError, KeyError, ImportError, TypeError)
+# OSError covers unreadable / unwritable paths (permissions, a full disk).
+_USER_ERRORS = (OSError, ValueError, KeyError, ImportError, TypeError)
 
 
 class CLIError(Exception):
@@ -52,8 +53,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
+        msg = " ".join(str(msg).splitlines())  # always one line
         print(f"neurodyn {args.command}: error: {msg}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print(f"neurodyn {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

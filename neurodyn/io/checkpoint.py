@@ -118,6 +118,9 @@ def save_checkpoint(
     os.close(fd)
     try:
         torch.save(payload, tmp)
+        mask = os.umask(0)  # mkstemp creates the file 0600; give it the usual permissions
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

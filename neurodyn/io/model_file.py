@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from neurodyn.io.checkpoint import (
     is_checkpoint,
     read_torch_file,
 )
+from neurodyn.io.foreign import ARCHS as STATE_DICT_ARCHS
 from neurodyn.io.foreign import model_from_state_dict
 from neurodyn.models import RecurrentModel
 from neurodyn.tasks import Task
@@ -53,21 +55,42 @@ def load_model(path: str | os.PathLike, *, arch: str | None = None) -> LoadedMod
     """
     path = Path(path)
     if path.suffix.lower() in ARRAY_SUFFIXES:
+        from neurodyn.io.plrnn_arrays import ARCHS as ARRAY_ARCHS
+        from neurodyn.io.plrnn_arrays import load_plrnn_arrays
+
         if not path.exists():
             raise FileNotFoundError(f"no such file: {path}")
-        try:
-            from neurodyn.io.plrnn_arrays import load_plrnn_arrays
-        except ImportError:
-            raise ModelFileError(f"{path}: array files are not supported by this version") from None
-        if arch is None:
-            raise ModelFileError(
-                f"{path} holds arrays; name the architecture with --arch plrnn|shplrnn|clipped-shplrnn|alrnn"
+        if path.is_dir():
+            raise ModelFileError(f"{path} is a directory, not a model file")
+        if arch not in ARRAY_ARCHS:
+            given = (
+                "no --arch given" if arch is None
+                else f"--arch {arch} is for .pt state_dicts" if arch in STATE_DICT_ARCHS
+                else f"unknown --arch {arch!r}"
             )
-        return LoadedModel(load_plrnn_arrays(path, arch), None, "arrays")
+            raise ModelFileError(
+                f"{path} holds arrays ({given}); name the architecture with --arch {'|'.join(ARRAY_ARCHS)}"
+            )
+        check_array_file(path)
+        try:
+            model = load_plrnn_arrays(path, arch)
+        except (zipfile.BadZipFile, OSError, EOFError) as err:
+            raise ModelFileError(
+                f"{path} could not be read ({type(err).__name__}: {err}); write it again"
+            ) from None
+        return LoadedModel(model, None, "arrays")
     obj = read_torch_file(path)
-    if is_checkpoint(obj):
+    if is_checkpoint(obj):  # the checkpoint names its model class; ``arch`` is not needed
         ckpt = checkpoint_from_dict(obj, str(path))
         return LoadedModel(ckpt.model, ckpt.task, "checkpoint", ckpt)
+    if arch is not None and arch not in STATE_DICT_ARCHS:
+        from neurodyn.io.plrnn_arrays import ARCHS as ARRAY_ARCHS
+
+        what = "is for .npz/.mat array files" if arch in ARRAY_ARCHS else "is unknown"
+        raise ModelFileError(
+            f"--arch {arch} {what}; {path} is a torch file, which needs --arch "
+            f"{'|'.join(STATE_DICT_ARCHS)} for a plain state_dict (a neurodyn checkpoint needs none)"
+        )
     if isinstance(obj, dict) and isinstance(obj.get("state_dict"), dict) and "format" not in obj:
         obj = obj["state_dict"]
     if isinstance(obj, dict) and obj and all(isinstance(k, str) for k in obj):
@@ -75,3 +98,25 @@ def load_model(path: str | os.PathLike, *, arch: str | None = None) -> LoadedMod
     raise ModelFileError(
         f"{path} is neither a neurodyn checkpoint nor a state_dict (found {describe(obj)})"
     )
+
+
+def check_array_file(path: Path) -> None:
+    """Raise :class:`ModelFileError` unless ``path`` is a readable ``.npz`` archive or MATLAB file."""
+    if path.stat().st_size == 0:
+        raise ModelFileError(f"{path} is empty; write the arrays with numpy.savez or MATLAB save")
+    if path.suffix.lower() == ".npz":
+        if not zipfile.is_zipfile(path):
+            raise ModelFileError(
+                f"{path} is not a NumPy .npz archive; write the arrays with "
+                "numpy.savez(path, A=..., W=..., h=...)"
+            )
+        return
+    from scipy.io import whosmat
+
+    try:
+        whosmat(path)
+    except Exception as err:  # scipy raises several types for files that are not MATLAB files
+        raise ModelFileError(
+            f"{path} is not a readable MATLAB .mat file ({type(err).__name__}); save the arrays with "
+            "MATLAB save(..., '-v7') or scipy.io.savemat (MATLAB v7.3 / HDF5 files are not read)"
+        ) from None
