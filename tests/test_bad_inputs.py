@@ -115,3 +115,28 @@ def test_linear_predictivity_of_a_constant_target_raises_instead_of_nan():
     with pytest.raises(ValueError, match="constant target"):
         LinearPredictivity().fit(X, X[:, :2]).score(X, np.ones((40, 2)))
     assert linear_predictivity(np.ones((40, 2)), X, seed=0).r2 <= 0.0   # a constant predictor is allowed
+
+
+@pytest.mark.parametrize("name", ["romo", "dms"])
+def test_decision_tasks_score_nan_outputs_as_errors(name):
+    task = make_task(name)
+    batch = task.sample(8, seed=0)
+    metrics = task.evaluate(np.full((*batch.targets.shape[:2], 3), np.nan), batch)
+    assert metrics == {"accuracy": 0.0, "fixation_accuracy": 0.0}
+    perfect = np.eye(3)[batch.targets[..., 0].astype(int)]
+    assert task.evaluate(perfect, batch) == {"accuracy": 1.0, "fixation_accuracy": 1.0}
+
+
+def test_evaluate_names_a_shape_mismatch():
+    task = make_task("sine_wave")
+    batch = task.sample(2, seed=0)
+    with pytest.raises(ValueError, match=r"outputs must have shape \(2, 100, 1\)"):
+        task.evaluate(np.zeros((2, 10, 1)), batch)
+
+
+@pytest.mark.parametrize("kappa", [-1.0, float("nan"), float("inf")])
+def test_continuous_report_rejects_invalid_concentration(kappa):
+    from neurodyn.tasks import ContinuousReport
+
+    with pytest.raises(ValueError, match="kappa"):
+        ContinuousReport(kappa=kappa)

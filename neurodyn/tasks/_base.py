@@ -121,8 +121,18 @@ class Task:
         raise NotImplementedError(f"{type(self).__name__} has no out-of-distribution variant")
 
     def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-        """Task performance of network ``outputs`` (trial, time, output) on ``batch``."""
-        err = (np.asarray(outputs) - batch.targets) ** 2 * batch.mask
+        """Task performance of network ``outputs`` (trial, time, output) on ``batch``.
+
+        Raises
+        ------
+        ValueError
+            If ``outputs`` does not have the shape of ``batch.targets``.
+        """
+        outputs = np.asarray(outputs)
+        if outputs.shape != batch.targets.shape:
+            raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
+                             f"got {outputs.shape}")
+        err = (outputs - batch.targets) ** 2 * batch.mask
         return {"mse": float(err.sum() / max(batch.mask.sum(), 1.0))}
 
 

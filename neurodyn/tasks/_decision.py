@@ -41,7 +41,8 @@ def evaluate_decision(outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]
     The choice of a trial is the larger of the mean choice logits (classes 1, 2) over the
     masked part of its decision period; ``accuracy`` is the fraction of trials whose choice equals
     ``batch.trial_params["label"]``; ``fixation_accuracy`` the fraction of pre-decision steps
-    whose arg-max class is 0.
+    whose arg-max class is 0. Non-finite logits count as wrong (a trial with any NaN/Inf logit
+    in its decision period is an error, as is such a pre-decision step).
 
     Raises
     ------
@@ -56,11 +57,13 @@ def evaluate_decision(outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]
     mask = batch.mask[..., 0] > 0
     choose = mask & (batch.targets[..., 0] > 0)
     fix = mask & (batch.targets[..., 0] == 0)
-    mean_logit = (out[..., 1:] * choose[..., None]).sum(1) / np.maximum(choose.sum(1), 1)[:, None]
+    finite = np.isfinite(out).all(axis=-1)  # NaN/Inf logits (a diverged network) count as errors
+    logits = np.where(choose[..., None], out[..., 1:], 0.0)
+    mean_logit = logits.sum(1) / np.maximum(choose.sum(1), 1)[:, None]
     choice = 1 + np.argmax(mean_logit, axis=1)
-    label = batch.trial_params["label"]
-    fix_ok = (np.argmax(out, axis=-1) == 0) & fix
+    choice_ok = (choice == batch.trial_params["label"]) & np.all(finite | ~choose, axis=1)
+    fix_ok = (np.argmax(out, axis=-1) == 0) & fix & finite
     return {
-        "accuracy": float(np.mean(choice == label)),
+        "accuracy": float(np.mean(choice_ok)),
         "fixation_accuracy": float(fix_ok.sum() / max(fix.sum(), 1)),
     }

@@ -79,6 +79,8 @@ class ContinuousReport(Task):
             raise ValueError(f"n_items must be 1 or 2, got {self.n_items}")
         if self.n_ring < 3:
             raise ValueError(f"n_ring must be >= 3, got {self.n_ring}")
+        if not self.kappa >= 0 or self.kappa == float("inf"):
+            raise ValueError(f"kappa (von Mises concentration) must be finite and >= 0, got {self.kappa}")
         if not 0 <= self.min_separation_deg < 180:
             raise ValueError("min_separation_deg must be in [0, 180)")
         if not 0 <= self.delay_min_ms <= self.delay_max_ms:
