@@ -14,7 +14,7 @@ from neurodyn.analysis import (
     find_manifolds,
     lyapunov_spectrum,
 )
-from neurodyn.models import PLRNN, ShallowPLRNN
+from neurodyn.models import ALRNN, PLRNN, ShallowPLRNN
 
 
 def _lozi():
@@ -80,3 +80,21 @@ def test_plot_phase_portrait_rejects_a_base_point_of_the_wrong_dimension():
     with pytest.raises(ValueError, match=r"base must be a finite point of shape \(2,\)"):
         plot_phase_portrait(_lozi(), base=[0.0, 0.0, 0.0])
     plt.close("all")
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"max_order": 2.5}, TypeError), ({"n_restarts": "10"}, TypeError), ({"max_iter": True}, TypeError),
+    ({"max_condition": float("nan")}, ValueError), ({"max_condition": 0.5}, ValueError),
+    ({"marginal_tol": -1.0}, ValueError), ({"tol_residual": float("nan")}, ValueError),
+])
+def test_find_cycles_rejects_non_integer_counts_and_impossible_tolerances(kwargs, error):
+    model = PLRNN.from_arrays([0.5, 0.5], [[-2.0, 0.0], [0.0, 0.0]], [1.0, -1.0])
+    with pytest.raises(error, match=next(iter(kwargs))):
+        find_cycles(model, seed=0, **kwargs)
+
+
+@pytest.mark.parametrize("cls", [PLRNN, ShallowPLRNN, ALRNN])
+@pytest.mark.parametrize("noise_std", [-0.1, float("nan")])
+def test_pl_models_reject_negative_or_nan_noise(cls, noise_std):
+    with pytest.raises(ValueError, match="noise_std must be finite"):
+        cls(1, 3, 1, noise_std=noise_std, seed=0)

@@ -17,6 +17,7 @@ from neurodyn._seed import SeedLike
 from neurodyn.models import _pl_common as plc
 from neurodyn.models._base import RecurrentModel, init_generator
 from neurodyn.models._registry import register_model
+from neurodyn.models.leaky_rnn import check_nonnegative
 
 
 class ALRNNParams(NamedTuple):
@@ -99,7 +100,8 @@ class ALRNN(RecurrentModel):
             raise ValueError(f"n_relu must be in [0, n_latent={n}], got {n_relu}")
         self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), n, n_outputs
         self.n_relu, self.full_A, self.w_diagonal = n_relu, bool(full_A), bool(w_diagonal)
-        self.observation, self.noise_std, self.gain = observation, float(noise_std), float(gain)
+        self.observation, self.gain = observation, float(gain)
+        self.noise_std = check_nonnegative("noise_std", noise_std)
         self.seed, gen = init_generator(seed)
         a = 0.5 + 0.4 * torch.rand(n, generator=gen)
         self.A = nn.Parameter(torch.diag(a) if full_A else a)

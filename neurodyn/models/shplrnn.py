@@ -16,6 +16,7 @@ from neurodyn._seed import SeedLike
 from neurodyn.models import _pl_common as plc
 from neurodyn.models._base import RecurrentModel, init_generator
 from neurodyn.models._registry import register_model
+from neurodyn.models.leaky_rnn import check_nonnegative
 
 
 class ShallowPLRNNParams(NamedTuple):
@@ -95,7 +96,7 @@ class ShallowPLRNN(RecurrentModel):
             raise ValueError(f"n_hidden must be >= 1, got {n_hidden}")
         self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), n, n_outputs
         self.n_hidden, self.clipped = n_hidden, bool(clipped)
-        self.observation, self.noise_std = observation, float(noise_std)
+        self.observation, self.noise_std = observation, check_nonnegative("noise_std", noise_std)
         self.seed, gen = init_generator(seed)
 
         def uni(scale: float, *shape: int) -> nn.Parameter:

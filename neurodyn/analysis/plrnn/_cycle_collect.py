@@ -21,6 +21,14 @@ class Tolerances:
     dedup_atol: float = 1e-9
     marginal_tol: float = 1e-6
 
+    def __post_init__(self) -> None:
+        for name in ("tol_residual", "region_tol", "dedup_rtol", "dedup_atol", "marginal_tol"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be finite and >= 0, got {value}")
+        if not (np.isfinite(self.max_condition) and self.max_condition > 1):
+            raise ValueError(f"max_condition must be finite and > 1, got {self.max_condition}")
+
 
 @dataclass(frozen=True)
 class Cycle:

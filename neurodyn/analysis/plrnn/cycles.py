@@ -94,13 +94,17 @@ def find_cycles(
     Raises
     ------
     TypeError
-        If ``model`` is not a piecewise-linear model or ``PLSystem``.
+        If ``model`` is not a piecewise-linear model or ``PLSystem``, or ``max_order``,
+        ``n_restarts`` or ``max_iter`` is not an integer.
     ValueError
-        For non-positive ``max_order``/``n_restarts``/``max_iter``, a wrong ``u``, or (exhaustive)
-        too many regions or sequences.
+        For non-positive ``max_order``/``n_restarts``/``max_iter``, negative or non-finite
+        tolerances, ``max_condition <= 1``, a wrong ``u``, or (exhaustive) too many regions or
+        sequences.
     """
     for name, value in (("max_order", max_order), ("n_restarts", n_restarts), ("max_iter", max_iter)):
-        if int(value) < 1:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+        if value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
     if time_budget is not None and not time_budget > 0:
         raise ValueError(f"time_budget must be positive seconds, got {time_budget}")
