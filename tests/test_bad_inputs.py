@@ -140,3 +140,15 @@ def test_continuous_report_rejects_invalid_concentration(kappa):
 
     with pytest.raises(ValueError, match="kappa"):
         ContinuousReport(kappa=kappa)
+
+
+def test_cka_sigma_must_be_one_or_two_bandwidths_and_only_for_rbf():
+    from neurodyn.analysis import cka
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(30, 3)), rng.normal(size=(30, 4))
+    with pytest.raises(ValueError, match="one bandwidth or a pair"):
+        cka(X, Y, kernel="rbf", sigma=(1.0, 2.0, 3.0))
+    with pytest.raises(ValueError, match="no effect with kernel='linear'"):
+        cka(X, Y, sigma=1.0)
+    assert cka(X, Y, kernel="rbf", sigma=np.array([1.0, 2.0])) == cka(X, Y, kernel="rbf", sigma=(1.0, 2.0))

@@ -134,7 +134,8 @@ def cka(
     Raises
     ------
     ValueError
-        For bad inputs, unknown ``kernel``, non-positive bandwidths, or fewer than 4 samples when debiased.
+        For bad inputs, unknown ``kernel``, non-positive bandwidths, a ``sigma`` that is not one value
+        or a pair, ``sigma`` given with ``kernel="linear"``, or fewer than 4 samples when debiased.
 
     References
     ----------
@@ -146,11 +147,16 @@ def cka(
     if not debiased:
         warn_few_samples(Xa.shape[0], max(Xa.shape[1], Ya.shape[1]), "biased CKA")
     sig_x = sig_y = None
+    if kernel == "linear" and sigma is not None:
+        raise ValueError("sigma is the RBF bandwidth; it has no effect with kernel='linear'")
     if kernel == "rbf":
         if sigma is None:
             sig_x, sig_y = rbf_bandwidth(Xa, factor=sigma_factor), rbf_bandwidth(Ya, factor=sigma_factor)
         else:
-            sig_x, sig_y = (sigma, sigma) if np.isscalar(sigma) else tuple(sigma)
+            sig = (sigma, sigma) if np.isscalar(sigma) else tuple(np.ravel(sigma))
+            if len(sig) != 2:
+                raise ValueError(f"sigma must be one bandwidth or a pair (sigma_X, sigma_Y); got {sigma!r}")
+            sig_x, sig_y = sig
         if not (sig_x > 0 and sig_y > 0):
             raise ValueError(f"RBF bandwidths must be > 0; got {sig_x}, {sig_y}")
     if kernel == "linear" and Xa.shape[0] > max(Xa.shape[1], Ya.shape[1]):
