@@ -117,8 +117,8 @@ def run(args: argparse.Namespace) -> int:
         write_netcdf(ds, args.out)
         print(f"wrote {args.out}")
     if args.plot:
-        title = (f"{Path(args.model).name}: {type(model).__name__}, {model.state_size} state dims, "
-                 f"input u* = {u.tolist()}")
+        title = f"{Path(args.model).name}: {type(model).__name__}, {model.state_size} state dims"
+        title += f", input u* = {u.tolist()}" if u.size else ", no input"
         save_figure(_figure(result, trajectories, title), args.plot)
         print(f"wrote {args.plot}")
     return 0
