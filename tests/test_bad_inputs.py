@@ -152,3 +152,19 @@ def test_cka_sigma_must_be_one_or_two_bandwidths_and_only_for_rbf():
     with pytest.raises(ValueError, match="no effect with kernel='linear'"):
         cka(X, Y, sigma=1.0)
     assert cka(X, Y, kernel="rbf", sigma=np.array([1.0, 2.0])) == cka(X, Y, kernel="rbf", sigma=(1.0, 2.0))
+
+
+@pytest.mark.parametrize("hook", [lambda t, h: None, lambda t, h: h[:, :2]])
+def test_state_hook_must_return_a_state_of_the_same_shape(hook):
+    net = LeakyRNN(1, 4, 1, seed=0)
+    with pytest.raises(ValueError, match=r"state_hook must return the state, a tensor of shape \(3, 4\)"):
+        net(torch.zeros(3, 5, 1), state_hook=hook)
+    clamped = net(torch.zeros(3, 5, 1), state_hook=lambda t, h: h.clamp(min=0.0)).states
+    assert torch.all(clamped >= 0)
+
+
+def test_train_rejects_a_nan_target_metric():
+    task = make_task("flipflop", n_bits=1, n_steps=5)
+    with pytest.raises(ValueError, match="target_metric must be"):
+        neurodyn.train(LeakyRNN(1, 4, 1, seed=0), task, n_iterations=2, batch_size=2, eval_every=1,
+                       target_metric=("loss", float("nan")), progress=False)

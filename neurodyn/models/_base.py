@@ -119,8 +119,9 @@ class RecurrentModel(nn.Module):
         TypeError
             If ``inputs`` or ``h0`` is not a torch tensor (e.g. a NumPy array).
         ValueError
-            On wrong input shapes, or a dtype different from the model's (``model.double()`` for
-            float64 inputs, or ``inputs.float()``).
+            On wrong input shapes, a dtype different from the model's (``model.double()`` for
+            float64 inputs, or ``inputs.float()``), or a ``state_hook`` that does not return a
+            tensor of the state's shape.
         """
         _check_dtype(self, "inputs", inputs)
         _check_dtype(self, "h0", h0)
@@ -146,7 +147,10 @@ class RecurrentModel(nn.Module):
                 xi = torch.randn(h.shape, generator=generator, device=h.device, dtype=h.dtype)
                 h = h + self.noise_scale * xi
             if state_hook is not None:
-                h = state_hook(t, h)
+                shape, h = h.shape, state_hook(t, h)
+                if not isinstance(h, torch.Tensor) or h.shape != shape:
+                    raise ValueError(f"state_hook must return the state, a tensor of shape {tuple(shape)}; "
+                                     f"got {type(h).__name__} {tuple(getattr(h, 'shape', ()))}")
             states.append(h)
         states_t = torch.stack(states, dim=1) if states else h.new_empty((h.shape[0], 0, h.shape[1]))
         return Rollout(self.readout(states_t), states_t)

@@ -143,6 +143,11 @@ def train(
             f"need n_iterations >= 0, batch_size >= 1, eval_every >= 0 and lr > 0; got n_iterations="
             f"{n_iterations}, batch_size={batch_size}, eval_every={eval_every}, lr={lr}"
         )
+    if target_metric is not None and not (
+        isinstance(target_metric, (tuple, list)) and len(target_metric) == 2
+        and math.isfinite(float(target_metric[1]))
+    ):
+        raise ValueError(f"target_metric must be (metric, finite value), got {target_metric!r}")
     if not eval_every and (early_stopping is not None or curriculum is not None or target_metric):
         raise ValueError("early_stopping, curriculum and target_metric need evaluations; set eval_every > 0")
     loss_name = loss or task.loss
