@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-EXTRAS ?= dev,gpu,ot
+EXTRAS ?= dev,gpu,ot,nwb
 STAMP := $(VENV)/.installed
 RUN ?= runs/flipflop
 
