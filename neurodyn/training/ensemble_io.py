@@ -79,9 +79,13 @@ def load_ensemble(index_path: str | os.PathLike) -> list[Any]:
         path = path / INDEX_NAME
     if not path.exists():
         raise FileNotFoundError(f"no ensemble index at {path}")
-    index = json.loads(path.read_text())
-    if index.get("format") != INDEX_FORMAT:
-        raise ValueError(f"{path} is not a neurodyn ensemble index (format {index.get('format')!r})")
+    try:
+        index = json.loads(path.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"{path} is not a neurodyn ensemble index (not JSON)") from None
+    if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
+        found = index.get("format") if isinstance(index, dict) else type(index).__name__
+        raise ValueError(f"{path} is not a neurodyn ensemble index (format {found!r})")
     if index.get("version", 0) > INDEX_VERSION:
         raise ValueError(f"{path} has index version {index['version']}; upgrade neurodyn")
     return [load_checkpoint(path.parent / entry["file"]) for entry in index["networks"]]

@@ -139,6 +139,8 @@ def fit_havok(
     full_rank = int(keep.sum())
     if full_rank == 0:
         raise ValueError("X is zero everywhere; the dynamics are undefined")
+    if np.ptp(H, axis=1).max() == 0:
+        raise ValueError("X is constant over time in every trial; DSA compares dynamics and needs change")
     rank = full_rank if rank is None else int(rank)
     if not 1 <= rank <= full_rank:
         raise ValueError(f"rank must lie in [1, {full_rank}] (the Hankel matrix rank); got {rank}")

@@ -214,6 +214,8 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
         raise ValueError(f"D must be a finite square (network, network) matrix; got shape {M.shape}")
     if not np.allclose(M, M.T, atol=1e-10):
         raise ValueError("D must be symmetric; symmetrise it first, e.g. (D + D.T) / 2")
+    if np.any(M < 0) or not np.allclose(np.diag(M), 0.0, atol=1e-6):
+        raise ValueError("D must hold non-negative distances with a zero diagonal")
     if method != "mds":
         raise ValueError(f"method must be 'mds'; got {method!r}")
     import inspect
