@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Fitting RNNs to recordings: ECG, EEG and spike counts
+# # Fitting RNNs to recordings: ECG, EEG, spike counts and fMRI
 #
 # Dynamical systems reconstruction with neurodyn: load a recording, preprocess it (recorded steps),
 # fit a latent RNN by generalized teacher forcing (Hess et al., ICML 2023), and score the freely
@@ -15,6 +15,9 @@
 #   mackelab/smc_rnns.
 # * Spike counts — macaque M1 during reaching (Stevenson et al. 2011, J Neurophysiol 106:764;
 #   KordingLab/spykesML, MIT), 50 ms bins.
+# * fMRI — BOLD time series of 20 regions of interest of one subject in a cognitive task with blocks
+#   (Koppe et al. 2014, NeuroImage 101:236; Kramer et al. 2022, ICML), the file `fmri.npy` of
+#   DurstewitzLab/ALRNN-DSR (GPL-3.0; no separate licence for the data: research and testing use only).
 
 # %%
 import os
@@ -46,7 +49,9 @@ scores = {}
 # One lead of the ECG (700 Hz), embedded with the PECUZAL lags 0, 10, 20, 55 and 68 samples, then
 # every 16th sample kept (43.75 Hz) so that a 60-step training window spans more than one heartbeat
 # (about 44 steps). A heartbeat should be reproduced as a stable limit cycle: a largest Lyapunov
-# exponent near 0 and a generated period close to the data's.
+# exponent near 0 and a generated period close to the data's. The largest Lyapunov exponent of the fitted
+# model (`neurodyn.analysis.lyapunov_spectrum` along its free trajectory, nats per step) names the
+# attractor: below 0 a fixed point, near 0 a limit cycle, above 0 chaos.
 
 # %%
 ecg_train = np.load(DATA / "ecg_pecuzal5d" / "ECG_pecuzal_5d_train.npy")[:3000 if TINY else None, :1]
@@ -74,9 +79,18 @@ def dominant_period(x: np.ndarray, lo: int = 20, hi: int = 80) -> int:
     return lo + int(np.argmax(ac[lo:hi]))
 
 
-if not TINY:
-    print("period data:", dominant_period(test.values[:, 0]),
-          "generated:", dominant_period(ecg.generated[:, 0]))
+def attractor_kind(max_lyapunov: float, amplitude: float, tol: float = 0.01) -> str:
+    """Fixed point (λ1 < -tol or no oscillation), limit cycle (|λ1| <= tol) or chaos (λ1 > tol)."""
+    if max_lyapunov < -tol or amplitude < 1e-3:
+        return "fixed point"
+    return "limit cycle" if max_lyapunov <= tol else "chaotic attractor"
+
+
+period_data, period_gen = dominant_period(test.values[:, 0]), dominant_period(ecg.generated[:, 0])
+ecg_kind = attractor_kind(ecg.max_lyapunov, float(ecg.generated[-500:, 0].std()))
+print(f"ECG attractor: {ecg_kind}, max Lyapunov exponent {ecg.max_lyapunov:.4f} per step; "
+      f"period {period_gen} steps generated vs {period_data} in the data "
+      f"({period_gen * 16 / 700:.3f} s vs {period_data * 16 / 700:.3f} s)")
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -86,7 +100,8 @@ axes[0].set(xlabel="time step", ylabel="ECG (z-scored)", title="ECG: time course
 axes[0].legend()
 axes[1].plot(test.values[:, 0], test.values[:, 2], lw=0.3, label="data")
 axes[1].plot(ecg.generated[-300:, 0], ecg.generated[-300:, 2], lw=1.0, label="fitted attractor")
-axes[1].set(xlabel="x(t)", ylabel="x(t - 20)", title=f"attractor (max LE {ecg.max_lyapunov:.3f}/step)")
+axes[1].set(xlabel="x(t)", ylabel="x(t - 20)",
+            title=f"{ecg_kind}: max LE {ecg.max_lyapunov:.3f}/step, period {period_gen} steps")
 axes[1].legend()
 fig.tight_layout()
 fig.savefig(OUT / "ecg_attractor.png", dpi=120)
@@ -129,6 +144,32 @@ scores["M1 spikes"] = evaluate_reconstruction(fit.model, spk_train.values, spk_t
                                               observation="poisson", n_transient=100, pe_steps=5,
                                               smoothing=2.0, method="gmm")
 print(scores["M1 spikes"].summary())
+
+# %% [markdown]
+# ## fMRI: 20 BOLD time series
+# The file holds only the BOLD signals, shape (time, ROI) = (360, 20): five blocks of 72 scans (TRs)
+# concatenated, each ROI z-scored. It has **no task-input columns**; the stimulus and task regressors of
+# the study exist only in the MATLAB file of the same folder, which has no stated licence and is not
+# used here. The model is therefore fitted without external inputs (`n_inputs = 0`). A `TimeSeries`
+# with inputs `(time, input)` would be fed to the model by `fit_teacher_forcing` at every step, and
+# `generate(..., inputs=...)` takes the inputs of the generated steps. The first four blocks train, the
+# last block (72 scans) is held out; D_H uses the smoothing 1.0 of the AL-RNN benchmark.
+
+# %%
+bold = TimeSeries.from_arrays(np.load(DATA / "fmri_koppe_nback" / "fmri_alrnn_example.npy"),
+                              channel_names=[f"roi{i}" for i in range(20)])
+bold_train, bold_test = bold.split(0.8)
+bold_train = bold_train.standardize()
+rec = bold_train.preprocessing[-1]
+bold_test = bold_test.standardize(rec["mean"], rec["std"])
+model = ShallowPLRNN(bold.n_inputs, 20, 20, n_hidden=8 if TINY else 64, clipped=True, seed=0)
+fit = fit_teacher_forcing(model, bold_train, observation="identity", alpha=0.2, n_epochs=2 if TINY else 20,
+                          batches_per_epoch=BATCHES, batch_size=32, seq_len=30, lr=5e-3, lr_end=1e-4,
+                          progress=not TINY, seed=0)
+scores["fMRI"] = evaluate_reconstruction(fit.model, bold_train.values, bold_test.values,
+                                         observation="identity", n_transient=100 if TINY else 500,
+                                         pe_steps=5, smoothing=1.0, method="gmm")
+print(scores["fMRI"].summary())
 
 # %% [markdown]
 # ## Summary

@@ -43,6 +43,9 @@ def test_example_runs_tiny(shared_data, tmp_path):
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     table = (tmp_path / "scores.md").read_text()
-    for name in ("ECG", "EEG", "M1 spikes"):
+    for name in ("ECG", "EEG", "M1 spikes", "fMRI"):
         assert sum(line.startswith(f"| {name} |") for line in table.splitlines()) == 3
+    kind = [line for line in proc.stdout.splitlines() if line.startswith("ECG attractor: ")]
+    assert len(kind) == 1 and kind[0].split(",")[0].split(": ")[1] in (
+        "fixed point", "limit cycle", "chaotic attractor"), proc.stdout[-2000:]
     assert (tmp_path / "ecg_attractor.png").stat().st_size > 10_000
