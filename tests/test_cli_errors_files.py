@@ -154,3 +154,32 @@ def test_checkpoints_get_the_usual_file_permissions(tmp_path):
     finally:
         os.umask(mask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644  # readable by collaborators, as torch.save gives
+
+
+@pytest.mark.parametrize("command", ["fit", "evaluate", "manifolds"])
+def test_no_command_overwrites_its_input(tmp_path, capsys, command):
+    path = tmp_path / "input.npy"
+    np.save(path, np.random.default_rng(0).normal(size=(300, 2)))
+    args = [command, path, "--out", path, "--overwrite"]
+    if command == "manifolds":
+        path = tmp_path / "model.npz"
+        np.savez(path, A=np.array([0.5, 0.5]), W=np.zeros((2, 2)), h=np.zeros(2))
+        args = [command, path, "--arch", "plrnn", "--out", path, "--overwrite"]
+    if command == "fit":  # tiny, so that without the guard the test fails fast
+        args += ["--epochs", 1, "--batches-per-epoch", 1, "--seq-len", 10, "--no-progress"]
+    if command == "evaluate":  # a fit checkpoint, then the recording to score
+        args = [command, tmp_path / "fit.pt", path, "--out", path, "--overwrite"]
+    before = path.read_bytes()
+    assert main([str(a) for a in args]) == 2
+    err = capsys.readouterr().err
+    assert "is an input file of this command" in err and len(err.strip().splitlines()) == 1
+    assert path.read_bytes() == before
+
+
+def test_plot_checked_before_any_command_runs(tmp_path, capsys):
+    model = tmp_path / "pl.npz"
+    np.savez(model, A=np.array([0.5, 0.5]), W=np.zeros((2, 2)), h=np.zeros(2))
+    out = tmp_path / "m.nc"
+    assert main(["manifolds", str(model), "--arch", "plrnn", "--out", str(out), "--plot", "m.txt"]) == 2
+    assert "not an image format" in capsys.readouterr().err
+    assert not out.exists()

@@ -43,11 +43,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Argument names that every sub-command uses for files it reads and files it writes.
+_INPUT_ARGS = ("model", "data", "fit", "states", "deflate_against")
+_OUTPUT_ARGS = ("out", "plot")
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Before any work: no output may be an input file (even with --overwrite); --plot must be an image."""
+    from pathlib import Path
+
+    from neurodyn.cli._common import check_figure_suffix
+
+    inputs = []
+    for name in _INPUT_ARGS:
+        value = getattr(args, name, None)
+        inputs += value if isinstance(value, list) else [value]
+    read = {Path(p).resolve() for p in inputs if isinstance(p, str)}
+    for name in _OUTPUT_ARGS:
+        value = getattr(args, name, None)
+        if isinstance(value, str) and Path(value).resolve() in read:
+            raise FileExistsError(
+                f"--{name} {value} is an input file of this command; choose another output name"
+            )
+    out, plot = getattr(args, "out", None), getattr(args, "plot", None)
+    if isinstance(plot, str):
+        if isinstance(out, str) and Path(out).resolve() == Path(plot).resolve():
+            raise FileExistsError(f"--out and --plot are the same file {out}; give two names")
+        check_figure_suffix(plot)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``neurodyn`` command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _check_paths(args)
         return int(args.func(args) or 0)
     except (CLIError, *_USER_ERRORS) as err:
         if args.debug:
