@@ -22,3 +22,17 @@ def test_per_step_options_are_refused_for_hmm(tmp_path, capsys):
     assert rc == 2
     assert "per-step losses only" in capsys.readouterr().err
     assert not (tmp_path / "m.pt").exists()
+
+
+def test_train_refuses_nonsense_settings(tmp_path, capsys):
+    for extra in (["--n-iterations", "0"], ["--target-accuracy", "2"]):
+        rc = main(["train", "flipflop", *extra, "--out", str(tmp_path / "m.pt")])
+        assert rc == 2
+        assert "must be" in capsys.readouterr().err
+        assert not (tmp_path / "m.pt").exists()
+
+
+def test_tasks_listing_has_no_markup(capsys):
+    assert main(["tasks"]) == 0
+    out = capsys.readouterr().out
+    assert "flipflop" in out and "``" not in out

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurodyn.cli._common import check_outputs, parse_vector, save_figure
+from neurodyn.cli._common import check_outputs, parse_vector, save_figure, write_netcdf
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         ds = result.to_xarray()
         ds.attrs["model_file"] = str(args.model)
-        ds.to_netcdf(args.out, engine="h5netcdf")
+        write_netcdf(ds, args.out)
         print(f"wrote {args.out}")
     if args.plot:
         save_figure(_figure(model, cycles, result, dims, u), args.plot)

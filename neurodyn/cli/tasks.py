@@ -16,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     for name in sorted(TASKS):
         cls = TASKS[name]
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        doc = (cls.__doc__ or "").strip().splitlines()[0].replace("``", "") if cls.__doc__ else ""
         print(f"{name:24s} {doc}")
         opts = [
             f"--{f.name.replace('_', '-')}={f.default!r}"

@@ -53,7 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     tasks = p.add_subparsers(dest="task", required=True, metavar="TASK")
     for name in sorted(TASKS):
         cls = TASKS[name]
-        doc = (cls.__doc__ or name).strip().splitlines()[0]
+        doc = (cls.__doc__ or name).strip().splitlines()[0].replace("``", "")
         tp = tasks.add_parser(name, help=doc, description=doc)
         g = tp.add_argument_group("task options")
         for f in dataclasses.fields(cls):
@@ -202,6 +202,10 @@ def run(args: argparse.Namespace) -> int:
     from neurodyn.tasks import make_task
 
     check_outputs(args.out, overwrite=args.overwrite)
+    if args.n_iterations < 1:
+        raise ValueError(f"--n-iterations must be >= 1, got {args.n_iterations}")
+    if args.target_accuracy is not None and not 0.0 < args.target_accuracy <= 1.0:
+        raise ValueError(f"--target-accuracy must be in (0, 1], got {args.target_accuracy}")
     config = {k[len("task__"):]: v for k, v in vars(args).items() if k.startswith("task__")}
     task = make_task(args.task_name, **config)
     model = build_model(args, task)
