@@ -49,7 +49,7 @@ scores = {}
 # One lead of the ECG (700 Hz), embedded with the PECUZAL lags 0, 10, 20, 55 and 68 samples, then
 # every 16th sample kept (43.75 Hz) so that a 60-step training window spans more than one heartbeat
 # (about 44 steps). A heartbeat should be reproduced as a stable limit cycle: a largest Lyapunov
-# exponent near 0 and a generated period close to the data's. The largest Lyapunov exponent of the fitted
+# exponent not above 0 and a generated period close to the data's. The largest Lyapunov exponent of the fitted
 # model (`neurodyn.analysis.lyapunov_spectrum` along its free trajectory, nats per step) names the
 # attractor: above 0 chaos; otherwise a fixed point if the free run stops oscillating, else a limit
 # cycle (an invariant closed curve has λ1 ≈ 0, a periodic orbit of the discrete-time map λ1 < 0).
