@@ -7,6 +7,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import torch  # noqa: E402
 from problems import BistableTanh, FlipTanh, Rotation  # noqa: E402
 
 from neurodyn.analysis import find_fixed_points, load_fixed_points  # noqa: E402
@@ -95,3 +96,60 @@ def test_eigenvalue_plot_counts_and_unit_circle(saddle_result):
 def test_bad_trajectories_shape(saddle_result):
     with pytest.raises(ValueError, match="trajectories must have shape"):
         plot_fixed_points(saddle_result, trajectories=np.zeros((4, 2)))
+
+
+class TiltedBistable:
+    """Unit 0 is a bistable tanh map, unit 1 = 0.5 unit 0 + 0.3: three fixed points on one line."""
+
+    def __call__(self, h, u):
+        x = BistableTanh(2.0)(h[..., :1])
+        return torch.cat([x, 0.5 * h[..., :1] + 0.3], -1)
+
+
+def offsets(ax):
+    labels = ("stable", "saddle", "unstable")
+    return np.concatenate([c.get_offsets() for c in ax.collections if c.get_label() in labels])
+
+
+def test_small_state_is_drawn_in_raw_units_not_pca():
+    res = find_fixed_points(TiltedBistable(), state_size=2,
+                            initial_states=np.stack([np.linspace(-1.2, 1.2, 7), np.zeros(7)], 1))
+    good = res.fixed_points()
+    assert good.n_points == 3
+    fig, ax = plt.subplots()
+    plot_fixed_points(res, ax=ax)
+    # collinear points keep their raw coordinates (a PCA would put them all at PC 2 = 0)
+    drawn = offsets(ax)
+    want = np.asarray(good.states)
+    np.testing.assert_allclose(drawn[np.argsort(drawn[:, 0])], want[np.argsort(want[:, 0])], atol=1e-9)
+    assert np.ptp(drawn[:, 1]) > 0.5
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("unit 0", "unit 1")
+    plt.close(fig)
+
+
+def test_projection_keywords_and_large_state_pca():
+    res = find_fixed_points(Rotation3D(), state_size=3, initial_states=np.eye(3))
+    fig, ax = plt.subplots()  # a 2-D axes for a 3-unit state: the first two units
+    plot_fixed_points(res, ax=ax)
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("unit 0", "unit 1")
+    plt.close(fig)
+    ax3 = plot_fixed_points(res)
+    assert ax3.name == "3d" and ax3.get_zlabel() == "unit 2"
+    plt.close(ax3.figure)
+    four = find_fixed_points(lambda h, u: 0.5 * h, state_size=4, initial_states=np.eye(4))
+    fig, ax = plt.subplots()
+    plot_fixed_points(four, ax=ax)
+    assert ax.get_xlabel() == "PC 1"
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    plot_fixed_points(four, ax=ax, dims=(3, 1))
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("unit 3", "unit 1")
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    plot_fixed_points(four, ax=ax, pca=False)
+    assert ax.get_xlabel() == "unit 0"
+    with pytest.raises(ValueError, match="dims"):
+        plot_fixed_points(four, ax=ax, dims=(0, 4))
+    with pytest.raises(ValueError, match="3-D"):
+        plot_fixed_points(four, ax=ax, dims=(0, 1, 2))
+    plt.close(fig)

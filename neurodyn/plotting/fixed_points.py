@@ -13,9 +13,12 @@ SLOW_COLOR = "0.6"
 
 
 def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: Any = None,
-                      mode_length: float = 0.15):
-    """Fixed points (and cycles) with trajectories in the top principal components.
+                      dims: Any = None, mode_length: float = 0.15):
+    """Fixed points (and cycles) with trajectories, in raw state units or top principal components.
 
+    A state of at most 3 units is drawn in its own coordinates (axes "unit 0", "unit 1", ...), so
+    collinear points are not squeezed onto a line; a larger state is projected onto its top
+    principal components ("PC 1", ...) unless ``pca=False`` or ``dims`` asks for raw units.
     Converged points are coloured by stability (one scatter per label, labelled for the legend);
     non-converged slow points are grey crosses; the points of each period-k cycle are joined by a
     dashed line; each saddle's leading (unstable) eigenvector is drawn as a short line through it
@@ -25,14 +28,17 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
     ----------
     result : FixedPointResult
     trajectories : array-like, shape (trial, time, unit), optional
-        Drawn as thin grey lines; the PCA is fitted on them when given, else on the points.
+        Drawn as thin grey lines; the PCA (if used) is fitted on them when given, else on the points.
     ax : matplotlib Axes, optional
-        A 3-D axes (``projection="3d"``) for three components, else 2-D; a new figure by default
-        (3-D when the state has at least 3 units).
-    pca : fitted object with ``transform`` (e.g. ``sklearn.decomposition.PCA``), optional
-        Projection to use instead of fitting one.
+        A 3-D axes (``projection="3d"``) draws three coordinates, a 2-D axes two; a new figure by
+        default (3-D when the state, or ``dims``, has at least 3 units).
+    pca : None, False or fitted object with ``transform`` (e.g. ``sklearn.decomposition.PCA``)
+        None (default): raw units when the state has at most 3 units, else PCA fitted here.
+        False: always raw units (the first 2 or 3, or ``dims``). A fitted object: project with it.
+    dims : sequence of 2 or 3 ints, optional
+        Unit indices to draw in raw coordinates (implies no PCA); their count must match the axes.
     mode_length : float
-        Length of the unstable-mode lines as a fraction of the projected data's extent.
+        Length of the unstable-mode lines as a fraction of the plotted data's extent.
 
     Returns
     -------
@@ -41,7 +47,9 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
     Raises
     ------
     ValueError
-        If ``trajectories`` is not (trial, time, unit) with the result's unit count.
+        If ``trajectories`` is not (trial, time, unit) with the result's unit count, ``dims`` names
+        units out of range, repeats one, does not match a 2-D/3-D ``ax``, or is combined with a
+        fitted ``pca``.
     """
     import matplotlib.pyplot as plt
 
@@ -52,11 +60,29 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
         traj = np.asarray(trajectories, dtype=float)
         if traj.ndim != 3 or traj.shape[-1] != n_unit:
             raise ValueError(f"trajectories must have shape (trial, time, {n_unit}), got {traj.shape}")
+    raw = pca is False or dims is not None or (pca is None and n_unit <= 3)
+    if dims is not None:
+        if pca not in (None, False):
+            raise ValueError("pass either dims (raw units) or a fitted pca, not both")
+        dims = tuple(int(d) for d in np.atleast_1d(dims))
+        if len(dims) not in (2, 3) or len(set(dims)) != len(dims) or min(dims) < 0 or max(dims) >= n_unit:
+            raise ValueError(f"dims must name 2 or 3 distinct units of the {n_unit}-unit state, got {dims}")
     if ax is None:
+        want_3d = len(dims) == 3 if dims is not None else n_unit >= 3
         fig = plt.figure()
-        ax = fig.add_subplot(projection="3d" if n_unit >= 3 else None)
+        ax = fig.add_subplot(projection="3d" if want_3d else None)
     n_comp = 3 if getattr(ax, "name", "") == "3d" else 2
-    project = _projection(pca, traj.reshape(-1, n_unit) if traj is not None else states, n_comp)
+    if raw:
+        if dims is None:
+            dims = tuple(range(min(n_comp, n_unit)))
+        elif len(dims) != n_comp:
+            raise ValueError(f"dims {dims} names {len(dims)} units but the axes is {n_comp}-D; "
+                             f"pass a {'3-D' if len(dims) == 3 else '2-D'} ax or change dims")
+        project = _raw_projection(dims, n_comp)
+        labels = [f"unit {d}" for d in dims] + [""] * (n_comp - len(dims))
+    else:
+        project = _projection(pca, traj.reshape(-1, n_unit) if traj is not None else states, n_comp)
+        labels = [f"PC {k + 1}" for k in range(n_comp)]
 
     def draw(xyz, *args, **kwargs):
         cols = [xyz[..., i] for i in range(n_comp)]
@@ -90,10 +116,12 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
             if norm > 0:
                 seg = pts[i] + np.outer([-half, half], direction / norm)
                 draw(seg, color=STABILITY_COLORS["saddle"], lw=1.5, zorder=2)
-    ax.set_xlabel("PC 1")
-    ax.set_ylabel("PC 2")
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
     if n_comp == 3:
-        ax.set_zlabel("PC 3")
+        ax.set_zlabel(labels[2])
+    if raw and len(dims) == 1:
+        ax.set_yticks([])  # a 1-unit state lies on the x axis
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="best", fontsize="small")
     return ax
@@ -172,3 +200,13 @@ def _projection(pca, data: np.ndarray, n_comp: int):
     k = min(n_comp, vt.shape[0])
     comps[:k] = vt[:k]
     return lambda x: (x - mean) @ comps.T
+
+
+def _raw_projection(dims: tuple[int, ...], n_comp: int):
+    """``x (..., unit) -> (..., n_comp)``: the units ``dims``, zero-padded to ``n_comp`` columns."""
+    def project(x):
+        x = np.asarray(x, dtype=float)[..., list(dims)]
+        pad = np.zeros((*x.shape[:-1], n_comp - len(dims)))
+        return np.concatenate([x, pad], axis=-1)
+
+    return project
