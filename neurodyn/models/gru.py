@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
-from neurodyn.models._base import RecurrentModel, init_generator
+from neurodyn.models._base import RecurrentModel
+from neurodyn.models._gated import init_gated
 from neurodyn.models._registry import register_model
 
 
@@ -57,21 +57,7 @@ class GRU(RecurrentModel):
         seed: SeedLike = 0,
     ) -> None:
         super().__init__()
-        if n_units < 1 or n_inputs < 0 or n_outputs < 0:
-            raise ValueError("n_units must be >= 1 and n_inputs, n_outputs >= 0")
-        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
-        self.seed, gen = init_generator(seed)
-        k = 1.0 / math.sqrt(n_units)
-
-        def uni(*shape: int) -> nn.Parameter:
-            return nn.Parameter((torch.rand(*shape, generator=gen) * 2 - 1) * k)
-
-        self.w_ih = uni(3 * n_units, n_inputs)
-        self.w_hh = uni(3 * n_units, n_units)
-        self.b_ih = uni(3 * n_units)
-        self.b_hh = uni(3 * n_units)
-        self.w_out = uni(n_outputs, n_units)
-        self.b_out = nn.Parameter(torch.zeros(n_outputs))
+        init_gated(self, n_inputs, n_units, n_outputs, 3, seed)
         self.h0 = nn.Parameter(torch.zeros(n_units)) if train_h0 else None
         self.train_h0 = bool(train_h0)
 

@@ -1,0 +1,46 @@
+"""Initialisation shared by the gated models (GRU, LSTM).
+
+Both use torch's layout: stacked gate weights ``w_ih`` (gates*unit, input), ``w_hh``
+(gates*unit, unit), biases ``b_ih``, ``b_hh`` (gates*unit,), and a linear readout
+``w_out`` (output, unit), ``b_out`` (output,).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from neurodyn._seed import SeedLike
+from neurodyn.models._base import init_generator
+
+
+def init_gated(
+    module: nn.Module, n_inputs: int, n_units: int, n_outputs: int, n_gates: int, seed: SeedLike
+) -> None:
+    """Check the sizes, store them and the seed, and create the gate and readout parameters.
+
+    Gate weights and biases and ``w_out`` are uniform in ``±1/sqrt(n_units)`` (as torch does),
+    drawn in the order ``w_ih, w_hh, b_ih, b_hh, w_out``; ``b_out`` starts at zero.
+
+    Raises
+    ------
+    ValueError
+        If ``n_units < 1`` or ``n_inputs`` or ``n_outputs`` is negative.
+    """
+    if n_units < 1 or n_inputs < 0 or n_outputs < 0:
+        raise ValueError("n_units must be >= 1 and n_inputs, n_outputs >= 0")
+    module.n_inputs, module.n_units, module.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
+    module.seed, gen = init_generator(seed)
+    k = 1.0 / math.sqrt(n_units)
+
+    def uni(*shape: int) -> nn.Parameter:
+        return nn.Parameter((torch.rand(*shape, generator=gen) * 2 - 1) * k)
+
+    module.w_ih = uni(n_gates * n_units, n_inputs)
+    module.w_hh = uni(n_gates * n_units, n_units)
+    module.b_ih = uni(n_gates * n_units)
+    module.b_hh = uni(n_gates * n_units)
+    module.w_out = uni(n_outputs, n_units)
+    module.b_out = nn.Parameter(torch.zeros(n_outputs))
