@@ -57,3 +57,36 @@ def test_3d_portrait_and_errors(results):
     with pytest.raises(ValueError, match="out of range"):
         plot_phase_portrait(system, manifolds=man, dims=(0, 5))
     plt.close("all")
+
+
+def test_manifold_lines_drawn_above_point_markers(results):
+    system, man, _ = results
+    ax = plot_phase_portrait(system, manifolds=man)
+    manifold_lines = [ln for ln in ax.get_lines() if ln.get_color() in MANIFOLD_COLORS.values()]
+    markers = [c for c in ax.collections if c.get_label() == "saddle"]
+    assert manifold_lines and markers
+    assert min(ln.get_zorder() for ln in manifold_lines) > max(c.get_zorder() for c in markers)
+    plt.close("all")
+
+
+def test_cli_figure_has_title_naming_file_and_manifolds(tmp_path):
+    from neurodyn.analysis.plrnn import find_cycles
+    from neurodyn.cli.manifolds import _figure
+    from neurodyn.io import load_model
+
+    path = tmp_path / "lozi.npz"  # the Lozi map (a = 1.7, b = 0.5) as PLRNN arrays
+    np.savez(path, A=np.array([[1.7, 1.0], [0.5, 0.0]]), W=np.array([[-3.4, 0.0], [0.0, 0.0]]),
+             h=np.array([1.0, 0.0]))
+    model = load_model(path, arch="plrnn").model
+    cycles = find_cycles(model, max_order=1, exhaustive=True)
+    man = find_manifolds(model, cycles, box=3.0, max_depth=3)
+    fig = _figure(model, cycles, man, (0, 1), None, source=str(path))
+    ax = fig.axes[0]
+    title = ax.get_title()
+    assert "lozi.npz" in title and "stable and unstable manifolds" in title
+    manifold_lines = [ln for ln in ax.get_lines() if ln.get_color() in MANIFOLD_COLORS.values()]
+    markers = [c for c in ax.collections if c.get_label() == "saddle"]
+    assert manifold_lines and markers
+    assert min(ln.get_zorder() for ln in manifold_lines) > max(c.get_zorder() for c in markers)
+    fig.savefig(tmp_path / "m.png")
+    plt.close(fig)

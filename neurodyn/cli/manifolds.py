@@ -85,12 +85,12 @@ def run(args: argparse.Namespace) -> int:
         write_netcdf(ds, args.out)
         print(f"wrote {args.out}")
     if args.plot:
-        save_figure(_figure(model, cycles, result, dims, u), args.plot)
+        save_figure(_figure(model, cycles, result, dims, u, source=args.model), args.plot)
         print(f"wrote {args.plot}")
     return 0
 
 
-def _figure(model, cycles, result, dims, u):
+def _figure(model, cycles, result, dims, u, source: str = "model"):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -104,5 +104,10 @@ def _figure(model, cycles, result, dims, u):
     system = pl_system(model, u)
     base = np.zeros(system.n_latent)
     plot_phase_portrait(system, cycles=cycles, manifolds=result, ax=ax, dims=dims, base=base)
+    kinds = sorted({p.kind for p in result.pieces})
+    shown = " and ".join(kinds) + " manifolds" if kinds else "no manifold pieces"
+    where = ("in " if len(dims) == system.n_latent else "projected onto ") + ", ".join(
+        f"$z_{{{d}}}$" for d in dims)
+    ax.set_title(f"{Path(str(source)).name}: saddles and their {shown}\n{where}", fontsize=10)
     fig.tight_layout()
     return fig

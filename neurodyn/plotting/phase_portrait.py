@@ -9,6 +9,8 @@ import numpy as np
 from neurodyn.plotting.fixed_points import STABILITY_COLORS
 
 MANIFOLD_COLORS = {"stable": "tab:blue", "unstable": "tab:red"}
+#: drawing order: 1-D manifold pieces above the point markers, so a short branch stays visible
+MARKER_ZORDER, MANIFOLD_ZORDER = 5, 6
 
 
 def _system(model: Any):
@@ -79,7 +81,8 @@ def _draw_manifolds(ax, manifolds, dims, three_d):
         seen.add(p.kind)
         color = MANIFOLD_COLORS[p.kind]
         if p.dim == 1:
-            ax.plot(*v.T, color=color, lw=1.5, label=label, zorder=3)
+            ax.plot(*v.T, color=color, lw=2.5, label=label, zorder=MANIFOLD_ZORDER,
+                    solid_capstyle="round")
         elif p.dim == 2 and len(v) >= 3:
             c = v.mean(0)
             if three_d:
@@ -90,7 +93,7 @@ def _draw_manifolds(ax, manifolds, dims, three_d):
                 order = np.argsort(np.arctan2(v[:, 1] - c[1], v[:, 0] - c[0]))
                 ax.fill(*v[order].T, color=color, alpha=0.25, lw=0, label=label, zorder=2)
         else:
-            ax.scatter(*p.samples[:, list(dims)].T, color=color, s=2, label=label, zorder=2)
+            ax.scatter(*p.samples[:, list(dims)].T, color=color, s=4, label=label, zorder=MANIFOLD_ZORDER)
 
 
 def _draw_cycles(ax, cycles, manifolds, dims):
@@ -113,7 +116,7 @@ def _draw_cycles(ax, cycles, manifolds, dims):
         if np.any(sel):
             face = color if label == "stable" else "white"
             ax.scatter(*states[sel][:, list(dims)].T, s=40, facecolors=face, edgecolors=color,
-                       linewidths=1.5, label=label, zorder=5)
+                       linewidths=1.5, label=label, zorder=MARKER_ZORDER)
 
 
 def plot_phase_portrait(
@@ -130,9 +133,10 @@ def plot_phase_portrait(
 ):
     """2-D or 3-D phase portrait of a piecewise-linear map from analysis results.
 
-    Draws (back to front) basins of attraction, switching hyperplanes, stable (blue) and unstable
-    (red) manifold pieces, and fixed points/cycles by stability (filled = stable, open = saddle or
-    unstable; cycle points joined by dashed lines). Nothing is recomputed: pass the results of
+    Draws (back to front) basins of attraction, switching hyperplanes, 2-D manifold pieces, fixed
+    points/cycles by stability (filled = stable, open = saddle or unstable; cycle points joined by
+    dashed lines) and, on top so that short branches are not hidden by the markers, 1-D stable
+    (blue) and unstable (red) manifold pieces. Nothing is recomputed: pass the results of
     :func:`~neurodyn.analysis.find_cycles`, :func:`~neurodyn.analysis.find_manifolds` and
     :func:`~neurodyn.analysis.compute_basins`.
 
