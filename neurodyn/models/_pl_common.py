@@ -14,6 +14,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurodyn.models._base import init_generator
+from neurodyn.models.leaky_rnn import check_nonnegative
+
 OBSERVATIONS = ("linear", "identity")
 
 
@@ -39,6 +42,72 @@ def resolve_latent(n_latent: int | None, n_units: int | None) -> int:
     if n_latent is not None and n_units is not None and int(n_latent) != int(n_units):
         raise ValueError(f"n_latent={n_latent} and n_units={n_units} disagree; give only one")
     return int(n_latent if n_latent is not None else n_units)
+
+
+def sizes(
+    n_inputs: int, n_latent: int | None, n_units: int | None, n_outputs: int | None, observation: str
+) -> tuple[int, int]:
+    """Resolve and check the latent and output sizes; returns ``(n_latent, n_outputs)``.
+
+    ``n_outputs`` defaults to ``n_latent``. Raises as :func:`resolve_latent` and :func:`check_sizes`.
+    """
+    n = resolve_latent(n_latent, n_units)
+    n_outputs = n if n_outputs is None else int(n_outputs)
+    check_sizes(n_inputs, n, n_outputs, observation)
+    return n, n_outputs
+
+
+def init_common(
+    module: nn.Module, n_inputs: int, n: int, n_outputs: int, observation: str, noise_std: float,
+    seed: Any,
+) -> torch.Generator:
+    """Store sizes, observation, noise level and seed; return the initialisation generator.
+
+    Raises
+    ------
+    ValueError
+        If ``noise_std`` is negative or not finite.
+    """
+    module.n_inputs, module.n_units, module.n_outputs = int(n_inputs), n, n_outputs
+    module.observation = observation
+    module.noise_std = check_nonnegative("noise_std", noise_std)
+    module.seed, gen = init_generator(seed)
+    return gen
+
+
+def init_pl_weights(
+    module: nn.Module, n: int, full_A: bool, w_diagonal: bool, gain: float, gen: torch.Generator
+) -> None:
+    """Create ``A``, ``W``, ``h``, the input/readout weights and the ``W`` mask (PLRNN, ALRNN).
+
+    ``A`` is uniform in [0.5, 0.9] (a vector, or its diagonal matrix when ``full_A``),
+    ``W ~ N(0, gain**2 / n)`` and ``h = 0``; the mask zeroes the diagonal of ``W`` unless
+    ``w_diagonal``.
+    """
+    module.full_A, module.w_diagonal, module.gain = bool(full_A), bool(w_diagonal), float(gain)
+    a = 0.5 + 0.4 * torch.rand(n, generator=gen)
+    module.A = nn.Parameter(torch.diag(a) if full_A else a)
+    module.W = nn.Parameter(torch.randn(n, n, generator=gen) * gain / math.sqrt(n))
+    module.h = nn.Parameter(torch.zeros(n))
+    init_io(module, gen)
+    module.register_buffer("w_mask", torch.ones(n, n) - (0 if w_diagonal else torch.eye(n)))
+
+
+def finish_init(module: nn.Module, train_h0: bool, dtype: str | torch.dtype) -> None:
+    """Create the learnable initial state when asked, then convert to ``dtype``."""
+    module.h0 = nn.Parameter(torch.zeros(module.n_units)) if train_h0 else None
+    module.train_h0 = bool(train_h0)
+    apply_dtype(module, dtype)
+
+
+def effective_A_W(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
+    """The full matrix ``A`` and the masked ``W`` of a PLRNN or ALRNN."""
+    A = module.A if module.full_A else torch.diag(module.A)
+    return A, module.W * module.w_mask
+
+
+n_latent = property(lambda self: self.n_units, doc="The latent dimension (same as ``n_units``).")
+noise_scale = property(lambda self: self.noise_std, doc="Process-noise standard deviation per step.")
 
 
 def init_io(module: nn.Module, gen: torch.Generator) -> None:
@@ -114,6 +183,39 @@ def input_weights(C: Any, n: int) -> np.ndarray:
     arr = arr[:, None] if arr.ndim == 1 else arr
     check_shape("C", arr, (n, arr.shape[1]))
     return arr
+
+
+def check_array(name: str, x: Any, shape: tuple[int | None, ...]) -> np.ndarray:
+    """:func:`as_array` with ``len(shape)`` dimensions, then :func:`check_shape`.
+
+    ``None`` in ``shape`` accepts any size along that axis.
+    """
+    arr = as_array(name, x, (len(shape),))
+    check_shape(name, arr, tuple(arr.shape[i] if s is None else s for i, s in enumerate(shape)))
+    return arr
+
+
+def pl_arrays(
+    A: Any, W: Any, h: Any, C: Any
+) -> tuple[np.ndarray, bool, np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Check the arrays of a PLRNN or ALRNN ``from_arrays``.
+
+    Returns ``(A, full_A, W, h, C, w_diagonal)`` as float64 arrays: ``A`` the diagonal vector or
+    the full matrix (see :func:`split_A`), ``W`` (latent, latent), ``h`` (latent,),
+    ``C`` (latent, input), and whether ``W`` has a non-zero diagonal.
+    """
+    a, full = split_A(A)
+    n = a.shape[0]
+    W_ = check_array("W", W, (n, n))
+    h_ = check_array("h", h, (n,))
+    C_ = input_weights(C, n)
+    return a, full, W_, h_, C_, bool(np.any(np.diag(W_) != 0))
+
+
+def set_params(module: nn.Module, **values: np.ndarray) -> None:
+    """:func:`set_param` for each named parameter of ``module``."""
+    for name, value in values.items():
+        set_param(getattr(module, name), value)
 
 
 def set_param(param: nn.Parameter, value: np.ndarray) -> None:

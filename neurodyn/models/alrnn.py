@@ -6,18 +6,14 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
-import numpy as np
 import torch
-from torch import nn
 
 from neurodyn._seed import SeedLike
 from neurodyn.models import _pl_common as plc
-from neurodyn.models._base import RecurrentModel, init_generator
+from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import register_model
-from neurodyn.models.leaky_rnn import check_nonnegative
 
 
 class ALRNNParams(NamedTuple):
@@ -92,38 +88,21 @@ class ALRNN(RecurrentModel):
         dtype: str = "float32",
     ) -> None:
         super().__init__()
-        n = plc.resolve_latent(n_latent, n_units)
-        n_outputs = n if n_outputs is None else int(n_outputs)
-        plc.check_sizes(n_inputs, n, n_outputs, observation)
+        n, n_outputs = plc.sizes(n_inputs, n_latent, n_units, n_outputs, observation)
         n_relu = max(1, n // 4) if n_relu is None else int(n_relu)
         if not 0 <= n_relu <= n:
             raise ValueError(f"n_relu must be in [0, n_latent={n}], got {n_relu}")
-        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), n, n_outputs
-        self.n_relu, self.full_A, self.w_diagonal = n_relu, bool(full_A), bool(w_diagonal)
-        self.observation, self.gain = observation, float(gain)
-        self.noise_std = check_nonnegative("noise_std", noise_std)
-        self.seed, gen = init_generator(seed)
-        a = 0.5 + 0.4 * torch.rand(n, generator=gen)
-        self.A = nn.Parameter(torch.diag(a) if full_A else a)
-        self.W = nn.Parameter(torch.randn(n, n, generator=gen) * gain / math.sqrt(n))
-        self.h = nn.Parameter(torch.zeros(n))
-        plc.init_io(self, gen)
-        self.register_buffer("w_mask", torch.ones(n, n) - (0 if w_diagonal else torch.eye(n)))
-        self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
-        self.train_h0 = bool(train_h0)
-        plc.apply_dtype(self, dtype)
+        self.n_relu = n_relu
+        gen = plc.init_common(self, n_inputs, n, n_outputs, observation, noise_std, seed)
+        plc.init_pl_weights(self, n, full_A, w_diagonal, gain, gen)
+        plc.finish_init(self, train_h0, dtype)
 
-    @property
-    def n_latent(self) -> int:
-        return self.n_units
-
-    @property
-    def noise_scale(self) -> float:
-        return self.noise_std
+    n_latent = plc.n_latent
+    noise_scale = plc.noise_scale
 
     def params(self) -> ALRNNParams:
-        A = self.A if self.full_A else torch.diag(self.A)
-        return ALRNNParams(A, self.W * self.w_mask, self.h, self.C, self.B, self.b_out, self.n_relu)
+        A, W = plc.effective_A_W(self)
+        return ALRNNParams(A, W, self.h, self.C, self.B, self.b_out, self.n_relu)
 
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         return alrnn_step(self.params(), h, u)
@@ -159,18 +138,10 @@ class ALRNN(RecurrentModel):
         ValueError
             On shape mismatches, NaN/Inf, or ``n_relu`` outside ``[0, latent]``.
         """
-        a, full = plc.split_A(A)
-        n = a.shape[0]
-        W_ = plc.as_array("W", W, (2,))
-        plc.check_shape("W", W_, (n, n))
-        h_ = plc.as_array("h", h, (1,))
-        plc.check_shape("h", h_, (n,))
-        C_ = plc.input_weights(C, n)
-        w_diag = bool(np.any(np.diag(W_) != 0))
+        a, full, W_, h_, C_, w_diag = plc.pl_arrays(A, W, h, C)
         model = cls(
-            C_.shape[1], n, n, n_relu=int(n_relu), full_A=full, w_diagonal=w_diag,
+            C_.shape[1], len(h_), len(h_), n_relu=int(n_relu), full_A=full, w_diagonal=w_diag,
             observation="identity", dtype=dtype,
         )
-        for param, value in ((model.A, a), (model.W, W_), (model.h, h_), (model.C, C_)):
-            plc.set_param(param, value)
+        plc.set_params(model, A=a, W=W_, h=h_, C=C_)
         return model

@@ -14,9 +14,8 @@ from torch import nn
 
 from neurodyn._seed import SeedLike
 from neurodyn.models import _pl_common as plc
-from neurodyn.models._base import RecurrentModel, init_generator
+from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import register_model
-from neurodyn.models.leaky_rnn import check_nonnegative
 
 
 class ShallowPLRNNParams(NamedTuple):
@@ -88,16 +87,12 @@ class ShallowPLRNN(RecurrentModel):
         dtype: str = "float32",
     ) -> None:
         super().__init__()
-        n = plc.resolve_latent(n_latent, n_units)
-        n_outputs = n if n_outputs is None else int(n_outputs)
-        plc.check_sizes(n_inputs, n, n_outputs, observation)
+        n, n_outputs = plc.sizes(n_inputs, n_latent, n_units, n_outputs, observation)
         n_hidden = 2 * n if n_hidden is None else int(n_hidden)
         if n_hidden < 1:
             raise ValueError(f"n_hidden must be >= 1, got {n_hidden}")
-        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), n, n_outputs
         self.n_hidden, self.clipped = n_hidden, bool(clipped)
-        self.observation, self.noise_std = observation, check_nonnegative("noise_std", noise_std)
-        self.seed, gen = init_generator(seed)
+        gen = plc.init_common(self, n_inputs, n, n_outputs, observation, noise_std, seed)
 
         def uni(scale: float, *shape: int) -> nn.Parameter:
             return nn.Parameter((torch.rand(*shape, generator=gen) * 2 - 1) * scale)
@@ -108,17 +103,10 @@ class ShallowPLRNN(RecurrentModel):
         self.h1 = nn.Parameter(torch.zeros(n))
         self.h2 = uni(1.0, n_hidden)
         plc.init_io(self, gen)
-        self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
-        self.train_h0 = bool(train_h0)
-        plc.apply_dtype(self, dtype)
+        plc.finish_init(self, train_h0, dtype)
 
-    @property
-    def n_latent(self) -> int:
-        return self.n_units
-
-    @property
-    def noise_scale(self) -> float:
-        return self.noise_std
+    n_latent = plc.n_latent
+    noise_scale = plc.noise_scale
 
     def params(self) -> ShallowPLRNNParams:
         return ShallowPLRNNParams(
@@ -162,22 +150,15 @@ class ShallowPLRNN(RecurrentModel):
         if full:
             raise ValueError("the shallow PLRNN needs a diagonal A (vector or diagonal matrix)")
         n = a.shape[0]
-        W1_ = plc.as_array("W1", W1, (2,))
+        W1_ = plc.check_array("W1", W1, (n, None))
         n_hidden = W1_.shape[1]
-        plc.check_shape("W1", W1_, (n, n_hidden))
-        W2_ = plc.as_array("W2", W2, (2,))
-        plc.check_shape("W2", W2_, (n_hidden, n))
-        h1_ = plc.as_array("h1", h1, (1,))
-        plc.check_shape("h1", h1_, (n,))
-        h2_ = plc.as_array("h2", h2, (1,))
-        plc.check_shape("h2", h2_, (n_hidden,))
+        W2_ = plc.check_array("W2", W2, (n_hidden, n))
+        h1_ = plc.check_array("h1", h1, (n,))
+        h2_ = plc.check_array("h2", h2, (n_hidden,))
         C_ = plc.input_weights(C, n)
         model = cls(
             C_.shape[1], n, n, n_hidden=n_hidden, clipped=clipped, observation="identity",
             dtype=dtype,
         )
-        values = ((model.a, a), (model.W1, W1_), (model.W2, W2_), (model.h1, h1_),
-                  (model.h2, h2_), (model.C, C_))
-        for param, value in values:
-            plc.set_param(param, value)
+        plc.set_params(model, a=a, W1=W1_, W2=W2_, h1=h1_, h2=h2_, C=C_)
         return model
