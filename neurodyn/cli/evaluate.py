@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurodyn.cli._common import check_outputs
+from neurodyn.cli._common import check_outputs, write_netcdf
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -61,10 +61,41 @@ def held_out_data(extra: dict, data: str | None, key: str | None):
         if key is not None:
             opts["key"] = key
         steps = [s for s in extra["preprocessing"] if s.get("step") != "time_slice"]
-        test = apply_preprocessing(load_timeseries(data, **opts), steps)
+        raw = load_timeseries(data, **opts)
+        n_fit = extra.get("n_channels_raw")
+        if n_fit is None and train is not None:
+            n_fit = load_timeseries(extra["data"], **dict(extra["load_options"])).n_channels
+        _check_channel_count(raw.n_channels, n_fit, extra.get("channels"), data)
+        test = apply_preprocessing(raw, steps)
     if test is None:
         raise ValueError("no held-out data: the fit used --holdout 0 (or the file moved); give DATA")
     return _flat(train), _flat(test)
+
+
+def _check_channel_count(n_data: int, n_fit: int | None, channels: list[int] | None, data: str) -> None:
+    """Raise ``ValueError`` if DATA cannot supply the channels the model was fitted on."""
+    if channels is not None:
+        need = max(channels) + 1
+        if n_data < need:
+            raise ValueError(f"{data} has {n_data} channels but the fit used channel {need - 1} "
+                             f"(--channels {','.join(map(str, channels))}); give a recording with at least "
+                             f"{need} channels in the same order")
+    elif n_fit is not None and n_data != n_fit:
+        raise ValueError(f"{data} has {n_data} channels but the model was fitted on {n_fit}; "
+                         f"give a recording with the same {n_fit} channels in the same order "
+                         f"(or --key for another array)")
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse out-of-range option values before any work starts (ValueError naming the flag)."""
+    if args.n_transient < 0:
+        raise ValueError(f"--n-transient must be >= 0 (generated steps to discard), got {args.n_transient}")
+    counts = (("--max-steps", args.max_steps), ("--pe-steps", args.pe_steps), ("--n-bins", args.n_bins))
+    for flag, v in counts:
+        if v is not None and v < 1:
+            raise ValueError(f"{flag} must be >= 1, got {v}")
+    if not np.isfinite(args.smoothing) or args.smoothing < 0:
+        raise ValueError(f"--smoothing must be a finite number >= 0, got {args.smoothing}")
 
 
 def _flat(ts):
@@ -76,14 +107,22 @@ def run(args: argparse.Namespace) -> int:
     from neurodyn.analysis.dsr_evaluate import evaluate_reconstruction
     from neurodyn.io import load_model
 
-    check_outputs(args.out, overwrite=args.overwrite)
+    check_args(args)
+    check_outputs(args.out, overwrite=args.overwrite, inputs=[args.fit, args.data])
     loaded = load_model(args.fit)
     if loaded.checkpoint is None:
         raise ValueError(f"{args.fit} is not a neurodyn checkpoint")
-    extra = loaded.checkpoint.extra
+    extra = loaded.checkpoint.extra or {}
+    if args.out is not None and extra.get("data") is not None:
+        if Path(args.out).resolve() == Path(extra["data"]).resolve():
+            raise FileExistsError(f"--out {args.out} is the training data of {args.fit}; "
+                                  f"choose another output name")
     train, test = held_out_data(extra, args.data, args.key)
     if args.max_steps is not None:
         test = test[: args.max_steps]
+    if len(test) < args.pe_steps + 1:
+        raise ValueError(f"PE({args.pe_steps}) needs at least {args.pe_steps + 1} held-out steps, there are "
+                         f"{len(test)}; lower --pe-steps or raise --max-steps (or the fit's --holdout)")
     baselines = not args.no_baselines and train is not None
     result = evaluate_reconstruction(
         loaded.model, train if train is not None else test, test, observation=extra["observation"],
@@ -94,9 +133,8 @@ def run(args: argparse.Namespace) -> int:
           f"{len(test)} held-out steps, D_stsp by {result.settings['method']}")
     print(result.summary())
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         ds = result.to_xarray()
         ds.attrs["fit_file"] = str(args.fit)
-        ds.to_netcdf(args.out, engine="h5netcdf")
+        write_netcdf(ds, args.out)
         print(f"wrote {args.out}")
     return 0 if np.all(np.isfinite(result.d_stsp[:1])) else 1

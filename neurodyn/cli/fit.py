@@ -8,6 +8,7 @@ training history, which ``neurodyn evaluate`` uses to rebuild the held-out data.
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 from neurodyn.cli._common import check_outputs
@@ -55,7 +56,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     m = p.add_argument_group("model options")
     m.add_argument("--model", choices=sorted(DSR_MODELS), default="clipped-shplrnn")
     m.add_argument("--latent", type=int, default=None, help="latent dimension M (default: channels)")
-    m.add_argument("--hidden", type=int, default=50, help="hidden width L of the shallow PLRNN")
+    m.add_argument("--hidden", type=int, default=None,
+                   help="hidden width L of the shallow PLRNN (default 50; shplrnn models only)")
     m.add_argument("--n-relu", type=int, default=None, help="ALRNN: number of ReLU units P")
     m.add_argument("--observation", choices=("identity", "affine", "poisson"), default="identity")
     t = p.add_argument_group("training options")
@@ -90,9 +92,20 @@ def _ints(text: str | None, what: str) -> list[int] | None:
         raise ValueError(f"{what} must be comma-separated integers, got {text!r}") from None
 
 
+def check_channels(channels: list[int] | None, n_channels: int, source: str) -> None:
+    """Raise ``ValueError`` unless every ``--channels`` index exists in a recording of ``n_channels``."""
+    if channels is None:
+        return
+    bad = [c for c in channels if not 0 <= c < n_channels]
+    if bad:
+        raise ValueError(f"--channels {bad[0]} does not exist: {source} has {n_channels} channels; "
+                         f"give indices 0 to {n_channels - 1}")
+
+
 def prepare_data(ts, *, channels=None, delay_lags=None, standardize=True, holdout=0.2):
     """Select, embed, split and standardise (training statistics) → (train, test or None)."""
     if channels is not None:
+        check_channels(channels, ts.n_channels, ts.source or "the recording")
         ts = ts.select_channels(channels)
     if delay_lags is not None:
         ts = ts.delay_embed(delay_lags)
@@ -107,6 +120,53 @@ def prepare_data(ts, *, channels=None, delay_lags=None, standardize=True, holdou
     return train, test
 
 
+#: (flag, attribute, smallest allowed value, whether the bound itself is allowed)
+_BOUNDS = (
+    ("--latent", "latent", 1, True), ("--hidden", "hidden", 1, True), ("--n-relu", "n_relu", 0, True),
+    ("--tau", "tau", 1, True), ("--epochs", "epochs", 1, True),
+    ("--batches-per-epoch", "batches_per_epoch", 1, True), ("--batch-size", "batch_size", 1, True),
+    ("--seq-len", "seq_len", 1, True), ("--lr", "lr", 0.0, False), ("--lr-end", "lr_end", 0.0, False),
+    ("--lambda-latent", "lambda_latent", 0.0, True), ("--lambda-obs", "lambda_obs", 0.0, True),
+    ("--clip-grad-norm", "clip_grad_norm", 0.0, False), ("--noise-level", "noise_level", 0.0, True),
+)
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse out-of-range or meaningless option values before any data are read.
+
+    Raises
+    ------
+    ValueError
+        Naming the flag, the value given and the allowed range.
+    """
+    for flag, name, low, closed in _BOUNDS:
+        v = getattr(args, name)
+        if v is None:
+            continue
+        if not math.isfinite(v) or v < low or (v == low and not closed):
+            rel = ">=" if closed else ">"
+            raise ValueError(f"{flag} must be {rel} {low}, got {v}")
+    if not 0.0 <= args.alpha <= 1.0:
+        raise ValueError(f"--alpha must be in [0, 1], got {args.alpha}")
+    cls_name = DSR_MODELS[args.model][0]
+    if args.hidden is not None and cls_name != "ShallowPLRNN":
+        raise ValueError(f"--hidden applies to --model shplrnn/clipped-shplrnn only; "
+                         f"drop it for --model {args.model}")
+    if args.n_relu is not None and cls_name != "ALRNN":
+        raise ValueError(f"--n-relu applies to --model alrnn only; drop it for --model {args.model}")
+
+
+def check_model_size(args: argparse.Namespace, n_channels: int) -> None:
+    """Refuse a ``--latent`` too small for ``--observation identity`` or an ``--n-relu`` above it."""
+    latent = args.latent or n_channels
+    if args.observation == "identity" and latent < n_channels:
+        raise ValueError(f"--latent {latent} is below the {n_channels} data channels, but "
+                         f"--observation identity needs one latent unit per channel; "
+                         f"raise --latent or use --observation affine")
+    if args.n_relu is not None and args.n_relu > latent:
+        raise ValueError(f"--n-relu {args.n_relu} exceeds the latent dimension {latent}; lower --n-relu")
+
+
 def build_model(args: argparse.Namespace, n_channels: int, n_inputs: int):
     from neurodyn.models import make_model
 
@@ -114,7 +174,7 @@ def build_model(args: argparse.Namespace, n_channels: int, n_inputs: int):
     latent = args.latent or n_channels
     kwargs: dict[str, Any] = dict(extra)
     if cls_name == "ShallowPLRNN":
-        kwargs["n_hidden"] = args.hidden
+        kwargs["n_hidden"] = args.hidden if args.hidden is not None else 50
     if cls_name == "ALRNN" and args.n_relu is not None:
         kwargs["n_relu"] = args.n_relu
     if cls_name == "LeakyRNN":
@@ -126,26 +186,24 @@ def build_model(args: argparse.Namespace, n_channels: int, n_inputs: int):
 
 def run(args: argparse.Namespace) -> int:
     from neurodyn.io import load_timeseries, save_checkpoint
-    from neurodyn.training import fit_teacher_forcing
 
-    check_outputs(args.out, overwrite=args.overwrite)
+    check_args(args)
+    check_outputs(args.out, overwrite=args.overwrite, inputs=[args.data])
     ts = load_timeseries(args.data, **load_options(args))
     standardize = not args.no_standardize and args.observation != "poisson"
     train, test = prepare_data(ts, channels=_ints(args.channels, "--channels"),
                                delay_lags=_ints(args.delay_lags, "--delay-lags"),
                                standardize=standardize, holdout=args.holdout)
     train.check_length(args.seq_len)
+    check_model_size(args, train.n_channels)
     model = build_model(args, train.n_channels, train.n_inputs)
-    result = fit_teacher_forcing(
-        model, train, observation=args.observation, method=args.method, alpha=args.alpha,
-        adaptive_alpha=args.adaptive_alpha, tau=args.tau, n_epochs=args.epochs,
-        batches_per_epoch=args.batches_per_epoch, batch_size=args.batch_size, seq_len=args.seq_len,
-        lr=args.lr, lr_end=args.lr_end, lambda_latent=args.lambda_latent, lambda_obs=args.lambda_obs,
-        clip_grad_norm=args.clip_grad_norm, noise_level=args.noise_level, seed=args.seed,
-        progress=not args.no_progress,
-    )
+    try:
+        result = _fit(args, model, train)
+    except ValueError as err:  # library messages name Python arguments; point to the flags instead
+        raise ValueError(str(err).replace("observation='affine'", "--observation affine")) from None
     extra = {
         "kind": "dsr_fit", "data": str(args.data), "load_options": load_options(args),
+        "n_channels_raw": ts.n_channels,
         "preprocessing": list(train.preprocessing), "holdout": args.holdout,
         "channels": _ints(args.channels, "--channels"), "delay_lags": _ints(args.delay_lags, "--delay-lags"),
         "standardize": standardize, "observation": args.observation, "dt": train.dt,
@@ -160,3 +218,16 @@ def run(args: argparse.Namespace) -> int:
         print("training diverged; saved the last finite epoch (lower --lr or set --clip-grad-norm)")
     print(f"saved {args.out}")
     return 0 if result.status == "completed" else 1
+
+
+def _fit(args: argparse.Namespace, model, train):
+    from neurodyn.training import fit_teacher_forcing
+
+    return fit_teacher_forcing(
+        model, train, observation=args.observation, method=args.method, alpha=args.alpha,
+        adaptive_alpha=args.adaptive_alpha, tau=args.tau, n_epochs=args.epochs,
+        batches_per_epoch=args.batches_per_epoch, batch_size=args.batch_size, seq_len=args.seq_len,
+        lr=args.lr, lr_end=args.lr_end, lambda_latent=args.lambda_latent, lambda_obs=args.lambda_obs,
+        clip_grad_norm=args.clip_grad_norm, noise_level=args.noise_level, seed=args.seed,
+        progress=not args.no_progress,
+    )

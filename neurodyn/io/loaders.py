@@ -9,6 +9,7 @@ neurodyn[nwb]``). Arrays are read as ``(time, channel)`` or ``(trial, time, chan
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -114,10 +115,16 @@ def _pick(found: dict[str, Any], key: str | None, path: Path, preferred=("data",
 def _read_npy(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
     if input_key is not None:
         raise ValueError(".npy files hold one array; put inputs in a .npz file or pass them separately")
+    with open(p, "rb") as f:
+        magic = f.read(6)
+    if magic != b"\x93NUMPY":
+        raise ValueError(f"{p.name} is not a NumPy .npy file (no .npy header); write it with numpy.save, "
+                         f"or give a text table a .csv/.tsv/.txt suffix")
     try:
         return {"data": np.load(p, allow_pickle=False)}
-    except ValueError as err:
-        raise ValueError(f"{p} is not a plain .npy array ({err})") from None
+    except ValueError:
+        raise ValueError(f"{p.name} holds Python objects, not a numeric array; save a numeric array "
+                         f"(e.g. numpy.save(path, x.astype(float)))") from None
 
 
 def _read_npz(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
@@ -134,15 +141,19 @@ def _read_npz(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]
 
 def _read_csv(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
     delim = "\t" if p.suffix.lower() == ".tsv" else ","
-    with open(p) as f:
-        first = f.readline().strip()
+    try:
+        with open(p) as f:
+            first = f.readline().strip()
+    except UnicodeDecodeError:
+        raise ValueError(f"{p.name} is not a text file; give a comma- or tab-separated table of numbers"
+                         ) from None
     cells = [c.strip() for c in first.split(delim)]
     try:
         [float(c) for c in cells]
         header = None
     except ValueError:
         header = cells
-    arr = np.loadtxt(p, delimiter=delim, skiprows=0 if header is None else 1, ndmin=2)
+    arr = _load_table(p, delim, skiprows=0 if header is None else 1)
     out: dict[str, Any] = {}
     names = header or [f"ch{i}" for i in range(arr.shape[1])]
     if header is not None and header[0].lower() in ("time", "t"):
@@ -159,6 +170,24 @@ def _read_csv(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]
         arr, names = arr[:, keep], [names[i] for i in keep]
     out.update(data=arr, channel_names=names)
     return out
+
+
+def _load_table(p: Path, delim: str, skiprows: int) -> np.ndarray:
+    """Numeric rows of a text table as (row, column); one clean ``ValueError`` for anything else."""
+    sep = "tab" if delim == "\t" else "comma"
+    fix = (f"a {p.suffix} file needs an optional header line, then one row of {sep}-separated numbers "
+           f"per time step")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "input contained no data" → the error below
+        try:
+            arr = np.loadtxt(p, delimiter=delim, skiprows=skiprows, ndmin=2)
+        except ValueError as err:
+            raise ValueError(f"{p.name} is not a numeric table ({str(err).rstrip('.')}); {fix}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"{p.name} is not a text file; {fix}") from None
+    if arr.size == 0:
+        raise ValueError(f"{p.name} has no numeric rows{' after its header' if skiprows else ''}; {fix}")
+    return arr
 
 
 def _read_mat(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:

@@ -182,8 +182,11 @@ class TimeSeries:
         flat = self.data.reshape(-1, self.n_channels)
         mu = flat.mean(axis=0) if mean is None else np.asarray(mean, dtype=np.float64)
         sd = flat.std(axis=0) if std is None else np.asarray(std, dtype=np.float64)
-        if mu.shape != (self.n_channels,) or sd.shape != (self.n_channels,) or np.any(sd <= 0):
-            raise ValueError(f"mean and std must have shape ({self.n_channels},) with std > 0")
+        if mu.shape != (self.n_channels,) or sd.shape != (self.n_channels,):
+            raise ValueError(f"the statistics cover {mu.size} channels but the data have {self.n_channels}; "
+                             f"give data with the channels the statistics came from")
+        if np.any(sd <= 0):
+            raise ValueError("std must be > 0 for every channel; drop constant channels first")
         record = {"step": "standardize", "mean": mu.tolist(), "std": sd.tolist()}
         return self._with(record, data=(self.data - mu) / sd)
 
@@ -222,7 +225,15 @@ class TimeSeries:
 
     def select_channels(self, channels: Any) -> TimeSeries:
         """Keep the given channels (indices or names), in that order."""
-        idx = [self.channel_names.index(c) if isinstance(c, str) else int(c) for c in channels]
+        idx = []
+        for c in channels:
+            if isinstance(c, str) and c not in self.channel_names:
+                raise ValueError(f"no channel named {c!r}; the channels are {', '.join(self.channel_names)}")
+            i = self.channel_names.index(c) if isinstance(c, str) else int(c)
+            if not 0 <= i < self.n_channels:
+                raise ValueError(f"channel index {i} does not exist: the data have {self.n_channels} "
+                                 f"channels (indices 0 to {self.n_channels - 1})")
+            idx.append(i)
         record = {"step": "select_channels", "channels": idx}
         return self._with(record, data=self.data[:, :, idx],
                           channel_names=tuple(self.channel_names[i] for i in idx))
