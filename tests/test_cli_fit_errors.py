@@ -66,6 +66,17 @@ def test_csv_with_only_a_header_gives_one_clean_message_and_no_warning(tmp_path,
     assert "no numeric rows after its header" in err and "shape" not in err
 
 
+@pytest.mark.parametrize("argv, expected", [
+    (["--channels", "0,0"], "--channels lists channel 0 more than once"),
+    (["--delay-lags", "0,-1"], "--delay-lags must be distinct integers >= 0"),
+    (["--delay-lags", "0,3,3"], "--delay-lags must be distinct integers >= 0"),
+])
+def test_fit_channel_and_lag_lists_are_checked(fitted, tmp_path, capsys, argv, expected):
+    _, data, _ = fitted
+    err = _error(capsys, ["fit", str(data), "--out", str(tmp_path / "x.pt"), *TINY, *argv])
+    assert expected in err
+
+
 # -- fit: options ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("argv, expected", [
     (["--lr", "-1"], "--lr must be > 0"),

@@ -100,6 +100,16 @@ def check_channels(channels: list[int] | None, n_channels: int, source: str) -> 
     if bad:
         raise ValueError(f"--channels {bad[0]} does not exist: {source} has {n_channels} channels; "
                          f"give indices 0 to {n_channels - 1}")
+    twice = sorted({c for c in channels if channels.count(c) > 1})
+    if twice:
+        raise ValueError(f"--channels lists channel {twice[0]} more than once; give each index once")
+
+
+def check_delay_lags(lags: list[int] | None) -> None:
+    """Raise ``ValueError`` unless the ``--delay-lags`` are distinct and >= 0."""
+    if lags is not None and (min(lags) < 0 or len(set(lags)) != len(lags)):
+        raise ValueError(f"--delay-lags must be distinct integers >= 0 (steps into the past), "
+                         f"got {','.join(map(str, lags))}")
 
 
 def prepare_data(ts, *, channels=None, delay_lags=None, standardize=True, holdout=0.2):
@@ -188,6 +198,7 @@ def run(args: argparse.Namespace) -> int:
     from neurodyn.io import load_timeseries, save_checkpoint
 
     check_args(args)
+    check_delay_lags(_ints(args.delay_lags, "--delay-lags"))
     check_outputs(args.out, overwrite=args.overwrite, inputs=[args.data])
     ts = load_timeseries(args.data, **load_options(args))
     standardize = not args.no_standardize and args.observation != "poisson"
