@@ -124,6 +124,12 @@ def test_evaluate_options_are_checked_with_flag_names(fitted, capsys, argv, expe
     assert expected in _error(capsys, ["evaluate", str(fit), *argv])
 
 
+def test_evaluate_key_is_not_silently_ignored_for_the_training_file(fitted, capsys):
+    _, data, fit = fitted
+    for argv in (["--key", "other"], [str(data), "--key", "other"]):
+        assert "--key other applies to another DATA file" in _error(capsys, ["evaluate", str(fit), *argv])
+
+
 def test_evaluate_refuses_to_write_over_the_training_data(fitted, capsys):
     _, data, fit = fitted
     before = data.read_bytes()

@@ -54,6 +54,10 @@ def held_out_data(extra: dict, data: str | None, key: str | None):
     opts = dict(extra["load_options"])
     prep = {"channels": extra.get("channels"), "delay_lags": extra.get("delay_lags"),
             "standardize": extra.get("standardize", True), "holdout": extra.get("holdout", 0.0)}
+    same = data is None or Path(data).resolve() == Path(extra["data"]).resolve()
+    if same and key is not None and key != opts.get("key"):
+        raise ValueError(f"--key {key} applies to another DATA file; the training file is read as when "
+                         f"fitting (key {opts.get('key')!r}), so drop --key or give another DATA")
     train = test = None
     if Path(extra["data"]).exists():
         train, test = prepare_data(load_timeseries(extra["data"], **opts), **prep)
