@@ -119,20 +119,7 @@ class FixedPointResult:
         """
         import xarray as xr
 
-        fp, ev = ("fixed_point",), ("fixed_point", "eigenvalue")
-        data = {
-            "state": (("fixed_point", "unit"), np.asarray(self.states, dtype=np.float64)),
-            "q": (fp, np.asarray(self.q, dtype=np.float64)),
-            "eigenvalue_real": (ev, np.asarray(self.eigenvalues.real, dtype=np.float64)),
-            "eigenvalue_imag": (ev, np.asarray(self.eigenvalues.imag, dtype=np.float64)),
-            "stability": (fp, np.asarray(self.stability, dtype=str).astype(object)),
-            "converged": (fp, np.asarray(self.converged, dtype=bool)),
-        }
-        for name in ("n_unstable", "order", "cycle_id", "cycle_step", "iterations"):
-            data[name] = (fp, np.asarray(getattr(self, name), dtype=np.int64))
-        attrs = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION}
-        attrs.update({k: _attr_value(v) for k, v in self.attrs.items()})
-        return xr.Dataset(data, attrs=attrs)
+        return xr.Dataset(point_variables(self), attrs=format_attrs(self.attrs))
 
     @classmethod
     def from_xarray(cls, ds) -> FixedPointResult:
@@ -174,6 +161,32 @@ def load_fixed_points(path) -> FixedPointResult:
 
     with xr.open_dataset(path, engine="h5netcdf") as ds:
         return FixedPointResult.from_xarray(ds.load())
+
+
+def point_variables(result: Any) -> dict[str, tuple]:
+    """The format's per-point variables of a result with :class:`FixedPointResult`'s fields.
+
+    Shared by every writer of the fixed-point file format (also the exact PLRNN cycle search).
+    """
+    fp, ev = ("fixed_point",), ("fixed_point", "eigenvalue")
+    data: dict[str, tuple] = {
+        "state": (("fixed_point", "unit"), np.asarray(result.states, dtype=np.float64)),
+        "q": (fp, np.asarray(result.q, dtype=np.float64)),
+        "eigenvalue_real": (ev, np.asarray(result.eigenvalues.real, dtype=np.float64)),
+        "eigenvalue_imag": (ev, np.asarray(result.eigenvalues.imag, dtype=np.float64)),
+        "stability": (fp, np.asarray(result.stability, dtype=str).astype(object)),
+        "converged": (fp, np.asarray(result.converged, dtype=bool)),
+    }
+    for name in ("n_unstable", "order", "cycle_id", "cycle_step", "iterations"):
+        data[name] = (fp, np.asarray(getattr(result, name), dtype=np.int64))
+    return data
+
+
+def format_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """The format's name and version plus netCDF-safe copies of ``attrs``."""
+    out: dict[str, Any] = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION}
+    out.update({k: _attr_value(v) for k, v in attrs.items()})
+    return out
 
 
 def _attr_value(value: Any) -> Any:

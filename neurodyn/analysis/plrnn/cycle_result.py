@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-FORMAT_NAME = "neurodyn.fixed_points"
-FORMAT_VERSION = 1
+from neurodyn.analysis._fp_result import format_attrs, point_variables
+
 _POINT_INT = ("n_unstable", "order", "cycle_id", "cycle_step", "iterations")
 _SEARCH = ("n_regions_visited", "n_solves", "n_ill_conditioned", "complete", "wall_time")
 
@@ -117,24 +117,13 @@ class CycleResult:
         """The result as an :class:`xarray.Dataset` (see the module docstring for the names)."""
         import xarray as xr
 
-        fp, ev = ("fixed_point",), ("fixed_point", "eigenvalue")
-        data: dict[str, Any] = {
-            "state": (("fixed_point", "unit"), np.asarray(self.states, dtype=np.float64)),
-            "q": (fp, np.asarray(self.q, dtype=np.float64)),
-            "eigenvalue_real": (ev, np.asarray(self.eigenvalues.real, dtype=np.float64)),
-            "eigenvalue_imag": (ev, np.asarray(self.eigenvalues.imag, dtype=np.float64)),
-            "stability": (fp, np.asarray(self.stability, dtype=str).astype(object)),
-            "converged": (fp, np.asarray(self.converged, dtype=bool)),
-            "region_margin": (fp, np.asarray(self.region_margin, dtype=np.float64)),
-            "region_code": (("fixed_point", "hyperplane"), np.asarray(self.region_code, dtype=np.int8)),
-        }
-        for name in _POINT_INT:
-            data[name] = (fp, np.asarray(getattr(self, name), dtype=np.int64))
+        data = point_variables(self)
+        data["region_margin"] = (("fixed_point",), np.asarray(self.region_margin, dtype=np.float64))
+        data["region_code"] = (("fixed_point", "hyperplane"), np.asarray(self.region_code, dtype=np.int8))
         for name, values in self.search.items():
             data[name] = (("search_order",), np.asarray(values))
         coords = {"search_order": np.arange(1, len(next(iter(self.search.values()), [])) + 1)}
-        attrs = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION}
-        attrs.update({k: _attr(v) for k, v in self.attrs.items()})
+        attrs = format_attrs(self.attrs)
         return xr.Dataset(data, coords=coords, attrs=attrs)
 
     @classmethod
@@ -171,14 +160,3 @@ class CycleResult:
     def save(self, path) -> None:
         """Write the netCDF file (engine h5netcdf)."""
         self.to_xarray().to_netcdf(path, engine="h5netcdf")
-
-
-def _attr(value: Any) -> Any:
-    """netCDF-safe attribute values (None → "none", bool → int, inf → "inf")."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool | np.bool_):
-        return int(value)
-    if isinstance(value, float) and np.isinf(value):
-        return "inf"
-    return value
