@@ -11,6 +11,7 @@ from neurodyn.analysis._fp_search import (
     _progress_bar,
     minimise_gradient,
     minimise_joint,
+    retire,
     speed,
 )
 from neurodyn.analysis._fp_stability import batch_jacobian
@@ -49,6 +50,7 @@ def minimise_levenberg_marquardt(
     iters = torch.zeros(n, dtype=torch.int64, device=x.device)
     converged = q < tol_q
     stalled = ~torch.isfinite(q)
+    out = SearchState(x, q, iters, converged, stalled)
     idx = (~(converged | stalled)).nonzero().squeeze(1)
     eye = torch.eye(n_state, dtype=x.dtype, device=x.device)
     xa, qa = x[idx], q[idx]
@@ -75,15 +77,9 @@ def minimise_levenberg_marquardt(
         done_dq = ok & (dq < tol_dq * lr)
         lr = torch.where(ok, lr * LM_GROW, lr * LM_SHRINK)
         na += 1
-        done_q = qa < tol_q
-        stop = done_q | done_dq | (lr < LR_FLOOR * lr_init)
         bar.update(1)
-        if bool(stop.any()):
-            fin = idx[stop]
-            x[fin], q[fin], iters[fin] = xa[stop], qa[stop], na[stop]
-            converged[fin] = done_q[stop]
-            stalled[fin] = ~done_q[stop]
-            keep = ~stop
+        keep = retire(out, idx, xa, qa, na, done_dq, lr, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
+        if keep is not None:
             idx, xa, qa, lr, na, M, r = (t[keep] for t in (idx, xa, qa, lr, na, M, r))
     x[idx], q[idx], iters[idx] = xa, qa, na
     bar.close()

@@ -56,6 +56,35 @@ class SearchState(NamedTuple):
     stalled: torch.Tensor
 
 
+def retire(
+    out: SearchState,
+    idx: torch.Tensor,
+    xa: torch.Tensor,
+    qa: torch.Tensor,
+    na: torch.Tensor,
+    done_dq: torch.Tensor,
+    lr: torch.Tensor,
+    *,
+    tol_q: float,
+    lr_min: float,
+) -> torch.Tensor | None:
+    """Write finished active candidates into ``out``; return the mask of those to keep.
+
+    A candidate stops when q < tol_q (converged), when its last accepted decrease was below
+    tol_dq (``done_dq``), or when its step size fell below ``lr_min`` (both: stalled).
+    Returns None when none stopped.
+    """
+    done_q = qa < tol_q
+    stop = done_q | done_dq | (lr < lr_min)
+    if not bool(stop.any()):
+        return None
+    fin = idx[stop]
+    out.states[fin], out.q[fin], out.iterations[fin] = xa[stop], qa[stop], na[stop]
+    out.converged[fin] = done_q[stop]
+    out.stalled[fin] = ~done_q[stop]
+    return ~stop
+
+
 def speed(G: BatchedMap, x: torch.Tensor) -> torch.Tensor:
     """q(x) = ½‖G(x) − x‖² per row; ``x`` (candidate, state) → (candidate,)."""
     return 0.5 * (G(x) - x).pow(2).sum(-1)
@@ -94,6 +123,7 @@ def minimise_gradient(
     iters = torch.zeros(n, dtype=torch.int64, device=x.device)
     converged = q < tol_q
     stalled = ~torch.isfinite(q)
+    out = SearchState(x, q, iters, converged, stalled)
     idx = (~(converged | stalled)).nonzero().squeeze(1)
     # working copies of the active candidates
     xa, qa, ga = x[idx], q[idx], g[idx]
@@ -117,15 +147,9 @@ def minimise_gradient(
         done_dq = ok & (dq < tol_dq * lr)
         lr = torch.where(ok, lr * LR_GROW, lr * LR_SHRINK)
         na += 1
-        done_q = qa < tol_q
-        stop = done_q | done_dq | (lr < LR_FLOOR * lr_init)
         bar.update(1)
-        if bool(stop.any()):
-            fin = idx[stop]
-            x[fin], q[fin], iters[fin] = xa[stop], qa[stop], na[stop]
-            converged[fin] = done_q[stop]
-            stalled[fin] = ~done_q[stop]
-            keep = ~stop
+        keep = retire(out, idx, xa, qa, na, done_dq, lr, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
+        if keep is not None:
             idx, xa, qa, ga, va, lr, na = (t[keep] for t in (idx, xa, qa, ga, va, lr, na))
     x[idx], q[idx], iters[idx] = xa, qa, na  # ran out of iterations
     bar.close()
