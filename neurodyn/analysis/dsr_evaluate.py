@@ -2,8 +2,9 @@
 
 :func:`evaluate_reconstruction` generates a free trajectory from the first held-out point, drops a
 transient and computes ``D_stsp``, ``D_H`` and ``PE(n)`` (see :mod:`neurodyn.analysis.dsr_metrics`)
-for the fitted model, for a linear VAR(1) model ``x' = A x + c`` fitted by least squares on the
-training data, and for the training mean (a constant prediction).
+for the fitted model, for a linear model ``x' = A x + C u' + c`` (VAR(1); ARX when the data have
+external inputs ``u``) fitted by least squares on the training data, and for the training mean (a
+constant prediction).
 """
 
 from __future__ import annotations
@@ -73,20 +74,55 @@ class ReconstructionResult:
         return ds
 
 
-def fit_linear_baseline(x_train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Least-squares VAR(1) ``x[t+1] = A x[t] + c``; ``x_train`` (time, channel) → (A, c)."""
-    X = np.c_[x_train[:-1], np.ones(len(x_train) - 1)]
-    coef, *_ = np.linalg.lstsq(X, x_train[1:], rcond=None)
-    return coef[:-1].T, coef[-1]
+@dataclass(frozen=True)
+class LinearBaseline:
+    """``x[t+1] = A x[t] + C u[t+1] + c``; ``A`` (channel, channel), ``C`` (channel, input), ``c``."""
+
+    A: np.ndarray
+    C: np.ndarray
+    c: np.ndarray
+
+    def _drive(self, u: np.ndarray | None, n: int) -> np.ndarray:
+        if u is None or self.C.shape[1] == 0:
+            return np.broadcast_to(self.c, (n, len(self.c)))
+        return u @ self.C.T + self.c
+
+    def run(self, x0: np.ndarray, n: int, u: np.ndarray | None = None) -> np.ndarray:
+        """Free run of ``n`` steps from ``x0``; ``u`` (n, input) drives step ``t``. Returns (n, channel)."""
+        drive = self._drive(u, n)
+        out, x = np.empty((n, len(x0))), x0
+        with np.errstate(over="ignore", invalid="ignore"):
+            for t in range(n):
+                x = self.A @ x + drive[t]
+                out[t] = x
+        return out
+
+    def predict(self, x: np.ndarray, n: int, u: np.ndarray | None = None) -> np.ndarray:
+        """``n``-step-ahead predictions of ``x[n:]`` from every ``x[:-n]``; ``u`` (time, input)."""
+        m = len(x) - n
+        z = x[:-n]
+        with np.errstate(over="ignore", invalid="ignore"):
+            for i in range(n):
+                z = z @ self.A.T + (self._drive(None, m) if u is None else self._drive(u[i + 1:i + 1 + m], m))
+        return z
 
 
-def _linear_run(A: np.ndarray, c: np.ndarray, x0: np.ndarray, n: int) -> np.ndarray:
-    out, x = np.empty((n, len(x0))), x0
-    with np.errstate(over="ignore", invalid="ignore"):
-        for t in range(n):
-            x = A @ x + c
-            out[t] = x
-    return out
+def fit_linear_baseline(x_train: np.ndarray, inputs: np.ndarray | None = None) -> LinearBaseline:
+    """Least-squares linear model ``x[t+1] = A x[t] + C u[t+1] + c`` (VAR(1), ARX with inputs).
+
+    Parameters
+    ----------
+    x_train : array, shape (time, channel)
+    inputs : array, shape (time, input), optional
+        External inputs aligned with ``x_train``; ``u[t+1]`` drives the step to ``x[t+1]``, as in
+        :func:`neurodyn.training.fit_teacher_forcing`.
+    """
+    x = np.asarray(x_train, dtype=np.float64)
+    cols = [x[:-1]] if inputs is None else [x[:-1], np.asarray(inputs, dtype=np.float64)[1:]]
+    X = np.concatenate(cols + [np.ones((len(x) - 1, 1))], axis=1)
+    coef, *_ = np.linalg.lstsq(X, x[1:], rcond=None)
+    n = x.shape[1]
+    return LinearBaseline(coef[:n].T, coef[n:-1].T, coef[-1])
 
 
 def _scores(x_test, x_gen, pred_err, method, n_bins, bin_range, smoothing, seed):
@@ -108,9 +144,17 @@ def evaluate_reconstruction(
     smoothing: float = 20.0,
     baselines: bool = True,
     lyapunov: bool = False,
+    inputs_train: Any = None,
+    inputs_test: Any = None,
     seed: SeedLike = 0,
 ) -> ReconstructionResult:
     """Score a fitted model's free dynamics on held-out data, with baselines.
+
+    Without external inputs the model runs freely for ``n_transient + time`` steps from the
+    latent state inferred from ``x_test[0]``; the last ``time`` steps are scored against ``x_test``.
+    With inputs there is no input for a transient before the held-out data, so the free run is
+    driven by ``inputs_test`` from ``x_test[0]`` and the first ``n_transient`` held-out steps are
+    dropped from both series (as input-driven fMRI models are scored, Kramer et al. 2022, ICML).
 
     Parameters
     ----------
@@ -120,7 +164,7 @@ def evaluate_reconstruction(
         Training data (for the baselines) and held-out data, preprocessed alike.
     observation : {"identity", "affine", "poisson"}
     n_transient : int
-        Generated steps discarded before scoring (time steps).
+        Time steps discarded before scoring: generated steps, or held-out steps with inputs.
     pe_steps : int
         Horizon of ``PE(n)``.
     method : {"auto", "binned", "gmm"}
@@ -129,16 +173,22 @@ def evaluate_reconstruction(
     n_bins, bin_range, smoothing
         Passed to :func:`state_space_divergence` and :func:`power_spectrum_distance`.
     baselines : bool
-        Also score the linear least-squares model and the training mean.
+        Also score the linear least-squares model (ARX with inputs) and the training mean.
     lyapunov : bool
-        Compute the fitted model's largest Lyapunov exponent (:func:`neurodyn.analysis.lyapunov_spectrum`).
+        Compute the fitted model's largest Lyapunov exponent (:func:`neurodyn.analysis.lyapunov_spectrum`);
+        with inputs along the held-out input sequence (a short, finite-time estimate).
+    inputs_train, inputs_test : array, shape (time, input), optional
+        External inputs aligned with ``x_train`` / ``x_test`` (``u[t+1]`` drives the step to
+        ``x[t+1]``). ``inputs_test`` is required for a model with inputs, ``inputs_train`` too
+        when ``baselines``.
     seed : int, Generator or None
         Seed of the GMM estimate and the Lyapunov tangent frame.
 
     Raises
     ------
     ValueError
-        On shape mismatches or too short held-out data for ``pe_steps``.
+        On shape mismatches, NaN/Inf in the inputs, inputs missing for a model that takes them (or
+        given to one that does not), or held-out data too short for ``pe_steps`` / ``n_transient``.
     """
     from neurodyn.training.generate import generate
 
@@ -146,43 +196,86 @@ def evaluate_reconstruction(
     xtr, xte = np.asarray(x_train, dtype=np.float64), np.asarray(x_test, dtype=np.float64)
     if xtr.ndim != 2 or xte.ndim != 2 or xtr.shape[1] != xte.shape[1]:
         raise ValueError(f"x_train and x_test must be (time, channel) alike, got {xtr.shape}, {xte.shape}")
+    utr, ute = _check_inputs(model, xtr, xte, inputs_train, inputs_test, baselines)
     method = ("binned" if xte.shape[1] <= 5 else "gmm") if method == "auto" else method
     n = len(xte)
-    gen = generate(model, xte[0], n_transient + n, observation=observation).observations[n_transient:]
-    rows = {"fitted": (gen, prediction_error(model, xte, pe_steps, observation=observation))}
+    if ute is None:
+        gen = generate(model, xte[0], n_transient + n, observation=observation).observations[n_transient:]
+        x_ref = xte
+    else:
+        if n_transient > n - 3:
+            raise ValueError(f"with inputs the transient is taken from the {n} held-out steps; "
+                             f"n_transient = {n_transient} leaves too few, lower it")
+        gen = generate(model, xte[0], n - 1, observation=observation, inputs=ute[1:]).observations
+        gen, x_ref = gen[n_transient:], xte[1 + n_transient:]
+    rows = {"fitted": (gen, prediction_error(model, xte, pe_steps, observation=observation, inputs=ute))}
     if baselines:
-        A, c = fit_linear_baseline(xtr)
-        lin = _linear_run(A, c, xte[0], n_transient + n)[n_transient:]
-        pe_lin = float(np.mean((_linear_pred(A, c, xte, pe_steps) - xte[pe_steps:]) ** 2))
-        mean = np.repeat(xtr.mean(0, keepdims=True), n, axis=0)
-        rows["linear"] = (lin, pe_lin)
-        rows["mean"] = (mean, float(np.mean((xtr.mean(0) - xte[pe_steps:]) ** 2)))
+        lin = fit_linear_baseline(xtr, utr)
+        if ute is None:
+            run = lin.run(xte[0], n_transient + n)[n_transient:]
+        else:
+            run = lin.run(xte[0], n - 1, ute[1:])[n_transient:]
+        with np.errstate(over="ignore", invalid="ignore"):
+            pe_lin = float(np.mean((lin.predict(xte, pe_steps, ute) - xte[pe_steps:]) ** 2))
+        rows["linear"] = (run, pe_lin)
+        rows["mean"] = (np.repeat(xtr.mean(0, keepdims=True), len(x_ref), axis=0),
+                        float(np.mean((xtr.mean(0) - xte[pe_steps:]) ** 2)))
     d_s, d_h, pe, status = [], [], [], []
     for x_gen, pe_v in rows.values():
         ok = bool(np.all(np.isfinite(x_gen)))
-        s = _scores(xte, x_gen, pe_v, method, n_bins, bin_range, smoothing, seed_int)
+        s = _scores(x_ref, x_gen, pe_v, method, n_bins, bin_range, smoothing, seed_int)
         d_s.append(s[0])
         d_h.append(s[1])
         pe.append(s[2])
         status.append("ok" if ok else "diverged")
-    lam = float("nan")
-    if lyapunov:
-        from neurodyn.analysis.lyapunov import lyapunov_spectrum
-
-        h0 = _latent_start(model, xte[0], observation)
-        lam = float(lyapunov_spectrum(model, h0=h0, n_steps=5000, n_transient=n_transient, n_exponents=1,
-                                      seed=seed_int).max_exponent[0])
+    lam = _max_lyapunov(model, xte, ute, observation, n_transient, seed_int) if lyapunov else float("nan")
     settings = {"n_transient": n_transient, "pe_steps": pe_steps, "method": method, "n_bins": n_bins,
-                "smoothing": smoothing, "seed": seed_int, "observation": observation}
+                "smoothing": smoothing, "seed": seed_int, "observation": observation,
+                "n_inputs": 0 if ute is None else int(ute.shape[1])}
     return ReconstructionResult(tuple(rows), np.array(d_s), np.array(d_h), np.array(pe), tuple(status),
                                 lam, gen, settings)
 
 
-def _linear_pred(A: np.ndarray, c: np.ndarray, x: np.ndarray, n: int) -> np.ndarray:
-    z = x[:-n]
-    for _ in range(n):
-        z = z @ A.T + c
-    return z
+def _check_inputs(model, xtr, xte, inputs_train, inputs_test, baselines):
+    """Validated (inputs_train, inputs_test) float64 arrays or ``None``; see evaluate_reconstruction."""
+    n_in = int(getattr(model, "n_inputs", 0))
+    if n_in == 0:
+        if inputs_test is not None or inputs_train is not None:
+            raise ValueError("inputs were given but the model takes no external inputs (n_inputs = 0); "
+                             "drop inputs_train / inputs_test")
+        return None, None
+    if inputs_test is None:
+        raise ValueError(f"the model takes {n_in} external inputs; pass inputs_test (time, input) aligned "
+                         f"with x_test")
+    if baselines and inputs_train is None:
+        raise ValueError("the linear baseline needs the training inputs; pass inputs_train (time, input) "
+                         "aligned with x_train, or baselines=False")
+    out = []
+    for name, u, x in (("inputs_train", inputs_train, xtr), ("inputs_test", inputs_test, xte)):
+        if u is None:
+            out.append(None)
+            continue
+        u = np.asarray(u, dtype=np.float64)
+        if u.ndim != 2 or u.shape != (len(x), n_in):
+            raise ValueError(f"{name} must have shape (time, input) = ({len(x)}, {n_in}), got {u.shape}")
+        if not np.all(np.isfinite(u)):
+            raise ValueError(f"{name} contains NaN or Inf; clean or interpolate the inputs first")
+        out.append(u)
+    return out[0], out[1]
+
+
+def _max_lyapunov(model, xte, ute, observation, n_transient, seed_int) -> float:
+    from neurodyn.analysis.lyapunov import lyapunov_spectrum
+
+    h0 = _latent_start(model, xte[0], observation)
+    if ute is None:
+        res = lyapunov_spectrum(model, h0=h0, n_steps=5000, n_transient=n_transient, n_exponents=1,
+                                seed=seed_int)
+    else:
+        k = min(n_transient, (len(xte) - 1) // 2)
+        res = lyapunov_spectrum(model, h0=h0, n_steps=len(xte) - 1 - k, n_transient=k, inputs=ute[1:],
+                                n_exponents=1, seed=seed_int)
+    return float(res.max_exponent[0])
 
 
 def _latent_start(model, x0: np.ndarray, observation: str) -> np.ndarray:

@@ -39,7 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def held_out_data(extra: dict, data: str | None, key: str | None):
-    """(train, test) arrays (time, channel) rebuilt from a fit checkpoint's ``extra``.
+    """(train, test) rebuilt from a fit checkpoint's ``extra``, each ``(x, u)``: data (time, channel)
+    and external inputs (time, input) or ``None``; ``train`` is ``None`` if the training file moved.
 
     Raises
     ------
@@ -103,8 +104,11 @@ def check_args(args: argparse.Namespace) -> None:
 
 
 def _flat(ts):
-    """Trials concatenated along time, (time, channel)."""
-    return None if ts is None else ts.data.reshape(-1, ts.n_channels)
+    """Trials concatenated along time: ``(x (time, channel), u (time, input) or None)``."""
+    if ts is None:
+        return None
+    u = None if ts.inputs is None else ts.inputs.reshape(-1, ts.inputs.shape[-1])
+    return ts.data.reshape(-1, ts.n_channels), u
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,9 +125,15 @@ def run(args: argparse.Namespace) -> int:
         if Path(args.out).resolve() == Path(extra["data"]).resolve():
             raise FileExistsError(f"--out {args.out} is the training data of {args.fit}; "
                                   f"choose another output name")
-    train, test = held_out_data(extra, args.data, args.key)
+    train, (test, u_test) = held_out_data(extra, args.data, args.key)
+    train, u_train = (None, None) if train is None else train
     if args.max_steps is not None:
         test = test[: args.max_steps]
+        u_test = None if u_test is None else u_test[: args.max_steps]
+    n_in = int(loaded.model.n_inputs)
+    if n_in and u_test is None:
+        raise ValueError(f"the model takes {n_in} external inputs but the held-out data have none; give a "
+                         f"DATA file with inputs (--input-key as when fitting)")
     if len(test) < args.pe_steps + 1:
         raise ValueError(f"PE({args.pe_steps}) needs at least {args.pe_steps + 1} held-out steps, there are "
                          f"{len(test)}; lower --pe-steps or raise --max-steps (or the fit's --holdout)")
@@ -132,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
         loaded.model, train if train is not None else test, test, observation=extra["observation"],
         n_transient=args.n_transient, pe_steps=args.pe_steps, method=args.method, n_bins=args.n_bins,
         smoothing=args.smoothing, baselines=baselines, lyapunov=args.lyapunov, seed=args.seed,
+        inputs_train=u_train if baselines and n_in else None, inputs_test=u_test if n_in else None,
     )
     print(f"{args.fit}: {type(loaded.model).__name__}, {test.shape[1]} channels, "
           f"{len(test)} held-out steps, D_stsp by {result.settings['method']}")
