@@ -44,3 +44,20 @@ def test_fixedpoints_command_errors(tmp_path, capsys) -> None:
     np.savez(tmp_path / "bad.npz", A=np.ones(2), W=np.ones((2, 2)))
     assert main(["fixedpoints", str(tmp_path / "bad.npz"), "--arch", "plrnn"]) == 2
     assert "missing h" in capsys.readouterr().err
+
+
+def test_fixedpoints_attractors_finds_only_the_stable_cycle(tmp_path, capsys) -> None:
+    model, out = tmp_path / "plrnn.npz", tmp_path / "attractors.nc"
+    write_two_cycle_saddle(model)
+    argv = ["fixedpoints", str(model), "--arch", "plrnn", "--attractors", "--max-order", "50",
+            "--n-inits", "8", "--n-transient", "300", "--out", str(out)]
+    assert main(argv) == 0
+    assert "8 closed a cycle" in capsys.readouterr().out
+    with xr.open_dataset(out, engine="h5netcdf") as ds:
+        assert ds.attrs["method"] == "orbits" and ds.attrs["n_closed"] == 8
+        np.testing.assert_allclose(ds["state"].values, [[-2 / 7, -2.0], [6 / 7, -2.0]], atol=1e-12)
+        assert list(ds["stability"].values) == ["stable", "stable"]
+    assert main(["fixedpoints", str(model), "--arch", "plrnn", "--attractors", "--exhaustive"]) == 2
+    assert "exclude each other" in capsys.readouterr().err
+    assert main(["fixedpoints", str(model), "--arch", "plrnn", "--attractors", "--n-transient", "-1"]) == 2
+    assert "--n-transient must be >= 0" in capsys.readouterr().err

@@ -33,6 +33,7 @@ from neurodyn.analysis.plrnn import (  # noqa: F401  # noqa: F401
     HomoclinicResult,
     ManifoldResult,
     compute_basins,
+    find_attracting_cycles,
     find_cycles,
     find_homoclinic_points,
     find_manifolds,

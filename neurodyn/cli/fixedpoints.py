@@ -40,6 +40,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-order", type=int, default=1, help="also search k-cycles up to this order")
     p.add_argument("--exhaustive", action="store_true",
                    help="PLRNN family: enumerate all linear regions (small systems only)")
+    p.add_argument("--attractors", action="store_true",
+                   help="PLRNN family: only the cycles that --n-inits orbits (or --states) settle on, solved "
+                        "exactly; reaches long periods (set --max-order above the period)")
+    p.add_argument("--n-transient", type=int, default=5000,
+                   help="--attractors: steps each orbit runs before its return is checked (default 5000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the initial states and noise (default 0)")
     p.add_argument("--out", default=None, help="netCDF file for the results (e.g. fixedpoints.nc)")
     p.add_argument("--plot", default=None, help="figure file (e.g. fixedpoints.png)")
@@ -95,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--n-inits must be >= 1, got {args.n_inits}")
     if args.max_order < 1:
         raise ValueError(f"--max-order must be >= 1, got {args.max_order}")
+    if args.n_transient < 0:
+        raise ValueError(f"--n-transient must be >= 0, got {args.n_transient}")
     if not args.noise_scale >= 0:  # also catches NaN
         raise ValueError(f"--noise-scale must be >= 0, got {args.noise_scale}")
     loaded = load_model(args.model, arch=args.arch)
@@ -129,7 +136,17 @@ def _search(model, task, u, states, args):
     from neurodyn.analysis import find_cycles, find_fixed_points
     from neurodyn.models.piecewise import is_piecewise_linear
 
-    if is_piecewise_linear(model):  # exact search: fixed points and k-cycles by region (SCYFI)
+    if args.attractors:
+        if not is_piecewise_linear(model):
+            raise ValueError("--attractors needs a PLRNN, ShallowPLRNN or ALRNN model")
+        if args.exhaustive:
+            raise ValueError("--attractors and --exhaustive exclude each other; choose one")
+        from neurodyn.analysis import find_attracting_cycles
+
+        starts = None if states is None else states.reshape(-1, states.shape[-1])
+        result = find_attracting_cycles(model, starts, n_inits=args.n_inits, n_transient=args.n_transient,
+                                        max_order=args.max_order, u=u, seed=args.seed)
+    elif is_piecewise_linear(model):  # exact search: fixed points and k-cycles by region (SCYFI)
         result = find_cycles(model, max_order=args.max_order, exhaustive=args.exhaustive,
                              seed=args.seed, u=u)
     elif args.exhaustive:

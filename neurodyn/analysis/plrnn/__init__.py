@@ -12,9 +12,10 @@ from neurodyn.analysis.plrnn.cycles import find_cycles
 from neurodyn.analysis.plrnn.homoclinic import HomoclinicResult, find_homoclinic_points
 from neurodyn.analysis.plrnn.manifold_result import ManifoldPiece, ManifoldResult, Saddle
 from neurodyn.analysis.plrnn.manifolds import find_manifolds
+from neurodyn.analysis.plrnn.orbit_cycles import find_attracting_cycles
 from neurodyn.analysis.plrnn.regions import enumerate_regions
 
-__all__ = ["CycleResult", "enumerate_regions", "find_cycles"]
+__all__ = ["CycleResult", "enumerate_regions", "find_attracting_cycles", "find_cycles"]
 __all__ += [
     "DIVERGED", "UNDECIDED", "BasinResult", "HomoclinicResult", "ManifoldPiece", "ManifoldResult",
     "Saddle", "basin_boundary", "compute_basins", "find_homoclinic_points", "find_manifolds",

@@ -100,13 +100,22 @@ class CycleResult:
     def summary(self) -> str:
         """A printable table of the cycles found per order and stability."""
         lines = [f"{'order':>5} {'stable':>7} {'saddle':>7} {'unstable':>9} {'marginal':>9} {'complete':>9}"]
+        orbits = self.attrs.get("method") == "orbits"
         for i, k in enumerate(range(1, int(self.attrs.get("max_order", 0)) + 1)):
             first = (self.order == k) & (self.cycle_step == 0)
+            if orbits and not first.any():
+                continue  # only the orders the orbits settled on
             counts = [int(np.sum(first & (self.stability == s)))
                       for s in ("stable", "saddle", "unstable", "marginal")]
             done = bool(self.search["complete"][i]) if "complete" in self.search else False
             lines.append(f"{k:>5} {counts[0]:>7} {counts[1]:>7} {counts[2]:>9} {counts[3]:>9} "
                          f"{'yes' if done else 'no':>9}")
+        if orbits:
+            n = {k: self.attrs.get(f"n_{k}", 0) for k in ("closed", "not_closed", "diverged", "inconsistent",
+                                                          "ill_conditioned")}
+            lines.append(f"orbits: {n['closed']} closed a cycle, {n['not_closed']} did not return within "
+                         f"{self.attrs.get('max_order')} steps, {n['diverged']} diverged, "
+                         f"{n['inconsistent'] + n['ill_conditioned']} gave no consistent cycle")
         lines.append(f"(method {self.attrs.get('method', '?')}; 'complete' = proven by enumeration)")
         return "\n".join(lines)
 

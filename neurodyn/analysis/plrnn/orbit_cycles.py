@@ -1,0 +1,176 @@
+"""Exact cycles of the attractors that orbits settle on, for long periods SCYFI cannot reach.
+
+The region-iteration search of :func:`~neurodyn.analysis.find_cycles` tries region sequences of
+every order up to ``max_order``; an attracting cycle of order 40 is out of its reach. Here the
+sequence is read off the dynamics instead: orbits are run past a transient, the first return of
+each orbit to its own start (within ``closure_rtol``) gives the period ``k`` and the sequence of
+linear regions it visits, and that sequence's cycle equation ``(I − J_k…J_1) z = c`` is solved
+exactly, as in SCYFI (Eisenmann, Monfared, Göring & Durstewitz, NeurIPS 2023), and verified like
+every cycle of ``find_cycles`` (the orbit points lie in their regions, ``F^k(z) = z``, the
+monodromy eigenvalues give the stability). What the orbits settle on is found, nothing else:
+saddles and repellers are missed, and chaotic or quasi-periodic attractors close no cycle.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
+from neurodyn._version import __version__
+from neurodyn.analysis.plrnn import _cycle_algebra as alg
+from neurodyn.analysis.plrnn._cycle_collect import Collector, Tolerances
+from neurodyn.analysis.plrnn._cycle_search import OrderStats
+from neurodyn.analysis.plrnn.cycle_result import CycleResult
+from neurodyn.analysis.plrnn.cycles import _assemble
+from neurodyn.models.piecewise import PLSystem, pl_system
+
+OUTCOMES = ("closed", "not_closed", "diverged", "inconsistent", "ill_conditioned")
+
+
+def _initial_states(system: PLSystem, initial_states: Any, n_inits: int, rng) -> np.ndarray:
+    n = system.n_latent
+    if initial_states is None:
+        dist = np.abs(system.offsets) / np.maximum(np.linalg.norm(system.normals, axis=1), 1e-300)
+        scale = 1.0 + (dist.max() if dist.size else 0.0) + float(np.linalg.norm(system.bias))
+        return rng.normal(size=(n_inits, n)) * scale
+    z = np.asarray(initial_states.detach().cpu() if hasattr(initial_states, "detach") else initial_states,
+                   dtype=np.float64)
+    z = z[None] if z.ndim == 1 else z
+    if z.ndim != 2 or z.shape[1] != n:
+        raise ValueError(f"initial_states must have shape (state,) or (batch, state) with state={n}, "
+                         f"got {np.shape(initial_states)}")
+    if not np.all(np.isfinite(z)):
+        raise ValueError("initial_states contain NaN or Inf; pass finite states")
+    return z
+
+
+def _first_return(orbit: np.ndarray, rtol: float) -> int:
+    """Smallest ``j >= 1`` with ``|orbit[j] − orbit[0]|_∞ <= rtol (1 + |orbit[0]|_∞)``, else 0."""
+    tol = rtol * (1.0 + np.abs(orbit[0]).max())
+    hit = np.flatnonzero(np.abs(orbit[1:] - orbit[0]).max(axis=1) <= tol)
+    return int(hit[0]) + 1 if hit.size else 0
+
+
+def find_attracting_cycles(
+    model: Any,
+    initial_states: Any = None,
+    *,
+    n_inits: int = 64,
+    n_transient: int = 5000,
+    max_order: int = 200,
+    u: Any = None,
+    seed: SeedLike = 0,
+    closure_rtol: float = 1e-6,
+    max_condition: float = 1e12,
+    tol_residual: float = 1e-8,
+    region_tol: float = 1e-9,
+    dedup_rtol: float = 1e-6,
+    marginal_tol: float = 1e-6,
+) -> CycleResult:
+    """Exact fixed points and k-cycles that orbits of a PLRNN-family map converge to.
+
+    Each initial state is iterated ``n_transient`` steps; if its orbit then returns to its start
+    within ``max_order`` steps (period ``k``, tolerance ``closure_rtol``), the cycle of the region
+    sequence it visited is solved exactly and verified (see the module docstring). The result has
+    the layout of :func:`~neurodyn.analysis.find_cycles` (``attrs["method"] == "orbits"``); a
+    stable k-cycle has ``stability == "stable"``, all monodromy ``|λ| < 1``.
+
+    Parameters
+    ----------
+    model : PLRNN, ShallowPLRNN, ALRNN or PLSystem
+    initial_states : array, shape (batch, state) or (state,), optional
+        Starts of the orbits (e.g. latent states inferred from data); default ``n_inits`` draws of
+        ``N(0, s² I)`` with ``s`` set by the distances of the region boundaries from the origin.
+    n_inits : int
+        Number of random starts when ``initial_states`` is not given.
+    n_transient : int
+        Time steps iterated before looking for a return; it must be long enough for the orbit to
+        come within ``closure_rtol`` of the cycle (contraction ``max|λ|^(n_transient / k)``).
+    max_order : int
+        Longest period looked for (time steps).
+    u : array, shape (input,), optional
+        Constant external input (default zero).
+    seed : int, Generator or None
+        Seed of the random starts.
+    closure_rtol : float
+        An orbit has returned when ``|z_{t+k} − z_t|_∞ <= closure_rtol (1 + |z_t|_∞)``.
+    max_condition, tol_residual, region_tol, dedup_rtol, marginal_tol : float
+        As in :func:`~neurodyn.analysis.find_cycles`.
+
+    Returns
+    -------
+    CycleResult
+        ``attrs`` also hold the number of orbits per outcome: ``n_closed`` (a verified cycle),
+        ``n_not_closed`` (no return within ``max_order``: chaotic, quasi-periodic, a longer period or
+        slow convergence), ``n_diverged``, ``n_inconsistent`` and ``n_ill_conditioned`` (the solved
+        sequence left its regions or was singular, e.g. an orbit still converging). ``search`` rows
+        are per order 1..``max_order``; ``n_solves`` counts the orbits that closed at that order.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not a piecewise-linear model or ``PLSystem``.
+    ValueError
+        For non-positive ``n_inits``/``max_order``, negative ``n_transient``, non-finite or wrong-shaped
+        ``initial_states``, a ``closure_rtol`` outside (0, 1) or bad tolerances.
+    """
+    for name, value in (("n_inits", n_inits), ("max_order", max_order), ("n_transient", n_transient)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if n_inits < 1 or max_order < 1 or n_transient < 0:
+        raise ValueError(f"need n_inits >= 1, max_order >= 1 and n_transient >= 0, got {n_inits}, "
+                         f"{max_order}, {n_transient}")
+    if not 0.0 < closure_rtol < 1.0:
+        raise ValueError(f"closure_rtol must be in (0, 1), got {closure_rtol}")
+    if isinstance(model, PLSystem) and u is not None:
+        raise ValueError("u is folded into a PLSystem's bias already; pass the model instead")
+    system = model if isinstance(model, PLSystem) else pl_system(model, u=u)
+    tol = Tolerances(max_condition=max_condition, tol_residual=tol_residual, region_tol=region_tol,
+                     dedup_rtol=dedup_rtol, marginal_tol=marginal_tol)
+    seed_int = resolve_seed(seed)
+    start = time.perf_counter()
+    z = _initial_states(system, initial_states, int(n_inits), numpy_rng(seed_int))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(int(n_transient)):
+            z = system.step(z)
+        orbit = [z]
+        for _ in range(int(max_order)):
+            orbit.append(system.step(orbit[-1]))
+    orbits = np.stack(orbit, axis=1)  # (batch, max_order + 1, latent)
+    col = Collector(system, alg.AffineMaps(system), tol)
+    stats = [OrderStats() for _ in range(int(max_order))]
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for path in orbits:
+        if not np.all(np.isfinite(path)):
+            counts["diverged"] += 1
+            continue
+        k = _first_return(path, closure_rtol)
+        if k == 0:
+            counts["not_closed"] += 1
+            continue
+        codes = system.region_code(path[:k])
+        J, c = col.affine(codes)
+        points, P, _ = alg.solve_one(J, c, tol.max_condition)
+        stats[k - 1].n_solves += 1
+        stats[k - 1].n_regions_visited += len({row.tobytes() for row in codes})
+        if points is None:
+            stats[k - 1].n_ill_conditioned += 1
+            counts["ill_conditioned"] += 1
+            continue
+        status = col.offer(points, codes, P, 0)
+        counts["inconsistent" if status == "inconsistent" else "closed"] += 1
+    attrs = {
+        "method": "orbits", "max_order": int(max_order), "seed": seed_int, "n_inits": int(len(z)),
+        "n_transient": int(n_transient), "closure_rtol": closure_rtol,
+        "max_condition": max_condition, "tol_residual": tol_residual, "region_tol": region_tol,
+        "dedup_rtol": dedup_rtol, "dedup_atol": tol.dedup_atol, "marginal_tol": marginal_tol,
+        "tol_q": 0.5 * tol_residual**2, "n_hyperplanes": system.n_hyperplanes,
+        "input": "none" if u is None else np.asarray(u, dtype=np.float64).ravel(),
+        "model": type(model).__name__, "neurodyn_version": __version__,
+        "wall_time": time.perf_counter() - start,
+    }
+    attrs.update({f"n_{name}": int(v) for name, v in counts.items()})
+    return _assemble(col, stats, attrs)
