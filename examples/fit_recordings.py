@@ -180,6 +180,44 @@ scores["fMRI"] = evaluate_reconstruction(fit.model, bold_train.values, bold_test
 print(scores["fMRI"].summary())
 
 # %% [markdown]
+# ## fMRI with task inputs (a file you supply)
+# The study's stimulus inputs (5 binary regressors per scan: triangle, square and three task
+# instructions) are only in `NBKO_PLRNN_dataset.mat` (Kramer et al. 2022), which has no stated licence,
+# so this section runs only when `NEURODYN_FMRI_INPUTS` names a copy you may use: that `.mat` (subject 6
+# is read) or a `.npz` with `bold` (block, scan, roi) and `inputs` (block, scan, input). Blocks 1-4
+# train, block 5 is held out. The model receives the inputs at every step; its free run is driven by
+# the held-out block's inputs from the block's first scan and scored, after 5 scans, against a linear
+# ARX model `x' = A x + C u' + c` fitted by least squares and the mean.
+
+# %%
+FMRI_INPUTS = os.environ.get("NEURODYN_FMRI_INPUTS")
+if FMRI_INPUTS:
+    if FMRI_INPUTS.endswith(".mat"):
+        from scipy.io import loadmat
+
+        subject = loadmat(FMRI_INPUTS, squeeze_me=True)["Data"][6]
+        blocks = [np.stack([b.T for b in subject[key].item()]).astype(float) for key in ("X", "Inp")]
+    else:
+        with np.load(FMRI_INPUTS) as f:
+            blocks = [f["bold"].astype(float), f["inputs"].astype(float)]
+    driven = TimeSeries.from_arrays(blocks[0][:4], inputs=blocks[1][:4]).standardize()
+    rec = driven.preprocessing[-1]
+    x_test = (blocks[0][4] - rec["mean"]) / rec["std"]
+    model = ShallowPLRNN(driven.n_inputs, driven.n_channels, driven.n_channels, n_hidden=8 if TINY else 64,
+                         clipped=True, seed=0)
+    fit = fit_teacher_forcing(model, driven, observation="identity", alpha=0.2, n_epochs=2 if TINY else 60,
+                              batches_per_epoch=BATCHES, batch_size=32, seq_len=30, lr=5e-3, lr_end=1e-4,
+                              progress=not TINY, seed=0)
+    scores["fMRI + inputs"] = evaluate_reconstruction(
+        fit.model, driven.data.reshape(-1, driven.n_channels), x_test, observation="identity",
+        inputs_train=driven.inputs.reshape(-1, driven.n_inputs), inputs_test=blocks[1][4], n_transient=5,
+        pe_steps=3, smoothing=1.0, method="gmm")
+    print(scores["fMRI + inputs"].summary())
+else:
+    print("fMRI with task inputs skipped: set NEURODYN_FMRI_INPUTS to the study's .mat or a .npz "
+          "with 'bold' and 'inputs'")
+
+# %% [markdown]
 # ## Summary
 # Lower is better for all three measures. D_stsp and D_H compare free runs with held-out data
 # (phase-free), PE(n) the n-step-ahead predictions from data-inferred states.

@@ -37,13 +37,15 @@ def test_notebook_matches_script():
 
 @pytest.mark.slow
 def test_example_runs_tiny(shared_data, tmp_path):
+    # the study's .mat (no stated licence) is read here, in a test, through the example's opt-in variable
     env = {**os.environ, "TINY": "1", "NEURODYN_DATA": str(shared_data), "NEURODYN_OUT": str(tmp_path),
-           "OMP_NUM_THREADS": "1"}
+           "OMP_NUM_THREADS": "1",
+           "NEURODYN_FMRI_INPUTS": str(shared_data / "fmri_koppe_nback" / "NBKO_PLRNN_dataset.mat")}
     proc = subprocess.run([sys.executable, str(SCRIPT)], env=env, cwd=tmp_path, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     table = (tmp_path / "scores.md").read_text()
-    for name in ("ECG", "EEG", "M1 spikes", "fMRI"):
+    for name in ("ECG", "EEG", "M1 spikes", "fMRI", "fMRI + inputs"):
         assert sum(line.startswith(f"| {name} |") for line in table.splitlines()) == 3
     kind = [line for line in proc.stdout.splitlines() if line.startswith("ECG attractor: ")]
     assert len(kind) == 1 and kind[0].split(",")[0].split(": ")[1] in (
