@@ -90,3 +90,23 @@ def test_evaluate_drives_an_input_model_with_the_held_out_inputs(tmp_path, capsy
     assert ds.sizes["time"] == 100 - 1 - 10  # held-out 20 %, driven from its first step, transient dropped
     # the ARX baseline sees the inputs: its PE(3) is far below that of the training mean
     assert float(ds["pe"].sel(model="linear")) < 0.5 * float(ds["pe"].sel(model="mean"))
+
+
+def test_fit_lowpass_and_downsample_are_recorded_and_replayed(sine_file, tmp_path, capsys):
+    out = tmp_path / "fit.pt"
+    assert main(["fit", str(sine_file), "--dt", "0.01", "--lowpass", "5", "--delay-lags", "0,4",
+                 "--downsample", "2", "--latent", "4", "--out", str(out), *TINY]) == 0
+    from neurodyn.io import load_model
+
+    extra = load_model(out).checkpoint.extra
+    steps = [s["step"] for s in extra["preprocessing"]]
+    assert steps == ["lowpass", "delay_embed", "downsample", "time_slice", "standardize"]
+    assert extra["dt"] == pytest.approx(0.02)
+    capsys.readouterr()
+    assert main(["evaluate", str(out), "--n-transient", "10", "--pe-steps", "2", "--smoothing", "1"]) in (0, 1)
+    n = (600 - 4 + 1) // 2  # embedded, then every 2nd point
+    assert f"{n - int(round(n * 0.8))} held-out steps" in capsys.readouterr().out
+    assert main(["fit", str(sine_file), "--lowpass", "5", "--out", str(tmp_path / "b.pt"), *TINY]) == 2
+    assert "Nyquist" in capsys.readouterr().err  # dt defaults to 1 s: 5 Hz is above 0.5 Hz
+    assert main(["fit", str(sine_file), "--downsample", "0", "--out", str(tmp_path / "c.pt"), *TINY]) == 2
+    assert "--downsample must be >= 1" in capsys.readouterr().err

@@ -63,6 +63,30 @@ def test_downsample_keeps_every_kth_point_and_scales_dt():
     np.testing.assert_array_equal(replay.values, x[::4])
 
 
+def test_lowpass_has_the_squared_butterworth_gain_and_no_phase_shift():
+    from scipy import signal
+
+    t = np.arange(4000) / 1000.0  # 1 kHz
+    slow, fast = np.sin(2 * np.pi * 5 * t), np.sin(2 * np.pi * 100 * t + 0.3)
+    ts = TimeSeries.from_arrays(np.c_[slow + fast, 2 * slow], dt=1e-3).lowpass(20.0, order=4)
+    sos = signal.butter(4, 20.0, fs=1000.0, output="sos")
+    gain = np.abs(signal.sosfreqz(sos, worN=[5.0, 100.0], fs=1000.0)[1]) ** 2  # forward-backward: |H|^2
+    mid = slice(1000, 3000)  # away from the edges
+    np.testing.assert_allclose(ts.values[mid, 0], gain[0] * slow[mid] + gain[1] * fast[mid], atol=1e-4)
+    np.testing.assert_allclose(ts.values[mid, 1], 2 * gain[0] * slow[mid], atol=1e-4)
+    assert gain[1] < 1e-5 and gain[0] > 0.99
+    assert ts.preprocessing[-1] == {"step": "lowpass", "cutoff": 20.0, "order": 4}
+    raw = TimeSeries.from_arrays(np.c_[slow + fast, 2 * slow], dt=1e-3)
+    replay = apply_preprocessing(raw, ts.preprocessing)
+    np.testing.assert_array_equal(replay.values, ts.values)
+    with pytest.raises(ValueError, match="Nyquist"):
+        ts.lowpass(600.0)
+    with pytest.raises(ValueError, match="order must be >= 1"):
+        ts.lowpass(10.0, order=0)
+    with pytest.raises(ValueError, match="lower the order or use longer trials"):
+        TimeSeries.from_arrays(np.random.default_rng(0).standard_normal((12, 1)), dt=1e-3).lowpass(10.0)
+
+
 def test_delay_embedding_matches_lagged_copies():
     x = np.arange(30.0)[:, None] ** 1.5
     emb = TimeSeries.from_arrays(x, channel_names=["v"]).delay_embed([0, 2, 5])

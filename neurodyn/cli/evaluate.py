@@ -54,7 +54,8 @@ def held_out_data(extra: dict, data: str | None, key: str | None):
         raise ValueError("this checkpoint was not written by 'neurodyn fit'; it has no data record")
     opts = dict(extra["load_options"])
     prep = {"channels": extra.get("channels"), "delay_lags": extra.get("delay_lags"),
-            "standardize": extra.get("standardize", True), "holdout": extra.get("holdout", 0.0)}
+            "standardize": extra.get("standardize", True), "holdout": extra.get("holdout", 0.0),
+            "lowpass": extra.get("lowpass"), "downsample": extra.get("downsample")}
     same = data is None or Path(data).resolve() == Path(extra["data"]).resolve()
     if same and key is not None and key != opts.get("key"):
         raise ValueError(f"--key {key} applies to another DATA file; the training file is read as when "

@@ -49,7 +49,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_data_options(p)
     g = p.add_argument_group("preprocessing")
     g.add_argument("--channels", default=None, help="comma-separated channel indices to keep")
+    g.add_argument("--lowpass", type=float, default=None,
+                   help="zero-phase Butterworth low-pass cutoff in Hz before embedding (needs --dt)")
     g.add_argument("--delay-lags", default=None, help="delay embedding lags in steps, e.g. 0,20,68")
+    g.add_argument("--downsample", type=int, default=None,
+                   help="keep every k-th time point after embedding (low-pass first to avoid aliasing)")
     g.add_argument("--no-standardize", action="store_true", help="skip z-scoring (default for poisson)")
     g.add_argument("--holdout", type=float, default=0.2,
                    help="fraction of time held out at the end for evaluation (default 0.2; 0 for none)")
@@ -112,13 +116,21 @@ def check_delay_lags(lags: list[int] | None) -> None:
                          f"got {','.join(map(str, lags))}")
 
 
-def prepare_data(ts, *, channels=None, delay_lags=None, standardize=True, holdout=0.2):
-    """Select, embed, split and standardise (training statistics) → (train, test or None)."""
+def prepare_data(ts, *, channels=None, delay_lags=None, standardize=True, holdout=0.2, lowpass=None,
+                 downsample=None):
+    """Select, low-pass, embed, downsample, split and standardise (training statistics).
+
+    Returns ``(train, test or None)``.
+    """
     if channels is not None:
         check_channels(channels, ts.n_channels, ts.source or "the recording")
         ts = ts.select_channels(channels)
+    if lowpass is not None:
+        ts = ts.lowpass(lowpass)
     if delay_lags is not None:
         ts = ts.delay_embed(delay_lags)
+    if downsample is not None:
+        ts = ts.downsample(downsample)
     if not 0.0 <= holdout < 1.0:
         raise ValueError(f"--holdout must be in [0, 1), got {holdout}")
     train, test = ts.split(1.0 - holdout) if holdout > 0 else (ts, None)
@@ -138,6 +150,7 @@ _BOUNDS = (
     ("--seq-len", "seq_len", 1, True), ("--lr", "lr", 0.0, False), ("--lr-end", "lr_end", 0.0, False),
     ("--lambda-latent", "lambda_latent", 0.0, True), ("--lambda-obs", "lambda_obs", 0.0, True),
     ("--clip-grad-norm", "clip_grad_norm", 0.0, False), ("--noise-level", "noise_level", 0.0, True),
+    ("--lowpass", "lowpass", 0.0, False), ("--downsample", "downsample", 1, True),
 )
 
 
@@ -204,7 +217,8 @@ def run(args: argparse.Namespace) -> int:
     standardize = not args.no_standardize and args.observation != "poisson"
     train, test = prepare_data(ts, channels=_ints(args.channels, "--channels"),
                                delay_lags=_ints(args.delay_lags, "--delay-lags"),
-                               standardize=standardize, holdout=args.holdout)
+                               standardize=standardize, holdout=args.holdout, lowpass=args.lowpass,
+                               downsample=args.downsample)
     train.check_length(args.seq_len)
     check_model_size(args, train.n_channels)
     model = build_model(args, train.n_channels, train.n_inputs)
@@ -217,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
         "n_channels_raw": ts.n_channels,
         "preprocessing": list(train.preprocessing), "holdout": args.holdout,
         "channels": _ints(args.channels, "--channels"), "delay_lags": _ints(args.delay_lags, "--delay-lags"),
+        "lowpass": args.lowpass, "downsample": args.downsample,
         "standardize": standardize, "observation": args.observation, "dt": train.dt,
         "channel_names": list(train.channel_names), "history": result.history, "status": result.status,
     }
