@@ -48,6 +48,7 @@ def test_example_runs_tiny(shared_data, tmp_path):
     for name in ("ECG", "EEG", "M1 spikes", "fMRI", "fMRI + inputs"):
         assert sum(line.startswith(f"| {name} |") for line in table.splitlines()) == 3
     kind = [line for line in proc.stdout.splitlines() if line.startswith("ECG attractor: ")]
-    assert len(kind) == 1 and kind[0].split(",")[0].split(": ")[1] in (
-        "fixed point", "limit cycle", "chaotic attractor"), proc.stdout[-2000:]
+    assert len(kind) == 1 and kind[0].split("; ")[0].split(": ", 1)[1].startswith(
+        ("fixed point", "limit cycle", "chaotic attractor", "quasi-periodic orbit")), proc.stdout[-2000:]
+    assert "(method orbits;" in proc.stdout  # the exact search for the attractor's cycle ran
     assert (tmp_path / "ecg_attractor.png").stat().st_size > 10_000
