@@ -149,3 +149,30 @@ def test_external_inputs_are_aligned_with_the_predicted_step():
     assert max(res.history["loss"]) < 1e-20
     with pytest.raises(ValueError, match="1 inputs but the data have 0"):
         fit_teacher_forcing(true, np.array(xs), observation="identity", **TINY)
+
+
+def test_process_noise_perturbs_the_carried_state_not_the_scored_prediction():
+    A = np.array([0.9, 0.5])
+    model = PLRNN.from_arrays(A, np.zeros((2, 2)), np.zeros(2))  # z' = A z
+    z0 = torch.tensor([[1.0, -2.0]], dtype=torch.float64)
+    noise = torch.tensor([[[0.1, 0.0], [0.0, 0.3], [-0.2, 0.1]]], dtype=torch.float64)
+    zhat = torch.zeros(1, 3, 2, dtype=torch.float64)
+    preds = forced_rollout(model, z0, zhat, [0.0] * 3, torch.ones(2, dtype=torch.float64), None, noise)
+    z, expected = z0[0].numpy(), []
+    for t in range(3):  # prediction F(z), then the noise joins the state carried on
+        z = A * z
+        expected.append(z)
+        z = z + noise[0, t].numpy()
+    np.testing.assert_allclose(preds[0].detach().numpy(), np.array(expected), atol=1e-15)
+
+
+def test_process_noise_is_seeded_and_checked():
+    kw = dict(TINY, observation="identity", seed=4)
+    base = fit_teacher_forcing(LeakyRNN(0, 2, 2, seed=0), sine_data(), **kw)
+    noisy = [fit_teacher_forcing(LeakyRNN(0, 2, 2, seed=0), sine_data(), process_noise=0.2, **kw)
+             for _ in range(2)]
+    assert noisy[0].history["loss"] == noisy[1].history["loss"]  # same seed, same noise
+    assert noisy[0].history["loss"] != base.history["loss"] and noisy[0].config["process_noise"] == 0.2
+    for bad in (-0.1, float("nan")):
+        with pytest.raises(ValueError, match="process_noise must be a finite std >= 0"):
+            fit_teacher_forcing(LeakyRNN(0, 2, 2), sine_data(), process_noise=bad, **TINY)

@@ -77,15 +77,19 @@ def _alpha_product_bound(model, zhat: torch.Tensor, u: torch.Tensor | None, n_po
     return max(0.0, 1.0 - 1.0 / n_max)
 
 
-def forced_rollout(model, z0, zhat, alphas, mask, u=None) -> torch.Tensor:
+def forced_rollout(model, z0, zhat, alphas, mask, u=None, state_noise=None) -> torch.Tensor:
     """Latent predictions (batch, time, state) under forcing ``z ← z + α_t mask (ẑ_t - z)``.
 
-    ``zhat[:, t]`` is the target of step ``t`` (data point ``t + 1``); ``alphas`` (time,) floats.
+    ``zhat[:, t]`` is the target of step ``t`` (data point ``t + 1``); ``alphas`` (time,) floats;
+    ``state_noise`` (batch, time, state), optional, is added to the state carried to the next step
+    (after the prediction is taken, before forcing).
     """
     z, preds = z0, []
     for t in range(zhat.shape[1]):
         z = model.step(z, None if u is None else u[:, t])
         preds.append(z)
+        if state_noise is not None:
+            z = z + state_noise[:, t]
         a = alphas[t]
         if a > 0:
             z = z + (a * mask) * (zhat[:, t] - z)
@@ -113,6 +117,7 @@ def fit_teacher_forcing(
     lambda_obs: float = 0.0,
     clip_grad_norm: float | None = None,
     noise_level: float = 0.0,
+    process_noise: float = 0.0,
     poisson_smoothing: float = 2.0,
     seed: SeedLike = 0,
     callback: Callable[[int, RecurrentModel], dict[str, float]] | None = None,
@@ -150,6 +155,12 @@ def fit_teacher_forcing(
     clip_grad_norm : float, optional
     noise_level : float
         Std of Gaussian noise added to each training window (data augmentation).
+    process_noise : float
+        Std of Gaussian noise added to the latent state carried from each training step to the next
+        (after its prediction is scored). Noise that the dynamics amplify raises the loss, so this
+        penalises sensitivity to perturbations along the data (a Jacobian penalty in expectation)
+        and favours contracting attractors, e.g. a stable limit cycle over chaos for a noisy
+        oscillation. In the latent units (standardised data: data standard deviations).
     poisson_smoothing : float
         Poisson model: Gaussian smoothing (bins) of counts for the forcing signals.
     seed : int, Generator or None
@@ -175,6 +186,8 @@ def fit_teacher_forcing(
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    if not (math.isfinite(process_noise) and process_noise >= 0):
+        raise ValueError(f"process_noise must be a finite std >= 0, got {process_noise}")
     if min(tau, n_epochs, batches_per_epoch, batch_size, seq_len, alpha_update_every) < 1:
         raise ValueError("tau, n_epochs, batches_per_epoch, batch_size, seq_len must be >= 1")
     x_np, u_np = _as_arrays(data)
@@ -206,6 +219,7 @@ def fit_teacher_forcing(
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=gamma)
     rng = numpy_rng(seed_int, 0)
     gen = torch_generator(seed_int, 1, device=device)
+    gen_state = torch_generator(seed_int, 2, device=device)
     history: dict[str, list[float]] = {"epoch": [], "loss": [], "alpha": [], "lr": [], "seconds": []}
     a_cur = float(alpha)
     sparse_alphas = [1.0 if (t + 1) % tau == 0 else 0.0 for t in range(seq_len)]
@@ -233,7 +247,11 @@ def fit_teacher_forcing(
                 a_cur = a_est if a_est > a_cur else alpha_decay * a_cur + (1 - alpha_decay) * a_est
             alphas = [a_cur] * seq_len if method == "gtf" else sparse_alphas
             z0 = obs.invert(B, b, yb[:, 0])
-            preds = forced_rollout(model, z0, zhat[:, 1:], alphas, mask, ub)
+            eps = None
+            if process_noise > 0:
+                shape = (batch_size, seq_len, model.state_size)
+                eps = process_noise * torch.randn(shape, generator=gen_state, dtype=dtype, device=device)
+            preds = forced_rollout(model, z0, zhat[:, 1:], alphas, mask, ub, eps)
             loss = obs.observation_loss(obs.observe(model, preds, observation), xb[:, 1:], observation)
             total = loss
             if lambda_latent > 0:
@@ -277,6 +295,7 @@ def fit_teacher_forcing(
         "n_epochs": n_epochs, "batches_per_epoch": batches_per_epoch, "batch_size": batch_size,
         "seq_len": seq_len, "lr": lr, "lr_end": lr_end, "lambda_latent": lambda_latent,
         "lambda_obs": lambda_obs, "clip_grad_norm": clip_grad_norm, "noise_level": noise_level,
+        "process_noise": process_noise,
         "poisson_smoothing": poisson_smoothing, "seed": seed_int,
         "epochs_run": len(history["epoch"]), "status": status,
     }
