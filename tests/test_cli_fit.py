@@ -103,7 +103,8 @@ def test_fit_lowpass_and_downsample_are_recorded_and_replayed(sine_file, tmp_pat
     assert steps == ["lowpass", "delay_embed", "downsample", "time_slice", "standardize"]
     assert extra["dt"] == pytest.approx(0.02)
     capsys.readouterr()
-    assert main(["evaluate", str(out), "--n-transient", "10", "--pe-steps", "2", "--smoothing", "1"]) in (0, 1)
+    argv = ["evaluate", str(out), "--n-transient", "10", "--pe-steps", "2", "--smoothing", "1"]
+    assert main(argv) in (0, 1)
     n = (600 - 4 + 1) // 2  # embedded, then every 2nd point
     assert f"{n - int(round(n * 0.8))} held-out steps" in capsys.readouterr().out
     assert main(["fit", str(sine_file), "--lowpass", "5", "--out", str(tmp_path / "b.pt"), *TINY]) == 2

@@ -22,7 +22,8 @@ def simulate(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def test_arx_baseline_recovers_a_linear_input_driven_system_exactly():
     rng = np.random.default_rng(1)
-    a_true, c_true, b_true = np.array([[0.8, 0.1], [-0.2, 0.7]]), rng.standard_normal((2, 3)), np.array([0.3, -0.1])
+    a_true, b_true = np.array([[0.8, 0.1], [-0.2, 0.7]]), np.array([0.3, -0.1])
+    c_true = rng.standard_normal((2, 3))
     u = rng.standard_normal((400, 3))
     x = np.zeros((400, 2))
     for t in range(1, 400):

@@ -27,15 +27,17 @@ def test_input_driven_fit_beats_the_baselines_on_a_held_out_block(shared_data):
     mean, std = train.preprocessing[-1]["mean"], train.preprocessing[-1]["std"]
     x_test = (bold[4] - mean) / std
     model = ShallowPLRNN(5, 20, 20, n_hidden=64, clipped=True, seed=0)
-    fit = fit_teacher_forcing(model, train, observation="identity", alpha=0.2, n_epochs=60, batches_per_epoch=20,
-                              batch_size=32, seq_len=30, lr=5e-3, lr_end=1e-4, progress=False, seed=0)
+    fit = fit_teacher_forcing(model, train, observation="identity", alpha=0.2, n_epochs=60,
+                              batches_per_epoch=20, batch_size=32, seq_len=30, lr=5e-3, lr_end=1e-4,
+                              progress=False, seed=0)
     res = evaluate_reconstruction(fit.model, train.data.reshape(-1, 20), x_test, observation="identity",
-                                  inputs_train=train.inputs.reshape(-1, 5), inputs_test=stim[4], n_transient=5,
-                                  pe_steps=3, smoothing=1.0, method="gmm")
+                                  inputs_train=train.inputs.reshape(-1, 5), inputs_test=stim[4],
+                                  n_transient=5, pe_steps=3, smoothing=1.0, method="gmm")
     d_stsp, d_h, pe = (dict(zip(res.models, v)) for v in (res.d_stsp, res.d_h, res.pe))
     assert d_stsp["fitted"] < 0.8 * d_stsp["linear"] and d_stsp["fitted"] < 0.5 * d_stsp["mean"]
     assert pe["fitted"] < pe["linear"] < pe["mean"]
     assert d_h["fitted"] < 0.5 * d_h["mean"]
     # the scored series is the driven run: feeding other inputs changes the prediction error
-    other = prediction_error(fit.model, x_test, 3, observation="identity", inputs=np.roll(stim[4], 20, axis=0))
+    shifted = np.roll(stim[4], 20, axis=0)
+    other = prediction_error(fit.model, x_test, 3, observation="identity", inputs=shifted)
     assert other != pytest.approx(pe["fitted"], rel=1e-3)
