@@ -140,14 +140,22 @@ def find_cycles(
         "method": "exhaustive" if exhaustive else "exact", "max_order": int(max_order),
         "seed": seed_int, "n_restarts": int(n_restarts), "max_iter": int(max_iter),
         "time_budget": float("inf") if time_budget is None else float(time_budget),
-        "max_condition": max_condition, "tol_residual": tol_residual, "region_tol": region_tol,
-        "dedup_rtol": dedup_rtol, "dedup_atol": tol.dedup_atol, "marginal_tol": marginal_tol,
-        "tol_q": 0.5 * tol_residual**2, "n_hyperplanes": system.n_hyperplanes,
+        **search_attrs(system, tol, model, u, start),
+    }
+    return _assemble(col, stats, attrs)
+
+
+def search_attrs(system: PLSystem, tol: Tolerances, model: Any, u: Any, start: float) -> dict[str, Any]:
+    """The attrs every exact cycle search records: tolerances, system size, input, model, version,
+    wall time since ``start`` (``time.perf_counter`` seconds)."""
+    return {
+        "max_condition": tol.max_condition, "tol_residual": tol.tol_residual, "region_tol": tol.region_tol,
+        "dedup_rtol": tol.dedup_rtol, "dedup_atol": tol.dedup_atol, "marginal_tol": tol.marginal_tol,
+        "tol_q": 0.5 * tol.tol_residual**2, "n_hyperplanes": system.n_hyperplanes,
         "input": "none" if u is None else np.asarray(u, dtype=np.float64).ravel(),
         "model": type(model).__name__, "neurodyn_version": __version__,
         "wall_time": time.perf_counter() - start,
     }
-    return _assemble(col, stats, attrs)
 
 
 def _assemble(col: Collector, stats: list, attrs: dict[str, Any]) -> CycleResult:

@@ -19,12 +19,11 @@ from typing import Any
 import numpy as np
 
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
-from neurodyn._version import __version__
 from neurodyn.analysis.plrnn import _cycle_algebra as alg
 from neurodyn.analysis.plrnn._cycle_collect import Collector, Tolerances
 from neurodyn.analysis.plrnn._cycle_search import OrderStats
 from neurodyn.analysis.plrnn.cycle_result import CycleResult
-from neurodyn.analysis.plrnn.cycles import _assemble
+from neurodyn.analysis.plrnn.cycles import _assemble, search_attrs
 from neurodyn.models.piecewise import PLSystem, pl_system
 
 OUTCOMES = ("closed", "not_closed", "diverged", "inconsistent", "ill_conditioned")
@@ -165,12 +164,7 @@ def find_attracting_cycles(
     attrs = {
         "method": "orbits", "max_order": int(max_order), "seed": seed_int, "n_inits": int(len(z)),
         "n_transient": int(n_transient), "closure_rtol": closure_rtol,
-        "max_condition": max_condition, "tol_residual": tol_residual, "region_tol": region_tol,
-        "dedup_rtol": dedup_rtol, "dedup_atol": tol.dedup_atol, "marginal_tol": marginal_tol,
-        "tol_q": 0.5 * tol_residual**2, "n_hyperplanes": system.n_hyperplanes,
-        "input": "none" if u is None else np.asarray(u, dtype=np.float64).ravel(),
-        "model": type(model).__name__, "neurodyn_version": __version__,
-        "wall_time": time.perf_counter() - start,
+        **search_attrs(system, tol, model, u, start),
     }
     attrs.update({f"n_{name}": int(v) for name, v in counts.items()})
     return _assemble(col, stats, attrs)
