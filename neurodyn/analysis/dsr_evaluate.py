@@ -36,7 +36,8 @@ class ReconstructionResult:
     max_lyapunov : float
         Largest Lyapunov exponent of the fitted model (nats per step), NaN if not computed.
     generated : ndarray, shape (time, channel)
-        The fitted model's free trajectory after the transient (what was scored).
+        The fitted model's free trajectory after the transient (rates for the Poisson model, whose
+        D_stsp and D_H score Poisson draws from them unless ``sample_counts=False``).
     settings : dict
         ``n_transient``, ``pe_steps``, ``method``, ``n_bins``, ``smoothing``, ``seed``.
     """
@@ -146,6 +147,7 @@ def evaluate_reconstruction(
     lyapunov: bool = False,
     inputs_train: Any = None,
     inputs_test: Any = None,
+    sample_counts: bool = True,
     seed: SeedLike = 0,
 ) -> ReconstructionResult:
     """Score a fitted model's free dynamics on held-out data, with baselines.
@@ -181,8 +183,13 @@ def evaluate_reconstruction(
         External inputs aligned with ``x_train`` / ``x_test`` (``u[t+1]`` drives the step to
         ``x[t+1]``). ``inputs_test`` is required for a model with inputs, ``inputs_train`` too
         when ``baselines``.
+    sample_counts : bool
+        Poisson observation only: score Poisson counts drawn from the generated rates (and from the
+        training mean rates and the clipped linear run for the baselines) against the recorded
+        counts, so that D_stsp and D_H compare count distributions with count distributions. PE(n)
+        always uses the expected counts. ``False`` scores the rates themselves.
     seed : int, Generator or None
-        Seed of the GMM estimate and the Lyapunov tangent frame.
+        Seed of the GMM estimate, the Lyapunov tangent frame and the Poisson draws.
 
     Raises
     ------
@@ -220,6 +227,8 @@ def evaluate_reconstruction(
         rows["linear"] = (run, pe_lin)
         rows["mean"] = (np.repeat(xtr.mean(0, keepdims=True), len(x_ref), axis=0),
                         float(np.mean((xtr.mean(0) - xte[pe_steps:]) ** 2)))
+    if observation == "poisson" and sample_counts:
+        rows = _poisson_counts(rows, seed_int)
     d_s, d_h, pe, status = [], [], [], []
     for x_gen, pe_v in rows.values():
         ok = bool(np.all(np.isfinite(x_gen)))
@@ -231,9 +240,23 @@ def evaluate_reconstruction(
     lam = _max_lyapunov(model, xte, ute, observation, n_transient, seed_int) if lyapunov else float("nan")
     settings = {"n_transient": n_transient, "pe_steps": pe_steps, "method": method, "n_bins": n_bins,
                 "smoothing": smoothing, "seed": seed_int, "observation": observation,
-                "n_inputs": 0 if ute is None else int(ute.shape[1])}
+                "n_inputs": 0 if ute is None else int(ute.shape[1]),
+                "sample_counts": int(observation == "poisson" and sample_counts)}
     return ReconstructionResult(tuple(rows), np.array(d_s), np.array(d_h), np.array(pe), tuple(status),
                                 lam, gen, settings)
+
+
+def _poisson_counts(rows: dict, seed_int: int) -> dict:
+    """Each model's scored series replaced by Poisson counts drawn from it (rates clipped at 0)."""
+    from neurodyn._seed import numpy_rng
+
+    rng = numpy_rng(seed_int, 3)
+    out = {}
+    for name, (rates, pe_v) in rows.items():
+        if np.all(np.isfinite(rates)):
+            rates = rng.poisson(np.clip(rates, 0.0, 1e9)).astype(np.float64)
+        out[name] = (rates, pe_v)
+    return out
 
 
 def _check_inputs(model, xtr, xte, inputs_train, inputs_test, baselines):
