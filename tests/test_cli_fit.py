@@ -111,3 +111,21 @@ def test_fit_lowpass_and_downsample_are_recorded_and_replayed(sine_file, tmp_pat
     assert "Nyquist" in capsys.readouterr().err  # dt defaults to 1 s: 5 Hz is above 0.5 Hz
     assert main(["fit", str(sine_file), "--downsample", "0", "--out", str(tmp_path / "c.pt"), *TINY]) == 2
     assert "--downsample must be >= 1" in capsys.readouterr().err
+
+
+def test_evaluate_scores_poisson_fits_on_counts_unless_asked_for_rates(tmp_path, capsys):
+    counts = np.random.default_rng(0).poisson([1.0, 3.0], (400, 2)).astype(float)
+    np.save(tmp_path / "counts.npy", counts)
+    out = tmp_path / "fit.pt"
+    assert main(["fit", str(tmp_path / "counts.npy"), "--model", "plrnn", "--observation", "poisson",
+                 "--out", str(out), *TINY]) == 0
+    sampled = {}
+    for flag in ([], ["--score-rates"]):
+        nc = tmp_path / f"ev{len(flag)}.nc"
+        main(["evaluate", str(out), "--n-transient", "10", "--pe-steps", "2", "--smoothing", "1",
+              "--n-bins", "8", "--out", str(nc), *flag])
+        with xr.open_dataset(nc, engine="h5netcdf") as ds:
+            sampled[bool(flag)] = (int(ds.attrs["sample_counts"]), float(ds["d_stsp"].sel(model="mean")))
+    assert sampled[False][0] == 1 and sampled[True][0] == 0
+    # the mean baseline as counts (homogeneous Poisson) is far closer to the data than its constant rate
+    assert sampled[False][1] < 0.5 * sampled[True][1]

@@ -32,6 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--smoothing", type=float, default=20.0, help="D_H Gaussian smoothing in frequency bins")
     p.add_argument("--no-baselines", action="store_true")
     p.add_argument("--lyapunov", action="store_true", help="also the largest Lyapunov exponent")
+    p.add_argument("--score-rates", action="store_true",
+                   help="Poisson fits: score the generated rates, not Poisson counts drawn from them")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="netCDF file for the scores and generated trajectory")
     p.add_argument("--overwrite", action="store_true")
@@ -144,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
         n_transient=args.n_transient, pe_steps=args.pe_steps, method=args.method, n_bins=args.n_bins,
         smoothing=args.smoothing, baselines=baselines, lyapunov=args.lyapunov, seed=args.seed,
         inputs_train=u_train if baselines and n_in else None, inputs_test=u_test if n_in else None,
+        sample_counts=not args.score_rates,
     )
     print(f"{args.fit}: {type(loaded.model).__name__}, {test.shape[1]} channels, "
           f"{len(test)} held-out steps, D_stsp by {result.settings['method']}")
