@@ -43,6 +43,9 @@ EPOCHS, BATCHES, BATCH = (2, 3, 8) if TINY else (60, 20, 64)
 N_POINTS = 3000 if TINY else 40_000
 if not DATA.is_dir():
     raise SystemExit(f"recordings not found at {DATA}; set NEURODYN_DATA to the shared data folder")
+FMRI_INPUTS = os.environ.get("NEURODYN_FMRI_INPUTS")
+if FMRI_INPUTS and not Path(FMRI_INPUTS).is_file():
+    raise SystemExit(f"NEURODYN_FMRI_INPUTS names {FMRI_INPUTS}, which is not a file; fix or unset it")
 scores = {}
 
 # %% [markdown]
@@ -97,10 +100,12 @@ def attractor_kind(cycles, max_lyapunov: float, amplitude: float, tol: float = 0
 
 
 period_data, period_gen = dominant_period(test.values[:, 0]), dominant_period(ecg.generated[:, 0])
-ecg_kind = attractor_kind(cycles, ecg.max_lyapunov, float(ecg.generated[-500:, 0].std()))
-print(f"ECG attractor: {ecg_kind}; max Lyapunov exponent {ecg.max_lyapunov:.4f} per step; "
-      f"period {period_gen} steps generated vs {period_data} in the data "
-      f"({period_gen * 16 / 700:.3f} s vs {period_data * 16 / 700:.3f} s)")
+amplitude = float(ecg.generated[-500:, 0].std())
+ecg_kind = attractor_kind(cycles, ecg.max_lyapunov, amplitude)
+period = (f"no oscillation left (the data's period is {period_data} steps)" if ecg_kind.startswith("fixed")
+          or amplitude < 1e-3 else f"period {period_gen} steps generated vs {period_data} in the data "
+          f"({period_gen * 16 / 700:.3f} s vs {period_data * 16 / 700:.3f} s)")
+print(f"ECG attractor: {ecg_kind}; max Lyapunov exponent {ecg.max_lyapunov:.4f} per step; {period}")
 
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -195,7 +200,6 @@ print(scores["fMRI"].summary())
 # ARX model `x' = A x + C u' + c` fitted by least squares and the mean.
 
 # %%
-FMRI_INPUTS = os.environ.get("NEURODYN_FMRI_INPUTS")
 if FMRI_INPUTS:
     if FMRI_INPUTS.endswith(".mat"):
         from scipy.io import loadmat

@@ -90,6 +90,10 @@ def test_evaluate_drives_an_input_model_with_the_held_out_inputs(tmp_path, capsy
     assert ds.sizes["time"] == 100 - 1 - 10  # held-out 20 %, driven from its first step, transient dropped
     # the ARX baseline sees the inputs: its PE(3) is far below that of the training mean
     assert float(ds["pe"].sel(model="linear")) < 0.5 * float(ds["pe"].sel(model="mean"))
+    assert main(["evaluate", str(out), "--pe-steps", "3", "--smoothing", "1"]) == 0  # default: a tenth
+    assert "n_transient" not in capsys.readouterr().err
+    assert main(["evaluate", str(out), "--n-transient", "95"]) == 2
+    assert "give at most 89" in capsys.readouterr().err
 
 
 def test_fit_lowpass_and_downsample_are_recorded_and_replayed(sine_file, tmp_path, capsys):
@@ -108,7 +112,15 @@ def test_fit_lowpass_and_downsample_are_recorded_and_replayed(sine_file, tmp_pat
     n = (600 - 4 + 1) // 2  # embedded, then every 2nd point
     assert f"{n - int(round(n * 0.8))} held-out steps" in capsys.readouterr().out
     assert main(["fit", str(sine_file), "--lowpass", "5", "--out", str(tmp_path / "b.pt"), *TINY]) == 2
-    assert "Nyquist" in capsys.readouterr().err  # dt defaults to 1 s: 5 Hz is above 0.5 Hz
+    assert "give --dt in seconds" in capsys.readouterr().err
+    assert main(["fit", str(sine_file), "--dt", "1", "--lowpass", "5", "--out", str(tmp_path / "b.pt"),
+                 *TINY]) == 2
+    assert "Nyquist" in capsys.readouterr().err  # 5 Hz is above the 0.5 Hz Nyquist frequency of dt = 1 s
+    assert main(["fit", str(sine_file), "--dt", "0.01", "--lowpass", "5", "--no-standardize",
+                 "--out", str(tmp_path / "raw.pt"), *TINY]) == 0  # the filtered array is contiguous
+    assert main(["fit", str(sine_file), "--dt", "0.01", "--lowpass", "5", "--observation", "poisson",
+                 "--out", str(tmp_path / "p.pt"), *TINY]) == 2
+    assert "spike counts" in capsys.readouterr().err
     assert main(["fit", str(sine_file), "--downsample", "0", "--out", str(tmp_path / "c.pt"), *TINY]) == 2
     assert "--downsample must be >= 1" in capsys.readouterr().err
 

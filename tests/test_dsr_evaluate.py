@@ -34,6 +34,12 @@ def test_arx_baseline_recovers_a_linear_input_driven_system_exactly():
     np.testing.assert_allclose(lin.c, b_true, atol=1e-10)
     np.testing.assert_allclose(lin.run(x[0], 399, u[1:]), x[1:], atol=1e-9)
     np.testing.assert_allclose(lin.predict(x, 5, u), x[5:], atol=1e-9)
+    shape = r"inputs must be \(time, input\) with the 400 time points"
+    for bad_u, match in ((u[:-1], shape), (u[:, 0], shape), (np.where(u > 2, np.nan, u), "NaN")):
+        with pytest.raises(ValueError, match=match):
+            fit_linear_baseline(x, bad_u)
+    with pytest.raises(ValueError, match="at least 2 time points"):
+        fit_linear_baseline(x[:1])
     var = fit_linear_baseline(x)  # without the inputs it is a plain VAR(1)
     assert var.C.shape == (2, 0)
     assert np.abs(var.predict(x, 1) - x[1:]).max() > 0.1
@@ -72,9 +78,15 @@ def test_inputs_are_required_and_checked():
     bad[3] = np.nan
     with pytest.raises(ValueError, match="inputs_test contains NaN"):
         evaluate_reconstruction(model, x, x, inputs_train=u, inputs_test=bad, **kw)
-    with pytest.raises(ValueError, match="too few"):
+    with pytest.raises(ValueError, match="lower n_transient to at most 89"):
         evaluate_reconstruction(model, x, x, inputs_train=u, inputs_test=u, observation="identity",
-                                n_transient=99, pe_steps=2)
+                                n_transient=91, pe_steps=2)
+    with pytest.raises(ValueError, match="n_transient must be an integer >= 0"):
+        evaluate_reconstruction(model, x, x, inputs_train=u, inputs_test=u, observation="identity",
+                                n_transient=-5, pe_steps=2)
+    with pytest.raises(ValueError, match="give more held-out data"):
+        evaluate_reconstruction(model, x, x[:5], inputs_train=u, inputs_test=u[:5], observation="identity",
+                                n_transient=0, pe_steps=2)
     plain = PLRNN.from_arrays(A, W, H)
     with pytest.raises(ValueError, match="takes no external inputs"):
         evaluate_reconstruction(plain, x, x, inputs_test=u, **kw)

@@ -59,5 +59,7 @@ def test_fixedpoints_attractors_finds_only_the_stable_cycle(tmp_path, capsys) ->
         assert list(ds["stability"].values) == ["stable", "stable"]
     assert main(["fixedpoints", str(model), "--arch", "plrnn", "--attractors", "--exhaustive"]) == 2
     assert "exclude each other" in capsys.readouterr().err
+    assert main(["fixedpoints", str(model), "--arch", "plrnn", "--attractors", "--noise-scale", "0.1"]) == 2
+    assert "--noise-scale has no effect" in capsys.readouterr().err
     assert main(["fixedpoints", str(model), "--arch", "plrnn", "--attractors", "--n-transient", "-1"]) == 2
     assert "--n-transient must be >= 0" in capsys.readouterr().err

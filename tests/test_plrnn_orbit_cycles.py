@@ -103,3 +103,17 @@ def test_same_seed_same_result_and_bad_arguments():
         find_attracting_cycles(model, max_order=0)
     with pytest.raises(TypeError, match="n_transient must be an int"):
         find_attracting_cycles(model, n_transient=10.5)
+
+
+def test_non_isolated_cycles_and_slow_divergence_are_not_counted_as_closed():
+    th = 2 * np.pi / 5  # a rotation by 72 degrees: every point lies on a (non-isolated) 5-cycle
+    rotation = PLRNN.from_arrays([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]], np.zeros((2, 2)),
+                                 np.zeros(2))
+    res = find_attracting_cycles(rotation, n_inits=4, n_transient=100, max_order=20)
+    assert res.n_points == 0 and res.attrs["n_closed"] == 0 and res.attrs["n_ill_conditioned"] == 4
+    assert "no cycle found" in res.summary()
+    slow = PLRNN.from_arrays([1.01], [[0.0]], [0.0])  # grows as 1.01^t: finite, but diverging
+    res = find_attracting_cycles(slow, n_inits=3, n_transient=5000, max_order=10)
+    assert res.attrs["n_diverged"] == 3 and res.attrs["n_not_closed"] == 0
+    with pytest.raises(ValueError, match="batch >= 1"):
+        find_attracting_cycles(slow, np.zeros((0, 1)))

@@ -83,6 +83,16 @@ def test_lowpass_has_the_squared_butterworth_gain_and_no_phase_shift():
         ts.lowpass(600.0)
     with pytest.raises(ValueError, match="order must be >= 1"):
         ts.lowpass(10.0, order=0)
+    for bad_order in (2.7, True):
+        with pytest.raises(ValueError, match="order must be a positive integer"):
+            ts.lowpass(10.0, order=bad_order)
+    with pytest.raises(ValueError, match="numerically singular"):
+        ts.lowpass(1e-9)
+    with pytest.raises(ValueError, match="factor must be a positive integer"):
+        ts.downsample(2.5)
+    assert ts.data.strides[1] > 0  # contiguous, so torch takes it without a copy error
+    record = {"step": "lowpass", "cutoff": 20.0}  # a record without the order replays with the default 4
+    np.testing.assert_array_equal(apply_preprocessing(raw, [record]).values, ts.values)
     with pytest.raises(ValueError, match="lower the order or use longer trials"):
         TimeSeries.from_arrays(np.random.default_rng(0).standard_normal((12, 1)), dt=1e-3).lowpass(10.0)
 

@@ -21,6 +21,8 @@ from neurodyn.analysis.dsr_metrics import (
     state_space_divergence,
 )
 
+MIN_SCORED = 10  # fewest time points a free run is scored on
+
 
 @dataclass(frozen=True)
 class ReconstructionResult:
@@ -117,9 +119,25 @@ def fit_linear_baseline(x_train: np.ndarray, inputs: np.ndarray | None = None) -
     inputs : array, shape (time, input), optional
         External inputs aligned with ``x_train``; ``u[t+1]`` drives the step to ``x[t+1]``, as in
         :func:`neurodyn.training.fit_teacher_forcing`.
+
+    Raises
+    ------
+    ValueError
+        For fewer than 2 time points, wrong shapes, or NaN/Inf in the data or inputs.
     """
     x = np.asarray(x_train, dtype=np.float64)
-    cols = [x[:-1]] if inputs is None else [x[:-1], np.asarray(inputs, dtype=np.float64)[1:]]
+    if x.ndim != 2 or len(x) < 2:
+        raise ValueError(f"x_train must be (time, channel) with at least 2 time points, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x_train contains NaN or Inf; clean or interpolate the data first")
+    if inputs is not None:
+        inputs = np.asarray(inputs, dtype=np.float64)
+        if inputs.ndim != 2 or len(inputs) != len(x):
+            raise ValueError(f"inputs must be (time, input) with the {len(x)} time points of x_train, "
+                             f"got shape {inputs.shape}")
+        if not np.all(np.isfinite(inputs)):
+            raise ValueError("inputs contain NaN or Inf; clean or interpolate the inputs first")
+    cols = [x[:-1]] if inputs is None else [x[:-1], inputs[1:]]
     X = np.concatenate(cols + [np.ones((len(x) - 1, 1))], axis=1)
     coef, *_ = np.linalg.lstsq(X, x[1:], rcond=None)
     n = x.shape[1]
@@ -206,13 +224,19 @@ def evaluate_reconstruction(
     utr, ute = _check_inputs(model, xtr, xte, inputs_train, inputs_test, baselines)
     method = ("binned" if xte.shape[1] <= 5 else "gmm") if method == "auto" else method
     n = len(xte)
+    if isinstance(n_transient, bool) or int(n_transient) != n_transient or n_transient < 0:
+        raise ValueError(f"n_transient must be an integer >= 0 (time steps), got {n_transient!r}")
+    if n < MIN_SCORED + (0 if ute is None else 1):
+        raise ValueError(f"x_test has {n} time points; at least {MIN_SCORED} are needed to score a free run, "
+                         f"give more held-out data")
     if ute is None:
         gen = generate(model, xte[0], n_transient + n, observation=observation).observations[n_transient:]
         x_ref = xte
     else:
-        if n_transient > n - 3:
-            raise ValueError(f"with inputs the transient is taken from the {n} held-out steps; "
-                             f"n_transient = {n_transient} leaves too few, lower it")
+        if n - 1 - n_transient < MIN_SCORED:
+            raise ValueError(f"with inputs the transient is taken from the {n} held-out steps; n_transient = "
+                             f"{n_transient} leaves {n - 1 - n_transient} to score (at least {MIN_SCORED}): "
+                             f"lower n_transient to at most {n - 1 - MIN_SCORED}")
         gen = generate(model, xte[0], n - 1, observation=observation, inputs=ute[1:]).observations
         gen, x_ref = gen[n_transient:], xte[1 + n_transient:]
     rows = {"fitted": (gen, prediction_error(model, xte, pe_steps, observation=observation, inputs=ute))}

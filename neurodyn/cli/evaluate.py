@@ -23,7 +23,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("data", nargs="?", default=None,
                    help="held-out recording (default: the held-out part of the training file)")
     p.add_argument("--key", default=None, help="array name in DATA (default: as when fitting)")
-    p.add_argument("--n-transient", type=int, default=1000, help="generated steps discarded (default 1000)")
+    p.add_argument("--n-transient", type=int, default=None,
+                   help="steps discarded before scoring (default 1000; for an input-driven fit, held-out "
+                        "steps: a tenth of them, at most 1000)")
     p.add_argument("--max-steps", type=int, default=None, help="score at most this many held-out steps")
     p.add_argument("--pe-steps", type=int, default=20, help="horizon n of PE(n) (default 20)")
     p.add_argument("--method", choices=("auto", "binned", "gmm"), default="auto",
@@ -96,7 +98,7 @@ def _check_channel_count(n_data: int, n_fit: int | None, channels: list[int] | N
 
 def check_args(args: argparse.Namespace) -> None:
     """Refuse out-of-range option values before any work starts (ValueError naming the flag)."""
-    if args.n_transient < 0:
+    if args.n_transient is not None and args.n_transient < 0:
         raise ValueError(f"--n-transient must be >= 0 (generated steps to discard), got {args.n_transient}")
     counts = (("--max-steps", args.max_steps), ("--pe-steps", args.pe_steps), ("--n-bins", args.n_bins))
     for flag, v in counts:
@@ -140,10 +142,17 @@ def run(args: argparse.Namespace) -> int:
     if len(test) < args.pe_steps + 1:
         raise ValueError(f"PE({args.pe_steps}) needs at least {args.pe_steps + 1} held-out steps, there are "
                          f"{len(test)}; lower --pe-steps or raise --max-steps (or the fit's --holdout)")
+    n_transient = args.n_transient
+    if n_transient is None:
+        n_transient = min(1000, (len(test) - 1) // 10) if n_in else 1000
+    elif n_in and n_transient > len(test) - 11:
+        raise ValueError(f"with inputs the transient is taken from the {len(test)} held-out steps; "
+                         f"--n-transient {n_transient} leaves too few to score: give at most "
+                         f"{max(0, len(test) - 11)}")
     baselines = not args.no_baselines and train is not None
     result = evaluate_reconstruction(
         loaded.model, train if train is not None else test, test, observation=extra["observation"],
-        n_transient=args.n_transient, pe_steps=args.pe_steps, method=args.method, n_bins=args.n_bins,
+        n_transient=n_transient, pe_steps=args.pe_steps, method=args.method, n_bins=args.n_bins,
         smoothing=args.smoothing, baselines=baselines, lyapunov=args.lyapunov, seed=args.seed,
         inputs_train=u_train if baselines and n_in else None, inputs_test=u_test if n_in else None,
         sample_counts=not args.score_rates,

@@ -171,6 +171,11 @@ def check_args(args: argparse.Namespace) -> None:
             raise ValueError(f"{flag} must be {rel} {low}, got {v}")
     if not 0.0 <= args.alpha <= 1.0:
         raise ValueError(f"--alpha must be in [0, 1], got {args.alpha}")
+    if args.lowpass is not None and args.dt is None:
+        raise ValueError("--lowpass is a cutoff in Hz and needs the sampling interval: give --dt in seconds")
+    if args.lowpass is not None and args.observation == "poisson":
+        raise ValueError("--lowpass would turn spike counts into non-integer (even negative) values; drop it "
+                         "for --observation poisson (bin the counts coarser instead)")
     cls_name = DSR_MODELS[args.model][0]
     if args.hidden is not None and cls_name != "ShallowPLRNN":
         raise ValueError(f"--hidden applies to --model shplrnn/clipped-shplrnn only; "

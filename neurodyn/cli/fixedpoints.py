@@ -141,6 +141,9 @@ def _search(model, task, u, states, args):
             raise ValueError("--attractors needs a PLRNN, ShallowPLRNN or ALRNN model")
         if args.exhaustive:
             raise ValueError("--attractors and --exhaustive exclude each other; choose one")
+        if args.noise_scale > 0:
+            raise ValueError("--noise-scale has no effect with --attractors (orbits start from --states or "
+                             "random states scaled to the map); drop it")
         from neurodyn.analysis import find_attracting_cycles
 
         starts = None if states is None else states.reshape(-1, states.shape[-1])

@@ -114,7 +114,9 @@ def _pick(found: dict[str, Any], key: str | None, path: Path, preferred=("data",
 
 def _read_npy(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
     if input_key is not None:
-        raise ValueError(".npy files hold one array; put inputs in a .npz file or pass them separately")
+        raise ValueError(f"{p.name} is a .npy file, which holds one array, but inputs were asked for "
+                         f"(input_key / --input-key {input_key}); save data and inputs together in a .npz "
+                         f"(np.savez(path, x=data, u=inputs)) or TimeSeries.from_arrays(data, inputs=...)")
     with open(p, "rb") as f:
         magic = f.read(6)
     if magic != b"\x93NUMPY":

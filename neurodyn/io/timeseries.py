@@ -262,18 +262,24 @@ class TimeSeries:
         from scipy import signal
 
         nyquist = 0.5 / self.dt
+        if isinstance(order, bool) or int(order) != order:
+            raise ValueError(f"order must be a positive integer, got {order!r}")
         if not 0.0 < float(cutoff) < nyquist:
             raise ValueError(f"cutoff must be in (0, {nyquist:g}) Hz (the Nyquist frequency of dt = "
                              f"{self.dt:g} s), got {cutoff}; set dt in seconds when loading (--dt)")
         if int(order) < 1:
             raise ValueError(f"order must be >= 1, got {order}")
+        if float(cutoff) < 1e-6 * nyquist:
+            raise ValueError(f"cutoff {cutoff} Hz is below 1e-6 of the Nyquist frequency ({nyquist:g} Hz): "
+                             f"the filter is numerically singular; downsample first or raise the cutoff")
         sos = signal.butter(int(order), float(cutoff), fs=1.0 / self.dt, output="sos")
         pad = 3 * (2 * len(sos) + 1)
         if self.n_steps <= pad:
             raise ValueError(f"trials have {self.n_steps} time points but the order-{order} filter needs "
                              f"more than {pad}; lower the order or use longer trials")
         record = {"step": "lowpass", "cutoff": float(cutoff), "order": int(order)}
-        return self._with(record, data=signal.sosfiltfilt(sos, self.data, axis=1))
+        filtered = np.ascontiguousarray(signal.sosfiltfilt(sos, self.data, axis=1))  # sosfiltfilt may return
+        return self._with(record, data=filtered)  # negative strides, which torch refuses
 
     def downsample(self, factor: int) -> TimeSeries:
         """Keep every ``factor``-th time point (no filtering); ``dt`` is multiplied by ``factor``.
@@ -281,9 +287,9 @@ class TimeSeries:
         Low-pass the data first (:meth:`lowpass`) if they hold power above the new Nyquist
         frequency ``0.5 / (factor dt)``.
         """
+        if isinstance(factor, bool) or int(factor) != factor or int(factor) < 1:
+            raise ValueError(f"factor must be a positive integer, got {factor!r}")
         factor = int(factor)
-        if factor < 1:
-            raise ValueError(f"factor must be a positive integer, got {factor}")
         u = None if self.inputs is None else self.inputs[:, ::factor]
         return self._with({"step": "downsample", "factor": factor}, data=self.data[:, ::factor],
                           inputs=u, dt=self.dt * factor)
@@ -341,7 +347,7 @@ def apply_preprocessing(ts: TimeSeries, steps: Any) -> TimeSeries:
         elif kind == "downsample":
             ts = ts.downsample(s["factor"])
         elif kind == "lowpass":
-            ts = ts.lowpass(s["cutoff"], order=s["order"])
+            ts = ts.lowpass(s["cutoff"], order=s.get("order", 4))
         elif kind == "select_channels":
             ts = ts.select_channels(s["channels"])
         elif kind == "time_slice":

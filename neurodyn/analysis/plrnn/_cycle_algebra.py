@@ -72,6 +72,20 @@ def compose(J: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return P, q
 
 
+DEGENERATE_RTOL = 1e-10  # I - P this close to singular in absolute terms: a non-isolated cycle
+
+
+def _condition(M: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """Condition number of ``M = I - P`` (..., n, n); ``inf`` when ``M`` is singular or its smallest
+    singular value is below ``DEGENERATE_RTOL (1 + |P|_F)`` (e.g. ``P = I`` up to rounding, whose
+    ``cond`` is small although every point is a cycle: a continuum, not an isolated cycle)."""
+    sv = np.linalg.svd(M, compute_uv=False)
+    scale = 1.0 + np.linalg.norm(P, axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cond = sv[..., 0] / sv[..., -1]
+    return np.where(sv[..., -1] > DEGENERATE_RTOL * scale, cond, np.inf)
+
+
 def solve_sequences(J: np.ndarray, c: np.ndarray, max_condition: float) -> tuple[np.ndarray, ...]:
     """Solve a batch of region sequences.
 
@@ -82,7 +96,7 @@ def solve_sequences(J: np.ndarray, c: np.ndarray, max_condition: float) -> tuple
     P, q = compose(J, c)
     n = J.shape[-1]
     M = np.eye(n) - P
-    cond = np.linalg.cond(M) if M.shape[0] else np.zeros(0)
+    cond = _condition(M, P) if M.shape[0] else np.zeros(0)
     good = np.isfinite(cond) & (cond <= max_condition)
     points = np.full(J.shape[:-1], np.nan)
     if np.any(good):
@@ -105,8 +119,7 @@ def solve_one(J: np.ndarray, c: np.ndarray, max_condition: float
     for i in range(1, J.shape[0]):
         P, q = J[i] @ P, J[i] @ q + c[i]
     M = np.eye(J.shape[-1]) - P
-    sv = np.linalg.svd(M, compute_uv=False)
-    cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else np.inf
+    cond = float(_condition(M, P))
     if not cond <= max_condition:
         return None, P, cond
     z = np.linalg.solve(M, q)

@@ -116,6 +116,9 @@ class CycleResult:
             lines.append(f"orbits: {n['closed']} closed a cycle, {n['not_closed']} did not return within "
                          f"{self.attrs.get('max_order')} steps, {n['diverged']} diverged, "
                          f"{n['inconsistent'] + n['ill_conditioned']} gave no consistent cycle")
+            if self.n_points == 0:
+                lines.append("no cycle found: raise max_order (--max-order) above the period or n_transient "
+                             "(--n-transient) for slow convergence; a chaotic attractor closes no cycle")
         lines.append(f"(method {self.attrs.get('method', '?')}; 'complete' = proven by enumeration)")
         return "\n".join(lines)
 

@@ -27,20 +27,29 @@ from neurodyn.analysis.plrnn.cycles import _assemble, search_attrs
 from neurodyn.models.piecewise import PLSystem, pl_system
 
 OUTCOMES = ("closed", "not_closed", "diverged", "inconsistent", "ill_conditioned")
+#: ``Collector.offer`` status → orbit outcome; "lower_order" cannot be a genuine first return, so it
+#: is a degenerate solve like a singular one
+_OFFER_OUTCOME = {"new": "closed", "duplicate": "closed", "inconsistent": "inconsistent",
+                  "lower_order": "ill_conditioned", "diverged": "diverged"}
+DIVERGED_SCALE = 1e8  # an orbit beyond this many times the system's scale has diverged
+
+
+def _scale(system: PLSystem) -> float:
+    """Distance scale of the map: region boundaries' distance from the origin plus the bias norm."""
+    dist = np.abs(system.offsets) / np.maximum(np.linalg.norm(system.normals, axis=1), 1e-300)
+    return 1.0 + (dist.max() if dist.size else 0.0) + float(np.linalg.norm(system.bias))
 
 
 def _initial_states(system: PLSystem, initial_states: Any, n_inits: int, rng) -> np.ndarray:
     n = system.n_latent
     if initial_states is None:
-        dist = np.abs(system.offsets) / np.maximum(np.linalg.norm(system.normals, axis=1), 1e-300)
-        scale = 1.0 + (dist.max() if dist.size else 0.0) + float(np.linalg.norm(system.bias))
-        return rng.normal(size=(n_inits, n)) * scale
+        return rng.normal(size=(n_inits, n)) * _scale(system)
     z = np.asarray(initial_states.detach().cpu() if hasattr(initial_states, "detach") else initial_states,
                    dtype=np.float64)
     z = z[None] if z.ndim == 1 else z
-    if z.ndim != 2 or z.shape[1] != n:
-        raise ValueError(f"initial_states must have shape (state,) or (batch, state) with state={n}, "
-                         f"got {np.shape(initial_states)}")
+    if z.ndim != 2 or z.shape[1] != n or z.shape[0] == 0:
+        raise ValueError(f"initial_states must have shape (state,) or (batch, state) with state={n} and "
+                         f"batch >= 1, got {np.shape(initial_states)}")
     if not np.all(np.isfinite(z)):
         raise ValueError("initial_states contain NaN or Inf; pass finite states")
     return z
@@ -104,8 +113,10 @@ def find_attracting_cycles(
     CycleResult
         ``attrs`` also hold the number of orbits per outcome: ``n_closed`` (a verified cycle),
         ``n_not_closed`` (no return within ``max_order``: chaotic, quasi-periodic, a longer period or
-        slow convergence), ``n_diverged``, ``n_inconsistent`` and ``n_ill_conditioned`` (the solved
-        sequence left its regions or was singular, e.g. an orbit still converging). ``search`` rows
+        slow convergence), ``n_diverged`` (Inf/NaN or beyond ``1e8`` times the map's scale plus the
+        largest start), ``n_inconsistent`` (the solved sequence left its regions, e.g. an orbit still
+        converging) and ``n_ill_conditioned`` (``I − J_k…J_1`` singular or ill-conditioned: a
+        non-isolated cycle, e.g. a rotation). ``search`` rows
         are per order 1..``max_order``; ``n_solves`` counts the orbits that closed at that order.
 
     Raises
@@ -132,6 +143,7 @@ def find_attracting_cycles(
     seed_int = resolve_seed(seed)
     start = time.perf_counter()
     z = _initial_states(system, initial_states, int(n_inits), numpy_rng(seed_int))
+    bound = DIVERGED_SCALE * (_scale(system) + float(np.abs(z).max()))
     with np.errstate(over="ignore", invalid="ignore"):
         for _ in range(int(n_transient)):
             z = system.step(z)
@@ -143,7 +155,9 @@ def find_attracting_cycles(
     stats = [OrderStats() for _ in range(int(max_order))]
     counts = dict.fromkeys(OUTCOMES, 0)
     for path in orbits:
-        if not np.all(np.isfinite(path)):
+        with np.errstate(invalid="ignore"):
+            escaped = not np.all(np.abs(path) <= bound)  # NaN and Inf included
+        if escaped:
             counts["diverged"] += 1
             continue
         k = _first_return(path, closure_rtol)
@@ -159,10 +173,9 @@ def find_attracting_cycles(
             stats[k - 1].n_ill_conditioned += 1
             counts["ill_conditioned"] += 1
             continue
-        status = col.offer(points, codes, P, 0)
-        counts["inconsistent" if status == "inconsistent" else "closed"] += 1
+        counts[_OFFER_OUTCOME[col.offer(points, codes, P, 0)]] += 1
     attrs = {
-        "method": "orbits", "max_order": int(max_order), "seed": seed_int, "n_inits": int(len(z)),
+        "method": "orbits", "max_order": int(max_order), "seed": seed_int, "n_inits": int(len(orbits)),
         "n_transient": int(n_transient), "closure_rtol": closure_rtol,
         **search_attrs(system, tol, model, u, start),
     }
