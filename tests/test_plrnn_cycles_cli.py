@@ -52,7 +52,8 @@ def test_fixedpoints_attractors_finds_only_the_stable_cycle(tmp_path, capsys) ->
     argv = ["fixedpoints", str(model), "--arch", "plrnn", "--attractors", "--max-order", "50",
             "--n-inits", "8", "--n-transient", "300", "--out", str(out)]
     assert main(argv) == 0
-    assert "8 closed a cycle" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "8 closed a cycle" in printed and "orbits per cycle (by cycle_id): 8" in printed
     with xr.open_dataset(out, engine="h5netcdf") as ds:
         assert ds.attrs["method"] == "orbits" and ds.attrs["n_closed"] == 8
         np.testing.assert_allclose(ds["state"].values, [[-2 / 7, -2.0], [6 / 7, -2.0]], atol=1e-12)

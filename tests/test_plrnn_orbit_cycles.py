@@ -59,6 +59,16 @@ def test_random_patterns_close_at_their_rotation_period(seed):
     assert res.n_cycles == len(expected)
     orders = [int(res.order[(res.cycle_id == c)][0]) for c in range(res.n_cycles)]
     assert sorted(orders) == sorted(expected.values())
+    # orbits per cycle: the starts whose pattern is a rotation of that cycle's pattern (brute force)
+    starts_per_class = {}
+    for b in bits:
+        key = min(np.roll(b, r).tobytes() for r in range(k))
+        starts_per_class[key] = starts_per_class.get(key, 0) + 1
+    got = {}
+    for c in range(res.n_cycles):
+        pattern = res.states[res.cycle_id == c][0] > 0.5
+        got[min(np.roll(pattern, r).tobytes() for r in range(k))] = res.attrs["orbits_per_cycle"][c]
+    assert got == starts_per_class
 
 
 def test_matches_scyfi_on_the_closed_form_two_cycle():

@@ -116,6 +116,9 @@ class CycleResult:
             lines.append(f"orbits: {n['closed']} closed a cycle, {n['not_closed']} did not return within "
                          f"{self.attrs.get('max_order')} steps, {n['diverged']} diverged, "
                          f"{n['inconsistent'] + n['ill_conditioned']} gave no consistent cycle")
+            per_cycle = self.attrs.get("orbits_per_cycle")
+            if self.n_points and per_cycle is not None and len(per_cycle):
+                lines.append("orbits per cycle (by cycle_id): " + ", ".join(str(int(v)) for v in per_cycle))
             if self.n_points == 0:
                 lines.append("no cycle found: raise max_order (--max-order) above the period or n_transient "
                              "(--n-transient) for slow convergence; a chaotic attractor closes no cycle")

@@ -118,6 +118,8 @@ def find_attracting_cycles(
         converging) and ``n_ill_conditioned`` (``I − J_k…J_1`` singular or ill-conditioned: a
         non-isolated cycle, e.g. a rotation). ``search`` rows
         are per order 1..``max_order``; ``n_solves`` counts the orbits that closed at that order.
+        ``attrs["orbits_per_cycle"]`` lists, per ``cycle_id``, how many orbits settled on that cycle
+        (the share of the starts in its basin of attraction).
 
     Raises
     ------
@@ -154,6 +156,7 @@ def find_attracting_cycles(
     col = Collector(system, alg.AffineMaps(system), tol)
     stats = [OrderStats() for _ in range(int(max_order))]
     counts = dict.fromkeys(OUTCOMES, 0)
+    landed: list[np.ndarray] = []  # a point of each closed orbit's cycle
     for path in orbits:
         with np.errstate(invalid="ignore"):
             escaped = not np.all(np.abs(path) <= bound)  # NaN and Inf included
@@ -173,11 +176,26 @@ def find_attracting_cycles(
             stats[k - 1].n_ill_conditioned += 1
             counts["ill_conditioned"] += 1
             continue
-        counts[_OFFER_OUTCOME[col.offer(points, codes, P, 0)]] += 1
+        outcome = _OFFER_OUTCOME[col.offer(points, codes, P, 0)]
+        counts[outcome] += 1
+        if outcome == "closed":
+            landed.append(points[0])
     attrs = {
         "method": "orbits", "max_order": int(max_order), "seed": seed_int, "n_inits": int(len(orbits)),
         "n_transient": int(n_transient), "closure_rtol": closure_rtol,
         **search_attrs(system, tol, model, u, start),
     }
     attrs.update({f"n_{name}": int(v) for name, v in counts.items()})
+    attrs["orbits_per_cycle"] = _orbits_per_cycle(col, landed)
     return _assemble(col, stats, attrs)
+
+
+def _orbits_per_cycle(col: Collector, landed: list[np.ndarray]) -> list[int]:
+    """How many closed orbits settled on each cycle, in ``cycle_id`` order (``_assemble`` numbers
+    the collector's sorted cycles): the share of the starts in each cycle's basin of attraction."""
+    cycles = col.sorted_cycles()
+    out = [0] * len(cycles)
+    for z in landed:
+        dist = [np.abs(c.points - z).max(axis=1).min() for c in cycles]
+        out[int(np.argmin(dist))] += 1
+    return out
