@@ -130,6 +130,13 @@ def solve_one(J: np.ndarray, c: np.ndarray, max_condition: float
     return np.stack(points), P, cond
 
 
+def system_scale(system: PLSystem) -> float:
+    """Distance scale of a map: the farthest region boundary from the origin plus the bias norm."""
+    norms = np.linalg.norm(system.normals, axis=1)
+    dist = np.abs(system.offsets) / np.where(norms > 0, norms, np.inf)
+    return 1.0 + (float(dist.max()) if dist.size else 0.0) + float(np.linalg.norm(system.bias))
+
+
 def iterate(system: PLSystem, z: np.ndarray, n_steps: int) -> np.ndarray:
     """Orbit ``z, F(z), ..., F^{n_steps}(z)`` of the true map; (n_steps + 1, latent)."""
     out = [np.asarray(z, dtype=np.float64)]

@@ -34,8 +34,7 @@ class _Starts:
                  pool_limit: int) -> None:
         s = col.system
         self.system, self.rng, self.pool, self.pool_limit = s, rng, pool, pool_limit
-        dist = np.abs(s.offsets) * col.affine.inv_norms
-        self.scale = 1.0 + (dist.max() if dist.size else 0.0) + float(np.linalg.norm(s.bias))
+        self.scale = alg.system_scale(s)
         self.tried: set[bytes] = set()
 
     def untried(self) -> bool:

@@ -34,16 +34,10 @@ _OFFER_OUTCOME = {"new": "closed", "duplicate": "closed", "inconsistent": "incon
 DIVERGED_SCALE = 1e8  # an orbit beyond this many times the system's scale has diverged
 
 
-def _scale(system: PLSystem) -> float:
-    """Distance scale of the map: region boundaries' distance from the origin plus the bias norm."""
-    dist = np.abs(system.offsets) / np.maximum(np.linalg.norm(system.normals, axis=1), 1e-300)
-    return 1.0 + (dist.max() if dist.size else 0.0) + float(np.linalg.norm(system.bias))
-
-
 def _initial_states(system: PLSystem, initial_states: Any, n_inits: int, rng) -> np.ndarray:
     n = system.n_latent
     if initial_states is None:
-        return rng.normal(size=(n_inits, n)) * _scale(system)
+        return rng.normal(size=(n_inits, n)) * alg.system_scale(system)
     z = np.asarray(initial_states.detach().cpu() if hasattr(initial_states, "detach") else initial_states,
                    dtype=np.float64)
     z = z[None] if z.ndim == 1 else z
@@ -145,7 +139,7 @@ def find_attracting_cycles(
     seed_int = resolve_seed(seed)
     start = time.perf_counter()
     z = _initial_states(system, initial_states, int(n_inits), numpy_rng(seed_int))
-    bound = DIVERGED_SCALE * (_scale(system) + float(np.abs(z).max()))
+    bound = DIVERGED_SCALE * (alg.system_scale(system) + float(np.abs(z).max()))
     with np.errstate(over="ignore", invalid="ignore"):
         for _ in range(int(n_transient)):
             z = system.step(z)
