@@ -37,7 +37,7 @@ import torch
 
 from neurodyn import __version__, train
 from neurodyn.analysis import _fp_init, find_fixed_points
-from neurodyn.analysis._fp_newton import METHODS
+from neurodyn.analysis.fixed_points._newton import METHODS
 from neurodyn.models import LeakyRNN
 from neurodyn.tasks import FlipFlop
 from neurodyn.training import evaluate

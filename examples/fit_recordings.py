@@ -30,7 +30,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from neurodyn.analysis import find_attracting_cycles
-from neurodyn.analysis.dsr_evaluate import evaluate_reconstruction
+from neurodyn.analysis.reconstruction import evaluate_reconstruction
 from neurodyn.io import TimeSeries, apply_preprocessing, load_timeseries
 from neurodyn.models import LeakyRNN, ShallowPLRNN
 from neurodyn.training import fit_teacher_forcing, generate

@@ -1,74 +1,9 @@
-"""Linear least-squares baselines for reconstruction scores: VAR(1), and ARX with external inputs."""
+"""Deprecated module path: use :mod:`neurodyn.analysis.reconstruction`."""
 
-from __future__ import annotations
+import warnings
 
-from dataclasses import dataclass
+from neurodyn.analysis.reconstruction._baselines import *  # noqa: F401,F403
+from neurodyn.analysis.reconstruction._baselines import __all__  # noqa: F401
 
-import numpy as np
-
-
-@dataclass(frozen=True)
-class LinearBaseline:
-    """``x[t+1] = A x[t] + C u[t+1] + c``; ``A`` (channel, channel), ``C`` (channel, input), ``c``."""
-
-    A: np.ndarray
-    C: np.ndarray
-    c: np.ndarray
-
-    def _drive(self, u: np.ndarray | None, n: int) -> np.ndarray:
-        if u is None or self.C.shape[1] == 0:
-            return np.broadcast_to(self.c, (n, len(self.c)))
-        return u @ self.C.T + self.c
-
-    def run(self, x0: np.ndarray, n: int, u: np.ndarray | None = None) -> np.ndarray:
-        """Free run of ``n`` steps from ``x0``; ``u`` (n, input) drives step ``t``. Returns (n, channel)."""
-        drive = self._drive(u, n)
-        out, x = np.empty((n, len(x0))), x0
-        with np.errstate(over="ignore", invalid="ignore"):
-            for t in range(n):
-                x = self.A @ x + drive[t]
-                out[t] = x
-        return out
-
-    def predict(self, x: np.ndarray, n: int, u: np.ndarray | None = None) -> np.ndarray:
-        """``n``-step-ahead predictions of ``x[n:]`` from every ``x[:-n]``; ``u`` (time, input)."""
-        m = len(x) - n
-        z = x[:-n]
-        with np.errstate(over="ignore", invalid="ignore"):
-            for i in range(n):
-                z = z @ self.A.T + self._drive(None if u is None else u[i + 1:i + 1 + m], m)
-        return z
-
-
-def fit_linear_baseline(x_train: np.ndarray, inputs: np.ndarray | None = None) -> LinearBaseline:
-    """Least-squares linear model ``x[t+1] = A x[t] + C u[t+1] + c`` (VAR(1), ARX with inputs).
-
-    Parameters
-    ----------
-    x_train : array, shape (time, channel)
-    inputs : array, shape (time, input), optional
-        External inputs aligned with ``x_train``; ``u[t+1]`` drives the step to ``x[t+1]``, as in
-        :func:`neurodyn.training.fit_teacher_forcing`.
-
-    Raises
-    ------
-    ValueError
-        For fewer than 2 time points, wrong shapes, or NaN/Inf in the data or inputs.
-    """
-    x = np.asarray(x_train, dtype=np.float64)
-    if x.ndim != 2 or len(x) < 2:
-        raise ValueError(f"x_train must be (time, channel) with at least 2 time points, got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ValueError("x_train contains NaN or Inf; clean or interpolate the data first")
-    if inputs is not None:
-        inputs = np.asarray(inputs, dtype=np.float64)
-        if inputs.ndim != 2 or len(inputs) != len(x):
-            raise ValueError(f"inputs must be (time, input) with the {len(x)} time points of x_train, "
-                             f"got shape {inputs.shape}")
-        if not np.all(np.isfinite(inputs)):
-            raise ValueError("inputs contain NaN or Inf; clean or interpolate the inputs first")
-    cols = [x[:-1]] if inputs is None else [x[:-1], inputs[1:]]
-    X = np.concatenate(cols + [np.ones((len(x) - 1, 1))], axis=1)
-    coef, *_ = np.linalg.lstsq(X, x[1:], rcond=None)
-    n = x.shape[1]
-    return LinearBaseline(coef[:n].T, coef[n:-1].T, coef[-1])
+warnings.warn("neurodyn.analysis.dsr_baselines moved to neurodyn.analysis.reconstruction", DeprecationWarning,
+              stacklevel=2)

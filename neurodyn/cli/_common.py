@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
+
+from neurodyn._result import write_atomically
 
 
 def check_outputs(
@@ -94,26 +95,9 @@ def check_netcdf_writer() -> None:
             )
 
 
-def _replace_atomically(path: str | Path, write) -> None:
-    """Call ``write(tmp)`` on a temporary file next to ``path`` and move it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=path.suffix)
-    os.close(fd)
-    try:
-        write(tmp)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
 def write_netcdf(ds, path: str | Path) -> None:
     """Write an ``xarray.Dataset`` (engine h5netcdf); an existing file is replaced only on success."""
-    _replace_atomically(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
+    write_atomically(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
 
 
 def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
@@ -145,6 +129,6 @@ def save_figure(fig, path: str | Path) -> None:
 
     fmt = Path(path).suffix.lower().lstrip(".") or None
     try:
-        _replace_atomically(path, lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt))
+        write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt))
     finally:
         plt.close(fig)

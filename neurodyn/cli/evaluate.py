@@ -117,7 +117,7 @@ def _flat(ts):
 
 
 def run(args: argparse.Namespace) -> int:
-    from neurodyn.analysis.dsr_evaluate import evaluate_reconstruction
+    from neurodyn.analysis.reconstruction import evaluate_reconstruction
     from neurodyn.io import load_model
 
     check_args(args)

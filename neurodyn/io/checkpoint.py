@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._result import write_atomically
 from neurodyn._version import __version__
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import MODELS, make_model
@@ -113,18 +113,7 @@ def save_checkpoint(
         "versions": package_versions(),
         "extra": dict(extra or {}),
     })
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        torch.save(payload, tmp)
-        mask = os.umask(0)  # mkstemp creates the file 0600; give it the usual permissions
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    write_atomically(path, lambda tmp: torch.save(payload, tmp))
     return path
 
 

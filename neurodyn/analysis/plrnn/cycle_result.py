@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn.analysis._fp_result import format_attrs, point_variables
+from neurodyn.analysis.fixed_points._result import format_attrs, point_variables
 
 _POINT_INT = ("n_unstable", "order", "cycle_id", "cycle_step", "iterations")
 _SEARCH = ("n_regions_visited", "n_solves", "n_ill_conditioned", "complete", "wall_time")

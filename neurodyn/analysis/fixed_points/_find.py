@@ -1,0 +1,314 @@
+"""Fixed points, slow points and period-k cycles of recurrent networks (Sussillo & Barak 2013)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from neurodyn._seed import SeedLike, resolve_seed
+from neurodyn._version import __version__
+from neurodyn.analysis.fixed_points import _init as init
+from neurodyn.analysis.fixed_points._newton import METHODS, newton_polish
+from neurodyn.analysis.fixed_points._result import FixedPointResult
+from neurodyn.analysis.fixed_points._stability import (
+    classify,
+    cycle_jacobians,
+    leading_modes,
+    sorted_eigenvalues,
+)
+from neurodyn.analysis.fixed_points._unique import (
+    distance_inliers,
+    has_minimal_period,
+    unique_cycles,
+    unique_points,
+)
+from neurodyn.models._base import RecurrentModel
+
+#: ``method="auto"`` uses Levenberg–Marquardt for states of at most this many dimensions and at
+#: most this many Jacobian entries (n_inits × state²), else the gradient method; in the benchmark
+#: LM was as fast as gradient steps at 32 units and 5-8× slower at 128
+AUTO_LM_MAX_STATE = 32
+AUTO_LM_ELEMENTS = 2**25
+
+
+def find_fixed_points(
+    model: RecurrentModel | Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor],
+    *,
+    inputs: Any = None,
+    initial_states: Any = None,
+    task: Any = None,
+    n_inits: int = 1024,
+    noise_scale: float = 0.0,
+    seed: SeedLike = 0,
+    tol_q: float = 1e-12,
+    tol_dq: float = 1e-20,
+    max_iters: int = 5000,
+    lr_init: float = 1.0,
+    tol_unique: float = 1e-3,
+    outlier_distance_scale: float = 10.0,
+    max_order: int = 1,
+    marginal_tol: float = 1e-3,
+    method: str = "auto",
+    state_size: int | None = None,
+    dtype: torch.dtype = torch.float64,
+    device: Any = None,
+    progress: bool = False,
+) -> FixedPointResult:
+    """Find fixed points, slow points and period-k cycles of ``h ↦ F(h, u*)``.
+
+    Minimises the speed ``q(h) = ½‖F(h, u*) − h‖²`` from many initial states at once (Sussillo &
+    Barak 2013, *Neural Computation* 25(3); tolerances follow Golub & Sussillo's FixedPointFinder,
+    JOSS 2018), removes distance outliers and duplicates, then labels each point from the
+    eigenvalues of its Jacobian (the discrete-time map's: stable means every ``|λ| < 1``).
+    With ``max_order = K > 1`` it also minimises ``½‖F^k(h) − h‖²`` for ``k = 2..K`` and keeps
+    converged points of minimal period ``k``, one entry per cycle point, with stability from the
+    monodromy matrix.
+
+    Parameters
+    ----------
+    model : RecurrentModel or callable ``F(h, u)``
+        A model (its ``step(h, u)`` is used on a float64 copy) or a plain batched map
+        ``(batch, state), (batch, input) or None -> (batch, state)``; then give ``state_size``.
+    inputs : array-like, shape (input,), optional
+        The constant input ``u*``; zeros by default (``None`` is passed to a callable).
+    initial_states : array-like, shape (n, state) or (trial, time, state), optional
+        Where the searches start. All rows are used when there are at most ``n_inits``,
+        otherwise ``n_inits`` are sampled without replacement.
+    task : Task, optional
+        When ``initial_states`` is None: roll the model out noise-free on 128 trials of this task
+        and sample its states. Without both, states come from free rollouts: ``n_inits`` states
+        drawn from N(0, 1) run 50 steps under input ``u* + N(0, 0.1²)``, each stopped at a
+        random step. Precedence: ``initial_states``, then ``task``, then free rollouts.
+    n_inits : int
+        Number of initial states.
+    noise_scale : float
+        Standard deviation of Gaussian noise added to the sampled initial states.
+    seed : int, Generator or None
+        Seed of the sampling and noise; same seed ⇒ identical result.
+    tol_q : float
+        A candidate has converged once ``q < tol_q`` (FixedPointFinder: 1e-12).
+    tol_dq : float
+        A candidate also stops when an accepted step changes q by less than ``tol_dq · lr``
+        (FixedPointFinder: 1e-20); stopped above ``tol_q`` it is reported as a slow point.
+    max_iters : int
+        Iterations per candidate (FixedPointFinder: 5000).
+    lr_init : float
+        Initial step size (FixedPointFinder's adaptive learning rate starts at 1.0).
+    tol_unique : float
+        Points closer than this in every unit are duplicates (FixedPointFinder: 1e-3).
+    outlier_distance_scale : float
+        Points farther from the initial states' centroid than this many mean initial distances
+        are dropped (FixedPointFinder: 10); ``inf`` keeps all finite points.
+    max_order : int
+        Largest cycle period searched (1: fixed points only).
+    marginal_tol : float
+        Half-width of the band ``1 ± marginal_tol`` of eigenvalue moduli counted as marginal.
+    method : {"auto", "levenberg_marquardt", "gradient", "joint"}
+        All but ``"joint"`` give each candidate its own step size, grown after an accepted
+        step (×1.2 Levenberg–Marquardt, ×1.01 gradient) and halved, the step rejected, when q
+        would increase, and stop each candidate on its own. ``"levenberg_marquardt"``: damped
+        Gauss–Newton steps (one Jacobian per accepted step; tens of iterations, also on
+        ill-conditioned slow leaky networks; memory ``n_inits × state²``). ``"gradient"``:
+        heavy-ball gradient descent (momentum 0.98, reset on rejection; cheap steps, hundreds
+        of iterations). ``"auto"``: Levenberg–Marquardt for ``state ≤ 32`` and
+        ``n_inits × state² ≤ 2**25``, else gradient. ``"joint"``: FixedPointFinder's Adam
+        optimisation of the mean q with a single adaptive rate (for comparison).
+        ``attrs["method"]`` records the one that ran.
+    state_size : int, optional
+        Required when ``model`` is a plain callable.
+    dtype : torch.dtype
+        Precision of the search (float64 by default; a callable must accept it).
+    device : torch device, optional
+        Defaults to the model's device (CPU for a callable).
+    progress : bool
+        Show a progress bar per search.
+
+    Returns
+    -------
+    FixedPointResult
+        One row per unique point, including non-converged slow points (``converged`` False).
+
+    Raises
+    ------
+    ValueError
+        On a bad shape, NaN/Inf inputs or states, an unknown method or a non-positive setting.
+    TypeError
+        If ``model`` is a callable and ``state_size`` is missing.
+    """
+    if method not in (*METHODS, "auto"):
+        raise ValueError(f"unknown method {method!r}; choose one of auto, {', '.join(METHODS)}")
+    for name, value in (("n_inits", n_inits), ("max_iters", max_iters), ("max_order", max_order)):
+        if int(value) < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+    for name, value in (("tol_q", tol_q), ("lr_init", lr_init), ("tol_unique", tol_unique),
+                        ("outlier_distance_scale", outlier_distance_scale)):
+        if not value > 0:
+            raise ValueError(f"{name} must be positive, got {value}")
+    if noise_scale < 0 or tol_dq < 0 or marginal_tol < 0:
+        raise ValueError("noise_scale, tol_dq and marginal_tol must be non-negative")
+    seed_int = resolve_seed(seed)
+    step, n_state, n_in, device, shell = _one_step_map(model, state_size, dtype, device)
+    u_star = _constant_input(inputs, n_in, dtype, device)
+    batch_u = None if u_star is None else u_star[None, :]
+
+    def F(h: torch.Tensor) -> torch.Tensor:
+        return step(h, None if batch_u is None else batch_u.expand(h.shape[0], -1))
+
+    if initial_states is not None:
+        pool, source = init.as_state_array(initial_states, n_state), "initial_states"
+    elif task is not None:
+        if shell is None:
+            raise ValueError("task= needs a RecurrentModel; pass initial_states for a callable")
+        pool = init.as_state_array(init.task_states(shell, task, seed_int, device, dtype), n_state)
+        source = "task"
+    else:
+        pool = init.free_rollout_states(step, n_state, u_star, int(n_inits), seed_int, device, dtype)
+        source = "free_rollouts"
+    x0_np = init.sample_states(pool, int(n_inits), float(noise_scale), seed_int)
+    x0 = torch.as_tensor(x0_np, dtype=dtype, device=device)
+
+    if method == "auto":
+        small = n_state <= AUTO_LM_MAX_STATE and x0.shape[0] * n_state**2 <= AUTO_LM_ELEMENTS
+        method = "levenberg_marquardt" if small else "gradient"
+    settings = dict(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
+    parts, counts = [], {"n_candidates": 0, "n_outliers": 0}
+    for k in range(1, int(max_order) + 1):
+        Gk = _power(F, k)
+        found = METHODS[method](Gk, x0, progress=progress, **settings)
+        counts["n_candidates"] += x0.shape[0]
+        parts.append(_collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts))
+    attrs = {
+        "input": [] if u_star is None else u_star.cpu().tolist(), "tol_q": tol_q, "tol_dq": tol_dq,
+        "max_iters": int(max_iters), "lr_init": lr_init, "tol_unique": tol_unique,
+        "outlier_distance_scale": outlier_distance_scale, "marginal_tol": marginal_tol,
+        "max_order": int(max_order), "n_inits": int(x0.shape[0]), "noise_scale": noise_scale,
+        "seed": seed_int, "method": method, "initial_state_source": source,
+        "dtype": str(dtype).replace("torch.", ""), "neurodyn_version": __version__, **counts,
+    }
+    return _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device)
+
+
+def _one_step_map(model, state_size, dtype, device):
+    """``(step(h, u), state_size, n_inputs, device, model copy or None)``."""
+    if isinstance(model, RecurrentModel):
+        device = torch.device(device) if device is not None else next(model.parameters()).device
+        shell = copy.deepcopy(model).to(device=device, dtype=dtype).eval().requires_grad_(False)
+        return shell.step, int(shell.state_size), int(shell.n_inputs), device, shell
+    if not callable(model):
+        raise TypeError(f"model must be a RecurrentModel or a callable F(h, u), got {type(model)}")
+    if state_size is None:
+        raise TypeError("a plain callable needs state_size= (the length of the state vector)")
+    return model, int(state_size), None, torch.device(device or "cpu"), None
+
+
+def _constant_input(inputs, n_in, dtype, device):
+    if inputs is None:
+        if n_in is None or n_in == 0:
+            return None
+        return torch.zeros(n_in, dtype=dtype, device=device)
+    u = torch.as_tensor(np.asarray(inputs, dtype=np.float64), dtype=dtype, device=device)
+    if u.ndim != 1 or (n_in is not None and u.shape[0] != n_in):
+        want = "(input,)" if n_in is None else f"({n_in},)"
+        raise ValueError(f"inputs must be one constant input vector of shape {want}, got {tuple(u.shape)}")
+    if not torch.isfinite(u).all():
+        raise ValueError("inputs contains NaN or Inf")
+    return u
+
+
+def _power(F, k: int):
+    def Fk(h: torch.Tensor) -> torch.Tensor:
+        for _ in range(k):
+            h = F(h)
+        return h
+
+    return Fk
+
+
+def _collect(F, k, found, x0_np, tol_unique, scale, counts) -> dict[str, np.ndarray]:
+    """One order's points: finite inliers, unique (up to cyclic shifts), Newton-polished where
+    converged, of minimal period k (converged only for k > 1)."""
+    states = found.states.cpu().numpy()
+    q = found.q.cpu().numpy()
+    converged = found.converged.cpu().numpy()
+    keep = distance_inliers(states, x0_np, scale) & np.isfinite(q)
+    counts["n_outliers"] += int((~keep).sum())
+    if k > 1:
+        keep &= converged  # period-k slow points are not reported
+    idx = np.flatnonzero(keep)
+    orbits = _orbits(F, found.states[idx], k)
+    if k > 1:
+        idx = idx[has_minimal_period(orbits, tol_unique)]
+        orbits = _orbits(F, found.states[idx], k)
+    rank = np.lexsort((q[idx], ~converged[idx]))  # converged first, then by q
+    chosen = unique_points(orbits[:, 0], rank, tol_unique) if k == 1 \
+        else unique_cycles(orbits[:, :k], rank, tol_unique)
+    sel = idx[chosen]
+    x = found.states[sel]
+    conv = torch.as_tensor(converged[sel], device=x.device)
+    x = torch.where(conv[:, None], newton_polish(_power(F, k), x), x)
+    orbits = _orbits(F, x, k)
+    with torch.no_grad():
+        q_sel = (0.5 * (_power(F, k)(x) - x).pow(2).sum(-1)).cpu().numpy()
+    order = np.lexsort((q_sel, ~converged[sel]))
+    return {"orbits": orbits[order, :k], "q": q_sel[order], "converged": converged[sel][order],
+            "iterations": found.iterations.cpu().numpy()[sel][order], "order": k}
+
+
+def _orbits(F, x: torch.Tensor, k: int) -> np.ndarray:
+    """``[x, F(x), ..., F^k(x)]`` as an array (point, k + 1, state)."""
+    with torch.no_grad():
+        orbit = [x]
+        for _ in range(k):
+            orbit.append(F(orbit[-1]))
+    return torch.stack(orbit, dim=1).cpu().numpy()
+
+
+def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device) -> FixedPointResult:
+    """Jacobians, spectra and labels; one row per cycle point, cycles numbered in row order."""
+    rows: dict[str, list[np.ndarray]] = {name: [] for name in (
+        "states", "q", "converged", "order", "cycle_id", "cycle_step",
+        "iterations", "jacobians")}
+    next_id = 0
+    for part in parts:
+        orbits, k = part["orbits"], part["order"]
+        n_cycles = orbits.shape[0]
+        if n_cycles == 0:
+            continue
+        t_orbits = torch.as_tensor(orbits, dtype=dtype, device=device)
+        # monodromy at each cycle point: rotate the orbit so that it starts there
+        jac = np.stack([cycle_jacobians(F, torch.roll(t_orbits, -j, dims=1)).cpu().numpy()
+                        for j in range(k)], axis=1)  # (cycle, k, state, state)
+        ids = np.arange(next_id, next_id + n_cycles)
+        next_id += n_cycles
+        with torch.no_grad():
+            pts = t_orbits.reshape(-1, n_state)
+            q_pts = 0.5 * (_power(F, k)(pts) - pts).pow(2).sum(-1).cpu().numpy()
+        rows["states"].append(orbits.reshape(-1, n_state))
+        rows["q"].append(part["q"] if k == 1 else q_pts)
+        rows["jacobians"].append(jac.reshape(-1, n_state, n_state))
+        rows["converged"].append(np.repeat(part["converged"], k))
+        rows["iterations"].append(np.repeat(part["iterations"], k))
+        rows["order"].append(np.full(n_cycles * k, k, dtype=np.int64))
+        rows["cycle_id"].append(np.repeat(ids, k))
+        rows["cycle_step"].append(np.tile(np.arange(k), n_cycles))
+    if not rows["states"]:
+        empty = {name: np.zeros(0, dtype=np.int64) for name in rows}
+        empty.update(states=np.zeros((0, n_state)), q=np.zeros(0),
+                     jacobians=np.zeros((0, n_state, n_state)), converged=np.zeros(0, dtype=bool))
+        cat = empty
+    else:
+        cat = {name: np.concatenate(vals) for name, vals in rows.items()}
+    eig = sorted_eigenvalues(cat["jacobians"])
+    labels, n_unstable = classify(eig, marginal_tol)
+    return FixedPointResult(
+        states=cat["states"], q=cat["q"].astype(np.float64), eigenvalues=eig, stability=labels,
+        n_unstable=n_unstable, converged=cat["converged"].astype(bool),
+        order=cat["order"].astype(np.int64), cycle_id=cat["cycle_id"].astype(np.int64),
+        cycle_step=cat["cycle_step"].astype(np.int64), iterations=cat["iterations"].astype(np.int64),
+        attrs=attrs, jacobians=cat["jacobians"], leading_mode=leading_modes(cat["jacobians"]),
+    )
+

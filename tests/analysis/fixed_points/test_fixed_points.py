@@ -1,0 +1,194 @@
+"""find_fixed_points on analytic maps: exact fixed points, stability, cycles, determinism, errors."""
+
+import numpy as np
+import pytest
+import torch
+from problems import BistableTanh, FlipTanh, Rotation, linear_leaky_rnn, linear_map
+
+from neurodyn.analysis import FixedPointResult, find_fixed_points
+
+METHODS = ["levenberg_marquardt", "gradient", "joint"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_linear_callable_fixed_point(method):
+    problem = linear_map(5, norm=0.6, seed=1)
+    starts = np.random.default_rng(0).normal(size=(16, 5))
+    res = find_fixed_points(problem, state_size=5, initial_states=starts, method=method)
+    assert res.n_points == 1 and res.converged.all()
+    np.testing.assert_allclose(res.states[0], problem.fixed_point, atol=1e-6)
+    assert res.stability[0] == "stable" and res.n_unstable[0] == 0
+    expected = np.sort(np.abs(np.linalg.eigvals(problem.A)))[::-1]
+    np.testing.assert_allclose(np.abs(res.eigenvalues[0]), expected, atol=1e-10)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.3])
+@pytest.mark.parametrize("method", METHODS)
+def test_linear_leaky_rnn_fixed_point_with_input(alpha, method):
+    model, answer = linear_leaky_rnn(6, 2, norm=0.6, alpha=alpha, seed=3)
+    u = np.array([0.5, -1.5])
+    res = find_fixed_points(model, inputs=u, n_inits=32, method=method, seed=0)
+    good = res.fixed_points()
+    assert good.n_points == 1
+    np.testing.assert_allclose(good.states[0], answer(u), atol=1e-6)
+    assert good.stability[0] == "stable"
+    assert res.attrs["input"] == pytest.approx(u.tolist())
+
+
+def test_default_input_is_zero_and_task_source():
+    from neurodyn.tasks import FlipFlop
+
+    model, answer = linear_leaky_rnn(6, 3, norm=0.5, seed=4)
+    res = find_fixed_points(model, task=FlipFlop(n_bits=3, n_steps=20), n_inits=64, seed=2)
+    assert res.attrs["initial_state_source"] == "task"
+    np.testing.assert_allclose(res.fixed_points().states[0], answer(np.zeros(3)), atol=1e-6)
+    res_free = find_fixed_points(model, n_inits=64, seed=2)
+    assert res_free.attrs["initial_state_source"] == "free_rollouts"
+    np.testing.assert_allclose(res_free.fixed_points().states[0], answer(None), atol=1e-6)
+
+
+@pytest.mark.parametrize("w", [1.5, 2.0, 4.0])
+def test_bistable_tanh_three_fixed_points(w):
+    problem = BistableTanh(w)
+    h_star = problem.h_star
+    starts = np.linspace(-1.5, 1.5, 31)[:, None]
+    res = find_fixed_points(problem, state_size=1, initial_states=starts)
+    good = res.fixed_points()
+    assert good.n_points == 3
+    order = np.argsort(good.states[:, 0])
+    np.testing.assert_allclose(good.states[order, 0], [-h_star, 0.0, h_star], atol=1e-9)
+    assert list(good.stability[order]) == ["stable", "unstable", "stable"]
+    assert list(good.n_unstable[order]) == [0, 1, 0]
+    lam = np.array([problem.eigenvalue(x) for x in (-h_star, 0.0, h_star)])
+    np.testing.assert_allclose(good.eigenvalues[order, 0].real, lam, atol=1e-8)
+
+
+def test_two_cycle_found_and_not_reported_as_fixed_point():
+    problem = FlipTanh(2.0)
+    h_star = problem.h_star
+    starts = np.linspace(-1.5, 1.5, 31)[:, None]
+    res = find_fixed_points(problem, state_size=1, initial_states=starts, max_order=3)
+    fps = res.fixed_points()
+    assert fps.n_points == 1
+    np.testing.assert_allclose(fps.states[0], [0.0], atol=1e-9)
+    assert fps.stability[0] == "unstable"
+    two = res.select(res.order == 2)
+    assert two.n_points == 2 and np.unique(two.cycle_id).size == 1
+    assert sorted(two.cycle_step) == [0, 1]
+    np.testing.assert_allclose(np.sort(two.states[:, 0]), [-h_star, h_star], atol=1e-9)
+    np.testing.assert_allclose(two.eigenvalues[:, 0].real, problem.monodromy, atol=1e-8)
+    assert (two.stability == "stable").all() and two.converged.all()
+    assert not (res.order == 3).any()  # h ↦ -tanh(2h) has no 3-cycle
+    # without max_order the cycle points are not fixed points
+    only = find_fixed_points(problem, state_size=1, initial_states=starts)
+    assert only.fixed_points().n_points == 1 and (only.order == 1).all()
+
+
+def test_complex_eigenvalues_sorted_by_modulus():
+    problem = Rotation(rho=0.9, theta=0.7)
+    res = find_fixed_points(problem, state_size=2, initial_states=np.eye(2))
+    ev = res.eigenvalues[0]
+    np.testing.assert_allclose(np.abs(ev), [0.9, 0.9], atol=1e-12)
+    np.testing.assert_allclose(sorted(ev.imag), [-0.9 * np.sin(0.7), 0.9 * np.sin(0.7)], atol=1e-12)
+    assert res.stability[0] == "stable"
+
+
+def test_same_seed_identical_results_and_noise_changes_starts():
+    model, _ = linear_leaky_rnn(6, 2, norm=0.9, seed=5)
+    with torch.no_grad():
+        model.activation = "tanh"
+        model.w_rec.mul_(3.0)  # multistable tanh network
+    kw = dict(n_inits=64, noise_scale=0.2, max_iters=300)
+    a = find_fixed_points(model, seed=11, **kw)
+    b = find_fixed_points(model, seed=11, **kw)
+    for name in ("states", "q", "eigenvalues", "converged", "iterations", "n_unstable"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert list(a.stability) == list(b.stability)
+    c = find_fixed_points(model, seed=12, **kw)
+    assert a.attrs["seed"] == 11 and c.attrs["seed"] == 12
+    assert not np.array_equal(a.iterations, c.iterations) or not np.array_equal(a.q, c.q)
+
+
+def test_slow_points_reported_as_not_converged():
+    # h ↦ h + 0.1 + h² has no fixed point... use h ↦ h + 0.05 (1 + h²): q minimum at h = 0, q > 0
+    def drift(h, u):
+        return h + 0.05 * (1.0 + h**2)
+
+    res = find_fixed_points(drift, state_size=1, initial_states=np.linspace(-1, 1, 9)[:, None],
+                            max_iters=2000)
+    assert res.n_points == 1 and not res.converged[0]
+    np.testing.assert_allclose(res.states[0], [0.0], atol=1e-5)
+    assert res.q[0] == pytest.approx(0.5 * 0.05**2, rel=1e-6)
+    assert res.fixed_points().n_points == 0
+    assert "slow points (not converged)" in res.summary()
+
+
+def test_duplicates_merged_and_outliers_excluded():
+    problem = BistableTanh(3.0)
+    starts = np.concatenate([np.full((10, 1), 0.9), np.full((10, 1), -0.9), [[0.0]]])
+    res = find_fixed_points(problem, state_size=1, initial_states=starts)
+    assert res.fixed_points().n_points == 3
+    # FixedPointFinder's rule: distance to the starts' centroid over their mean distance to it
+    near = np.concatenate([0.99 + np.linspace(-0.01, 0.01, 20)[:, None], [[-0.99]]])
+    centroid = near.mean()
+    spread = np.abs(near - centroid).mean()
+    h = problem.h_star
+    assert abs(h - centroid) / spread < 3.0 < abs(-h - centroid) / spread
+    res = find_fixed_points(problem, state_size=1, initial_states=near, outlier_distance_scale=3.0)
+    assert res.fixed_points().states[:, 0] == pytest.approx([h])
+    assert res.attrs["n_outliers"] == 1
+    res = find_fixed_points(problem, state_size=1, initial_states=near,
+                            outlier_distance_scale=np.inf)
+    assert np.sort(res.fixed_points().states[:, 0]) == pytest.approx([-h, h])
+
+
+def test_classify_marginal_band():
+    from neurodyn.analysis.fixed_points._stability import classify
+
+    ev = np.array([[0.5, 0.2], [1.0005, 0.3], [1.2, 0.9995], [1.2, 1.5], [1.2, 0.1], [0.999, 0.1]])
+    labels, n_unstable = classify(ev.astype(complex), 1e-3)
+    assert list(labels) == ["stable", "marginal", "saddle", "unstable", "saddle", "marginal"]
+    assert list(n_unstable) == [0, 0, 1, 2, 1, 0]
+
+
+def test_bad_arguments_raise_clear_errors():
+    problem = linear_map(3)
+    with pytest.raises(TypeError, match="state_size"):
+        find_fixed_points(problem)
+    with pytest.raises(ValueError, match="initial_states must have shape"):
+        find_fixed_points(problem, state_size=3, initial_states=np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="NaN"):
+        find_fixed_points(problem, state_size=3, initial_states=np.full((4, 3), np.nan))
+    with pytest.raises(ValueError, match="unknown method"):
+        find_fixed_points(problem, state_size=3, method="sequential")
+    model, _ = linear_leaky_rnn(4, 2)
+    with pytest.raises(ValueError, match=r"shape \(2,\)"):
+        find_fixed_points(model, inputs=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="tol_q"):
+        find_fixed_points(model, tol_q=0)
+    with pytest.raises(ValueError, match="NaN"):
+        find_fixed_points(model, inputs=[np.nan, 0.0])
+
+
+def test_result_is_frozen():
+    res = find_fixed_points(linear_map(3), state_size=3, initial_states=np.zeros((2, 3)))
+    assert isinstance(res, FixedPointResult)
+    with pytest.raises(AttributeError):
+        res.q = None
+
+
+def test_auto_method_picks_levenberg_marquardt_for_small_problems(monkeypatch):
+    import neurodyn.analysis.fixed_points._find as fp
+
+    problem = linear_map(4)
+    starts = np.random.default_rng(0).normal(size=(8, 4))
+    assert find_fixed_points(problem, state_size=4, initial_states=starts).attrs["method"] \
+        == "levenberg_marquardt"
+    monkeypatch.setattr(fp, "AUTO_LM_ELEMENTS", 8 * 4**2 - 1)
+    res = find_fixed_points(problem, state_size=4, initial_states=starts)
+    assert res.attrs["method"] == "gradient"
+    monkeypatch.setattr(fp, "AUTO_LM_ELEMENTS", 2**25)
+    monkeypatch.setattr(fp, "AUTO_LM_MAX_STATE", 3)
+    assert find_fixed_points(problem, state_size=4, initial_states=starts).attrs["method"] \
+        == "gradient"
+    np.testing.assert_allclose(res.states[0], problem.fixed_point, atol=1e-6)

@@ -1,0 +1,134 @@
+"""Jacobians against finite differences; the result's netCDF format, summary and selection."""
+
+import numpy as np
+import pytest
+import torch
+import xarray as xr
+from problems import BistableTanh, FlipTanh
+
+from neurodyn.analysis import FixedPointResult, find_fixed_points, load_fixed_points
+from neurodyn.analysis.fixed_points._stability import batch_jacobian, cycle_jacobians
+from neurodyn.models import GRU, LSTM, LeakyRNN
+
+
+def finite_difference_jacobian(G, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences, one column per state dimension; x (point, state)."""
+    xt = torch.as_tensor(x, dtype=torch.float64)
+    cols = []
+    with torch.no_grad():
+        for j in range(x.shape[1]):
+            e = torch.zeros_like(xt)
+            e[:, j] = eps
+            cols.append(((G(xt + e) - G(xt - e)) / (2 * eps)).numpy())
+    return np.stack(cols, axis=-1)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: LeakyRNN(2, 7, 1, alpha=0.3, seed=1),
+    lambda: GRU(2, 5, 1, seed=2),
+    lambda: LSTM(2, 4, 1, seed=3),
+])
+def test_autograd_jacobians_match_finite_differences(make):
+    model = make().double().requires_grad_(False)
+    u = torch.tensor([[0.3, -0.7]], dtype=torch.float64)
+    x = np.random.default_rng(0).normal(size=(6, model.state_size))
+
+    def G(h):
+        return model.step(h, u.expand(h.shape[0], -1))
+
+    J = batch_jacobian(G, torch.as_tensor(x)).numpy()
+    np.testing.assert_allclose(J, finite_difference_jacobian(G, x), atol=1e-8)
+
+
+def test_monodromy_matches_finite_differences_of_the_k_fold_map():
+    model = LeakyRNN(0, 5, 1, alpha=0.5, gain=1.5, seed=4).double().requires_grad_(False)
+
+    def G(h):
+        return model.step(h, None)
+
+    h0 = torch.as_tensor(np.random.default_rng(1).normal(size=(3, 5)))
+    orbit = [h0]
+    for _ in range(2):
+        orbit.append(G(orbit[-1]))
+    mono = cycle_jacobians(G, torch.stack(orbit[:3], dim=1)).numpy()
+    np.testing.assert_allclose(mono, finite_difference_jacobian(lambda h: G(G(G(h))), h0.numpy()),
+                               atol=1e-8)
+
+
+def test_jacobians_stored_at_fixed_points_match_closed_form():
+    problem = BistableTanh(2.5)
+    res = find_fixed_points(problem, state_size=1, initial_states=np.linspace(-1, 1, 11)[:, None])
+    expected = [problem.eigenvalue(h) for h in res.states[:, 0]]
+    np.testing.assert_allclose(res.jacobians[:, 0, 0], expected, atol=1e-10)
+
+
+@pytest.fixture
+def cycle_result():
+    return find_fixed_points(FlipTanh(2.0), state_size=1, initial_states=np.linspace(-1, 1, 9)[:, None],
+                             max_order=2, seed=7)
+
+
+def test_xarray_has_the_documented_names(cycle_result):
+    ds = cycle_result.to_xarray()
+    assert set(ds.dims) == {"fixed_point", "unit", "eigenvalue"}
+    expected = {"state": ("fixed_point", "unit"), "q": ("fixed_point",),
+                "eigenvalue_real": ("fixed_point", "eigenvalue"),
+                "eigenvalue_imag": ("fixed_point", "eigenvalue"), "stability": ("fixed_point",),
+                "n_unstable": ("fixed_point",), "converged": ("fixed_point",),
+                "order": ("fixed_point",), "cycle_id": ("fixed_point",),
+                "cycle_step": ("fixed_point",), "iterations": ("fixed_point",)}
+    assert {name: ds[name].dims for name in ds.data_vars} == expected
+    assert set(ds.stability.values) <= {"stable", "saddle", "unstable", "marginal"}
+    for key in ("input", "tol_q", "tol_dq", "max_iters", "tol_unique", "outlier_distance_scale",
+                "marginal_tol", "seed", "method", "neurodyn_version"):
+        assert key in ds.attrs
+    assert ds.attrs["seed"] == 7 and ds.attrs["method"] == "levenberg_marquardt"
+
+
+def test_netcdf_round_trip(cycle_result, tmp_path):
+    path = tmp_path / "fps.nc"
+    cycle_result.save(path)
+    back = load_fixed_points(path)
+    for name in ("states", "q", "eigenvalues", "n_unstable", "converged", "order", "cycle_id",
+                 "cycle_step", "iterations"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(cycle_result, name))
+        assert getattr(back, name).dtype == getattr(cycle_result, name).dtype
+    assert list(back.stability) == list(cycle_result.stability)
+    assert back.attrs["tol_q"] == cycle_result.attrs["tol_q"]
+    assert back.attrs["input"] == [] and back.attrs["method"] == "levenberg_marquardt"
+    ds = xr.load_dataset(path, engine="h5netcdf")
+    assert FixedPointResult.from_xarray(ds).summary() == cycle_result.summary()
+
+
+def test_from_xarray_reads_files_without_iterations(cycle_result):
+    ds = cycle_result.to_xarray().drop_vars("iterations")
+    ds["region_margin"] = ("fixed_point", np.zeros(ds.sizes["fixed_point"]))
+    back = FixedPointResult.from_xarray(ds)
+    assert (back.iterations == -1).all()
+    np.testing.assert_array_equal(back.states, cycle_result.states)
+
+
+def test_from_xarray_rejects_other_datasets():
+    with pytest.raises(ValueError, match="missing variables"):
+        FixedPointResult.from_xarray(xr.Dataset({"state": (("fixed_point", "unit"), np.zeros((1, 2)))}))
+
+
+def test_summary_counts_converged_points_by_stability(cycle_result):
+    text = cycle_result.summary()
+    lines = {line[:28].strip(): line[28:].split() for line in text.splitlines()[1:-1]}
+    assert lines["fixed points (converged)"][0] == "1"
+    assert lines["unstable"][0] == "1"
+    assert lines["period-2 cycles"][0] == "1"
+    assert lines["stable"][0] == "0"  # the stable 2-cycle is not a stable fixed point
+
+
+def test_empty_result_round_trips(tmp_path):
+    def drift(h, u):  # no fixed point and a slow point far outside the starts
+        return h + 1.0
+
+    res = find_fixed_points(drift, state_size=2, initial_states=np.random.default_rng(0).normal(size=(5, 2)),
+                            max_iters=50, outlier_distance_scale=1e-3)
+    assert res.n_points == 0 and res.eigenvalues.shape == (0, 2)
+    res.save(tmp_path / "e.nc")
+    assert load_fixed_points(tmp_path / "e.nc").n_points == 0
+    assert "fixed points (converged)" in res.summary()
