@@ -36,7 +36,8 @@ import numpy as np
 import torch
 
 from neurodyn import __version__, train
-from neurodyn.analysis import _fp_init, find_fixed_points
+from neurodyn.analysis import find_fixed_points
+from neurodyn.analysis.fixed_points import _init as _fp_init
 from neurodyn.analysis.fixed_points._newton import METHODS
 from neurodyn.models import LeakyRNN
 from neurodyn.tasks import FlipFlop
