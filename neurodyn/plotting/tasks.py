@@ -67,6 +67,7 @@ def plot_outputs(batch: Any, outputs: Any, *, trials: Sequence[int] | int = 3, a
     ['output 0', 'output 1']
     """
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     out = np.asarray(outputs, dtype=float)
     targets, mask = np.asarray(batch.targets, dtype=float), np.asarray(batch.mask, dtype=float)
@@ -108,28 +109,32 @@ def plot_outputs(batch: Any, outputs: Any, *, trials: Sequence[int] | int = 3, a
     width = n_steps * dt
     gap = 0.08 * width
     t = np.arange(n_steps) * dt
-    labels = {"target": "target", "output": "probability" if probs else "output",
-              "mask": "mask 0 (not in the loss)"}
+    mask_of = (lambda c: mask[..., c]) if mask.shape[-1] == n_out else (lambda c: mask[..., 0])
+    labels = {"target": "target", "output": "probability" if probs else "output"}
+    if any(np.any(mask_of(c)[rows] == 0) for c in chans):
+        labels["mask"] = "mask 0 (not in the loss)"
     for j, trial in enumerate(rows):
         x0 = j * (width + gap)
         for i, c in enumerate(chans):
             base = -i * spacing  # channel i's band is [base + lo, base + hi]
-            m = mask[trial, :, c if mask.shape[-1] == n_out else 0]
+            m = mask_of(c)[trial]
             ax.fill_between(x0 + t, base + lo, base + hi, where=m == 0, step="mid", color="0.88", lw=0,
                             zorder=0, label=labels.pop("mask", None))
             ax.plot(x0 + t, base + targets[trial, :, c], color="black", ls="--", lw=1, zorder=2,
                     label=labels.pop("target", None))
             ax.plot(x0 + t, base + out[trial, :, c], color=f"C{i % 10}", lw=1.3, zorder=3,
                     label=labels.pop("output", None))
-        ax.text(x0 + 0.5 * width, hi + 0.05 * height, f"trial {trial}", ha="center", va="bottom",
+        ax.text(x0 + 0.5 * width, hi + 0.12 * height, f"trial {trial}", ha="center", va="bottom",
                 fontsize="small")
     ax.set_yticks([-i * spacing + 0.5 * (lo + hi) for i in range(len(chans))], list(channel_names))
+    ax.set_ylabel(f"each band: {lo:.3g} to {hi:.3g}", fontsize="small")
     starts = np.arange(rows.size) * (width + gap)
-    ax.set_xticks(np.concatenate([starts, starts + width - dt]),
-                  ["0"] * rows.size + [f"{width - dt:g}"] * rows.size)
+    ticks = MaxNLocator(nbins=3, steps=[1, 2, 2.5, 5, 10]).tick_values(0, width - dt)
+    ticks = ticks[(ticks >= 0) & (ticks <= width - dt)]
+    ax.set_xticks((starts[:, None] + ticks[None, :]).ravel(), [f"{v:g}" for v in ticks] * rows.size)
     ax.set_xlabel("time in trial (ms)")
     ax.set_xlim(-0.02 * width, starts[-1] + width + 0.02 * width)
-    ax.set_ylim(-(len(chans) - 1) * spacing + lo - 0.1 * height, hi + 0.25 * height)
+    ax.set_ylim(-(len(chans) - 1) * spacing + lo - 0.1 * height, hi + 0.4 * height)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
