@@ -4,8 +4,10 @@
 # Dynamical systems reconstruction with neurodyn: load a recording, preprocess it (recorded steps),
 # fit a latent RNN by generalized teacher forcing (Hess et al., ICML 2023), and score the freely
 # generated dynamics on held-out data with D_stsp, D_H and PE(n) against two baselines (a linear
-# model fitted by least squares and the mean). Set `TINY=1` for a seconds-long smoke run (CI);
-# `NEURODYN_DATA` points to the recordings folder (default `../shared/data`).
+# model fitted by least squares and the mean). Set `NEURODYN_TINY=1` for a seconds-long smoke run (CI).
+# The recordings are read from the first `shared/data` folder found from the working directory upwards
+# (the repository's `../shared/data`) or from `NEURODYN_DATA`; the figure and the score table are
+# written to `NEURODYN_OUT` (default `runs/fit_recordings` in the repository, ignored by git).
 #
 # Data (see each folder's README):
 # * ECG — PPG-DaLiA (Reiss et al. 2019, Sensors 19:3079) as prepared for the GTF benchmark
@@ -23,9 +25,6 @@
 import os
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -35,10 +34,19 @@ from neurodyn.io import TimeSeries, apply_preprocessing, load_timeseries
 from neurodyn.models import LeakyRNN, ShallowPLRNN
 from neurodyn.training import fit_teacher_forcing, generate
 
-TINY = os.environ.get("TINY", "0") not in ("0", "")
-DATA = Path(os.environ.get("NEURODYN_DATA", "../shared/data"))
-OUT = Path(os.environ.get("NEURODYN_OUT", "fit_recordings_output"))
-OUT.mkdir(parents=True, exist_ok=True)
+TINY = os.environ.get("NEURODYN_TINY", "0") not in ("0", "")
+
+
+def find_upwards(name: str) -> Path | None:
+    """The first ``folder / name`` that exists, for ``folder`` = the working directory and its parents."""
+    here = Path.cwd()
+    return next((d / name for d in (here, *here.parents) if (d / name).exists()), None)
+
+
+DATA = Path(os.environ.get("NEURODYN_DATA") or find_upwards("shared/data") or "shared/data")
+REPO = find_upwards("pyproject.toml")  # the repository root's pyproject.toml, if run inside it
+OUT = Path(os.environ.get("NEURODYN_OUT")  # created when the first file is written
+           or (REPO.parent if REPO else Path.cwd()) / "runs" / "fit_recordings")
 EPOCHS, BATCHES, BATCH = (2, 3, 8) if TINY else (60, 20, 64)
 N_POINTS = 3000 if TINY else 40_000
 if not DATA.is_dir():
@@ -122,7 +130,9 @@ else:
 axes[1].set(xlabel="x(t)", ylabel="x(t - 20 samples)", title=ecg_kind.split(" (")[0])
 axes[1].legend()
 fig.tight_layout()
+OUT.mkdir(parents=True, exist_ok=True)
 fig.savefig(OUT / "ecg_attractor.png", dpi=120)
+print(f"wrote {OUT / 'ecg_attractor.png'}")
 
 # %% [markdown]
 # ## EEG: 64 channels, an affine observation model
@@ -239,3 +249,4 @@ for name, res in scores.items():
 table = "\n".join(lines)
 (OUT / "scores.md").write_text(table + "\n")
 print(table)
+print(f"wrote {OUT / 'scores.md'}")

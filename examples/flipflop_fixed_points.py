@@ -45,11 +45,10 @@ def main(tiny: bool = False, out_dir: str = "runs/example_flipflop") -> dict:
     batch = task.sample(16, seed=2)
     with torch.no_grad():
         states = trained.model(torch.as_tensor(batch.inputs), noise=False).states.numpy()
-    fig = plt.figure(figsize=(11, 5))
-    neurodyn.plotting.plot_fixed_points(fps, trajectories=states, ax=fig.add_subplot(121, projection="3d"))
-    neurodyn.plotting.plot_eigenvalues(fps, ax=fig.add_subplot(122))
-    fig.savefig(out / "fixedpoints.png", dpi=120, bbox_inches="tight")
-    plt.close(fig)
+    title = neurodyn.plotting.condition_title(fps, model=type(trained.model).__name__)
+    axes = neurodyn.plotting.plot_fixed_point_figure(fps, trajectories=states, title=title)
+    axes[0].figure.savefig(out / "fixedpoints.png", dpi=120)
+    plt.close(axes[0].figure)
     ds = fps.to_xarray()
     stable = int(np.sum((ds.stability.values == "stable") & ds.converged.values))
     return {"accuracy": metrics["accuracy"], "n_stable": stable}

@@ -1,9 +1,18 @@
 """Figures from result objects (matplotlib is imported inside each function)."""
 
-from neurodyn.plotting.fixed_points import plot_eigenvalues, plot_fixed_points  # noqa: F401
-from neurodyn.plotting.phase_portrait import plot_phase_portrait  # noqa: F401
-from neurodyn.plotting.similarity import (  # noqa: F401
+from neurodyn.plotting._style import condition_title, label_panels
+from neurodyn.plotting.fixed_point_figure import plot_fixed_point_figure
+from neurodyn.plotting.fixed_points import plot_eigenvalues, plot_fixed_points
+from neurodyn.plotting.phase_portrait import plot_phase_portrait
+from neurodyn.plotting.similarity import (
     plot_distance_matrix,
     plot_embedding,
     plot_solution_degeneracy,
 )
+from neurodyn.plotting.tasks import plot_outputs, plot_psychometric
+
+__all__ = [
+    "condition_title", "label_panels", "plot_distance_matrix", "plot_eigenvalues", "plot_embedding",
+    "plot_fixed_point_figure", "plot_fixed_points", "plot_outputs", "plot_phase_portrait",
+    "plot_psychometric", "plot_solution_degeneracy",
+]

@@ -6,27 +6,39 @@ from typing import Any
 
 import numpy as np
 
-#: colour of each stability label; non-converged slow points are drawn as grey crosses
-STABILITY_COLORS = {"stable": "black", "saddle": "tab:red", "unstable": "tab:orange",
-                    "marginal": "tab:green"}
-SLOW_COLOR = "0.6"
+from neurodyn.plotting._style import (  # noqa: F401  (STABILITY_COLORS, SLOW_COLOR: public colours)
+    CYCLE_COLOR,
+    SLOW_COLOR,
+    STABILITY_COLORS,
+    condition_title,
+    point_classes,
+)
+
+#: colour of the network trajectories drawn behind the points
+TRAJECTORY_COLOR = "0.8"
 
 
 def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: Any = None,
-                      dims: Any = None, mode_length: float = 0.15):
+                      dims: Any = None, mode_length: float = 0.15, title: str | None = None,
+                      legend: bool = True):
     """Fixed points (and cycles) with trajectories, in raw state units or top principal components.
 
     A state of at most 3 units is drawn in its own coordinates (axes "unit 0", "unit 1", ...), so
     collinear points are not squeezed onto a line; a larger state is projected onto its top
-    principal components ("PC 1", ...) unless ``pca=False`` or ``dims`` asks for raw units.
-    Converged points are coloured by stability (one scatter per label, labelled for the legend);
-    non-converged slow points are grey crosses; the points of each period-k cycle are joined by a
-    dashed line; each saddle's leading (unstable) eigenvector is drawn as a short line through it
-    when the result carries ``leading_mode`` (a loaded file does not).
+    principal components (axes "PC1 (63 %)", ...: the share of the variance each explains) unless
+    ``pca=False`` or ``dims`` asks for raw units. Converged points get one marker per class:
+    stable (black dots), saddles by their number of unstable dimensions (red triangles for 1,
+    purple squares for 2, brown diamonds for 3, ...), unstable (orange), marginal (green);
+    non-converged slow points are grey crosses. The points of each period-k cycle are joined by
+    a dashed line; each saddle's leading (unstable) eigenvector is drawn as a short line through
+    it in the saddle's colour when the result carries ``leading_mode`` (a loaded file does not).
+    3-D markers are drawn without depth shading, so one class has one colour.
 
     Parameters
     ----------
-    result : FixedPointResult
+    result : FixedPointResult or CycleResult
+        Any result with ``states (fixed_point, unit)``, ``stability``, ``n_unstable``,
+        ``converged``, ``order``, ``cycle_id``, ``cycle_step`` and ``attrs``.
     trajectories : array-like, shape (trial, time, unit), optional
         Drawn as thin grey lines; the PCA (if used) is fitted on them when given, else on the points.
     ax : matplotlib Axes, optional
@@ -34,11 +46,17 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
         default (3-D when the state, or ``dims``, has at least 3 units).
     pca : None, False or fitted object with ``transform`` (e.g. ``sklearn.decomposition.PCA``)
         None (default): raw units when the state has at most 3 units, else PCA fitted here.
-        False: always raw units (the first 2 or 3, or ``dims``). A fitted object: project with it.
+        False: always raw units (the first 2 or 3, or ``dims``). A fitted object: project with it
+        (its ``explained_variance_ratio_``, if any, labels the axes).
     dims : sequence of 2 or 3 ints, optional
         Unit indices to draw in raw coordinates (implies no PCA); their count must match the axes.
     mode_length : float
         Length of the unstable-mode lines as a fraction of the plotted data's extent.
+    title : str, optional
+        Axes title; default: the model and condition from ``result.attrs``
+        (e.g. "LeakyRNN, 64 units, input (0, 0, 0)", see :func:`condition_title`); ``""`` for none.
+    legend : bool
+        Draw the legend (one entry per point class, the unstable directions and cycles).
 
     Returns
     -------
@@ -50,6 +68,18 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
         If ``trajectories`` is not (trial, time, unit) with the result's unit count, ``dims`` names
         units out of range, repeats one, does not match a 2-D/3-D ``ax``, or is combined with a
         fitted ``pca``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import torch
+    >>> from neurodyn.analysis import find_fixed_points
+    >>> res = find_fixed_points(lambda h, u: torch.tanh(2 * h), state_size=1,
+    ...                         initial_states=[[-1.0], [0.1], [1.0]])
+    >>> ax = plot_fixed_points(res)
+    >>> ax.get_legend_handles_labels()[1]
+    ['stable', 'unstable']
     """
     import matplotlib.pyplot as plt
 
@@ -71,7 +101,8 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
         want_3d = len(dims) == 3 if dims is not None else n_unit >= 3
         fig = plt.figure()
         ax = fig.add_subplot(projection="3d" if want_3d else None)
-    n_comp = 3 if getattr(ax, "name", "") == "3d" else 2
+    three_d = getattr(ax, "name", "") == "3d"
+    n_comp = 3 if three_d else 2
     if raw:
         if dims is None:
             dims = tuple(range(min(n_comp, n_unit)))
@@ -81,8 +112,9 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
         project = _raw_projection(dims, n_comp)
         labels = [f"unit {d}" for d in dims] + [""] * (n_comp - len(dims))
     else:
-        project = _projection(pca, traj.reshape(-1, n_unit) if traj is not None else states, n_comp)
-        labels = [f"PC {k + 1}" for k in range(n_comp)]
+        project, ratio = _projection(pca, traj.reshape(-1, n_unit) if traj is not None else states, n_comp)
+        labels = [f"PC{k + 1}" + (f" ({100 * ratio[k]:.0f} %)" if ratio is not None else "")
+                  for k in range(n_comp)]
 
     def draw(xyz, *args, **kwargs):
         cols = [xyz[..., i] for i in range(n_comp)]
@@ -90,82 +122,121 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
 
     if traj is not None:
         for trial in traj:
-            draw(project(trial), color="0.8", lw=0.5, zorder=1)
+            draw(project(trial), color=TRAJECTORY_COLOR, lw=0.5, zorder=1)
     pts = project(states)
     extent = float(np.ptp(pts, axis=0).max()) if pts.size else 1.0
     if traj is not None:
         extent = float(np.ptp(project(traj.reshape(-1, n_unit)), axis=0).max())
-    good = np.asarray(result.converged, dtype=bool)
-    for label, color in STABILITY_COLORS.items():
-        mask = good & (result.stability == label)
-        if mask.any():
-            ax.scatter(*pts[mask].T[:n_comp], color=color, s=30, label=label, zorder=3)
-    if (~good).any():
-        ax.scatter(*pts[~good].T[:n_comp], color=SLOW_COLOR, marker="x", s=25,
-                   label="slow point", zorder=3)
+    classes = point_classes(result)
+    shade = {"depthshade": False} if three_d else {}
+    for cls in classes:
+        ax.scatter(*pts[cls.mask].T[:n_comp], s=36, label=cls.label, zorder=3, **cls.scatter_kwargs(),
+                   **shade)
+    cycle_label = "cycle"
     for cid in np.unique(result.cycle_id[result.order > 1]):
         rows = np.flatnonzero(result.cycle_id == cid)
         rows = rows[np.argsort(result.cycle_step[rows])]
-        draw(pts[np.r_[rows, rows[:1]]], ls="--", color="tab:purple", lw=1, zorder=2)
+        draw(pts[np.r_[rows, rows[:1]]], ls="--", color=CYCLE_COLOR, lw=1, zorder=2, label=cycle_label)
+        cycle_label = None
     if result.leading_mode is not None:
         half = 0.5 * mode_length * (extent if extent > 0 else 1.0)
-        for i in np.flatnonzero(good & (result.stability == "saddle")):
-            ends = project(states[i] + np.outer([-1.0, 1.0], result.leading_mode[i]))
-            direction = ends[1] - ends[0]
-            norm = np.linalg.norm(direction)
-            if norm > 0:
-                seg = pts[i] + np.outer([-half, half], direction / norm)
-                draw(seg, color=STABILITY_COLORS["saddle"], lw=1.5, zorder=2)
+        mode_label = "unstable direction"
+        for cls in classes:
+            if not cls.label.startswith("saddle"):
+                continue
+            for i in np.flatnonzero(cls.mask):
+                ends = project(states[i] + np.outer([-1.0, 1.0], result.leading_mode[i]))
+                direction = ends[1] - ends[0]
+                norm = np.linalg.norm(direction)
+                if norm > 0:
+                    seg = pts[i] + np.outer([-half, half], direction / norm)
+                    draw(seg, color=cls.color, lw=1.5, zorder=2, label=mode_label)
+                    mode_label = None
     ax.set_xlabel(labels[0])
     ax.set_ylabel(labels[1])
     if n_comp == 3:
         ax.set_zlabel(labels[2])
     if raw and len(dims) == 1:
         ax.set_yticks([])  # a 1-unit state lies on the x axis
-    if ax.get_legend_handles_labels()[0]:
+    ax.set_title(condition_title(result) if title is None else title, fontsize=10)
+    if legend and ax.get_legend_handles_labels()[0]:
         ax.legend(loc="best", fontsize="small")
     return ax
 
 
-def plot_eigenvalues(result, *, ax: Any = None, which: Any = "converged"):
-    """Eigenvalues of the points' (monodromy) Jacobians in the complex plane, with the unit circle.
+def plot_eigenvalues(result, *, ax: Any = None, which: Any = "converged", n_leading: int | None = 3,
+                     others: bool = True, legend: bool = True):
+    """Leading eigenvalues of each point's (monodromy) Jacobian in the complex plane, with the unit circle.
+
+    Each selected point contributes its ``n_leading`` largest-modulus eigenvalues, drawn with the
+    point's marker and colour from :func:`plot_fixed_points` (stable black dots, saddles by number
+    of unstable dimensions, ...), so a saddle with one unstable dimension shows one marker outside
+    the unit circle; the remaining eigenvalues are small grey dots behind them (``others``).
 
     Parameters
     ----------
-    result : FixedPointResult
+    result : FixedPointResult or CycleResult
     ax : matplotlib Axes, optional
     which : {"converged", "all", "stable", "saddle", "unstable", "marginal"}, int or index array
         Which points' spectra to draw: converged points (default), every point, the converged
         points with one stability label, or explicit row indices. For a cycle only its first
         point (``cycle_step == 0``) is drawn, since every point of a cycle has the same spectrum.
+    n_leading : int or None
+        Eigenvalues per point drawn with the point's marker (they are sorted by decreasing
+        modulus); None draws all of them that way.
+    others : bool
+        Draw the remaining eigenvalues as small grey dots (label "other eigenvalues").
+    legend : bool
 
     Returns
     -------
     matplotlib.axes.Axes
+        ``ax.lines[0]`` is the unit circle.
 
     Raises
     ------
     ValueError
-        For an unknown ``which``.
+        For an unknown ``which`` or ``n_leading < 1``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import torch
+    >>> from neurodyn.analysis import find_fixed_points
+    >>> res = find_fixed_points(lambda h, u: torch.tanh(2 * h), state_size=1,
+    ...                         initial_states=[[-1.0], [0.1], [1.0]])
+    >>> ax = plot_eigenvalues(res)
+    >>> sorted(len(c.get_offsets()) for c in ax.collections)  # 2 stable points, 1 unstable
+    [1, 2]
     """
     import matplotlib.pyplot as plt
 
+    if n_leading is not None and int(n_leading) < 1:
+        raise ValueError(f"n_leading must be >= 1 or None, got {n_leading}")
     rows = _select_rows(result, which)
+    chosen = np.zeros(len(result.stability), dtype=bool)
+    chosen[rows] = True
     if ax is None:
         ax = plt.figure().add_subplot()
     theta = np.linspace(0, 2 * np.pi, 361)
-    ax.plot(np.cos(theta), np.sin(theta), color="0.5", ls="--", lw=1)
-    for label, color in STABILITY_COLORS.items():
-        r = rows[result.stability[rows] == label]
+    ax.plot(np.cos(theta), np.sin(theta), color="0.5", ls="--", lw=1, label="|λ| = 1")
+    eig = np.asarray(result.eigenvalues)
+    lead = eig.shape[1] if n_leading is None else min(int(n_leading), eig.shape[1])
+    if others and lead < eig.shape[1] and rows.size:
+        rest = eig[rows, lead:].ravel()
+        ax.scatter(rest.real, rest.imag, s=4, color="0.75", lw=0, zorder=1, label="other eigenvalues")
+    for cls in point_classes(result):
+        r = np.flatnonzero(cls.mask & chosen)
         if r.size:
-            ev = result.eigenvalues[r].ravel()
-            ax.scatter(ev.real, ev.imag, s=12, color=color, alpha=0.7, label=label)
+            ev = eig[r, :lead].ravel()
+            ax.scatter(ev.real, ev.imag, s=30, label=cls.label, zorder=3, **cls.scatter_kwargs())
     ax.axhline(0, color="0.85", lw=0.5, zorder=0)
     ax.axvline(0, color="0.85", lw=0.5, zorder=0)
-    ax.set_aspect("equal")
+    ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("Re λ")
     ax.set_ylabel("Im λ")
-    if ax.get_legend_handles_labels()[0]:
+    if legend and ax.get_legend_handles_labels()[0]:
         ax.legend(loc="best", fontsize="small")
     return ax
 
@@ -187,19 +258,29 @@ def _select_rows(result, which) -> np.ndarray:
 
 
 def _projection(pca, data: np.ndarray, n_comp: int):
-    """``x (..., unit) -> (..., n_comp)``: the given ``pca.transform`` or PCA fitted on ``data``."""
+    """``(project, ratio)``: ``project(x (..., unit)) -> (..., n_comp)`` with the given
+    ``pca.transform`` or a PCA fitted on ``data``; ``ratio (n_comp,)`` is the share of the data's
+    variance along each component (None when unknown)."""
     if pca is not None:
-        return lambda x: np.asarray(pca.transform(np.atleast_2d(x).reshape(-1, x.shape[-1])))[
-            :, :n_comp].reshape(*x.shape[:-1], n_comp)
+        ratio = getattr(pca, "explained_variance_ratio_", None)
+        ratio = None if ratio is None or len(ratio) < n_comp else np.asarray(ratio, dtype=float)[:n_comp]
+        return (lambda x: np.asarray(pca.transform(np.atleast_2d(x).reshape(-1, x.shape[-1])))[
+            :, :n_comp].reshape(*x.shape[:-1], n_comp)), ratio
     mean = data.mean(axis=0) if data.size else np.zeros(data.shape[-1])
+    ratio = None
     if data.shape[0] > 1:
-        _, _, vt = np.linalg.svd(data - mean, full_matrices=False)
+        _, s, vt = np.linalg.svd(data - mean, full_matrices=False)
+        total = float(np.sum(s**2))
+        if total > 0:
+            ratio = np.zeros(n_comp)
+            k = min(n_comp, s.size)
+            ratio[:k] = s[:k] ** 2 / total
     else:
         vt = np.eye(data.shape[-1])
     comps = np.zeros((n_comp, data.shape[-1]))
     k = min(n_comp, vt.shape[0])
     comps[:k] = vt[:k]
-    return lambda x: (x - mean) @ comps.T
+    return (lambda x: (x - mean) @ comps.T), ratio
 
 
 def _raw_projection(dims: tuple[int, ...], n_comp: int):

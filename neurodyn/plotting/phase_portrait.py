@@ -6,11 +6,13 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn.plotting.fixed_points import STABILITY_COLORS
+from neurodyn.plotting._style import STABILITY_COLORS
 
 MANIFOLD_COLORS = {"stable": "tab:blue", "unstable": "tab:red"}
 #: drawing order: 1-D manifold pieces above the point markers, so a short branch stays visible
 MARKER_ZORDER, MANIFOLD_ZORDER = 5, 6
+#: the legend is drawn above everything else
+LEGEND_ZORDER = 10
 
 
 def _system(model: Any):
@@ -71,6 +73,10 @@ def _draw_basins(ax, basins, dims, n_latent):
     else:
         pts = basins.states[:, list(dims)]
         ax.scatter(*pts.T, c=basins.labels, cmap=cmap, norm=norm, s=4, alpha=0.4, lw=0, zorder=0)
+    names = {-2: "undecided", -1: "diverges"}  # labels UNDECIDED and DIVERGED of the basin search
+    for label in np.unique(basins.labels):  # legend keys only: empty patches
+        ax.fill([], [], color=cmap(norm(label)), alpha=0.3, ec="0.6" if label == -1 else None,
+                label=names.get(int(label), f"basin of attractor {label}"))
 
 
 def _draw_manifolds(ax, manifolds, dims, three_d):
@@ -204,5 +210,6 @@ def plot_phase_portrait(
         ax.set_zlim(*lim[2])
         ax.set_zlabel(f"$z_{{{dims[2]}}}$")
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="best", fontsize="small")
+        # above every drawn artist (manifold lines have zorder 6), with an opaque frame
+        ax.legend(loc="best", fontsize="small", framealpha=0.95).set_zorder(LEGEND_ZORDER)
     return ax

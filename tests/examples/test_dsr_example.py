@@ -1,11 +1,9 @@
-"""The recordings-fitting example runs at tiny size, and its notebook matches the script."""
+"""The recordings-fitting notebook runs at tiny size opened from examples/, and matches its script."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
+from _notebooks import execute, n_images, text_output, untracked_files
 from _paths import REPO
 
 ROOT = REPO
@@ -36,19 +34,27 @@ def test_notebook_matches_script():
 
 
 @pytest.mark.slow
-def test_example_runs_tiny(shared_data, tmp_path):
+def test_notebook_runs_tiny_from_its_folder(shared_data, tmp_path, monkeypatch):
+    """Opened from examples/ with no data folder given: the recordings are found by walking up."""
     # the study's .mat (no stated licence) is read here, in a test, through the example's opt-in variable
-    env = {**os.environ, "TINY": "1", "NEURODYN_DATA": str(shared_data), "NEURODYN_OUT": str(tmp_path),
-           "OMP_NUM_THREADS": "1",
-           "NEURODYN_FMRI_INPUTS": str(shared_data / "fmri_koppe_nback" / "NBKO_PLRNN_dataset.mat")}
-    proc = subprocess.run([sys.executable, str(SCRIPT)], env=env, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    monkeypatch.setenv("NEURODYN_TINY", "1")
+    monkeypatch.setenv("NEURODYN_OUT", str(tmp_path))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    mat = shared_data / "fmri_koppe_nback" / "NBKO_PLRNN_dataset.mat"
+    monkeypatch.setenv("NEURODYN_FMRI_INPUTS", str(mat))
+    monkeypatch.delenv("NEURODYN_DATA", raising=False)
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    before = untracked_files()
+    nb = execute(NOTEBOOK)
+    stdout = text_output(nb)
     table = (tmp_path / "scores.md").read_text()
     for name in ("ECG", "EEG", "M1 spikes", "fMRI", "fMRI + inputs"):
         assert sum(line.startswith(f"| {name} |") for line in table.splitlines()) == 3
-    kind = [line for line in proc.stdout.splitlines() if line.startswith("ECG attractor: ")]
+    kind = [line for line in stdout.splitlines() if line.startswith("ECG attractor: ")]
     assert len(kind) == 1 and kind[0].split("; ")[0].split(": ", 1)[1].startswith(
-        ("fixed point", "limit cycle", "chaotic attractor", "quasi-periodic orbit")), proc.stdout[-2000:]
-    assert "(method orbits;" in proc.stdout  # the exact search for the attractor's cycle ran
+        ("fixed point", "limit cycle", "chaotic attractor", "quasi-periodic orbit")), stdout[-2000:]
+    assert "(method orbits;" in stdout  # the exact search for the attractor's cycle ran
     assert (tmp_path / "ecg_attractor.png").stat().st_size > 10_000
+    assert n_images(nb) >= 1  # the figure is shown inline: no backend forced
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ecg_attractor.png", "scores.md"]
+    assert untracked_files() == before

@@ -90,3 +90,17 @@ def test_cli_figure_has_title_naming_file_and_manifolds(tmp_path):
     assert min(ln.get_zorder() for ln in manifold_lines) > max(c.get_zorder() for c in markers)
     fig.savefig(tmp_path / "m.png")
     plt.close(fig)
+
+
+def test_legend_is_drawn_above_the_manifold_lines_and_keys_the_basins(results):
+    system, man, basins = results
+    ax = plot_phase_portrait(system, manifolds=man, basins=basins)
+    legend = ax.get_legend()
+    top = max(a.get_zorder() for a in [*ax.lines, *ax.collections])
+    assert legend.get_zorder() > top  # a manifold line does not cross the legend
+    assert legend.get_frame().get_alpha() > 0.9
+    labels = [t.get_text() for t in legend.get_texts()]
+    present = np.unique(basins.labels)
+    assert {f"basin of attractor {k}" for k in present if k >= 0} <= set(labels)
+    assert ("diverges" in labels) == (-1 in present)
+    plt.close("all")

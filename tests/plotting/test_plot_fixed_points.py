@@ -38,7 +38,7 @@ def test_portrait_draws_each_point_with_its_stability(saddle_result):
     out = plot_fixed_points(saddle_result, trajectories=traj, ax=ax)
     assert out is ax
     assert n_markers(ax, "stable") == 4
-    assert n_markers(ax, "saddle") == 4
+    assert n_markers(ax, "saddle (1 unstable dim)") == 4
     assert n_markers(ax, "unstable") == 1
     mode_lines = [ln for ln in ax.lines if ln.get_color() == "tab:red"]
     assert len(mode_lines) == 4  # one unstable-mode segment per saddle
@@ -69,7 +69,7 @@ def test_loaded_result_plots_without_modes(saddle_result, tmp_path):
     saddle_result.save(tmp_path / "f.nc")
     back = load_fixed_points(tmp_path / "f.nc")
     ax = plot_fixed_points(back)
-    assert n_markers(ax, "saddle") == 4
+    assert n_markers(ax, "saddle (1 unstable dim)") == 4
     assert not [ln for ln in ax.lines if ln.get_color() == "tab:red"]
     plt.close(ax.figure)
 
@@ -77,12 +77,12 @@ def test_loaded_result_plots_without_modes(saddle_result, tmp_path):
 def test_eigenvalue_plot_counts_and_unit_circle(saddle_result):
     ax = plot_eigenvalues(saddle_result)
     assert n_markers(ax, "stable") == 4 * 2
-    assert n_markers(ax, "saddle") == 4 * 2
+    assert n_markers(ax, "saddle (1 unstable dim)") == 4 * 2
     circle = ax.lines[0].get_xydata()
     np.testing.assert_allclose(np.hypot(circle[:, 0], circle[:, 1]), 1.0, atol=1e-12)
     plt.close(ax.figure)
     ax = plot_eigenvalues(saddle_result, which="saddle")
-    assert n_markers(ax, "saddle") == 8 and n_markers(ax, "stable") == 0
+    assert n_markers(ax, "saddle (1 unstable dim)") == 8 and n_markers(ax, "stable") == 0
     plt.close(ax.figure)
     rot = find_fixed_points(Rotation(0.9, 0.7), state_size=2, initial_states=np.eye(2))
     ax = plot_eigenvalues(rot, which=[0])
@@ -107,7 +107,7 @@ class TiltedBistable:
 
 
 def offsets(ax):
-    labels = ("stable", "saddle", "unstable")
+    labels = ("stable", "saddle (1 unstable dim)", "unstable")
     return np.concatenate([c.get_offsets() for c in ax.collections if c.get_label() in labels])
 
 
@@ -139,7 +139,7 @@ def test_projection_keywords_and_large_state_pca():
     four = find_fixed_points(lambda h, u: 0.5 * h, state_size=4, initial_states=np.eye(4))
     fig, ax = plt.subplots()
     plot_fixed_points(four, ax=ax)
-    assert ax.get_xlabel() == "PC 1"
+    assert ax.get_xlabel() == "PC1"  # one point (the origin): no variance to explain
     plt.close(fig)
     fig, ax = plt.subplots()
     plot_fixed_points(four, ax=ax, dims=(3, 1))
