@@ -91,7 +91,7 @@ def _ensemble(**kwargs):
     ({"hyperparameters": {"n_active": [2, 9]}}, "n_active of network 1 must be in"),
     ({"hyperparameters": {"n_active": [0, 2]}}, "n_active of network 0 must be in"),
     ({"hyperparameters": {"weight_decay": [-1e-3, 0.0]}}, "weight_decay of network 0 must be finite"),
-    ({"lr": float("nan")}, "lr > 0"),
+    ({"lr": float("nan")}, "lr must be a finite number > 0"),
     ({"loss": "mae"}, "unknown loss 'mae'"),
 ])
 def test_train_ensemble_rejects_impossible_settings(kwargs, match):

@@ -112,5 +112,5 @@ def check_setting(name: str, value: Any, low: float, *, high: float | None = Non
     ok = ok and (value > low if strict else value >= low) and (not integer or float(value).is_integer())
     if not ok or (high is not None and value > high):
         kind = "an integer" if integer else "a finite number"
-        bound = f"in [{low}, {high}]" if high is not None else f"{'>' if strict else '>='} {low}"
+        bound = f"in [{low:g}, {high:g}]" if high is not None else f"{'>' if strict else '>='} {low:g}"
         raise ValueError(f"{name} must be {kind} {bound}, got {value!r}{hint}")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import copy
 import math
+import os
+import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -80,10 +82,9 @@ def run(
                 (p[e] if stacked else p).copy_(g[e] if stacked else g)
 
     def diverge(e: int, epoch: int, step: int, what: str, value: float, batch: Any) -> None:
-        alive[e], status[e] = False, "diverged"
-        restore(e)
+        alive[e], status[e] = False, "diverged"  # its weights are restored once no graph needs them
         why[e] = _diagnose(epoch, step, what, value, batch, config, hint, labels[e] + " " if labels else "")
-        warnings.warn(why[e]["message"], RuntimeWarning, stacklevel=4)
+        warnings.warn(why[e]["message"], RuntimeWarning, stacklevel=_caller_level())
 
     from tqdm.auto import tqdm
 
@@ -103,15 +104,19 @@ def run(
             (loss.sum() if mask is None else (loss * mask).sum()).backward()
             _clip_and_decay(params, mask, config.clip_grad_norm, wd, n_networks)
             opt.step()
-            for e in [e for e in range(n) if not alive[e]]:
-                restore(e)  # Adam's momentum would move a stopped network
             for e in _nonfinite(params, n_networks, alive):
                 diverge(e, epoch, step, "a parameter", math.nan, batch)
+            for e in [e for e in range(n) if not alive[e]]:
+                restore(e)  # also undoes what Adam's momentum did to a stopped network
+            if not any(alive):
+                break
             for e in [e for e in range(n) if alive[e]]:
                 for k, v in step_logs.items():
                     v = v.reshape(-1)[e if stacked else 0].item() if isinstance(v, torch.Tensor) else v
                     logs[e].setdefault(k, []).append(v)
         if not any(alive):
+            for e in range(n):
+                restore(e)
             break
         if sched is not None:
             sched.step()
@@ -178,6 +183,14 @@ class _Tracker:
             return False
         self.bad += 1
         return self.bad >= self.rule.patience
+
+
+def _caller_level() -> int:
+    """``stacklevel`` that points a warning at the first caller outside ``neurodyn.training``."""
+    frame, level = sys._getframe(1), 1  # level 1: the function that warns
+    while frame is not None and frame.f_code.co_filename.startswith(os.path.dirname(__file__)):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _stopping_rules(epoch, metrics, hooks, target_metric, tracker, params) -> str | None:
@@ -249,8 +262,9 @@ def _diagnose(epoch, step, what, value, batch, config, hint, label) -> dict[str,
         cause, advice = "data_scale", (f"the batch reaches |x| = {scale:.3g}: standardise the data (their "
                                        "scale, more likely than the learning rate, is the cause)")
     else:
-        clip = "" if config.clip_grad_norm is None else f" (now {config.clip_grad_norm})"
-        cause, advice = "optimisation", f"lower lr (now {config.lr}), set clip_grad_norm{clip}{hint}"
+        clip = ("set clip_grad_norm" if config.clip_grad_norm is None
+                else f"lower clip_grad_norm (now {config.clip_grad_norm})")
+        cause, advice = "optimisation", f"lower lr (now {config.lr}), {clip}{hint}"
     where = f"{name} {epoch}" + (f" (step {step})" if config.batches_per_epoch > 1 else "")
     kept = f"the weights after {name} {epoch - 1}" if epoch else "the initial weights"
     message = f"{label}training diverged at {where}: {what} became {value}; kept {kept}; {advice}"

@@ -135,7 +135,7 @@ def train_deflated(
         activity = torch.mean(h**2)
         return [lam * r2.to(h.dtype), activity_penalty * activity], {"predictivity": r2, "activity": activity}
 
-    res = train_on_task(model, task, cfg, extra=deflate, desc="deflate",
+    res = train_on_task(model, task, cfg, extra=deflate, desc="deflate", hint=" or lower lam",
                         log_keys=("loss", "task_loss", "predictivity", "activity"))
     deflation = {"lam": float(lam), "ridge": float(ridge), "activity_penalty": float(activity_penalty),
                  "n_references": len(refs)}

@@ -111,7 +111,8 @@ def train(
 
 def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: str | None = None,
                   penalties: tuple = (), state_hook=None, extra=None, early_stopping=None, curriculum=None,
-                  target_metric=None, log_keys=("loss", "task_loss"), desc: str = "train") -> TrainResult:
+                  target_metric=None, log_keys=("loss", "task_loss"), hint: str = "", desc: str = "train"
+                  ) -> TrainResult:
     """The BPTT objective of :func:`train` on the engine. ``extra(x, rollout) -> (terms, logs)`` adds
     loss terms and logs them (similarity deflation)."""
     loss_name = loss_key(loss or task.loss)
@@ -151,7 +152,7 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
         list(model.parameters()), objective, task_batches(lambda: now["task"], model, cfg), cfg,
         evaluate=lambda it: evaluate(model, now["task"], now["eval"], device=cfg.device, loss=loss_name),
         hooks=[advance] if curriculum else [], early_stopping=early_stopping, target_metric=target_metric,
-        log_keys=log_keys, hint=", or start from smaller recurrent weights (gain, spectral_radius)",
+        log_keys=log_keys, hint=hint or ", or start from smaller recurrent weights (gain, spectral_radius)",
         desc=f"{desc} {task.name}",
     )
     if advances:
