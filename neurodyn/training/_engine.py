@@ -1,15 +1,9 @@
-"""The training engine: the one loop behind every training entry point.
+"""The training engine: the one loop behind every training entry point (see docs/training.md).
 
-An entry point gives :func:`run` its trainable leaf tensors, a batch source ``batches(step)`` and an
-objective ``objective(batch) -> (loss, logs)``: a scalar loss, or one per network when the tensors are
-stacked over an ensemble (dim 0). The engine owns the optimiser, its schedule and its one step,
-clipping and weight decay (per network), NaN/Inf checks, progress bar, periodic evaluation with
-curriculum hooks, target metric and early stopping, the history and the config record.
-
-Divergence: when a loss or a parameter becomes NaN/Inf, that network stops (the others of an
-ensemble train on) with the weights of its last epoch that ended finite, status ``"diverged"``, a
-record of where and of the likely cause (NaN/Inf or huge values in the batch rather than the
-learning rate, when the batch shows them), and a ``RuntimeWarning``. Nothing raises.
+An entry point gives :func:`run` its trainable leaf tensors, a batch source and an objective (the
+loss of one batch, one per network when the tensors are stacked over an ensemble); the engine does
+the rest, including the divergence policy: a network whose loss or parameters become NaN/Inf stops
+with the weights of its last finite epoch, status ``"diverged"``, a diagnosis and a warning.
 """
 
 from __future__ import annotations
@@ -31,6 +25,7 @@ from neurodyn.training.early_stopping import EarlyStopping, metric_mode, reached
 
 #: a batch whose largest |value| exceeds this makes the data's scale the likely cause of a divergence
 DATA_SCALE_LIMIT = 1e3
+_REASONS = {"target_reached": "target_metric", "stopped_early": "early_stopping"}  # config["stop_reason"]
 
 
 def to_device(model: Any, device: torch.device) -> Any:
@@ -56,19 +51,18 @@ def run(
     hint: str = "",
     desc: str = "train",
 ) -> tuple[list[dict[str, list[Any]]], dict[str, Any]]:
-    """Minimise ``objective`` over ``batches``, updating ``params`` in place.
+    """Minimise ``objective(batches(step)) -> (loss, logs)``, updating ``params`` in place.
 
-    Returns one history per network (the objective's ``logs`` averaged per epoch) and the config
-    record. ``evaluate(epoch)`` (a list per network when stacked) is logged as ``eval_<name>`` every
-    ``config.eval_every`` epochs and at the last; then ``hooks`` (one returning ``"hold"`` skips the
-    stopping rules, as a curriculum before its last stage does), ``target_metric`` and
-    ``early_stopping`` are consulted. ``on_epoch(epoch, lr, seconds)`` returns more values to log.
+    Returns one history per network (``logs`` averaged per epoch) and the config record.
+    ``evaluate(epoch)`` (a list per network when stacked) is logged as ``eval_<name>``; then
+    ``hooks`` (``"hold"`` skips the stopping rules, as a curriculum before its last stage does),
+    ``target_metric`` and ``early_stopping`` decide. ``on_epoch(epoch, lr, seconds)`` adds logs.
     """
     n, name, stacked = n_networks or 1, config.epoch_name, n_networks is not None
     wd = network_weight_decay
     if stacked and wd is None and config.weight_decay:
         wd = torch.full((n,), config.weight_decay, dtype=params[0].dtype, device=params[0].device)
-    decay = 0.0 if stacked else config.weight_decay  # stacked networks: per network, below
+    decay = 0.0 if stacked else config.weight_decay  # stacked: per network, below
     opt = OPTIMIZERS[config.optimizer](params, lr=config.lr, weight_decay=decay)
     sched = None if config.lr_decay is None else torch.optim.lr_scheduler.ExponentialLR(opt, config.lr_decay)
     good = [p.detach().clone() for p in params]  # the weights at the end of the last finite epoch
@@ -76,10 +70,11 @@ def run(
     status, why, runs, alive = ["completed"] * n, [None] * n, [0] * n, [True] * n
     tracker = None if early_stopping is None else _Tracker(early_stopping)
 
-    def restore(e: int) -> None:
+    def restore(dead: list[int]) -> None:
         with torch.no_grad():
             for p, g in zip(params, good):
-                (p[e] if stacked else p).copy_(g[e] if stacked else g)
+                for e in dead:
+                    (p[e] if stacked else p).copy_(g[e] if stacked else g)
 
     def diverge(e: int, epoch: int, step: int, what: str, value: float, batch: Any) -> None:
         alive[e], status[e] = False, "diverged"  # its weights are restored once no graph needs them
@@ -102,12 +97,16 @@ def run(
             opt.zero_grad(set_to_none=True)
             mask = None if all(alive) else torch.tensor(alive, dtype=loss.dtype, device=loss.device)
             (loss.sum() if mask is None else (loss * mask).sum()).backward()
-            _clip_and_decay(params, mask, config.clip_grad_norm, wd, n_networks)
+            if not stacked and config.clip_grad_norm is not None:
+                torch.nn.utils.clip_grad_norm_(params, config.clip_grad_norm)
+            elif stacked:
+                _clip_and_decay_per_network(params, mask, config.clip_grad_norm, wd, n)
             opt.step()
-            for e in _nonfinite(params, n_networks, alive):
+            with torch.no_grad():
+                finite = torch.stack([torch.isfinite(p).reshape(n, -1).all(1) for p in params]).all(0)
+            for e in [e for e, ok in enumerate(finite.tolist()) if alive[e] and not ok]:
                 diverge(e, epoch, step, "a parameter", math.nan, batch)
-            for e in [e for e in range(n) if not alive[e]]:
-                restore(e)  # also undoes what Adam's momentum did to a stopped network
+            restore([e for e in range(n) if not alive[e]])  # also undoes Adam's momentum on them
             if not any(alive):
                 break
             for e in [e for e in range(n) if alive[e]]:
@@ -115,8 +114,7 @@ def run(
                     v = v.reshape(-1)[e if stacked else 0].item() if isinstance(v, torch.Tensor) else v
                     logs[e].setdefault(k, []).append(v)
         if not any(alive):
-            for e in range(n):
-                restore(e)
+            restore(list(range(n)))
             break
         if sched is not None:
             sched.step()
@@ -140,21 +138,20 @@ def run(
                     hist[e].setdefault(f"eval_{name}", []).append(epoch)
                     for k, v in m.items():
                         hist[e].setdefault(f"eval_{k}", []).append(v)
-            reason = None if stacked else _stopping_rules(epoch, metrics, hooks, target_metric, tracker,
-                                                          params)
-            if reason is not None:
-                status[0] = "target_reached" if reason == "target_metric" else "stopped_early"
-                break
-            shown.update({} if stacked else {k: f"{v:.3f}" for k, v in metrics.items()})
+            if not stacked:
+                shown.update({k: f"{v:.3f}" for k, v in metrics.items()})
+                reason = _stopping_rules(epoch, metrics, hooks, target_metric, tracker, params)
+                if reason is not None:
+                    status[0] = "target_reached" if reason == "target_metric" else "stopped_early"
+                    break
         bar.set_postfix(shown, refresh=False)
     if tracker is not None and tracker.best_state is not None:
         with torch.no_grad():
             for p, b in zip(params, tracker.best_state):
                 p.copy_(b)
     one = (lambda v: v) if stacked else (lambda v: v[0])
-    reasons = {"target_reached": "target_metric", "stopped_early": "early_stopping"}
     rec = {**config.record(), f"{name}s_run": one(runs), "status": one(status),
-           "stop_reason": "diverged" if not any(alive) else reasons.get(status[0], f"n_{name}s")}
+           "stop_reason": _REASONS.get(status[0], f"n_{name}s") if any(alive) else "diverged"}
     if any(why):
         rec["divergence"] = one(why)
     if target_metric:
@@ -185,14 +182,6 @@ class _Tracker:
         return self.bad >= self.rule.patience
 
 
-def _caller_level() -> int:
-    """``stacklevel`` that points a warning at the first caller outside ``neurodyn.training``."""
-    frame, level = sys._getframe(1), 1  # level 1: the function that warns
-    while frame is not None and frame.f_code.co_filename.startswith(os.path.dirname(__file__)):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 def _stopping_rules(epoch, metrics, hooks, target_metric, tracker, params) -> str | None:
     """After an evaluation: the hooks (a curriculum may hold), the target metric, early stopping."""
     if any(hook(epoch, metrics) == "hold" for hook in hooks):
@@ -212,17 +201,13 @@ def metric(metrics: dict[str, float], name: str, what: str) -> float:
     return metrics[name]
 
 
-def _clip_and_decay(params, mask, clip, wd, n_networks) -> None:
-    """Clip the gradient norm (per network when stacked) and add per-network weight decay."""
-    if not n_networks:
-        if clip is not None:
-            torch.nn.utils.clip_grad_norm_(params, clip)
-        return
+def _clip_and_decay_per_network(params, mask, clip, wd, n) -> None:
+    """Per network of a stack: zero a stopped one's gradients, clip the norm, add weight decay."""
     grads = [p.grad for p in params if p.grad is not None]
     for g in grads if mask is not None else ():
         g[mask == 0] = 0  # a stopped network's NaN gradients must not reach the optimiser state
     if clip is not None:
-        norms = torch.stack([g.reshape(n_networks, -1).pow(2).sum(1) for g in grads]).sum(0).sqrt()
+        norms = torch.stack([g.reshape(n, -1).pow(2).sum(1) for g in grads]).sum(0).sqrt()
         coef = (clip / (norms + 1e-6)).clamp(max=1.0)
         for g in grads:
             g.mul_(coef.view(-1, *([1] * (g.ndim - 1))))
@@ -232,13 +217,12 @@ def _clip_and_decay(params, mask, clip, wd, n_networks) -> None:
                 p.grad.add_(p.detach() * wd.view(-1, *([1] * (p.ndim - 1))))
 
 
-def _nonfinite(params, n_networks, alive) -> list[int]:
-    """The networks still training whose parameters hold NaN/Inf."""
-    with torch.no_grad():
-        if not n_networks:
-            return [] if all(bool(torch.isfinite(p).all()) for p in params) else [0]
-        ok = torch.stack([torch.isfinite(p).reshape(n_networks, -1).all(1) for p in params]).all(0)
-        return [e for e, fine in enumerate(ok.tolist()) if alive[e] and not fine]
+def _caller_level() -> int:
+    """``stacklevel`` that points a warning at the first caller outside ``neurodyn.training``."""
+    frame, level = sys._getframe(1), 1  # level 1: the function that warns
+    while frame is not None and frame.f_code.co_filename.startswith(os.path.dirname(__file__)):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def data_scale(batch: Any) -> tuple[float, bool]:
@@ -246,11 +230,11 @@ def data_scale(batch: Any) -> tuple[float, bool]:
     if isinstance(batch, (dict, list, tuple)):
         parts = [data_scale(b) for b in (batch.values() if isinstance(batch, dict) else batch)]
         return max((p[0] for p in parts), default=0.0), any(p[1] for p in parts)
-    batch = torch.from_numpy(batch) if isinstance(batch, np.ndarray) else batch
-    if not isinstance(batch, torch.Tensor) or not batch.is_floating_point() or batch.numel() == 0:
+    x = torch.as_tensor(batch) if isinstance(batch, np.ndarray) else batch
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point() or not x.numel():
         return 0.0, False
-    finite = torch.isfinite(batch)
-    return float(batch[finite].abs().max()) if bool(finite.any()) else 0.0, not bool(finite.all())
+    finite = torch.isfinite(x)
+    return float(x[finite].abs().max()) if bool(finite.any()) else 0.0, not bool(finite.all())
 
 
 def _diagnose(epoch, step, what, value, batch, config, hint, label) -> dict[str, Any]:

@@ -1,10 +1,7 @@
-"""What training returns: one family of results with a common ``status``.
-
-``status`` is ``"completed"`` (all epochs run), ``"diverged"`` (a loss or parameter became NaN/Inf:
-the model holds the weights after the last epoch that ended finite, the history stops there and
-``config["divergence"]`` says where and why), ``"stopped_early"`` (early stopping) or
-``"target_reached"`` (the target metric was met); an ensemble has one status per network.
-"""
+"""What training returns: one family of results with a common ``status`` (one per network for an
+ensemble): ``"completed"``, ``"diverged"`` (NaN/Inf met: the model holds the weights of the last epoch
+that ended finite, the history stops there, ``config["divergence"]`` says where and why),
+``"stopped_early"`` (early stopping) or ``"target_reached"`` (target metric met)."""
 
 from __future__ import annotations
 
@@ -23,7 +20,6 @@ class TrainingDivergedError(FloatingPointError):
 
 
 class _Outcome:
-    status: str | list[str]
     config: dict[str, Any]
 
     def raise_if_diverged(self) -> None:
@@ -40,11 +36,10 @@ class TrainResult(_Outcome):
 
     model : the trained copy (the model passed in is left untouched), in eval mode
     history : per-iteration lists ``iteration``, ``loss`` (task loss plus penalties), ``task_loss``,
-        ``reg_<name>`` per regulariser, ``stage`` with a curriculum, and the metrics of the
-        evaluations (``eval_iteration``, ``eval_<metric>``, ``eval_loss``)
+        ``reg_<name>`` per regulariser, ``stage`` with a curriculum, and the evaluations
+        (``eval_iteration``, ``eval_<metric>``, ``eval_loss``)
     config : the settings (stored in checkpoints) with the resolved ``seed``, ``iterations_run``,
-        ``status``, ``stop_reason``, the outcome of early stopping / curriculum and ``divergence``
-    status : see the module docstring
+        ``status``, ``stop_reason``, early stopping / curriculum outcomes and ``divergence``
     """
 
     model: RecurrentModel

@@ -96,8 +96,7 @@ def sinkhorn_divergence(
     ValueError
         If ``x`` and ``y`` are not 2-D with the same number of features.
     """
-    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
-        raise ValueError(f"x and y must be (sample, feature) alike, got {tuple(x.shape)}, {tuple(y.shape)}")
+    _check_clouds(x, y)
     return (_entropic_ot(x, y, epsilon, n_iter)
             - 0.5 * _entropic_ot(x, x, epsilon, n_iter) - 0.5 * _entropic_ot(y, y, epsilon, n_iter))
 
@@ -108,8 +107,7 @@ def mmd(x: torch.Tensor, y: torch.Tensor, *, bandwidths: tuple[float, ...] = (1.
     ``k(a, b) = sum_s exp(-|a - b|^2 / (2 s^2))`` over ``bandwidths`` ``s``; ``x`` (sample,
     feature), ``y`` (sample, feature) → scalar.
     """
-    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
-        raise ValueError(f"x and y must be (sample, feature) alike, got {tuple(x.shape)}, {tuple(y.shape)}")
+    _check_clouds(x, y)
 
     def k(a, b):
         d2 = torch.cdist(a, b) ** 2
@@ -119,6 +117,11 @@ def mmd(x: torch.Tensor, y: torch.Tensor, *, bandwidths: tuple[float, ...] = (1.
 
 
 DIVERGENCES = {"sinkhorn": sinkhorn_divergence, "mmd": mmd}
+
+
+def _check_clouds(x: torch.Tensor, y: torch.Tensor) -> None:
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
+        raise ValueError(f"x and y must be (sample, feature) alike, got {tuple(x.shape)}, {tuple(y.shape)}")
 
 
 def emit(model: RecurrentModel, inputs: torch.Tensor, *, tau: float = 1.0,
@@ -172,8 +175,9 @@ def train_distribution(
         logits. Copied; the argument is not modified.
     task : Task
         Typically :class:`neurodyn.tasks.HMMEmulation`; targets are one-hot sequences.
-    n_iterations, batch_size, lr, clip_grad_norm :
-        Optimiser settings.
+    n_iterations, batch_size, lr, clip_grad_norm, seed, eval_every, progress, device
+        As in :func:`neurodyn.training.train`; ``seed`` also seeds the Gumbel noise, and
+        ``task.evaluate`` scores held-out emissions every ``eval_every`` iterations.
     divergence : {"sinkhorn", "mmd"}
     epsilon : float
         Sinkhorn regularisation in units of the per-step cost (the cost between two flattened
@@ -182,13 +186,6 @@ def train_distribution(
         Sinkhorn iterations per evaluation.
     tau : float
         Gumbel-softmax temperature of the straight-through gradient.
-    seed : int, Generator or None
-        Seed of the batch stream and of the Gumbel noise (same seed ⇒ same trained model).
-    eval_every : int
-        Evaluate ``task.evaluate`` on held-out emissions every this many iterations.
-    progress : bool
-        Show a tqdm progress bar.
-    device : torch device
 
     Returns
     -------

@@ -8,7 +8,6 @@ trained alone; the ensemble only shares the Python loop and the matrix kernels.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -21,7 +20,7 @@ from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task
 from neurodyn.training import _engine
 from neurodyn.training import regularizers as regs_mod
-from neurodyn.training._config import TrainConfig
+from neurodyn.training._config import TrainConfig, check_setting
 from neurodyn.training._results import EnsembleResult
 from neurodyn.training.ensemble_params import MASKED, effective, readout, stack_raw, unstack
 from neurodyn.training.losses import LOSSES
@@ -41,15 +40,6 @@ def _per_network(hyper: Mapping[str, Any] | None, n: int) -> dict[str, list[Any]
             raise ValueError(f"hyperparameter {k!r} has {len(vals)} values for {n} networks")
         out[k] = [v.item() if hasattr(v, "item") else v for v in vals]
     return out
-
-
-def _check_settings(weight_decays, n_active, n_unit) -> None:
-    for e, wd in enumerate(weight_decays):
-        if not (math.isfinite(float(wd)) and float(wd) >= 0):
-            raise ValueError(f"weight_decay of network {e} must be finite and >= 0, got {wd}")
-    for e, k in enumerate(n_active or ()):
-        if not 1 <= int(k) <= n_unit:
-            raise ValueError(f"n_active of network {e} must be in [1, n_units={n_unit}], got {k}")
 
 
 def _build(models_or_factory, n_networks, seeds, hyper):
@@ -140,11 +130,12 @@ def train_ensemble(
         raise TypeError(f"train_ensemble does not know {type(template).__name__}; train it with train()")
     check_sizes(template, task)
     loss_name = loss_key(loss or task.loss)
-    _check_settings(hp.get("weight_decay", [weight_decay] * n), hp.get("n_active"), template.state_size)
-    loss_fn = LOSSES[loss_name]
+    n_unit, loss_fn = template.state_size, LOSSES[loss_name]
+    for e, (wd_e, k) in enumerate(zip(hp.get("weight_decay", [0] * n), hp.get("n_active", [1] * n))):
+        check_setting(f"weight_decay of network {e}", wd_e, 0)
+        check_setting(f"n_active of network {e}", k, 1, high=n_unit, integer=True)
     raw, bufs = stack_raw(models, device)
     dtype = next(iter(raw.values())).dtype
-    n_unit = template.state_size
     mask = None
     missing = [k for k in MASKED[family.name] if k not in raw and not (k == "B" and template.B is None)]
     if "n_active" in hp and missing:
@@ -193,10 +184,9 @@ def train_ensemble(
         return [evaluate(m, task, held_out_batch(task, batch_size, s), device=device, loss=loss_name)
                 for m, s in zip(models, seeds)]
 
-    labels = [f"network {e} (seed {s})" for e, s in enumerate(seeds)]
     hist, rec = _engine.run(list(raw.values()), objective, batches, cfg, n_networks=n,
-                            network_weight_decay=wd, evaluate=evaluate_all, labels=labels,
-                            desc=f"ensemble {task.name}")
+                            network_weight_decay=wd, evaluate=evaluate_all, desc=f"ensemble {task.name}",
+                            labels=[f"network {e} (seed {s})" for e, s in enumerate(seeds)])
     config = {**{k: v for k, v in rec.items() if k != "seed"}, "loss": loss_name, "seeds": seeds,
               "hyperparameters": hp, "n_networks": n}
     final = [mdl.cpu().eval() for mdl in unstack(template, raw, bufs, mask, family)]

@@ -1,18 +1,12 @@
 """Fitting a latent RNN to a recording by (generalized / sparse) teacher forcing.
 
-Generalized teacher forcing (GTF; Hess et al., ICML 2023, after Doya 1992): after every step the
-latent state is pulled towards the data-inferred state ``ẑ``,
-
-    z̃[t] = (1 - α) z[t] + α ẑ[t],
-
-with a constant ``α`` or one estimated from the model's Jacobians along the forcing signals
-(``α* = max(0, 1 - 1/N)``, ``N`` the largest over the batch of the geometric mean of Jacobian
-spectral norms, the "product upper bound") and annealed: ``α ← α*`` if larger, else
-``α ← γ α + (1 - γ) α*``, every ``alpha_update_every`` batches. Sparse (identity) teacher forcing
-(Mikhaeil et al., NeurIPS 2022) replaces the forced dimensions by ``ẑ`` every ``tau`` steps and
-runs freely in between. The loss is on the predictions *before* forcing. Defaults follow the GTF
-reference settings (RAdam, lr 1e-3 → 1e-6 exponentially, sequence length 200, batch 16,
-50 batches per epoch, γ = 0.999, update every 5 batches).
+Generalized teacher forcing (GTF; Hess et al., ICML 2023, after Doya 1992) pulls the latent state
+towards the data-inferred state after every step, ``z̃[t] = (1 - α) z[t] + α ẑ[t]``, with a constant
+``α`` or one estimated from the Jacobians along the forcing signals (``α* = max(0, 1 - 1/N)``, ``N``
+the batch maximum of the geometric mean of Jacobian spectral norms) and annealed (``α ← α*`` if larger,
+else ``α ← γ α + (1 - γ) α*``). Sparse teacher forcing (Mikhaeil et al., NeurIPS 2022) replaces the
+forced dimensions by ``ẑ`` every ``tau`` steps. The loss is on the predictions *before* forcing;
+defaults follow the GTF reference settings (RAdam, lr 1e-3 → 1e-6, sequence length 200, batch 16).
 """
 
 from __future__ import annotations
@@ -141,46 +135,44 @@ def fit_teacher_forcing(
     noise_level : float
         Std of Gaussian noise added to each training window (data augmentation).
     process_noise : float
-        Std of Gaussian noise added to the latent state carried from each training step to the next
-        (after its prediction is scored). Noise that the dynamics amplify raises the loss, so this
-        penalises sensitivity to perturbations along the data (a Jacobian penalty in expectation)
-        and favours contracting attractors, e.g. a stable limit cycle over chaos for a noisy
-        oscillation. In the latent units (standardised data: data standard deviations).
+        Std (latent units) of Gaussian noise added to the state carried from each training step to
+        the next, after its prediction is scored: a Jacobian penalty in expectation, which favours
+        contracting attractors (a stable limit cycle over chaos for a noisy oscillation).
     poisson_smoothing : float
         Poisson model: Gaussian smoothing (bins) of counts for the forcing signals.
-    seed : int, Generator or None
-        Seed of window sampling and noise (same seed ⇒ same fit).
+    seed, progress, device
+        Seed of window sampling and noise (same seed ⇒ same fit), progress bar, torch device.
     callback : callable ``(epoch, model) -> dict``, optional
         Called after each epoch (model in eval mode); returned numbers go into ``history``.
-    progress : bool
-        Show a progress bar.
 
     Returns
     -------
     FitResult
-        ``status == "diverged"`` if the loss or parameters became NaN/Inf (a ``RuntimeWarning``
-        says where, and whether the data's scale is the likely cause); the model is then the last
-        epoch whose parameters were finite.
+        ``status == "diverged"`` (with a ``RuntimeWarning`` saying where, and whether the data's
+        scale is the likely cause) if the loss or a parameter became NaN/Inf; the model is then
+        that of the last finished epoch.
 
     Raises
     ------
     ValueError
-        On mismatched channel or input counts, recordings shorter than ``seq_len + 1``, or
-        invalid settings (see also :class:`~neurodyn.training.TrainConfig`).
+        On mismatched channel or input counts, recordings shorter than ``seq_len + 1``, or settings
+        out of range (see also :class:`~neurodyn.training.TrainConfig`).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    for name, v, low, hi in (("alpha", alpha, 0, 1), ("alpha_decay", alpha_decay, 0, 1),
-                             ("process_noise", process_noise, 0, None), ("noise_level", noise_level, 0, None),
-                             ("lambda_latent", lambda_latent, 0, None), ("lambda_obs", lambda_obs, 0, None),
-                             ("poisson_smoothing", poisson_smoothing, 0, None)):
-        check_setting(name, v, low, high=hi)
-    for name, v in (("tau", tau), ("seq_len", seq_len), ("alpha_update_every", alpha_update_every)):
-        check_setting(name, v, 1, integer=True)
+    settings = dict(method=method, observation=observation, alpha=alpha, adaptive_alpha=adaptive_alpha,
+                    alpha_decay=alpha_decay, alpha_update_every=alpha_update_every, tau=tau, seq_len=seq_len,
+                    lambda_latent=lambda_latent, lambda_obs=lambda_obs, noise_level=noise_level,
+                    process_noise=process_noise, poisson_smoothing=poisson_smoothing)
+    for name in ("alpha", "alpha_decay"):
+        check_setting(name, settings[name], 0, high=1)
+    for name in ("process_noise", "noise_level", "lambda_latent", "lambda_obs", "poisson_smoothing"):
+        check_setting(name, settings[name], 0)
+    for name in ("tau", "seq_len", "alpha_update_every"):
+        check_setting(name, settings[name], 1, integer=True)
     cfg = TrainConfig(n_epochs=n_epochs, batches_per_epoch=batches_per_epoch, epoch_name="epoch",
-                      batch_size=batch_size, lr=lr, optimizer="radam", lr_end=lr_end,
-                      clip_grad_norm=clip_grad_norm, seed=seed, eval_every=0, progress=progress,
-                      device=device)
+                      batch_size=batch_size, lr=lr, optimizer="radam", lr_end=lr_end, eval_every=0,
+                      clip_grad_norm=clip_grad_norm, seed=seed, progress=progress, device=device)
     device = cfg.device
     x_np, u_np = _as_arrays(data)
     n_trials, n_t, n_ch = x_np.shape
@@ -257,11 +249,4 @@ def fit_teacher_forcing(
                       desc=f"fit {type(model).__name__} ({method})")
     for n in frozen:
         named[n].requires_grad_(True)
-    config = {
-        **rec, "method": method, "observation": observation, "alpha": alpha,
-        "adaptive_alpha": adaptive_alpha, "alpha_decay": alpha_decay,
-        "alpha_update_every": alpha_update_every, "tau": tau, "seq_len": seq_len,
-        "lambda_latent": lambda_latent, "lambda_obs": lambda_obs,
-        "noise_level": noise_level, "process_noise": process_noise, "poisson_smoothing": poisson_smoothing,
-    }
-    return FitResult(model=model.eval(), history=hist[0], config=config, status=rec["status"])
+    return FitResult(model=model.eval(), history=hist[0], config={**rec, **settings}, status=rec["status"])

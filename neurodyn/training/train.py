@@ -45,51 +45,48 @@ def train(
     """Train ``model`` on ``task`` with Adam and a masked loss (BPTT).
 
     Batch ``i`` holds trials ``i*batch_size .. (i+1)*batch_size-1`` of the task's seeded trial
-    stream, and the recurrent noise comes from a generator seeded from ``seed``: the same seed
-    gives the same trained model, bit for bit. Metrics are evaluated without noise on a held-out
-    batch (trials from index 10**9 of the same stream) every ``eval_every`` iterations.
+    stream and the recurrent noise comes from a generator seeded from ``seed``: the same seed gives
+    the same trained model, bit for bit. Metrics are evaluated without noise on a held-out batch
+    (trials from index 10**9 of the stream) every ``eval_every`` iterations.
 
     Parameters
     ----------
     model : RecurrentModel
-        Copied before training; the argument is not modified. Constraints (Dale's law, masks)
-        live in the model's ``params()`` and therefore hold after every optimiser step.
+        Copied; the argument is not modified. Constraints (Dale's law, masks) live in ``params()``
+        and hold after every optimiser step.
     task : Task
     n_iterations, batch_size, lr, weight_decay, clip_grad_norm, seed, eval_every, progress, device
         Optimiser steps, trials per step, Adam settings, gradient-norm clipping (``None`` or 0: off),
-        seed of the batch stream and the noise, evaluation period in iterations (0: none, and with it
-        no early stopping, ``target_metric`` or curriculum), tqdm bar, torch device; see
-        :class:`~neurodyn.training.TrainConfig`.
+        seed of the batches and the noise, evaluation period (0: none, so no early stopping, target
+        or curriculum), tqdm bar, torch device; see :class:`~neurodyn.training.TrainConfig`.
     loss : {"mse", "cross_entropy", ...}, optional
         A key of :data:`~neurodyn.training.LOSSES`; defaults to ``task.loss``.
     target_metric : (name, value), optional
-        Stop once metric ``name`` reaches ``value`` (at most it for losses/errors, at least it
-        otherwise); status ``"target_reached"``.
+        Stop (status ``"target_reached"``) once metric ``name`` reaches ``value`` (at most it for
+        losses/errors, at least it otherwise).
     regularizers : dict of strengths or iterable of penalties, optional
         ``{"l1_weight", "l2_weight", "l1_rate", "l2_rate"}`` strengths or objects from
         :mod:`neurodyn.training.regularizers`, added to the loss (Yang et al. 2019).
     state_hook : callable ``(t, h) -> h``, optional
-        Applied to each new state during training rollouts (clamping, perturbations).
+        Applied to each new state of the training rollouts (clamping, perturbations).
     early_stopping : (metric, patience) or EarlyStopping, optional
-        Stop after ``patience`` evaluations without improvement of ``metric`` (status
-        ``"stopped_early"``); the best weights are returned unless ``restore_best=False``.
+        Stop (status ``"stopped_early"``) after ``patience`` evaluations without improvement of
+        ``metric``; the best weights are returned unless ``restore_best=False``.
     curriculum : Curriculum, optional
         Schedule of one task parameter, advanced when a metric reaches a threshold.
 
     Returns
     -------
     TrainResult
-        ``status == "diverged"`` if the loss or a parameter became NaN/Inf (a ``RuntimeWarning``
-        says where and why; lower ``lr``, set ``clip_grad_norm``, lower the initial ``gain`` /
-        ``spectral_radius``): ``model`` holds the last finite weights. Nothing raises;
-        ``result.raise_if_diverged()`` raises :class:`TrainingDivergedError` on request.
+        ``status == "diverged"`` (with a ``RuntimeWarning`` saying where and why) if the loss or a
+        parameter became NaN/Inf: ``model`` holds the last finite weights and nothing raises.
 
     Raises
     ------
     ValueError
-        If the model's input/output sizes do not match the task's, ``loss`` is unknown, a
-        setting is out of range (see :class:`~neurodyn.training.TrainConfig`), a regulariser,
-        early-stopping rule or curriculum is malformed, or ``device`` is unavailable.
+        If the model's input/output sizes do not match the task's, ``loss`` is unknown, a setting
+        is out of range (:class:`~neurodyn.training.TrainConfig`), or a regulariser, early-stopping
+        rule or curriculum is malformed.
     """
     check_sizes(model, task)
     if target_metric is not None and not (
@@ -113,11 +110,12 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
                   penalties: tuple = (), state_hook=None, extra=None, early_stopping=None, curriculum=None,
                   target_metric=None, log_keys=("loss", "task_loss"), hint: str = "", desc: str = "train"
                   ) -> TrainResult:
-    """The BPTT objective of :func:`train` on the engine. ``extra(x, rollout) -> (terms, logs)`` adds
-    loss terms and logs them (similarity deflation)."""
+    """:func:`train` with its settings checked; ``extra(x, rollout) -> (terms, logs)`` adds loss terms
+    and logs them (similarity deflation)."""
     loss_name = loss_key(loss or task.loss)
     loss_fn = LOSSES[loss_name]
     model = _engine.to_device(model, cfg.device)
+    dtype = next(model.parameters()).dtype
     gen = torch_generator(cfg.seed, 1, device=cfg.device)
     now = {"stage": 0, "task": task if curriculum is None else curriculum.task_at(task, 0)}
     now["eval"] = held_out_batch(now["task"], cfg.batch_size, cfg.seed)
@@ -148,8 +146,12 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
             advances.append(it)
         return "hold"
 
+    def batches(it: int):
+        batch = now["task"].sample(cfg.batch_size, seed=cfg.seed, first_trial=it * cfg.batch_size)
+        return batch.to_torch(cfg.device, dtype)
+
     hist, rec = _engine.run(
-        list(model.parameters()), objective, task_batches(lambda: now["task"], model, cfg), cfg,
+        list(model.parameters()), objective, batches, cfg,
         evaluate=lambda it: evaluate(model, now["task"], now["eval"], device=cfg.device, loss=loss_name),
         hooks=[advance] if curriculum else [], early_stopping=early_stopping, target_metric=target_metric,
         log_keys=log_keys, hint=hint or ", or start from smaller recurrent weights (gain, spectral_radius)",
@@ -179,16 +181,6 @@ def loss_key(name: str) -> str:
     if name not in LOSSES:
         raise ValueError(f"unknown loss {name!r}; choose one of {', '.join(LOSSES)}")
     return name
-
-
-def task_batches(current_task: Callable[[], Task], model: RecurrentModel, cfg: TrainConfig):
-    """Batch source of task training: batch ``i`` is trials ``i*batch_size ...`` of the seeded stream."""
-    dtype = next(model.parameters()).dtype
-
-    def batches(it: int):
-        batch = current_task().sample(cfg.batch_size, seed=cfg.seed, first_trial=it * cfg.batch_size)
-        return batch.to_torch(cfg.device, dtype)
-    return batches
 
 
 def held_out_batch(task: Task, batch_size: int, seed: int):
