@@ -96,4 +96,5 @@ class EnsembleResult(_Outcome):
         return xr.Dataset({"loss": (("network", "iteration"), loss)},
                           coords={"network": np.arange(len(self.histories)), "iteration": np.arange(n),
                                   "seed": ("network", np.asarray(self.config["seeds"])),
-                                  "status": ("network", np.asarray(self.status, dtype=str))})
+                                  "status": ("network", np.asarray(self.status or ["completed"] * len(loss),
+                                                                   dtype=str))})
