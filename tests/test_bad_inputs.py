@@ -88,10 +88,10 @@ def _ensemble(**kwargs):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"hyperparameters": {"n_active": [2, 9]}}, "n_active of network 1 must be in"),
-    ({"hyperparameters": {"n_active": [0, 2]}}, "n_active of network 0 must be in"),
-    ({"hyperparameters": {"weight_decay": [-1e-3, 0.0]}}, "weight_decay of network 0 must be finite"),
-    ({"lr": float("nan")}, "lr > 0"),
+    ({"hyperparameters": {"n_active": [2, 9]}}, r"n_active of network 1 must be an integer in \[1, 4\]"),
+    ({"hyperparameters": {"n_active": [0, 2]}}, "n_active of network 0 must be an integer in"),
+    ({"hyperparameters": {"weight_decay": [-1e-3, 0.0]}}, "weight_decay of network 0 must be a finite"),
+    ({"lr": float("nan")}, "lr must be a finite number > 0"),
     ({"loss": "mae"}, "unknown loss 'mae'"),
 ])
 def test_train_ensemble_rejects_impossible_settings(kwargs, match):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -68,6 +70,66 @@ def _check_folder(path: Path) -> None:
         raise FileExistsError(f"cannot write {path}: {folder} is a file, not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise PermissionError(f"cannot write {path}: no write permission in {folder}")
+
+
+#: API names in training messages and the flags that set them
+_FLAGS = {"lr (now": "--lr (now", "clip_grad_norm": "--clip-grad-norm", "lower lam": "lower --lambda",
+          "(gain, spectral_radius)": "(--gain, --spectral-radius)"}
+
+
+def train_quietly(fit: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fit(*args, **kwargs)`` without the divergence warning, which :func:`save_trained` reports."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*training diverged", category=RuntimeWarning)
+        return fit(*args, **kwargs)
+
+
+def save_trained(command: str, path: str | Path, result: Any, *, overwrite: bool, **checkpoint: Any) -> int:
+    """Save ``result.model`` to ``path`` unless training diverged; return the exit status (0 or 1).
+
+    A diverged model never replaces a file at ``path``: its last finite weights go to the side file
+    ``<stem>.diverged<suffix>`` (if an iteration finished, and unless that file exists without
+    ``overwrite``), and one line on stderr says where training diverged and what to change.
+    ``checkpoint`` holds the other arguments of :func:`neurodyn.io.save_checkpoint`.
+    """
+    from neurodyn.io import save_checkpoint
+
+    training = checkpoint.pop("training", result.config)
+    if result.status != "diverged":
+        save_checkpoint(path, result.model, training=training, overwrite=overwrite, **checkpoint)
+        print(f"saved {path}")
+        return 0
+    path = Path(path)
+    side = path.with_name(f"{path.stem}.diverged{path.suffix}")
+    name = "iteration" if "iterations_run" in training else "epoch"
+    if not training.get(f"{name}s_run"):
+        kept = f"no {name} finished, nothing was saved"
+    elif side.exists() and not overwrite:
+        kept = f"{side} exists (pass --overwrite to replace it)"
+    else:
+        save_checkpoint(side, result.model, training=training, overwrite=True, **checkpoint)
+        kept = f"its last finite weights are in {side}"
+    message = result.divergence["message"]
+    for name, flag in _FLAGS.items():
+        message = message.replace(name, flag)
+    print(f"neurodyn {command}: error: {message}; {path} was not written, {kept}", file=sys.stderr)
+    return 1
+
+
+def warn_training_status(command: str, path: str | Path, checkpoint: Any) -> None:
+    """Print one line on stderr if ``checkpoint`` (or None) holds a diverged or untrained model."""
+    from neurodyn.io.checkpoint import training_status
+
+    status = None if checkpoint is None else training_status(checkpoint.training)
+    if status == "diverged":
+        where = (checkpoint.training.get("divergence") or {}).get("message", "training diverged")
+        print(f"neurodyn {command}: warning: {path} holds a diverged model ({where.split(';')[0]}); "
+              "the results describe its last finite weights", file=sys.stderr)
+    elif status == "untrained":
+        print(f"neurodyn {command}: warning: {path} holds an untrained model (no iteration finished); "
+              "the results describe its initial weights", file=sys.stderr)
 
 
 def check_figure_suffix(path: str | Path) -> None:

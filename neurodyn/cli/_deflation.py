@@ -27,6 +27,7 @@ def train(args: argparse.Namespace, model: Any, task: Any):
         If a reference is trained on another task, or an option that deflated training does not take
         was given (curriculum, early stopping, target accuracy, weight penalties, weight decay).
     """
+    from neurodyn.cli._common import warn_training_status
     from neurodyn.io import load_checkpoint
     from neurodyn.training import train_deflated
 
@@ -41,13 +42,14 @@ def train(args: argparse.Namespace, model: Any, task: Any):
     refs = []
     for path in args.deflate_against:
         ckpt = load_checkpoint(path)
+        warn_training_status("train", path, ckpt)
         if ckpt.task is not None and ckpt.task.name != task.name:
             raise ValueError(f"{path} was trained on {ckpt.task.name!r}, not {task.name!r}")
         refs.append(ckpt.model)
     result = train_deflated(
         model, task, reference_models=refs, lam=args.deflate_lambda, ridge=args.deflate_ridge,
         activity_penalty=args.activity_penalty, n_iterations=args.n_iterations, batch_size=args.batch_size,
-        lr=args.lr, clip_grad_norm=args.clip_grad_norm or None, seed=args.seed, eval_every=args.eval_every,
+        lr=args.lr, clip_grad_norm=args.clip_grad_norm, seed=args.seed, eval_every=args.eval_every,
         progress=not args.no_progress, device=args.device,
     )
     result.config["deflation"]["references"] = [str(p) for p in args.deflate_against]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurodyn.cli._common import check_outputs, write_netcdf
+from neurodyn.cli._common import check_outputs, warn_training_status, write_netcdf
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_model(args.fit)
     if loaded.checkpoint is None:
         raise ValueError(f"{args.fit} is not a neurodyn checkpoint")
+    warn_training_status("evaluate", args.fit, loaded.checkpoint)
     extra = loaded.checkpoint.extra or {}
     if args.out is not None and extra.get("data") is not None:
         if Path(args.out).resolve() == Path(extra["data"]).resolve():

@@ -11,7 +11,7 @@ import argparse
 import math
 from typing import Any
 
-from neurodyn.cli._common import check_outputs
+from neurodyn.cli._common import check_outputs, save_trained, train_quietly
 
 #: --model choices → (registered class, extra constructor arguments)
 DSR_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -77,7 +77,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--lr-end", type=float, default=1e-5)
     t.add_argument("--lambda-latent", type=float, default=0.0)
     t.add_argument("--lambda-obs", type=float, default=0.0)
-    t.add_argument("--clip-grad-norm", type=float, default=None)
+    t.add_argument("--clip-grad-norm", type=float, default=None, help="gradient-norm clipping (0: none)")
     t.add_argument("--noise-level", type=float, default=0.0)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--no-progress", action="store_true")
@@ -149,7 +149,7 @@ _BOUNDS = (
     ("--batches-per-epoch", "batches_per_epoch", 1, True), ("--batch-size", "batch_size", 1, True),
     ("--seq-len", "seq_len", 1, True), ("--lr", "lr", 0.0, False), ("--lr-end", "lr_end", 0.0, False),
     ("--lambda-latent", "lambda_latent", 0.0, True), ("--lambda-obs", "lambda_obs", 0.0, True),
-    ("--clip-grad-norm", "clip_grad_norm", 0.0, False), ("--noise-level", "noise_level", 0.0, True),
+    ("--clip-grad-norm", "clip_grad_norm", 0.0, True), ("--noise-level", "noise_level", 0.0, True),
     ("--lowpass", "lowpass", 0.0, False), ("--downsample", "downsample", 1, True),
 )
 
@@ -213,7 +213,7 @@ def build_model(args: argparse.Namespace, n_channels: int, n_inputs: int):
 
 
 def run(args: argparse.Namespace) -> int:
-    from neurodyn.io import load_timeseries, save_checkpoint
+    from neurodyn.io import load_timeseries
 
     check_args(args)
     check_delay_lags(_ints(args.delay_lags, "--delay-lags"))
@@ -240,22 +240,19 @@ def run(args: argparse.Namespace) -> int:
         "standardize": standardize, "observation": args.observation, "dt": train.dt,
         "channel_names": list(train.channel_names), "history": result.history, "status": result.status,
     }
-    save_checkpoint(args.out, result.model, training={**result.config, "model_choice": args.model},
-                    extra=extra, overwrite=args.overwrite)
-    loss = result.history["loss"][-1] if result.history["loss"] else float("nan")
-    print(f"fitted {args.model} (latent {model.state_size}) to {train.n_channels} channels x {train.n_steps} "
-          f"steps: {result.config['epochs_run']} epochs, final loss {loss:.5f}, status {result.status}")
-    if result.status != "completed":
-        print("training diverged; saved the last finite epoch (lower --lr or set --clip-grad-norm)")
-    print(f"saved {args.out}")
-    return 0 if result.status == "completed" else 1
+    if result.status != "diverged":
+        print(f"fitted {args.model} (latent {model.state_size}) to {train.n_channels} channels x "
+              f"{train.n_steps} steps: {result.config['epochs_run']} epochs, final loss "
+              f"{result.history['loss'][-1]:.5f}")
+    return save_trained("fit", args.out, result, overwrite=args.overwrite,
+                        training={**result.config, "model_choice": args.model}, extra=extra)
 
 
 def _fit(args: argparse.Namespace, model, train):
     from neurodyn.training import fit_teacher_forcing
 
-    return fit_teacher_forcing(
-        model, train, observation=args.observation, method=args.method, alpha=args.alpha,
+    return train_quietly(
+        fit_teacher_forcing, model, train, observation=args.observation, method=args.method, alpha=args.alpha,
         adaptive_alpha=args.adaptive_alpha, tau=args.tau, n_epochs=args.epochs,
         batches_per_epoch=args.batches_per_epoch, batch_size=args.batch_size, seq_len=args.seq_len,
         lr=args.lr, lr_end=args.lr_end, lambda_latent=args.lambda_latent, lambda_obs=args.lambda_obs,

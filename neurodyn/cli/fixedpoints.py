@@ -12,6 +12,7 @@ from neurodyn.cli._common import (
     check_outputs,
     parse_vector,
     save_figure,
+    warn_training_status,
     write_netcdf,
 )
 
@@ -105,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.noise_scale >= 0:  # also catches NaN
         raise ValueError(f"--noise-scale must be >= 0, got {args.noise_scale}")
     loaded = load_model(args.model, arch=args.arch)
+    warn_training_status("fixedpoints", args.model, loaded.checkpoint)
     model = loaded.model
     u = (
         parse_vector(args.input, model.n_inputs)

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
-from neurodyn.cli._common import check_outputs, parse_vector, save_figure, write_netcdf
+from neurodyn.cli._common import (
+    check_outputs,
+    parse_vector,
+    save_figure,
+    warn_training_status,
+    write_netcdf,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -54,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     if args.max_order < 1 or args.max_depth < 0 or args.max_pieces < 1:
         raise ValueError("need --max-order >= 1, --max-depth >= 0 and --max-pieces >= 1")
     dims = tuple(int(d) for d in args.dims.split(","))
-    model = load_model(args.model, arch=args.arch).model
+    loaded = load_model(args.model, arch=args.arch)
+    warn_training_status("manifolds", args.model, loaded.checkpoint)
+    model = loaded.model
     if not is_piecewise_linear(model):
         raise ValueError(f"{args.model} holds a {type(model).__name__}; manifolds need a PLRNN, "
                          "ShallowPLRNN or ALRNN (use `neurodyn fixedpoints` for smooth models)")

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 from typing import Any
 
 from neurodyn.cli import _deflation
-from neurodyn.cli._common import check_outputs
+from neurodyn.cli._common import check_outputs, save_trained, train_quietly
 from neurodyn.tasks import TASKS
 
 #: --model choices → (model class name in the registry, which model options it takes)
@@ -187,23 +188,26 @@ def _train_distribution(args: argparse.Namespace, model, task):
             f"task {task.name!r} is trained on a sequence divergence; --deflate-against, --curriculum "
             "and --early-stopping apply to per-step losses only"
         )
-    result = train_distribution(
-        model, task, n_iterations=args.n_iterations, batch_size=args.batch_size, lr=args.lr,
-        divergence=task.loss, clip_grad_norm=args.clip_grad_norm or None, seed=args.seed,
+    result = train_quietly(
+        train_distribution, model, task, n_iterations=args.n_iterations, batch_size=args.batch_size,
+        lr=args.lr, divergence=task.loss, clip_grad_norm=args.clip_grad_norm, seed=args.seed,
         progress=not args.no_progress, device=args.device, eval_every=args.eval_every,
     )
+    if result.status == "diverged":
+        return result, {}
     emitted, batch = sample_emissions(result.model.cpu(), task, 512, seed=args.seed + 1)
     return result, task.evaluate(emitted, batch)
 
 
 def run(args: argparse.Namespace) -> int:
     import neurodyn
-    from neurodyn.io import save_checkpoint
     from neurodyn.tasks import make_task
 
     check_outputs(args.out, overwrite=args.overwrite)
     if args.n_iterations < 1:
         raise ValueError(f"--n-iterations must be >= 1, got {args.n_iterations}")
+    if not args.clip_grad_norm >= 0 or math.isinf(args.clip_grad_norm):
+        raise ValueError(f"--clip-grad-norm must be >= 0 (0: no clipping), got {args.clip_grad_norm}")
     if args.target_accuracy is not None and not 0.0 < args.target_accuracy <= 1.0:
         raise ValueError(f"--target-accuracy must be in (0, 1], got {args.target_accuracy}")
     config = {k[len("task__"):]: v for k, v in vars(args).items() if k.startswith("task__")}
@@ -215,20 +219,23 @@ def run(args: argparse.Namespace) -> int:
     if task.loss in _DISTRIBUTION_LOSSES:
         result, metrics = _train_distribution(args, model, task)
     else:
-        result = _deflation.train(args, model, task) if args.deflate_against else neurodyn.train(
-            model, task, n_iterations=args.n_iterations, batch_size=args.batch_size, lr=args.lr,
-            weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm or None, seed=args.seed,
-            target_metric=target, progress=not args.no_progress, device=args.device,
-            eval_every=args.eval_every, regularizers=strengths, early_stopping=args.early_stopping,
-            curriculum=curriculum,
-        )
+        if args.deflate_against:
+            result = train_quietly(_deflation.train, args, model, task)
+        else:
+            result = train_quietly(
+                neurodyn.train, model, task, n_iterations=args.n_iterations, batch_size=args.batch_size,
+                lr=args.lr, weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm,
+                seed=args.seed, target_metric=target, progress=not args.no_progress, device=args.device,
+                eval_every=args.eval_every, regularizers=strengths, early_stopping=args.early_stopping,
+                curriculum=curriculum,
+            )
         if curriculum is not None:
             task = curriculum.task_at(task, result.config["curriculum"]["final_stage"])
-        metrics = neurodyn.training.evaluate(result.model.cpu(), task, seed=args.seed + 1)
-    save_checkpoint(args.out, result.model, task=task, training=result.config,
-                    extra={"final_metrics": metrics}, overwrite=args.overwrite)
-    shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
-    print(f"trained {args.model} ({args.n_units} units) on {task.name} for "
-          f"{result.config['iterations_run']} iterations: {shown}")
-    print(f"saved {args.out}")
-    return 0
+        metrics = {} if result.status == "diverged" else neurodyn.training.evaluate(
+            result.model.cpu(), task, seed=args.seed + 1)
+    if result.status != "diverged":
+        shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
+        print(f"trained {args.model} ({args.n_units} units) on {task.name} for "
+              f"{result.config['iterations_run']} iterations ({result.status}): {shown}")
+    return save_trained("train", args.out, result, overwrite=args.overwrite, task=task,
+                        extra={"final_metrics": metrics})

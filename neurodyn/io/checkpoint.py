@@ -44,6 +44,21 @@ class Checkpoint:
     versions: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def status(self) -> str | None:
+        """The training status recorded with the model (see :func:`training_status`)."""
+        return training_status(self.training)
+
+
+def training_status(training: dict[str, Any]) -> str | None:
+    """``"diverged"``, ``"untrained"`` (no iteration or epoch finished), the recorded ``status``
+    (``"completed"``, ``"stopped_early"``, ``"target_reached"``), or None when nothing was recorded."""
+    if training.get("status") == "diverged":
+        return "diverged"
+    if training.get("iterations_run", training.get("epochs_run")) == 0:
+        return "untrained"
+    return training.get("status")
+
 
 def package_versions() -> dict[str, str]:
     return {"neurodyn": str(__version__), "torch": str(torch.__version__), "numpy": str(np.__version__)}

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
 
-from neurodyn._seed import SeedLike, resolve_seed, torch_generator
+from neurodyn._seed import SeedLike
 from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task
-from neurodyn.training.losses import LOSSES
-from neurodyn.training.train import TrainingDivergedError, TrainResult, evaluate
+from neurodyn.training._config import TrainConfig
+from neurodyn.training._engine import to_device
+from neurodyn.training._results import TrainResult
+from neurodyn.training.train import check_sizes, train_on_task
 
 
 def ridge_predictivity(source: torch.Tensor, target: torch.Tensor, ridge: float) -> torch.Tensor:
@@ -102,13 +104,14 @@ def train_deflated(
     TrainResult
         ``history`` adds ``predictivity`` (the in-batch ``R^2``) and ``activity`` per iteration;
         ``config`` records ``lam``, ``ridge``, ``activity_penalty`` and the number of references.
+        ``status == "diverged"`` (with a ``RuntimeWarning``) if the loss or a parameter became
+        NaN/Inf; ``model`` then holds the last finite weights.
 
     Raises
     ------
     ValueError
-        For no reference models, negative weights or mismatched input/output sizes.
-    TrainingDivergedError
-        If the loss becomes NaN or infinite.
+        For no reference models, negative weights, mismatched input/output sizes or settings out of
+        range (see :class:`~neurodyn.training.TrainConfig`).
 
     References
     ----------
@@ -118,55 +121,25 @@ def train_deflated(
     if not reference_models:
         raise ValueError("reference_models is empty; give at least one trained network to deflate against")
     for name, v in (("lam", lam), ("ridge", ridge), ("activity_penalty", activity_penalty)):
-        if not v >= 0:
-            raise ValueError(f"{name} must be >= 0; got {v}")
+        if not (v >= 0 and math.isfinite(v)):
+            raise ValueError(f"{name} must be finite and >= 0; got {v}")
     for m in (model, *reference_models):
-        if m.n_inputs != task.n_inputs or m.n_outputs != task.n_outputs:
-            raise ValueError(f"a model has {m.n_inputs} inputs / {m.n_outputs} outputs; task {task.name!r} "
-                             f"needs {task.n_inputs} / {task.n_outputs}")
-    seed_int = resolve_seed(seed)
-    model = copy.deepcopy(model).to(device)
-    refs = [copy.deepcopy(m).to(device) for m in reference_models]
-    model.train()
-    dtype = next(model.parameters()).dtype
-    gen = torch_generator(seed_int, 1, device=device)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    loss_fn = LOSSES[task.loss]
-    eval_batch = task.sample(max(batch_size, 128), seed=seed_int, first_trial=10**9)
-    history: dict[str, list[float]] = {k: [] for k in ("iteration", "loss", "task_loss", "predictivity",
-                                                       "activity")}
-    from tqdm.auto import tqdm
+        check_sizes(m, task)
+    cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, clip_grad_norm=clip_grad_norm,
+                      seed=seed, eval_every=eval_every, progress=progress, device=device)
+    refs = [to_device(m, cfg.device) for m in reference_models]
 
-    for it in tqdm(range(n_iterations), disable=not progress, desc=f"deflate {task.name}"):
-        x, y, m = task.sample(batch_size, seed=seed_int, first_trial=it * batch_size).to_torch(device, dtype)
-        roll = model(x, generator=gen)
+    def deflate(x, roll):
         h = roll.states.reshape(-1, roll.states.shape[-1])
-        task_loss = loss_fn(roll.outputs, y, m)
         r2 = ridge_predictivity(_reference_states(refs, x).to(torch.float64), h.to(torch.float64), ridge)
         activity = torch.mean(h**2)
-        value = task_loss + lam * r2.to(dtype) + activity_penalty * activity
-        if not math.isfinite(value.item()):
-            raise TrainingDivergedError(f"deflated training diverged at iteration {it}; lower lr or lam")
-        opt.zero_grad(set_to_none=True)
-        value.backward()
-        if clip_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
-        opt.step()
-        for key, v in (("iteration", it), ("loss", value.item()), ("task_loss", task_loss.item()),
-                       ("predictivity", r2.item()), ("activity", activity.item())):
-            history[key].append(float(v))
-        if eval_every and ((it + 1) % eval_every == 0 or it == n_iterations - 1):
-            history.setdefault("eval_iteration", []).append(it)
-            for k, v in evaluate(model, task, eval_batch, device=device).items():
-                history.setdefault(f"eval_{k}", []).append(v)
-    model.eval()
-    config = {
-        "n_iterations": n_iterations, "batch_size": batch_size, "lr": lr, "clip_grad_norm": clip_grad_norm,
-        "loss": task.loss, "seed": seed_int, "eval_every": eval_every, "iterations_run": n_iterations,
-        "deflation": {"lam": float(lam), "ridge": float(ridge), "activity_penalty": float(activity_penalty),
-                      "n_references": len(refs)},
-    }
-    return TrainResult(model=model, history=history, config=config)
+        return [lam * r2.to(h.dtype), activity_penalty * activity], {"predictivity": r2, "activity": activity}
+
+    res = train_on_task(model, task, cfg, extra=deflate, desc="deflate", hint=" or lower lam",
+                        log_keys=("loss", "task_loss", "predictivity", "activity"))
+    deflation = {"lam": float(lam), "ridge": float(ridge), "activity_penalty": float(activity_penalty),
+                 "n_references": len(refs)}
+    return replace(res, config={**res.config, "deflation": deflation})
 
 
 __all__ = ["ridge_predictivity", "train_deflated"]

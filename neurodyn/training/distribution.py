@@ -10,7 +10,6 @@ AISTATS) or a Gaussian-kernel MMD (Gretton et al. 2012, JMLR).
 
 from __future__ import annotations
 
-import copy
 import math
 from typing import Any
 
@@ -20,7 +19,10 @@ import torch
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
 from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task
-from neurodyn.training.train import TrainingDivergedError, TrainResult, check_device
+from neurodyn.training import _engine
+from neurodyn.training._config import TrainConfig
+from neurodyn.training._results import TrainResult
+from neurodyn.training.train import check_sizes
 
 
 def gumbel_softmax_hard(
@@ -30,8 +32,11 @@ def gumbel_softmax_hard(
 
     The forward value is ``one_hot(argmax(logits + g))`` with ``g`` standard Gumbel noise (an
     exact categorical sample); the gradient is that of ``softmax((logits + g) / tau)``.
-    ``logits`` (..., class) → (..., class), same dtype and device.
+    ``logits`` (..., class) → (..., class), same dtype and device. ``generator=None`` draws from a
+    generator seeded with fresh OS entropy (never from torch's global generator).
     """
+    if generator is None:
+        generator = torch_generator(None, device=logits.device)
     u = torch.rand(logits.shape, generator=generator, device=logits.device, dtype=logits.dtype)
     g = -torch.log(-torch.log(u.clamp(1e-20, 1.0 - 1e-7)))
     soft = torch.softmax((logits + g) / tau, dim=-1)
@@ -91,8 +96,7 @@ def sinkhorn_divergence(
     ValueError
         If ``x`` and ``y`` are not 2-D with the same number of features.
     """
-    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
-        raise ValueError(f"x and y must be (sample, feature) alike, got {tuple(x.shape)}, {tuple(y.shape)}")
+    _check_clouds(x, y)
     return (_entropic_ot(x, y, epsilon, n_iter)
             - 0.5 * _entropic_ot(x, x, epsilon, n_iter) - 0.5 * _entropic_ot(y, y, epsilon, n_iter))
 
@@ -103,8 +107,7 @@ def mmd(x: torch.Tensor, y: torch.Tensor, *, bandwidths: tuple[float, ...] = (1.
     ``k(a, b) = sum_s exp(-|a - b|^2 / (2 s^2))`` over ``bandwidths`` ``s``; ``x`` (sample,
     feature), ``y`` (sample, feature) → scalar.
     """
-    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
-        raise ValueError(f"x and y must be (sample, feature) alike, got {tuple(x.shape)}, {tuple(y.shape)}")
+    _check_clouds(x, y)
 
     def k(a, b):
         d2 = torch.cdist(a, b) ** 2
@@ -114,6 +117,11 @@ def mmd(x: torch.Tensor, y: torch.Tensor, *, bandwidths: tuple[float, ...] = (1.
 
 
 DIVERGENCES = {"sinkhorn": sinkhorn_divergence, "mmd": mmd}
+
+
+def _check_clouds(x: torch.Tensor, y: torch.Tensor) -> None:
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
+        raise ValueError(f"x and y must be (sample, feature) alike, got {tuple(x.shape)}, {tuple(y.shape)}")
 
 
 def emit(model: RecurrentModel, inputs: torch.Tensor, *, tau: float = 1.0,
@@ -167,8 +175,9 @@ def train_distribution(
         logits. Copied; the argument is not modified.
     task : Task
         Typically :class:`neurodyn.tasks.HMMEmulation`; targets are one-hot sequences.
-    n_iterations, batch_size, lr, clip_grad_norm :
-        Optimiser settings.
+    n_iterations, batch_size, lr, clip_grad_norm, seed, eval_every, progress, device
+        As in :func:`neurodyn.training.train`; ``seed`` also seeds the Gumbel noise, and
+        ``task.evaluate`` scores held-out emissions every ``eval_every`` iterations.
     divergence : {"sinkhorn", "mmd"}
     epsilon : float
         Sinkhorn regularisation in units of the per-step cost (the cost between two flattened
@@ -177,46 +186,36 @@ def train_distribution(
         Sinkhorn iterations per evaluation.
     tau : float
         Gumbel-softmax temperature of the straight-through gradient.
-    seed : int, Generator or None
-        Seed of the batch stream and of the Gumbel noise (same seed ⇒ same trained model).
-    eval_every : int
-        Evaluate ``task.evaluate`` on held-out emissions every this many iterations.
-    progress : bool
-        Show a tqdm progress bar.
-    device : torch device
 
     Returns
     -------
     TrainResult
-        ``history`` has ``iteration``, ``loss`` and ``eval_<metric>`` lists.
+        ``history`` has ``iteration``, ``loss`` and ``eval_<metric>`` lists; ``status ==
+        "diverged"`` (with a ``RuntimeWarning``) if the loss or a parameter became NaN/Inf, with
+        ``model`` at its last finite weights.
 
     Raises
     ------
     ValueError
-        On size mismatch or unknown ``divergence``.
-    TrainingDivergedError
-        If the loss becomes NaN or infinite.
+        On size mismatch, unknown ``divergence``, or settings out of range (``epsilon``, ``tau`` and
+        ``n_sinkhorn_iter`` must be positive; see also :class:`~neurodyn.training.TrainConfig`).
     """
-    if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
-        raise ValueError(
-            f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but task "
-            f"{task.name!r} needs {task.n_inputs} / {task.n_outputs}"
-        )
+    check_sizes(model, task)
     if divergence not in DIVERGENCES:
         raise ValueError(f"unknown divergence {divergence!r}; choose one of {', '.join(DIVERGENCES)}")
-    device = check_device(device)
-    seed_int = resolve_seed(seed)
-    model = copy.deepcopy(model).to(device)
-    model.train()
-    gen = torch_generator(seed_int, 1, device=device)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    history: dict[str, list[float]] = {"iteration": [], "loss": []}
+    for name, v in (("epsilon", epsilon), ("tau", tau), ("n_sinkhorn_iter", n_sinkhorn_iter)):
+        if not (v > 0 and math.isfinite(v)):
+            raise ValueError(f"{name} must be finite and > 0, got {v}")
+    cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, clip_grad_norm=clip_grad_norm,
+                      seed=seed, eval_every=eval_every, progress=progress, device=device)
+    model = _engine.to_device(model, cfg.device)
+    gen = torch_generator(cfg.seed, 1, device=cfg.device)
 
-    from tqdm.auto import tqdm
+    def batches(it):
+        return task.sample(batch_size, seed=cfg.seed, first_trial=it * batch_size).to_torch(cfg.device)[:2]
 
-    for it in tqdm(range(n_iterations), disable=not progress, desc=f"fit {task.name}"):
-        batch = task.sample(batch_size, seed=seed_int, first_trial=it * batch_size)
-        x, y, _ = batch.to_torch(device)
+    def objective(batch):
+        x, y = batch
         scale = 1.0 / math.sqrt(y.shape[1])  # cost per step
         fake = emit(model, x, tau=tau, generator=gen).reshape(batch_size, -1) * scale
         real = y.reshape(batch_size, -1) * scale
@@ -224,26 +223,16 @@ def train_distribution(
             value = sinkhorn_divergence(fake, real, epsilon=epsilon, n_iter=n_sinkhorn_iter)
         else:
             value = mmd(fake, real)
-        if not math.isfinite(value.item()):
-            raise TrainingDivergedError(f"loss became {value.item()} at iteration {it}; lower lr")
-        opt.zero_grad(set_to_none=True)
-        value.backward()
-        if clip_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
-        opt.step()
-        history["iteration"].append(it)
-        history["loss"].append(float(value.item()))
-        if eval_every and ((it + 1) % eval_every == 0 or it == n_iterations - 1):
-            emitted, held_out = sample_emissions(model, task, max(batch_size, 256),
-                                                 seed=seed_int + 1, device=device)
-            model.train()
-            history.setdefault("eval_iteration", []).append(it)
-            for k, v in task.evaluate(emitted, held_out).items():
-                history.setdefault(f"eval_{k}", []).append(v)
-    model.eval()
-    config = {
-        "n_iterations": n_iterations, "batch_size": batch_size, "lr": lr, "loss": divergence,
-        "epsilon": epsilon, "n_sinkhorn_iter": n_sinkhorn_iter, "tau": tau,
-        "clip_grad_norm": clip_grad_norm, "seed": seed_int, "iterations_run": n_iterations,
-    }
-    return TrainResult(model=model, history=history, config=config)
+        return value, {"loss": value}
+
+    def held_out(it):
+        emitted, batch = sample_emissions(model, task, max(batch_size, 256), seed=cfg.seed + 1,
+                                          device=cfg.device)
+        model.train()
+        return task.evaluate(emitted, batch)
+
+    hist, rec = _engine.run(list(model.parameters()), objective, batches, cfg, evaluate=held_out,
+                      desc=f"fit {task.name}")
+    config = {**rec, "loss": divergence, "epsilon": epsilon, "n_sinkhorn_iter": n_sinkhorn_iter,
+              "tau": tau}
+    return TrainResult(model=model.eval(), history=hist[0], config=config, status=rec["status"])

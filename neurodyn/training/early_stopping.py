@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 _LOWER_IS_BETTER = ("loss", "mse", "error", "nll", "distance")
@@ -65,35 +65,3 @@ class EarlyStopping:
         if isinstance(spec, (tuple, list)) and 2 <= len(spec) <= 3:
             return cls(str(spec[0]), int(spec[1]), *(spec[2:]))
         raise ValueError(f"early_stopping must be (metric, patience) or EarlyStopping, got {spec!r}")
-
-
-@dataclass
-class StopTracker:
-    """Mutable bookkeeping of one :class:`EarlyStopping` run (used inside ``train``)."""
-
-    rule: EarlyStopping
-    best_value: float = math.nan
-    best_iteration: int = -1
-    best_state: dict[str, Any] | None = None
-    bad_evals: int = 0
-    history: list[float] = field(default_factory=list)
-
-    def update(self, value: float, iteration: int, state_dict_fn) -> bool:
-        """Record one evaluation; returns True when training should stop."""
-        self.history.append(value)
-        if self.best_iteration < 0 or self._better(value):
-            self.best_value, self.best_iteration, self.bad_evals = value, iteration, 0
-            if self.rule.restore_best:
-                self.best_state = state_dict_fn()
-            return False
-        self.bad_evals += 1
-        return self.bad_evals >= self.rule.patience
-
-    def _better(self, value: float) -> bool:
-        if math.isnan(value):
-            return False
-        if math.isnan(self.best_value):
-            return True
-        if self.rule.direction == "min":
-            return value < self.best_value - self.rule.min_delta
-        return value > self.best_value + self.rule.min_delta

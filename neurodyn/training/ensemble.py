@@ -8,10 +8,7 @@ trained alone; the ensemble only shares the Python loop and the matrix kernels.
 
 from __future__ import annotations
 
-import copy
-import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,45 +18,18 @@ from neurodyn._seed import resolve_seed, torch_generator
 from neurodyn.kernels._families import family_of, lift
 from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task
+from neurodyn.training import _engine
 from neurodyn.training import regularizers as regs_mod
+from neurodyn.training._config import TrainConfig, check_setting
+from neurodyn.training._results import EnsembleResult
 from neurodyn.training.ensemble_params import MASKED, effective, readout, stack_raw, unstack
 from neurodyn.training.losses import LOSSES
-from neurodyn.training.train import TrainingDivergedError, check_device, evaluate
+from neurodyn.training.train import check_sizes, evaluate, held_out_batch, loss_key
+
+__all__ = ["EnsembleResult", "train_ensemble"]
 
 #: per-network hyperparameters consumed by the trainer; every other key goes to the factory
 TRAINER_KEYS = ("weight_decay", "n_active", "l1_weight", "l2_weight", "l1_rate", "l2_rate")
-
-
-@dataclass(frozen=True)
-class EnsembleResult:
-    """What :func:`train_ensemble` returns.
-
-    models : the trained networks (eval mode, CPU), one per seed
-    histories : per-network dicts of lists (``iteration``, ``loss``, ``eval_<metric>``)
-    config : shared training settings plus per-network ``seeds`` and ``hyperparameters``
-    """
-
-    models: list[RecurrentModel]
-    histories: list[dict[str, list[float]]] = field(default_factory=list)
-    config: dict[str, Any] = field(default_factory=dict)
-
-    def network_config(self, e: int) -> dict[str, Any]:
-        """The training settings of network ``e`` as :func:`train` would record them."""
-        cfg = {k: v for k, v in self.config.items() if k not in ("seeds", "hyperparameters")}
-        hp = {k: v[e] for k, v in self.config.get("hyperparameters", {}).items()}
-        return {**cfg, "seed": self.config["seeds"][e], "hyperparameters": hp, "ensemble_index": e}
-
-    def to_xarray(self):
-        """Training losses as an ``xarray.Dataset`` with dims (network, iteration)."""
-        import xarray as xr
-
-        n = max(len(h["loss"]) for h in self.histories)
-        loss = np.full((len(self.histories), n), np.nan)
-        for e, h in enumerate(self.histories):
-            loss[e, : len(h["loss"])] = h["loss"]
-        return xr.Dataset({"loss": (("network", "iteration"), loss)},
-                          coords={"network": np.arange(len(self.histories)), "iteration": np.arange(n),
-                                  "seed": ("network", np.asarray(self.config["seeds"]))})
 
 
 def _per_network(hyper: Mapping[str, Any] | None, n: int) -> dict[str, list[Any]]:
@@ -70,20 +40,6 @@ def _per_network(hyper: Mapping[str, Any] | None, n: int) -> dict[str, list[Any]
             raise ValueError(f"hyperparameter {k!r} has {len(vals)} values for {n} networks")
         out[k] = [v.item() if hasattr(v, "item") else v for v in vals]
     return out
-
-
-def _check_settings(n_iterations, batch_size, lr, eval_every, weight_decays, n_active, n_unit) -> None:
-    if int(n_iterations) < 0 or int(batch_size) < 1 or int(eval_every) < 0 or not lr > 0:
-        raise ValueError(
-            f"need n_iterations >= 0, batch_size >= 1, eval_every >= 0 and lr > 0; got n_iterations="
-            f"{n_iterations}, batch_size={batch_size}, eval_every={eval_every}, lr={lr}"
-        )
-    for e, wd in enumerate(weight_decays):
-        if not (math.isfinite(float(wd)) and float(wd) >= 0):
-            raise ValueError(f"weight_decay of network {e} must be finite and >= 0, got {wd}")
-    for e, k in enumerate(n_active or ()):
-        if not 1 <= int(k) <= n_unit:
-            raise ValueError(f"n_active of network {e} must be in [1, n_units={n_unit}], got {k}")
 
 
 def _build(models_or_factory, n_networks, seeds, hyper):
@@ -151,36 +107,35 @@ def train_ensemble(
     Returns
     -------
     EnsembleResult
+        ``status`` per network: a network whose loss or parameters become NaN/Inf stops with its last
+        finite weights (``"diverged"``, with a ``RuntimeWarning`` naming it and its seed), exactly as
+        it would alone, while the others train on.
 
     Raises
     ------
-    TrainingDivergedError
-        If any network's loss becomes NaN/Inf (the message names the network and its seed).
     ValueError
         On mismatched sizes, models of different shapes, per-network value lists of the wrong
         length, an unknown loss, a negative or non-finite ``weight_decay``, ``n_active`` outside
-        ``[1, n_units]``, or malformed settings (``lr <= 0``, ``batch_size < 1``); ``TypeError`` for
-        an unknown model family.
+        ``[1, n_units]``, or malformed settings (see :class:`~neurodyn.training.TrainConfig`);
+        ``TypeError`` for an unknown model family.
     """
-    device = check_device(device)
+    cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
+                      clip_grad_norm=clip_grad_norm, eval_every=eval_every, progress=progress, device=device)
+    device = cfg.device
     models, seeds, hp = _build(models_or_factory, n_networks, seeds, hyperparameters)
     n = len(models)
-    template = copy.deepcopy(models[0]).to(device).train()
+    template = _engine.to_device(models[0], device)
     family = family_of(template.params())
     if family is None:
         raise TypeError(f"train_ensemble does not know {type(template).__name__}; train it with train()")
-    if template.n_inputs != task.n_inputs or template.n_outputs != task.n_outputs:
-        raise ValueError(f"model has {template.n_inputs}/{template.n_outputs} inputs/outputs, "
-                         f"task {task.name!r} needs {task.n_inputs}/{task.n_outputs}")
-    loss_name = loss or task.loss
-    if loss_name not in LOSSES:
-        raise ValueError(f"unknown loss {loss_name!r}; choose one of {', '.join(LOSSES)}")
-    _check_settings(n_iterations, batch_size, lr, eval_every, hp.get("weight_decay", [weight_decay] * n),
-                    hp.get("n_active"), template.state_size)
-    loss_fn = LOSSES[loss_name]
+    check_sizes(template, task)
+    loss_name = loss_key(loss or task.loss)
+    n_unit, loss_fn = template.state_size, LOSSES[loss_name]
+    for e, (wd_e, k) in enumerate(zip(hp.get("weight_decay", [0] * n), hp.get("n_active", [1] * n))):
+        check_setting(f"weight_decay of network {e}", wd_e, 0)
+        check_setting(f"n_active of network {e}", k, 1, high=n_unit, integer=True)
     raw, bufs = stack_raw(models, device)
     dtype = next(iter(raw.values())).dtype
-    n_unit = template.state_size
     mask = None
     missing = [k for k in MASKED[family.name] if k not in raw and not (k == "B" and template.B is None)]
     if "n_active" in hp and missing:
@@ -193,13 +148,13 @@ def train_ensemble(
                  for e in range(n)]
     noise = torch.tensor([m.noise_scale for m in models], dtype=dtype, device=device)[:, None, None]
     gens = [torch_generator(s, 1, device=device) for s in seeds]
-    opt = torch.optim.Adam(list(raw.values()), lr=lr)
-    histories: list[dict[str, list[float]]] = [{"iteration": [], "loss": []} for _ in range(n)]
-    from tqdm.auto import tqdm
 
-    for it in tqdm(range(n_iterations), disable=not progress, desc=f"ensemble {task.name}"):
-        batches = [task.sample(batch_size, seed=s, first_trial=it * batch_size) for s in seeds]
-        x, y, m = (torch.stack(t) for t in zip(*(b.to_torch(device, dtype) for b in batches)))
+    def batches(it):
+        parts = [task.sample(batch_size, seed=s, first_trial=it * batch_size) for s in seeds]
+        return tuple(torch.stack(t) for t in zip(*(b.to_torch(device, dtype) for b in parts)))
+
+    def objective(batch):
+        x, y, m = batch
         p, masked_raw = effective(template, raw, bufs, mask, family)
         lp = lift(p, family)
         h = (masked_raw["h0"][:, None, :].expand(n, batch_size, n_unit) if "h0" in raw
@@ -222,40 +177,17 @@ def train_ensemble(
                 v = v + sum(r(pe, states_t[e]) for r in penalties[e])
             values.append(v)
         total = torch.stack(values)
-        bad = [e for e in range(n) if not math.isfinite(total[e].item())]
-        if bad:
-            raise TrainingDivergedError(f"networks {bad} (seeds {[seeds[e] for e in bad]}) diverged at "
-                                        f"iteration {it}; lower lr (now {lr}) or set clip_grad_norm")
-        opt.zero_grad(set_to_none=True)
-        total.sum().backward()
-        grads = [v.grad for v in raw.values() if v.grad is not None]
-        if clip_grad_norm is not None:
-            norms = torch.stack([g.reshape(n, -1).pow(2).sum(1) for g in grads]).sum(0).sqrt()
-            coef = (clip_grad_norm / (norms + 1e-6)).clamp(max=1.0)
-            for g in grads:
-                g.mul_(coef.view(-1, *([1] * (g.ndim - 1))))
-        if bool((wd != 0).any()):
-            for v in raw.values():
-                if v.grad is not None:
-                    v.grad.add_(v.detach() * wd.view(-1, *([1] * (v.ndim - 1))))
-        opt.step()
-        for e in range(n):
-            histories[e]["iteration"].append(it)
-            histories[e]["loss"].append(float(total[e].item()))
-        if eval_every and ((it + 1) % eval_every == 0 or it == n_iterations - 1):
-            for e, model in enumerate(unstack(template, raw, bufs, mask, family)):
-                batch = _eval_batch(task, batch_size, seeds[e])
-                metrics = evaluate(model, task, batch, device=device, loss=loss_name)
-                histories[e].setdefault("eval_iteration", []).append(it)
-                for k, v in metrics.items():
-                    histories[e].setdefault(f"eval_{k}", []).append(v)
-    config = {"n_iterations": n_iterations, "batch_size": batch_size, "lr": lr,
-              "weight_decay": weight_decay, "clip_grad_norm": clip_grad_norm, "loss": loss_name,
-              "iterations_run": n_iterations, "seeds": seeds, "hyperparameters": hp,
-              "n_networks": n}
+        return total, {"loss": total}
+
+    def evaluate_all(it):
+        models = unstack(template, raw, bufs, mask, family)
+        return [evaluate(m, task, held_out_batch(task, batch_size, s), device=device, loss=loss_name)
+                for m, s in zip(models, seeds)]
+
+    hist, rec = _engine.run(list(raw.values()), objective, batches, cfg, n_networks=n,
+                            network_weight_decay=wd, evaluate=evaluate_all, desc=f"ensemble {task.name}",
+                            labels=[f"network {e} (seed {s})" for e, s in enumerate(seeds)])
+    config = {**{k: v for k, v in rec.items() if k != "seed"}, "loss": loss_name, "seeds": seeds,
+              "hyperparameters": hp, "n_networks": n}
     final = [mdl.cpu().eval() for mdl in unstack(template, raw, bufs, mask, family)]
-    return EnsembleResult(final, histories, config)
-
-
-def _eval_batch(task: Task, batch_size: int, seed: int):
-    return task.sample(max(batch_size, 128), seed=seed, first_trial=10**9)
+    return EnsembleResult(final, hist, config, rec["status"])

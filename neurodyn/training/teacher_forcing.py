@@ -1,54 +1,32 @@
 """Fitting a latent RNN to a recording by (generalized / sparse) teacher forcing.
 
-Generalized teacher forcing (GTF; Hess et al., ICML 2023, after Doya 1992): after every step the
-latent state is pulled towards the data-inferred state ``ẑ``,
-
-    z̃[t] = (1 - α) z[t] + α ẑ[t],
-
-with a constant ``α`` or one estimated from the model's Jacobians along the forcing signals
-(``α* = max(0, 1 - 1/N)``, ``N`` the largest over the batch of the geometric mean of Jacobian
-spectral norms, the "product upper bound") and annealed: ``α ← α*`` if larger, else
-``α ← γ α + (1 - γ) α*``, every ``alpha_update_every`` batches. Sparse (identity) teacher forcing
-(Mikhaeil et al., NeurIPS 2022) replaces the forced dimensions by ``ẑ`` every ``tau`` steps and
-runs freely in between. The loss is on the predictions *before* forcing. Defaults follow the GTF
-reference settings (RAdam, lr 1e-3 → 1e-6 exponentially, sequence length 200, batch 16,
-50 batches per epoch, γ = 0.999, update every 5 batches).
+Generalized teacher forcing (GTF; Hess et al., ICML 2023, after Doya 1992) pulls the latent state
+towards the data-inferred state after every step, ``z̃[t] = (1 - α) z[t] + α ẑ[t]``, with a constant
+``α`` or one estimated from the Jacobians along the forcing signals (``α* = max(0, 1 - 1/N)``, ``N``
+the batch maximum of the geometric mean of Jacobian spectral norms) and annealed (``α ← α*`` if larger,
+else ``α ← γ α + (1 - γ) α*``). Sparse teacher forcing (Mikhaeil et al., NeurIPS 2022) replaces the
+forced dimensions by ``ẑ`` every ``tau`` steps. The loss is on the predictions *before* forcing;
+defaults follow the GTF reference settings (RAdam, lr 1e-3 → 1e-6, sequence length 200, batch 16).
 """
 
 from __future__ import annotations
 
-import copy
-import math
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
-from neurodyn._seed import SeedLike, numpy_rng, resolve_seed, torch_generator
+from neurodyn._seed import SeedLike, numpy_rng, torch_generator
 from neurodyn.models._base import RecurrentModel
+from neurodyn.training import _engine
 from neurodyn.training import observation as obs
+from neurodyn.training._config import TrainConfig, check_setting
+from neurodyn.training._results import FitResult
+
+__all__ = ["FitResult", "fit_teacher_forcing", "forced_rollout"]
 
 METHODS = ("gtf", "sparse")
-
-
-@dataclass(frozen=True)
-class FitResult:
-    """What :func:`fit_teacher_forcing` returns.
-
-    model : the fitted copy (the argument is untouched), in eval mode
-    history : per-epoch lists ``epoch``, ``loss``, ``alpha``, ``lr``, ``seconds`` and any values a
-        ``callback`` returned
-    config : all settings (stored in checkpoints), including the resolved ``seed``
-    status : ``"completed"`` or ``"diverged"`` (NaN/Inf met; ``model`` is the last finite epoch)
-    """
-
-    model: RecurrentModel
-    history: dict[str, list[float]] = field(default_factory=dict)
-    config: dict[str, Any] = field(default_factory=dict)
-    status: str = "completed"
 
 
 def _as_arrays(data: Any) -> tuple[np.ndarray, np.ndarray | None]:
@@ -112,7 +90,7 @@ def fit_teacher_forcing(
     batch_size: int = 16,
     seq_len: int = 200,
     lr: float = 1e-3,
-    lr_end: float = 1e-6,
+    lr_end: float | None = 1e-6,
     lambda_latent: float = 0.0,
     lambda_obs: float = 0.0,
     clip_grad_norm: float | None = None,
@@ -149,47 +127,53 @@ def fit_teacher_forcing(
     n_epochs, batches_per_epoch, batch_size, seq_len : int
         Training length; ``seq_len`` in time steps.
     lr, lr_end : float
-        RAdam learning rate, decayed exponentially per epoch to ``lr_end``.
+        RAdam learning rate, decayed exponentially per epoch to ``lr_end`` (``None``: constant).
     lambda_latent, lambda_obs : float
         L2 penalties on the latent-model and readout parameters.
     clip_grad_norm : float, optional
+        Gradient-norm clipping (``None`` or 0: off).
     noise_level : float
         Std of Gaussian noise added to each training window (data augmentation).
     process_noise : float
-        Std of Gaussian noise added to the latent state carried from each training step to the next
-        (after its prediction is scored). Noise that the dynamics amplify raises the loss, so this
-        penalises sensitivity to perturbations along the data (a Jacobian penalty in expectation)
-        and favours contracting attractors, e.g. a stable limit cycle over chaos for a noisy
-        oscillation. In the latent units (standardised data: data standard deviations).
+        Std (latent units) of Gaussian noise added to the state carried from each training step to
+        the next, after its prediction is scored: a Jacobian penalty in expectation, which favours
+        contracting attractors (a stable limit cycle over chaos for a noisy oscillation).
     poisson_smoothing : float
         Poisson model: Gaussian smoothing (bins) of counts for the forcing signals.
-    seed : int, Generator or None
-        Seed of window sampling and noise (same seed ⇒ same fit).
+    seed, progress, device
+        Seed of window sampling and noise (same seed ⇒ same fit), progress bar, torch device.
     callback : callable ``(epoch, model) -> dict``, optional
         Called after each epoch (model in eval mode); returned numbers go into ``history``.
-    progress : bool
-        Show a progress bar.
 
     Returns
     -------
     FitResult
-        ``status == "diverged"`` if the loss or parameters became NaN/Inf; the model is then
-        the last epoch whose parameters were finite.
+        ``status == "diverged"`` (with a ``RuntimeWarning`` saying where, and whether the data's
+        scale is the likely cause) if the loss or a parameter became NaN/Inf; the model is then
+        that of the last finished epoch.
 
     Raises
     ------
     ValueError
-        On mismatched channel or input counts, recordings shorter than ``seq_len + 1``, or
-        invalid settings.
+        On mismatched channel or input counts, recordings shorter than ``seq_len + 1``, or settings
+        out of range (see also :class:`~neurodyn.training.TrainConfig`).
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-    if not (math.isfinite(process_noise) and process_noise >= 0):
-        raise ValueError(f"process_noise must be a finite std >= 0, got {process_noise}")
-    if min(tau, n_epochs, batches_per_epoch, batch_size, seq_len, alpha_update_every) < 1:
-        raise ValueError("tau, n_epochs, batches_per_epoch, batch_size, seq_len must be >= 1")
+    settings = dict(method=method, observation=observation, alpha=alpha, adaptive_alpha=adaptive_alpha,
+                    alpha_decay=alpha_decay, alpha_update_every=alpha_update_every, tau=tau, seq_len=seq_len,
+                    lambda_latent=lambda_latent, lambda_obs=lambda_obs, noise_level=noise_level,
+                    process_noise=process_noise, poisson_smoothing=poisson_smoothing)
+    for name in ("alpha", "alpha_decay"):
+        check_setting(name, settings[name], 0, high=1)
+    for name in ("process_noise", "noise_level", "lambda_latent", "lambda_obs", "poisson_smoothing"):
+        check_setting(name, settings[name], 0)
+    for name in ("tau", "seq_len", "alpha_update_every"):
+        check_setting(name, settings[name], 1, integer=True)
+    cfg = TrainConfig(n_epochs=n_epochs, batches_per_epoch=batches_per_epoch, epoch_name="epoch",
+                      batch_size=batch_size, lr=lr, optimizer="radam", lr_end=lr_end, eval_every=0,
+                      clip_grad_norm=clip_grad_norm, seed=seed, progress=progress, device=device)
+    device = cfg.device
     x_np, u_np = _as_arrays(data)
     n_trials, n_t, n_ch = x_np.shape
     if n_t < seq_len + 1:
@@ -198,8 +182,7 @@ def fit_teacher_forcing(
     n_in = 0 if u_np is None else u_np.shape[-1]
     if model.n_inputs != n_in:
         raise ValueError(f"the model has {model.n_inputs} inputs but the data have {n_in}")
-    seed_int = resolve_seed(seed)
-    model = copy.deepcopy(model).to(device)
+    model = _engine.to_device(model, device)
     frozen = obs.prepare_observation(model, observation, n_ch)
     dtype = next(model.parameters()).dtype
     x = torch.as_tensor(x_np, dtype=dtype, device=device)
@@ -214,89 +197,56 @@ def fit_teacher_forcing(
     trainable = [p for n, p in named.items() if n not in frozen]
     latent_params = [p for n, p in named.items() if n not in readout_names and n != "h0"]
     readout_params = [p for n, p in named.items() if n in readout_names and n not in frozen]
-    opt = torch.optim.RAdam(trainable, lr=lr)
-    gamma = (lr_end / lr) ** (1.0 / n_epochs) if lr_end > 0 else 1.0
-    sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=gamma)
-    rng = numpy_rng(seed_int, 0)
-    gen = torch_generator(seed_int, 1, device=device)
-    gen_state = torch_generator(seed_int, 2, device=device)
-    history: dict[str, list[float]] = {"epoch": [], "loss": [], "alpha": [], "lr": [], "seconds": []}
-    a_cur = float(alpha)
+    rng = numpy_rng(cfg.seed, 0)
+    gen = torch_generator(cfg.seed, 1, device=device)
+    gen_state = torch_generator(cfg.seed, 2, device=device)
+    a_cur = [float(alpha)]
     sparse_alphas = [1.0 if (t + 1) % tau == 0 else 0.0 for t in range(seq_len)]
-    last_good = copy.deepcopy(model.state_dict())
-    status, n_batches = "completed", 0
-    from tqdm.auto import tqdm
 
-    bar = tqdm(range(n_epochs), disable=not progress, desc=f"fit {type(model).__name__} ({method})")
-    for epoch in bar:
-        model.train()
-        t0, losses = time.perf_counter(), []
-        for _ in range(batches_per_epoch):
-            tr = rng.integers(0, n_trials, batch_size)
-            st = rng.integers(0, n_t - seq_len, batch_size)
-            idx = st[:, None] + np.arange(seq_len + 1)
-            xb, yb = x[tr[:, None], idx], targets[tr[:, None], idx]
-            ub = None if u is None else u[tr[:, None], idx][:, 1:]
-            if noise_level > 0:
-                xb = xb + noise_level * torch.randn(xb.shape, generator=gen, dtype=dtype, device=device)
-                yb = xb if observation != "poisson" else yb
-            B, b = obs.affine_readout(model)
-            zhat = obs.invert(B.detach(), b.detach(), yb)
-            if method == "gtf" and adaptive_alpha and n_batches % alpha_update_every == 0:
-                a_est = _alpha_product_bound(model, zhat[:, 1:], ub)
-                a_cur = a_est if a_est > a_cur else alpha_decay * a_cur + (1 - alpha_decay) * a_est
-            alphas = [a_cur] * seq_len if method == "gtf" else sparse_alphas
-            z0 = obs.invert(B, b, yb[:, 0])
-            eps = None
-            if process_noise > 0:
-                shape = (batch_size, seq_len, model.state_size)
-                eps = process_noise * torch.randn(shape, generator=gen_state, dtype=dtype, device=device)
-            preds = forced_rollout(model, z0, zhat[:, 1:], alphas, mask, ub, eps)
-            loss = obs.observation_loss(obs.observe(model, preds, observation), xb[:, 1:], observation)
-            total = loss
-            if lambda_latent > 0:
-                total = total + lambda_latent * sum((p ** 2).sum() for p in latent_params)
-            if lambda_obs > 0 and readout_params:
-                total = total + lambda_obs * sum((p ** 2).sum() for p in readout_params)
-            if not math.isfinite(float(total.detach())):
-                status = "diverged"
-                break
-            opt.zero_grad(set_to_none=True)
-            total.backward()
-            if clip_grad_norm is not None:
-                torch.nn.utils.clip_grad_norm_(trainable, clip_grad_norm)
-            opt.step()
-            n_batches += 1
-            losses.append(float(loss.detach()))
-            if not all(torch.isfinite(p).all() for p in trainable):
-                status = "diverged"
-                break
-        if status == "diverged":
-            model.load_state_dict(last_good)
-            break
-        sched.step()
-        last_good = copy.deepcopy(model.state_dict())
+    def windows(step):
+        tr = rng.integers(0, n_trials, batch_size)
+        st = rng.integers(0, n_t - seq_len, batch_size)
+        idx = st[:, None] + np.arange(seq_len + 1)
+        xb, yb = x[tr[:, None], idx], targets[tr[:, None], idx]
+        ub = None if u is None else u[tr[:, None], idx][:, 1:]
+        if noise_level > 0:
+            xb = xb + noise_level * torch.randn(xb.shape, generator=gen, dtype=dtype, device=device)
+            yb = xb if observation != "poisson" else yb
+        return {"step": step, "x": xb, "y": yb, "u": ub}
+
+    def objective(batch):
+        xb, yb, ub = batch["x"], batch["y"], batch["u"]
+        B, b = obs.affine_readout(model)
+        zhat = obs.invert(B.detach(), b.detach(), yb)
+        if method == "gtf" and adaptive_alpha and batch["step"] % alpha_update_every == 0:
+            a_est = _alpha_product_bound(model, zhat[:, 1:], ub)
+            a_cur[0] = a_est if a_est > a_cur[0] else alpha_decay * a_cur[0] + (1 - alpha_decay) * a_est
+        alphas = [a_cur[0]] * seq_len if method == "gtf" else sparse_alphas
+        z0 = obs.invert(B, b, yb[:, 0])
+        eps = None
+        if process_noise > 0:
+            shape = (batch_size, seq_len, model.state_size)
+            eps = process_noise * torch.randn(shape, generator=gen_state, dtype=dtype, device=device)
+        preds = forced_rollout(model, z0, zhat[:, 1:], alphas, mask, ub, eps)
+        loss = obs.observation_loss(obs.observe(model, preds, observation), xb[:, 1:], observation)
+        total = loss
+        if lambda_latent > 0:
+            total = total + lambda_latent * sum((p ** 2).sum() for p in latent_params)
+        if lambda_obs > 0 and readout_params:
+            total = total + lambda_obs * sum((p ** 2).sum() for p in readout_params)
+        return total, {"loss": loss.detach()}
+
+    def on_epoch(epoch, lr_now, seconds):
         model.eval()
-        history["epoch"].append(epoch)
-        history["loss"].append(float(np.mean(losses)))
-        history["alpha"].append(a_cur if method == "gtf" else 1.0 / tau)
-        history["lr"].append(float(opt.param_groups[0]["lr"]))
-        history["seconds"].append(time.perf_counter() - t0)
+        logs = {"alpha": a_cur[0] if method == "gtf" else 1.0 / tau, "lr": lr_now, "seconds": seconds}
         if callback is not None:
-            for k, v in callback(epoch, model).items():
-                history.setdefault(k, []).append(float(v))
-        bar.set_postfix(loss=f"{history['loss'][-1]:.4f}", alpha=f"{history['alpha'][-1]:.3f}")
+            logs.update({k: float(v) for k, v in callback(epoch, model).items()})
+        model.train()
+        return logs
+
+    hist, rec = _engine.run(trainable, objective, windows, cfg, on_epoch=on_epoch,
+                      log_keys=("loss", "alpha", "lr", "seconds"),
+                      desc=f"fit {type(model).__name__} ({method})")
     for n in frozen:
         named[n].requires_grad_(True)
-    model.eval()
-    config = {
-        "method": method, "observation": observation, "alpha": alpha, "adaptive_alpha": adaptive_alpha,
-        "alpha_decay": alpha_decay, "alpha_update_every": alpha_update_every, "tau": tau,
-        "n_epochs": n_epochs, "batches_per_epoch": batches_per_epoch, "batch_size": batch_size,
-        "seq_len": seq_len, "lr": lr, "lr_end": lr_end, "lambda_latent": lambda_latent,
-        "lambda_obs": lambda_obs, "clip_grad_norm": clip_grad_norm, "noise_level": noise_level,
-        "process_noise": process_noise,
-        "poisson_smoothing": poisson_smoothing, "seed": seed_int,
-        "epochs_run": len(history["epoch"]), "status": status,
-    }
-    return FitResult(model=model, history=history, config=config, status=status)
+    return FitResult(model=model.eval(), history=hist[0], config={**rec, **settings}, status=rec["status"])

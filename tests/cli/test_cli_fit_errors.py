@@ -87,7 +87,7 @@ def test_fit_channel_and_lag_lists_are_checked(fitted, tmp_path, capsys, argv, e
     (["--latent", "0"], "--latent must be >= 1"),
     (["--hidden", "0"], "--hidden must be >= 1"),
     (["--noise-level", "-0.1"], "--noise-level must be >= 0"),
-    (["--clip-grad-norm", "0"], "--clip-grad-norm must be > 0"),
+    (["--clip-grad-norm", "-1"], "--clip-grad-norm must be >= 0"),
     (["--alpha", "1.5"], "--alpha must be in [0, 1]"),
     (["--model", "leaky", "--hidden", "5"], "--hidden applies to --model shplrnn/clipped-shplrnn only"),
     (["--model", "plrnn", "--n-relu", "2"], "--n-relu applies to --model alrnn only"),

@@ -154,8 +154,9 @@ def test_target_metric_direction_follows_the_metric():
 
 
 @pytest.mark.parametrize("kw, message", [
-    ({"batch_size": 0}, "batch_size >= 1"),
-    ({"lr": 0.0}, "lr > 0"),
+    ({"batch_size": 0}, "batch_size must be an integer >= 1, got 0"),
+    ({"lr": 0.0}, "lr must be a finite number > 0, got 0.0"),
+    ({"n_iterations": 0}, "n_iterations must be an integer >= 1, got 0"),
     ({"eval_every": 0, "early_stopping": ("loss", 2)}, "set eval_every > 0"),
     ({"eval_every": 0, "curriculum": Curriculum("n_steps", (4, 8), ("loss", 1.0))}, "set eval_every > 0"),
 ])
@@ -182,18 +183,30 @@ def test_same_seed_same_weights_bit_for_bit():
     assert not torch.equal(a.model.w_rec, c.model.w_rec)
 
 
-def test_nan_loss_raises_training_diverged_error():
+def test_nan_loss_stops_with_the_initial_weights_and_warns():
     def poison(t, h):
         return h * float("nan") if t == 3 else h
 
-    with pytest.raises(TrainingDivergedError, match=r"loss became nan at iteration 0.*lower lr"):
-        train(LeakyRNN(2, 4, 2), TASK, n_iterations=2, lr=0.01, **FAST, state_hook=poison)
+    m = LeakyRNN(2, 4, 2)
+    with pytest.warns(RuntimeWarning, match=r"diverged at iteration 0: the loss became nan.*lower lr"):
+        res = train(m, TASK, n_iterations=2, lr=0.01, **FAST, state_hook=poison)
+    assert res.status == "diverged" and res.config["iterations_run"] == 0 and res.history["loss"] == []
+    assert all(torch.equal(a, b) for a, b in zip(res.model.parameters(), m.parameters()))
+    with pytest.raises(TrainingDivergedError, match="the loss became nan"):
+        res.raise_if_diverged()
 
 
-def test_exploding_lr_raises_training_diverged_error():
+def test_exploding_lr_stops_at_the_last_finite_weights():
     m = LeakyRNN(2, 8, 2, activation="relu", gain=3.0, seed=0)
-    with pytest.raises(TrainingDivergedError, match="training diverged: loss became inf"):
-        train(m, TASK, n_iterations=50, lr=1e3, clip_grad_norm=None, **FAST)
+    kw = dict(lr=1e3, clip_grad_norm=None, **FAST)
+    with pytest.warns(RuntimeWarning, match="diverged at iteration 1: the loss became inf"):
+        res = train(m, TASK, n_iterations=50, **kw)
+    assert res.status == "diverged" and res.config["stop_reason"] == "diverged"
+    assert res.divergence["iteration"] == 1 and res.divergence["cause"] == "optimisation"
+    one = train(m, TASK, n_iterations=1, **kw)  # the weights after iteration 0, bit for bit
+    assert all(torch.equal(a, b) for a, b in zip(res.model.parameters(), one.model.parameters()))
+    assert res.history["loss"] == one.history["loss"] and one.status == "completed"
+    one.raise_if_diverged()  # nothing to raise
 
 
 def test_input_model_not_modified():

@@ -1,0 +1,100 @@
+"""What training returns: one family of results with a common ``status`` (one per network for an
+ensemble): ``"completed"``, ``"diverged"`` (NaN/Inf met: the model holds the weights of the last epoch
+that ended finite, the history stops there, ``config["divergence"]`` says where and why),
+``"stopped_early"`` (early stopping) or ``"target_reached"`` (target metric met)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from neurodyn.models._base import RecurrentModel
+
+STATUSES = ("completed", "diverged", "stopped_early", "target_reached")
+
+
+class TrainingDivergedError(FloatingPointError):
+    """Training met a NaN/Inf loss or parameter; raised only by ``result.raise_if_diverged()``."""
+
+
+class _Outcome:
+    config: dict[str, Any]
+
+    def raise_if_diverged(self) -> None:
+        """Raise :class:`TrainingDivergedError` (with where and why) if training diverged."""
+        info = self.config.get("divergence")
+        messages = [d["message"] for d in (info if isinstance(info, list) else [info]) if d]
+        if messages:
+            raise TrainingDivergedError("; ".join(messages))
+
+
+@dataclass(frozen=True)
+class TrainResult(_Outcome):
+    """What :func:`~neurodyn.training.train` and the other task trainers return.
+
+    model : the trained copy (the model passed in is left untouched), in eval mode
+    history : per-iteration lists ``iteration``, ``loss`` (task loss plus penalties), ``task_loss``,
+        ``reg_<name>`` per regulariser, ``stage`` with a curriculum, and the evaluations
+        (``eval_iteration``, ``eval_<metric>``, ``eval_loss``)
+    config : the settings (stored in checkpoints) with the resolved ``seed``, ``iterations_run``,
+        ``status``, ``stop_reason``, early stopping / curriculum outcomes and ``divergence``
+    """
+
+    model: RecurrentModel
+    history: dict[str, list[float]] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    status: str = "completed"
+
+    @property
+    def divergence(self) -> dict[str, Any] | None:
+        """Where and why training diverged (``None`` unless ``status == "diverged"``)."""
+        return self.config.get("divergence")
+
+
+@dataclass(frozen=True)
+class FitResult(TrainResult):
+    """What :func:`~neurodyn.training.fit_teacher_forcing` returns: history per epoch (``epoch``,
+    ``loss``, ``alpha``, ``lr``, ``seconds`` and the ``callback`` values), ``config["epochs_run"]``."""
+
+
+#: config entries of an ensemble that hold one value per network
+PER_NETWORK = ("status", "iterations_run", "divergence")
+
+
+@dataclass(frozen=True)
+class EnsembleResult(_Outcome):
+    """What :func:`~neurodyn.training.train_ensemble` returns.
+
+    models : the trained networks (eval mode, CPU), one per seed
+    histories : per-network dicts of lists (``iteration``, ``loss``, ``eval_<metric>``)
+    config : shared settings plus per-network ``seeds``, ``hyperparameters`` and :data:`PER_NETWORK`
+    status : per network (a diverged network keeps its last finite weights, the others train on)
+    """
+
+    models: list[RecurrentModel]
+    histories: list[dict[str, list[float]]] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+    status: list[str] = field(default_factory=list)
+
+    def network_config(self, e: int) -> dict[str, Any]:
+        """The training settings of network ``e`` as :func:`train` would record them."""
+        cfg = {k: v for k, v in self.config.items() if k not in ("seeds", "hyperparameters", *PER_NETWORK)}
+        per = {k: self.config[k][e] for k in PER_NETWORK if k in self.config}
+        hp = {k: v[e] for k, v in self.config.get("hyperparameters", {}).items()}
+        return {**cfg, **per, "seed": self.config["seeds"][e], "hyperparameters": hp, "ensemble_index": e}
+
+    def to_xarray(self):
+        """Training losses as an ``xarray.Dataset`` with dims (network, iteration) and each status."""
+        import xarray as xr
+
+        n = max(len(h["loss"]) for h in self.histories)
+        loss = np.full((len(self.histories), n), np.nan)
+        for e, h in enumerate(self.histories):
+            loss[e, : len(h["loss"])] = h["loss"]
+        return xr.Dataset({"loss": (("network", "iteration"), loss)},
+                          coords={"network": np.arange(len(self.histories)), "iteration": np.arange(n),
+                                  "seed": ("network", np.asarray(self.config["seeds"])),
+                                  "status": ("network", np.asarray(self.status or ["completed"] * len(loss),
+                                                                   dtype=str))})
