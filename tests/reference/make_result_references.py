@@ -60,7 +60,7 @@ def main(out: Path = HERE / "results_v0") -> None:
     manifolds = find_manifolds(lozi(), [saddle], box=3.0, max_depth=5, max_pieces=40, n_samples=2)
     manifolds.save(out / "manifolds.nc")
     write(find_homoclinic_points(lozi(), manifolds).to_xarray(), "homoclinic.nc", out)
-    basins = compute_basins(two_cycle, cycles, grid=([(-1.0, 1.0), (-3.0, -1.0)], 3), max_steps=50)
+    basins = compute_basins(two_cycle, cycles, grid=([(-1.0, 1.0), (-3.0, -1.0)], 3), max_steps=400)
     write(basins.to_xarray(), "basins.nc", out)
     write(lyapunov_spectrum(lozi(), n_steps=200, n_transient=20, seed=3).to_xarray(), "lyapunov.nc", out)
     t = np.arange(120) * 0.3

@@ -263,7 +263,8 @@ def find_manifolds(
 
         _warnings.warn("find_manifolds: " + "; ".join(serious), RuntimeWarning, stacklevel=2)
     attrs = {"kind": kind, "max_depth": max_depth, "max_pieces": max_pieces, "seed": seed_int,
-             "tol": tol, "method": "piecewise-affine (Eisenmann et al. 2026)"}
+             "tol": tol, "consistency_tol": consistency_tol,
+             "method": "piecewise-affine (Eisenmann et al. 2026)"}
     return ManifoldResult(tuple(pieces), tuple(saddles), bx, truncated, tuple(warnings), attrs)
 
 
