@@ -222,15 +222,20 @@ def identify(ds, source: str = "dataset") -> tuple[str, int]:
                               f"(this neurodyn reads: {', '.join(sorted(FORMATS))})")
     if not isinstance(fmt, str):
         raise ResultFileError(f"{source}: the format attribute is stored as {type(fmt).__name__} "
-                              f"{fmt!r}, not as text; the file was not written by neurodyn or was edited")
+                              f"{_show(fmt)}, not as text; the file was not written by neurodyn or was "
+                              "edited")
     version = ds.attrs.get("format_version", 1)
     if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)):
         raise ResultFileError(f"{source}: format_version is stored as {type(version).__name__} "
-                              f"{version!r}, not as an integer; the file was not written by neurodyn or "
-                              "was edited")
+                              f"{_show(version)}, not as an integer; the file was not written by neurodyn "
+                              "or was edited")
     if fmt == "neurodyn.fixed_points" and {"region_code", "region_margin"} <= set(ds.variables):
         return "neurodyn.cycles", int(version)  # exact PLRNN cycles, written under the shared name
     return fmt, int(version)
+
+
+def _show(value: Any) -> str:
+    return repr(value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value)
 
 
 def check_format(ds, cls: type, source: str = "dataset") -> str:
