@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from neurodyn._result import Result, decode_attrs, encode_attrs
+from neurodyn.analysis.plrnn._polytope import feasible_point
 from neurodyn.analysis.plrnn.manifold_result import ManifoldPiece, ManifoldResult
 
 __all__ = ["HomoclinicResult", "find_homoclinic_points"]
@@ -131,12 +132,9 @@ def _meet(sp: ManifoldPiece, up: ManifoldPiece, tol: float) -> np.ndarray | None
         ok_s = np.all((sp.A @ a - sp.b) / np.linalg.norm(sp.A, axis=1) <= tol)
         ok_u = np.all((up.A @ c - up.b) / np.linalg.norm(up.A, axis=1) <= tol)
         return sp.points(a) if ok_s and ok_u else None
-    from scipy.optimize import linprog
-
     A_ub = np.block([[sp.A, np.zeros((len(sp.b), ku))], [np.zeros((len(up.b), ks)), up.A]])
-    res = linprog(np.zeros(ks + ku), A_ub=A_ub, b_ub=np.concatenate([sp.b, up.b]) + tol,
-                  A_eq=M, b_eq=rhs, bounds=[(None, None)] * (ks + ku), method="highs")
-    return sp.points(res.x[:ks]) if res.status == 0 else None
+    x = feasible_point(A_ub, np.concatenate([sp.b, up.b]) + tol, A_eq=M, b_eq=rhs)
+    return None if x is None else sp.points(x[:ks])
 
 
 def _bounds(pieces: list[ManifoldPiece]) -> tuple[np.ndarray, np.ndarray]:
