@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._checks import check_finite
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.fixed_points import _init as init
@@ -216,8 +217,7 @@ def _constant_input(inputs, n_in, dtype, device):
     if u.ndim != 1 or (n_in is not None and u.shape[0] != n_in):
         want = "(input,)" if n_in is None else f"({n_in},)"
         raise ValueError(f"inputs must be one constant input vector of shape {want}, got {tuple(u.shape)}")
-    if not torch.isfinite(u).all():
-        raise ValueError("inputs contains NaN or Inf")
+    check_finite(u, "inputs")
     return u
 
 

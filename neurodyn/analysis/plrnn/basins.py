@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from neurodyn._checks import check_finite
 from neurodyn._result import Result, decode_attrs, encode_attrs
 
 __all__ = ["DIVERGED", "UNDECIDED", "BasinResult", "basin_boundary", "compute_basins"]
@@ -257,8 +258,7 @@ def compute_basins(
         x0 = np.asarray(states, dtype=np.float64)
         if x0.ndim != 2 or x0.shape[1] != n:
             raise ValueError(f"states must have shape (state, {n}), got {x0.shape}")
-        if not np.all(np.isfinite(x0)):
-            raise ValueError("states contain NaN or Inf")
+        check_finite(x0, "states")
     atts = _attractor_list(attractors, n)
     if not atts:
         raise ValueError("no attractors given (a CycleResult without stable cycles?)")

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from neurodyn._checks import check_finite
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn.analysis.plrnn import _cycle_algebra as alg
 from neurodyn.analysis.plrnn._cycle_collect import Collector, Tolerances
@@ -44,8 +45,7 @@ def _initial_states(system: PLSystem, initial_states: Any, n_inits: int, rng) ->
     if z.ndim != 2 or z.shape[1] != n or z.shape[0] == 0:
         raise ValueError(f"initial_states must have shape (state,) or (batch, state) with state={n} and "
                          f"batch >= 1, got {np.shape(initial_states)}")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("initial_states contain NaN or Inf; pass finite states")
+    check_finite(z, "initial_states", "pass finite states")
     return z
 
 

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from neurodyn._checks import check_finite
 from neurodyn._result import Result, decode_attrs, encode_attrs
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.reconstruction._baselines import LinearBaseline, fit_linear_baseline  # noqa: F401
@@ -255,8 +256,7 @@ def _check_inputs(model, xtr, xte, inputs_train, inputs_test, baselines):
         u = np.asarray(u, dtype=np.float64)
         if u.ndim != 2 or u.shape != (len(x), n_in):
             raise ValueError(f"{name} must have shape (time, input) = ({len(x)}, {n_in}), got {u.shape}")
-        if not np.all(np.isfinite(u)):
-            raise ValueError(f"{name} contains NaN or Inf; clean or interpolate the inputs first")
+        check_finite(u, name, "clean or interpolate the inputs first")
         out.append(u)
     return out[0], out[1]
 
