@@ -9,6 +9,8 @@ import numpy as np
 
 from neurodyn.cli._common import check_outputs, parse_vector, save_figure, write_netcdf
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(

@@ -18,6 +18,8 @@ from neurodyn.models._registry import MODELS, make_model
 from neurodyn.tasks._base import Task
 from neurodyn.tasks._registry import make_task
 
+__all__ = ["Checkpoint", "ModelFileError", "load_checkpoint", "save_checkpoint"]
+
 FORMAT = "neurodyn-checkpoint"
 VERSION = 1
 

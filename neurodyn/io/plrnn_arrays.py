@@ -23,6 +23,8 @@ import numpy as np
 
 from neurodyn._checks import check_finite
 
+__all__ = ["load_plrnn_arrays"]
+
 ARCHS: dict[str, tuple[str, ...]] = {
     "plrnn": ("A", "W", "h"),
     "shplrnn": ("A", "W1", "W2", "h1", "h2"),

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["plot_eigenvalues", "plot_fixed_points"]
+
 #: colour of each stability label; non-converged slow points are drawn as grey crosses
 STABILITY_COLORS = {"stable": "black", "saddle": "tab:red", "unstable": "tab:orange",
                     "marginal": "tab:green"}

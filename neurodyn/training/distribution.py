@@ -22,6 +22,8 @@ from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task
 from neurodyn.training.train import TrainingDivergedError, TrainResult, check_device
 
+__all__ = ["sample_emissions", "train_distribution"]
+
 
 def gumbel_softmax_hard(
     logits: torch.Tensor, *, tau: float = 1.0, generator: torch.Generator | None = None

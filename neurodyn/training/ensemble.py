@@ -26,6 +26,8 @@ from neurodyn.training.ensemble_params import MASKED, effective, readout, stack_
 from neurodyn.training.losses import LOSSES
 from neurodyn.training.train import TrainingDivergedError, check_device, evaluate
 
+__all__ = ["EnsembleResult", "train_ensemble"]
+
 #: per-network hyperparameters consumed by the trainer; every other key goes to the factory
 TRAINER_KEYS = ("weight_decay", "n_active", "l1_weight", "l2_weight", "l1_rate", "l2_rate")
 

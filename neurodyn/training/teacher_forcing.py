@@ -31,6 +31,8 @@ from neurodyn._seed import SeedLike, numpy_rng, resolve_seed, torch_generator
 from neurodyn.models._base import RecurrentModel
 from neurodyn.training import observation as obs
 
+__all__ = ["FitResult", "fit_teacher_forcing"]
+
 METHODS = ("gtf", "sparse")
 
 

@@ -18,6 +18,8 @@ from neurodyn.training.curriculum import Curriculum
 from neurodyn.training.early_stopping import EarlyStopping, StopTracker, metric_mode, reached
 from neurodyn.training.losses import LOSSES
 
+__all__ = ["TrainResult", "TrainingDivergedError", "evaluate", "train"]
+
 
 class TrainingDivergedError(FloatingPointError):
     """The training loss became NaN or infinite."""

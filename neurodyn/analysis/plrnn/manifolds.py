@@ -21,6 +21,8 @@ from neurodyn.analysis.plrnn._manifold_seed import describe_saddle, make_seed, s
 from neurodyn.analysis.plrnn._polytope import sample
 from neurodyn.analysis.plrnn.manifold_result import ManifoldPiece, ManifoldResult, Saddle
 
+__all__ = ["find_manifolds"]
+
 
 def _as_system(model: Any, u: Any):
     if all(hasattr(model, a) for a in ("normals", "offsets", "affine_map", "step")):

@@ -27,6 +27,8 @@ from neurodyn.analysis.plrnn.cycle_result import CycleResult
 from neurodyn.analysis.plrnn.cycles import _assemble, search_attrs
 from neurodyn.models.piecewise import PLSystem, pl_system
 
+__all__ = ["find_attracting_cycles"]
+
 OUTCOMES = ("closed", "not_closed", "diverged", "inconsistent", "ill_conditioned")
 #: ``Collector.offer`` status → orbit outcome; "lower_order" cannot be a genuine first return, so it
 #: is a degenerate solve like a singular one
