@@ -157,40 +157,38 @@ def decode_attrs(attrs: Mapping[str, Any], skip: tuple[str, ...] = ()) -> dict[s
 def _encode(value: Any, key: str) -> Any:
     if isinstance(value, str):
         return _JSON + json.dumps(value) if value.startswith(_JSON) else value
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+    if _is_number(value):
         return value
-    if isinstance(value, (list, tuple, np.ndarray)) and len(value) and _flat_numbers(value):
+    if isinstance(value, (list, tuple, np.ndarray)) and len(value) and np.ndim(value) == 1 \
+            and all(_is_number(v) for v in _python(np.asarray(value, dtype=object))):
         arr = np.asarray(value)
         return arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float64)
     try:
-        return _JSON + json.dumps(value, default=_plain)
+        return _JSON + json.dumps(value, default=_json_default)
     except TypeError:
         raise TypeError(f"attribute {key!r}: cannot store a {type(value).__name__} in a result file; "
                         "use numbers, strings, lists or dicts") from None
 
 
-def _flat_numbers(value: Any) -> bool:
-    arr = np.asarray(value, dtype=object) if not isinstance(value, np.ndarray) else value
-    return arr.ndim == 1 and all(isinstance(v, (int, float, np.integer, np.floating))
-                                 and not isinstance(v, (bool, np.bool_)) for v in arr.tolist())
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError
+def _python(value: Any) -> Any:
+    """NumPy scalars and arrays as Python numbers and lists; other values unchanged."""
+    return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
+
+
+def _json_default(value: Any) -> Any:
+    if not isinstance(value, (np.ndarray, np.generic)):
+        raise TypeError
+    return _python(value)
 
 
 def _decode(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(_JSON):
         return json.loads(value[len(_JSON):])
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+    return _python(value)
 
 
 # -- reading -------------------------------------------------------------------------------------
@@ -235,7 +233,7 @@ def identify(ds, source: str = "dataset") -> tuple[str, int]:
 
 
 def _show(value: Any) -> str:
-    return repr(value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value)
+    return repr(_python(value))
 
 
 def check_format(ds, cls: type, source: str = "dataset") -> str:
