@@ -119,9 +119,7 @@ class PointResult(Result):
             "eigenvalue_real": (("fixed_point", "eigenvalue"), np.asarray(self.eigenvalues.real, np.float64)),
             "eigenvalue_imag": (("fixed_point", "eigenvalue"), np.asarray(self.eigenvalues.imag, np.float64)),
         }
-        for name, dtype in _COLUMNS:
-            values = np.asarray(getattr(self, name))
-            data[name] = (FP, values.astype(str).astype(object) if dtype is object else values.astype(dtype))
+        data.update({name: (FP, _as(getattr(self, name), dtype)) for name, dtype in _COLUMNS})
         return data
 
     def to_xarray(self):
@@ -140,10 +138,7 @@ class PointResult(Result):
             "eigenvalues": ds["eigenvalue_real"].values + 1j * ds["eigenvalue_imag"].values,
             "attrs": decode_attrs(ds.attrs),
         }
-        for name, dtype in _COLUMNS:
-            if name in ds:
-                values = ds[name].values
-                out[name] = values.astype(str).astype(object) if dtype is object else values.astype(dtype)
+        out.update({name: _as(ds[name].values, dtype) for name, dtype in _COLUMNS if name in ds})
         out.setdefault("iterations", np.full(n, -1, dtype=np.int64))  # searches without an optimiser
         return out
 
@@ -220,6 +215,12 @@ class FixedPointResult(PointResult):
         tol = self.attrs.get("tol_q", float("nan"))
         lines.append(f"(converged: q < tol_q = {tol:.1e}; method {self.attrs.get('method', '?')})")
         return "\n".join(lines)
+
+
+def _as(values: Any, dtype: Any) -> np.ndarray:
+    """``values`` as ``dtype``; ``object`` means Python strings."""
+    values = np.asarray(values)
+    return values.astype(str).astype(object) if dtype is object else values.astype(dtype)
 
 
 class DeprecatedStates(np.ndarray):
