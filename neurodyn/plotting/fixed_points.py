@@ -6,8 +6,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_eigenvalues", "plot_fixed_points"]
-
 #: colour of each stability label; non-converged slow points are drawn as grey crosses
 STABILITY_COLORS = {"stable": "black", "saddle": "tab:red", "unstable": "tab:orange",
                     "marginal": "tab:green"}
@@ -212,3 +210,6 @@ def _raw_projection(dims: tuple[int, ...], n_comp: int):
         return np.concatenate([x, pad], axis=-1)
 
     return project
+
+
+__all__ = ["plot_eigenvalues", "plot_fixed_points"]
