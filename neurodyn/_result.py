@@ -1,31 +1,62 @@
 """What every neurodyn result shares: a file format with a name and version, an atomic save, one loader.
 
 A result type is a frozen dataclass that mixes in :class:`Result`, names its file format in
-``FORMAT`` (``"neurodyn.<kind>"``) and ``FORMAT_VERSION``, and implements ``to_xarray`` and the
-class method ``from_xarray``. :meth:`Result.save` writes the dataset as netCDF with the format
-attributes, through a temporary file moved into place, so an existing file is never half-written
-or replaced by a failed write. :func:`load_result` reads any such file back by its ``format``
-attribute (``neurodyn.io.load`` is the public door).
+``FORMAT`` (``"neurodyn.<kind>"``), ``FORMAT_VERSION`` and the variables a file must hold
+(``REQUIRED``), reports a per-element ``status``, and implements ``to_xarray`` and the class method
+``from_xarray``. :meth:`Result.save` writes the dataset as netCDF-4 (HDF5, engine h5netcdf) with the
+format attributes, through a temporary file moved into place, so an existing file is never
+half-written or replaced by a failed write. :func:`read_result` reads any such file back by its
+``format`` attribute (``neurodyn.io.load`` is the public door); each ``load_*`` function and
+:meth:`Result.load` go through the same checks.
 
-Formats are registered by name with the dotted path of their class, so that loading a file
-imports only the module that defines its type.
+Formats are registered by name with the dotted path of their class, so that loading a file imports
+only the module that defines its type. Settings stored as attributes survive a round trip:
+numbers, strings and flat numeric lists are stored as netCDF attributes, anything else (``None``,
+booleans, dicts, nested or mixed lists) as JSON text prefixed ``json:``.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 #: format name -> "module:Class" of the result type that reads it
-FORMATS: dict[str, str] = {}
+FORMATS: dict[str, str] = {
+    "neurodyn.fixed_points": "neurodyn.analysis.fixed_points._result:FixedPointResult",
+    "neurodyn.cycles": "neurodyn.analysis.plrnn.cycle_result:CycleResult",
+    "neurodyn.manifolds": "neurodyn.analysis.plrnn.manifold_result:ManifoldResult",
+    "neurodyn.homoclinic": "neurodyn.analysis.plrnn.homoclinic:HomoclinicResult",
+    "neurodyn.basins": "neurodyn.analysis.plrnn.basins:BasinResult",
+    "neurodyn.lyapunov": "neurodyn.analysis.lyapunov._result:LyapunovResult",
+    "neurodyn.reconstruction": "neurodyn.analysis.reconstruction._evaluate:ReconstructionResult",
+    "neurodyn.degeneracy": "neurodyn.analysis.degeneracy:DegeneracyResult",
+    "neurodyn.rollout": "neurodyn.kernels._result:RolloutResult",
+}
+
+#: files written before every result carried a format attribute, told apart by their variables
+LEGACY_LAYOUTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("neurodyn.reconstruction", ("d_stsp", "d_h", "pe", "generated")),
+    ("neurodyn.lyapunov", ("exponents", "running", "finite")),
+    ("neurodyn.basins", ("label", "steps", "attractor_state")),
+    ("neurodyn.homoclinic", ("stable_saddle", "unstable_saddle", "transversal")),
+    ("neurodyn.degeneracy", ("dynamics_distance", "weight_distance")),
+    ("neurodyn.rollout", ("final", "diverged")),
+)
+
+_FORMAT_KEYS = ("format", "format_version")
+_JSON = "json:"
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
 
 class ResultFileError(ValueError):
-    """A result file that cannot be read: not netCDF, no or unknown format, or a newer version."""
+    """A result file that cannot be read: not netCDF-4, damaged, no or unknown format, a newer version."""
 
 
 def register_format(name: str, target: str) -> None:
@@ -34,14 +65,18 @@ def register_format(name: str, target: str) -> None:
 
 
 class Result:
-    """Mixin for result dataclasses: ``FORMAT``, ``FORMAT_VERSION``, ``to_xarray``, ``save``.
+    """Mixin for result dataclasses: ``FORMAT``, ``FORMAT_VERSION``, ``REQUIRED``, ``save``, ``load``.
 
-    Subclasses implement :meth:`to_xarray` (an ``xarray.Dataset`` with named dims) and the class
-    method :meth:`from_xarray`; the format attributes are added by :meth:`save`.
+    Subclasses implement :meth:`to_xarray` (an ``xarray.Dataset`` with named dims whose attributes
+    start with :meth:`format_attrs`) and the class method :meth:`from_xarray`.
     """
 
     FORMAT: ClassVar[str] = ""
     FORMAT_VERSION: ClassVar[int] = 1
+    #: variables every file of the format holds (checked before ``from_xarray`` runs)
+    REQUIRED: ClassVar[tuple[str, ...]] = ()
+    #: formats ``load`` of this type accepts (default: its own)
+    READS: ClassVar[tuple[str, ...]] = ()
 
     def to_xarray(self):  # pragma: no cover - every subclass implements it
         raise NotImplementedError
@@ -50,11 +85,16 @@ class Result:
     def from_xarray(cls, ds) -> Result:  # pragma: no cover - every subclass implements it
         raise NotImplementedError
 
+    @classmethod
+    def format_attrs(cls) -> dict[str, Any]:
+        """``{"format": FORMAT, "format_version": FORMAT_VERSION}``."""
+        return {"format": cls.FORMAT, "format_version": int(cls.FORMAT_VERSION)}
+
     def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
-        """Write the result as a netCDF file (engine h5netcdf) with its format name and version.
+        """Write the result as a netCDF-4 file (engine h5netcdf) with its format name and version.
 
         The file is written to a temporary name beside ``path`` and moved into place, so an
-        existing file is replaced only by a complete one.
+        existing file is replaced only by a complete one. Returns ``path``.
 
         Raises
         ------
@@ -65,9 +105,14 @@ class Result:
         if path.exists() and not overwrite:
             raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
         ds = self.to_xarray()
-        ds.attrs.update({"format": self.FORMAT, "format_version": int(self.FORMAT_VERSION)})
+        ds.attrs.update(self.format_attrs())
         write_atomically(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
         return path
+
+    @classmethod
+    def load(cls, path: str | Path):
+        """Read a file of this type (see :func:`read_result` for the errors)."""
+        return read_result(path, expect=cls)
 
 
 def write_atomically(path: str | Path, write: Callable[[str], Any]) -> Path:
@@ -92,28 +137,168 @@ def write_atomically(path: str | Path, write: Callable[[str], Any]) -> Path:
     return path
 
 
+# -- attributes ----------------------------------------------------------------------------------
+def encode_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """netCDF-safe copies of ``attrs`` that :func:`decode_attrs` turns back into the same values.
+
+    Raises
+    ------
+    TypeError
+        For a value that is neither a number, string, numeric array nor JSON-serialisable.
+    """
+    return {str(k): _encode(v, k) for k, v in attrs.items()}
+
+
+def decode_attrs(attrs: Mapping[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The settings stored by :func:`encode_attrs`, less the format attributes and ``skip``."""
+    return {k: _decode(v) for k, v in attrs.items() if k not in _FORMAT_KEYS and k not in skip}
+
+
+def _encode(value: Any, key: str) -> Any:
+    if isinstance(value, str):
+        return _JSON + json.dumps(value) if value.startswith(_JSON) else value
+    if _is_number(value):
+        return value
+    if isinstance(value, (list, tuple, np.ndarray)) and len(value) and np.ndim(value) == 1 \
+            and all(_is_number(v) for v in _python(np.asarray(value, dtype=object))):
+        arr = np.asarray(value)
+        return arr.astype(np.int64 if arr.dtype.kind in "iu" else np.float64)
+    try:
+        return _JSON + json.dumps(value, default=_json_default)
+    except TypeError:
+        raise TypeError(f"attribute {key!r}: cannot store a {type(value).__name__} in a result file; "
+                        "use numbers, strings, lists or dicts") from None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def _python(value: Any) -> Any:
+    """NumPy scalars and arrays as Python numbers and lists; other values unchanged."""
+    return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
+
+
+def _json_default(value: Any) -> Any:
+    if not isinstance(value, (np.ndarray, np.generic)):
+        raise TypeError
+    return _python(value)
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(_JSON):
+        return json.loads(value[len(_JSON):])
+    return _python(value)
+
+
+# -- reading -------------------------------------------------------------------------------------
 def result_type(fmt: str) -> type:
     """The registered result class of format ``fmt``; raises :class:`ResultFileError` if unknown."""
     if fmt not in FORMATS:
-        known = ", ".join(sorted(FORMATS)) or "none"
+        known = ", ".join(sorted(FORMATS))
         raise ResultFileError(f"unknown result format {fmt!r}; this neurodyn reads: {known}")
     module, name = FORMATS[fmt].split(":")
     return getattr(importlib.import_module(module), name)
 
 
-def check_format(ds, fmt: str, version: int, source: str = "dataset") -> None:
-    """Raise :class:`ResultFileError` unless ``ds`` declares format ``fmt`` at a version <= ``version``."""
-    found = ds.attrs.get("format")
-    if found != fmt:
-        raise ResultFileError(f"{source} is not a {fmt} file (its format attribute is {found!r})")
+def identify(ds, source: str = "dataset") -> tuple[str, int]:
+    """``(format, format_version)`` of a dataset, files in the layouts before format attributes included.
+
+    Raises
+    ------
+    ResultFileError
+        Without a format attribute (and no known earlier layout), or when the format or its
+        version is stored with another type.
+    """
+    fmt = ds.attrs.get("format")
+    if fmt is None:
+        names = set(ds.variables)
+        for name, signature in LEGACY_LAYOUTS:
+            if names.issuperset(signature):
+                return name, 1
+        raise ResultFileError(f"{source} has no format attribute: it is not a neurodyn result file "
+                              f"(this neurodyn reads: {', '.join(sorted(FORMATS))})")
+    if not isinstance(fmt, str):
+        raise ResultFileError(f"{source}: the format attribute is stored as {type(fmt).__name__} "
+                              f"{_show(fmt)}, not as text; the file was not written by neurodyn or was "
+                              "edited")
+    version = ds.attrs.get("format_version", 1)
+    if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)):
+        raise ResultFileError(f"{source}: format_version is stored as {type(version).__name__} "
+                              f"{_show(version)}, not as an integer; the file was not written by neurodyn "
+                              "or was edited")
+    if fmt == "neurodyn.fixed_points" and {"region_code", "region_margin"} <= set(ds.variables):
+        return "neurodyn.cycles", int(version)  # exact PLRNN cycles, written under the shared name
+    return fmt, int(version)
+
+
+def _show(value: Any) -> str:
+    return repr(_python(value))
+
+
+def check_format(ds, cls: type, source: str = "dataset") -> str:
+    """Raise :class:`ResultFileError` unless ``cls`` reads ``ds``; returns the dataset's format.
+
+    Checks the format name (one of ``cls.READS``, default ``cls.FORMAT``), that its version is at
+    most ``cls.FORMAT_VERSION`` and that the variables ``cls.REQUIRED`` are present.
+    """
+    fmt, version = identify(ds, source)
+    reads = cls.READS or (cls.FORMAT,)
+    if fmt not in reads:
+        raise ResultFileError(f"{source} is a {fmt} file, not {' or '.join(reads)}; read it with "
+                              "neurodyn.io.load")
+    if version > cls.FORMAT_VERSION:
+        raise ResultFileError(f"{source} was written in {fmt} version {version}, newer than this neurodyn "
+                              f"reads ({cls.FORMAT_VERSION}); upgrade neurodyn")
+    missing = [name for name in cls.REQUIRED if name not in ds.variables]
+    if missing:
+        raise ResultFileError(f"{source} is a {fmt} file without the variables {', '.join(missing)}; "
+                              "it is incomplete or was edited: write it again")
+    return fmt
+
+
+def read_result(path: str | os.PathLike, expect: type | None = None):
+    """Read a result file by its ``format`` attribute (as ``expect`` when given).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ResultFileError
+        For a file that is not netCDF-4/HDF5, a truncated or damaged one, no format attribute, an
+        unknown format (the message lists those this version reads), a format or version attribute
+        stored with another type, a version newer than this neurodyn reads, missing variables, or
+        (with ``expect``) a file of another type.
+    """
+    import xarray as xr
+
+    path = Path(path)
+    _check_hdf5(path)
     try:
-        found_version = int(ds.attrs.get("format_version", 1))
-    except (TypeError, ValueError):
-        raise ResultFileError(
-            f"{source} has a malformed format_version {ds.attrs.get('format_version')!r}"
-        ) from None
-    if found_version > version:
-        raise ResultFileError(
-            f"{source} was written in {fmt} version {found_version}, newer than this neurodyn reads "
-            f"({version}); upgrade neurodyn"
-        )
+        with xr.open_dataset(path, engine="h5netcdf") as ds:
+            ds = ds.load()
+    except Exception as err:  # h5py raises OSError, KeyError, ValueError, RuntimeError on damage
+        reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+        raise ResultFileError(f"{path} is truncated or damaged ({reason}); write it again") from None
+    cls = expect if expect is not None else result_type(identify(ds, str(path))[0])
+    check_format(ds, cls, str(path))
+    return cls.from_xarray(ds)
+
+
+def _check_hdf5(path: Path) -> None:
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    if path.is_dir():
+        raise ResultFileError(f"{path} is a directory, not a result file")
+    with open(path, "rb") as f:
+        for offset in (0, 512, 1024, 2048):  # HDF5 allows a user block before the signature
+            f.seek(offset)
+            if f.read(8) == _HDF5_SIGNATURE:
+                return
+    if path.stat().st_size == 0:
+        raise ResultFileError(f"{path} is empty, not a result file (netCDF-4/HDF5)")
+    with open(path, "rb") as f:
+        if f.read(3) == b"CDF":
+            raise ResultFileError(f"{path} is a netCDF-3 file; neurodyn results are netCDF-4 (HDF5) files")
+    raise ResultFileError(f"{path} is not a netCDF-4/HDF5 file (no HDF5 signature); neurodyn result files "
+                          "are written by Result.save")

@@ -121,3 +121,18 @@ class Rotation:
 
     def __call__(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         return h @ torch.as_tensor(self.matrix, dtype=h.dtype, device=h.device).T
+
+
+@dataclass(frozen=True)
+class SlowDrift:
+    """``h ↦ h + ε (1 + h²)``: no fixed point; the speed ``q = ½ ε² (1 + h²)²`` has its minimum
+    ``½ ε²`` at ``h = 0``, a slow point (a ghost of the saddle-node at ``ε = 0``)."""
+
+    eps: float = 0.05
+
+    @property
+    def q_min(self) -> float:
+        return 0.5 * self.eps**2
+
+    def __call__(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
+        return h + self.eps * (1.0 + h**2)

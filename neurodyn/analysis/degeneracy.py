@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
+from neurodyn._result import Result
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.similarity import fit_havok, pairwise_distances, weight_distance
 
@@ -17,8 +18,8 @@ DEFAULT_DSA = {"n_delays": 5, "rank": 10}
 
 
 @dataclass(frozen=True)
-class DegeneracyResult:
-    """Degeneracy of a set of networks trained on one task, at three levels.
+class DegeneracyResult(Result):
+    """Degeneracy of a set of networks trained on one task, at three levels (format ``neurodyn.degeneracy``).
 
     Attributes
     ----------
@@ -54,6 +55,13 @@ class DegeneracyResult:
     status: tuple[str, ...]
     settings: dict[str, Any]
 
+    FORMAT: ClassVar[str] = "neurodyn.degeneracy"
+    FORMAT_VERSION: ClassVar[int] = 1
+    REQUIRED: ClassVar[tuple[str, ...]] = (
+        "behaviour_id", "behaviour_ood", "status", "dynamics_distance", "weight_distance", "network")
+    _SUMMARIES: ClassVar[tuple[str, ...]] = (
+        "behaviour_degeneracy_id", "behaviour_degeneracy_ood", "dynamics_degeneracy", "weight_degeneracy")
+
     def to_xarray(self):
         """``xarray.Dataset`` on dims ``network`` / ``network_``; summaries and settings (JSON) as attrs."""
         import xarray as xr
@@ -64,19 +72,28 @@ class DegeneracyResult:
             {
                 "behaviour_id": ("network", self.behaviour_id),
                 "behaviour_ood": ("network", self.behaviour_ood),
-                "status": ("network", np.array(self.status, dtype=str)),
+                "status": ("network", np.array(self.status, dtype=object)),
                 "dynamics_distance": (pair, self.dynamics),
                 "weight_distance": (pair, self.weights),
             },
-            coords={"network": names, "network_": names},
+            coords={"network": np.array(names, dtype=object), "network_": np.array(names, dtype=object)},
             attrs={
-                "behaviour_degeneracy_id": self.behaviour_degeneracy_id,
-                "behaviour_degeneracy_ood": self.behaviour_degeneracy_ood,
-                "dynamics_degeneracy": self.dynamics_degeneracy,
-                "weight_degeneracy": self.weight_degeneracy,
+                **self.format_attrs(),
+                **{k: getattr(self, k) for k in self._SUMMARIES},
                 "settings": json.dumps(self.settings),
                 "reference": "Huang, Singh, Martinelli & Rajan (2025), NeurIPS",
             },
+        )
+
+    @classmethod
+    def from_xarray(cls, ds) -> DegeneracyResult:
+        """Rebuild from :meth:`to_xarray`'s dataset (or a file written from one)."""
+        return cls(
+            names=tuple(str(n) for n in ds["network"].values), behaviour_id=ds["behaviour_id"].values,
+            behaviour_ood=ds["behaviour_ood"].values, dynamics=ds["dynamics_distance"].values,
+            weights=ds["weight_distance"].values, status=tuple(str(s) for s in ds["status"].values),
+            settings=json.loads(ds.attrs.get("settings", "{}")),
+            **{k: float(ds.attrs[k]) for k in cls._SUMMARIES},
         )
 
 

@@ -1,1 +1,3 @@
 """Command-line interface."""
+
+__all__: list[str] = []

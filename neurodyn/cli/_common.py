@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from neurodyn._checks import check_finite
 from neurodyn._result import write_atomically
 
 
@@ -180,8 +181,7 @@ def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
         raise ValueError(
             f"{what} has {values.size} values but the model has {n} inputs; give {n} comma-separated numbers"
         )
-    if not np.all(np.isfinite(values)):
-        raise ValueError(f"{what} contains NaN or Inf")
+    check_finite(values, what)
     return values
 
 

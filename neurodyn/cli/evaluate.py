@@ -15,6 +15,8 @@ import numpy as np
 
 from neurodyn.cli._common import check_outputs, warn_training_status, write_netcdf
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("evaluate", help="score a fitted model (D_stsp, D_H, PE) against baselines",

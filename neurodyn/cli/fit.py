@@ -13,6 +13,8 @@ from typing import Any
 
 from neurodyn.cli._common import check_outputs, save_trained, train_quietly
 
+__all__ = ["add_parser", "run"]
+
 #: --model choices → (registered class, extra constructor arguments)
 DSR_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
     "shplrnn": ("ShallowPLRNN", {"clipped": False}),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from neurodyn._checks import check_finite
 from neurodyn.cli._common import (
     check_netcdf_writer,
     check_outputs,
@@ -15,6 +16,8 @@ from neurodyn.cli._common import (
     warn_training_status,
     write_netcdf,
 )
+
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -85,8 +88,7 @@ def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:
             f"--states must have shape (n, {state_size}) or (trial, time, {state_size}); "
             f"got {arr.shape}{hint}"
         )
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{p} contains NaN or Inf")
+    check_finite(arr, str(p))
     return arr.astype(np.float64)
 
 

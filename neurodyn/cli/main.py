@@ -12,6 +12,8 @@ import sys
 
 from neurodyn._version import __version__
 
+__all__ = ["CLIError", "build_parser", "main"]
+
 COMMANDS = [
     "tasks",
     "train",

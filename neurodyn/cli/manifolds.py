@@ -15,6 +15,8 @@ from neurodyn.cli._common import (
     write_netcdf,
 )
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(

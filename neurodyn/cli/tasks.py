@@ -7,6 +7,8 @@ import dataclasses
 
 from neurodyn.tasks import TASKS
 
+__all__ = ["add_parser", "run"]
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tasks", help="list the tasks networks can be trained on")

@@ -15,6 +15,8 @@ from neurodyn.cli import _deflation
 from neurodyn.cli._common import check_outputs, save_trained, train_quietly
 from neurodyn.tasks import TASKS
 
+__all__ = ["add_parser", "run"]
+
 #: --model choices → (model class name in the registry, which model options it takes)
 MODEL_CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
     "leaky": ("LeakyRNN", ("activation", "alpha", "noise_std", "gain", "spectral_radius", "train_h0",

@@ -10,12 +10,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._checks import all_finite
 from neurodyn._result import write_atomically
 from neurodyn._version import __version__
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import MODELS, make_model
 from neurodyn.tasks._base import Task
 from neurodyn.tasks._registry import make_task
+
+__all__ = ["Checkpoint", "ModelFileError", "load_checkpoint", "save_checkpoint"]
 
 FORMAT = "neurodyn-checkpoint"
 VERSION = 1
@@ -212,10 +215,8 @@ def read_torch_file(path: str | os.PathLike) -> Any:
 
 def check_finite(state_dict: dict[str, Any], source: str) -> None:
     """Raise :class:`ModelFileError` if any tensor holds NaN or Inf."""
-    bad = [
-        k for k, v in state_dict.items()
-        if isinstance(v, torch.Tensor) and v.is_floating_point() and not torch.isfinite(v).all()
-    ]
+    bad = [k for k, v in state_dict.items()
+           if isinstance(v, torch.Tensor) and v.is_floating_point() and not all_finite(v)]
     if bad:
         raise ModelFileError(f"{source}: weights contain NaN/Inf in {', '.join(bad[:5])}")
 

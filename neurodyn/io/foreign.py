@@ -16,6 +16,8 @@ import torch
 from neurodyn.io.checkpoint import ModelFileError, check_finite
 from neurodyn.models import GRU, LSTM, LeakyRNN, RecurrentModel
 
+__all__ = ["model_from_state_dict"]
+
 ARCHS = ("rnn_tanh", "rnn_relu", "gru", "lstm")
 _GATES = {1: "rnn", 3: "gru", 4: "lstm"}
 

@@ -17,6 +17,8 @@ import numpy as np
 
 from neurodyn.io.timeseries import TimeSeries
 
+__all__ = ["load_timeseries"]
+
 SUFFIXES = (".npy", ".npz", ".csv", ".tsv", ".txt", ".mat", ".nc", ".nwb")
 
 

@@ -20,6 +20,8 @@ from neurodyn.io.foreign import model_from_state_dict
 from neurodyn.models import RecurrentModel
 from neurodyn.tasks import Task
 
+__all__ = ["LoadedModel", "load_model"]
+
 ARRAY_SUFFIXES = (".npz", ".mat")
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["read_nwb"]
+
 
 def require_pynwb() -> None:
     """Raise ``ImportError`` naming the extra when pynwb is missing (checked without importing)."""

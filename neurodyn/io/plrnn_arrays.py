@@ -21,6 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from neurodyn._checks import check_finite
+
+__all__ = ["load_plrnn_arrays"]
+
 ARCHS: dict[str, tuple[str, ...]] = {
     "plrnn": ("A", "W", "h"),
     "shplrnn": ("A", "W1", "W2", "h1", "h2"),
@@ -97,8 +101,7 @@ def load_plrnn_arrays(path: str | os.PathLike, arch: str) -> Any:
     for name, arr in arrays.items():
         if not np.issubdtype(arr.dtype, np.number):
             raise ValueError(f"{path}: {name} is not numeric (dtype {arr.dtype})")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{path}: {name} contains NaN or Inf")
+        check_finite(arr, f"{path}: {name}")
     for name in _VECTORS:
         if name in arrays:
             arrays[name] = _vector(name, arrays[name], path)

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["TimeSeries", "apply_preprocessing"]
+
 
 def _as_3d(name: str, arr: Any) -> tuple[np.ndarray, bool]:
     a = np.asarray(arr)

@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import torch
 
+__all__ = ["run_chunk"]
+
 GEMM_MIN_BATCH = 64  # networks with at least this many trials use the BLAS-blocked kernels
 GEMM_BLOCK = 128  # trials per block in that path
 

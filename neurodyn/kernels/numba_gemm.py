@@ -15,6 +15,8 @@ from numba import njit, prange
 
 from neurodyn.kernels.numba_math import activate, sigmoid, tanh_rational
 
+__all__ = ["gru_gemm_kernel", "leaky_gemm_kernel", "pl_gemm_kernel", "shallow_gemm_kernel"]
+
 
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
 def finish_rows(h, hb, noise, noise_std, out, e, b0, t, t0, every):

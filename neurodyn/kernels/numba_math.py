@@ -15,6 +15,8 @@ import math
 import numpy as np
 from numba import njit
 
+__all__ = ["ACTIVATION_CODES", "activate", "sigmoid", "softplus", "tanh_rational"]
+
 TANH, RELU, SOFTPLUS, SIGMOID, LINEAR = 0, 1, 2, 3, 4
 ACTIVATION_CODES = {"tanh": TANH, "relu": RELU, "softplus": SOFTPLUS, "sigmoid": SIGMOID, "linear": LINEAR}
 

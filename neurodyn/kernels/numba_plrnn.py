@@ -14,6 +14,8 @@ from numba import njit, prange
 
 from neurodyn.kernels.numba_rnn import KB, finish_step, load_block, matvec_block
 
+__all__ = ["pl_kernel", "run", "shallow_kernel"]
+
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def pl_kernel(m, drive, noise, noise_std, h, out, n_steps, t0, every, n_relu):

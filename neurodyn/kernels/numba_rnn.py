@@ -17,6 +17,8 @@ from numba import njit, prange
 
 from neurodyn.kernels.numba_math import activate, sigmoid, tanh_rational
 
+__all__ = ["gru_kernel", "leaky_kernel"]
+
 KB = 4  # states per register block
 
 

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import torch
 
+__all__ = ["draw_noise", "draw_noise_step", "rollout_torch"]
+
 StepFn = Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]
 
 

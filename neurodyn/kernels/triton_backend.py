@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+__all__ = ["interpreting", "run_chunk", "supports"]
+
 MAX_RESIDENT = 8192  # fp32 weight elements kept on chip per program (32 KiB)
 TILED_BLOCK_N = 64
 #: (BLOCK_B, num_warps) autotune candidates per BLOCK_N; chosen from sm_90 ahead-of-time compiles

@@ -17,6 +17,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+__all__ = ["gru_kernel", "leaky_kernel", "leaky_tiled_kernel", "pl_kernel", "shallow_kernel"]
+
 
 @triton.jit
 def _tanh(x):

@@ -21,10 +21,13 @@ from neurodyn._seed import SeedLike
 
 
 class Rollout(NamedTuple):
-    """Result of :meth:`RecurrentModel.forward`.
+    """Result of :meth:`RecurrentModel.forward`: the plain ``(outputs, states)`` pair, with gradients.
 
     outputs : Tensor, shape (batch, time, output)
     states : Tensor, shape (batch, time, state); ``states[:, t]`` is the state after step ``t``.
+
+    A training-time tuple, not a result: the rollout result type (status, ``to_xarray``, ``save``)
+    is :class:`neurodyn.kernels.RolloutResult`, which :func:`neurodyn.kernels.rollout` returns.
     """
 
     outputs: torch.Tensor

@@ -15,6 +15,8 @@ from neurodyn.models import _pl_common as plc
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import register_model
 
+__all__ = ["ALRNN", "ALRNNParams", "alrnn_step"]
+
 
 class ALRNNParams(NamedTuple):
     """Effective ALRNN parameters.

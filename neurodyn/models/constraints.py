@@ -14,6 +14,8 @@ import torch
 
 from neurodyn._seed import SeedLike, torch_generator
 
+__all__ = ["apply_dale", "balanced_dale_init", "dale_signs", "make_sparse_mask", "spectral_radius"]
+
 
 def dale_signs(n_units: int, frac_excitatory: float = 0.8) -> torch.Tensor:
     """Sign of each presynaptic unit under Dale's law: ``+1`` (excitatory) then ``-1`` (inhibitory).

@@ -12,6 +12,8 @@ from neurodyn.models._base import RecurrentModel
 from neurodyn.models._gated import init_gated
 from neurodyn.models._registry import register_model
 
+__all__ = ["GRU", "GRUParams", "gru_step"]
+
 
 class GRUParams(NamedTuple):
     """w_ih (3*unit, input), w_hh (3*unit, unit), b_ih (3*unit,), b_hh (3*unit,),

@@ -14,6 +14,8 @@ from neurodyn.models import constraints as cons
 from neurodyn.models._base import RecurrentModel, activation_fn, init_generator
 from neurodyn.models._registry import register_model
 
+__all__ = ["LeakyRNN", "LeakyRNNParams", "leaky_rnn_step"]
+
 _WEIGHTS = ("w_in", "w_rec", "w_out")
 _OUTPUT_SCALES = {"rich": lambda n: 1.0 / n, "mean_field": lambda n: 1.0 / n,
                   "lazy": lambda n: 1.0 / math.sqrt(n), "ntk": lambda n: 1.0 / math.sqrt(n)}

@@ -19,6 +19,8 @@ from neurodyn.models.leaky_rnn import (
     resolve_output_scale,
 )
 
+__all__ = ["LowRankRNN"]
+
 
 @register_model
 class LowRankRNN(RecurrentModel):

@@ -11,6 +11,8 @@ from neurodyn.models._base import RecurrentModel
 from neurodyn.models._gated import init_gated
 from neurodyn.models._registry import register_model
 
+__all__ = ["LSTM", "LSTMParams", "lstm_step"]
+
 
 class LSTMParams(NamedTuple):
     """w_ih (4*unit, input), w_hh (4*unit, unit), b_ih, b_hh (4*unit,), w_out (output, unit),

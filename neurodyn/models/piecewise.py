@@ -27,6 +27,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+__all__ = ["PLSystem", "is_piecewise_linear", "pl_system"]
+
 
 class PLSystem(NamedTuple):
     """A piecewise-affine map ``F(z) = L z + b + V relu(N z + o)`` (all float64 arrays).

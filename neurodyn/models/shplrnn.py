@@ -17,6 +17,8 @@ from neurodyn.models import _pl_common as plc
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import register_model
 
+__all__ = ["ShallowPLRNN", "ShallowPLRNNParams", "shplrnn_step"]
+
 
 class ShallowPLRNNParams(NamedTuple):
     """Effective shallow-PLRNN parameters.

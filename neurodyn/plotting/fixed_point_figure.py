@@ -9,6 +9,8 @@ import numpy as np
 from neurodyn.plotting._style import condition_title, label_panels
 from neurodyn.plotting.fixed_points import plot_eigenvalues, plot_fixed_points
 
+__all__ = ["plot_fixed_point_figure"]
+
 
 def plot_fixed_point_figure(result, *, trajectories: Any = None, axes: Any = None, title: str | None = None,
                             n_leading: int | None = 3, pca: Any = None):

@@ -291,3 +291,6 @@ def _raw_projection(dims: tuple[int, ...], n_comp: int):
         return np.concatenate([x, pad], axis=-1)
 
     return project
+
+
+__all__ = ["plot_eigenvalues", "plot_fixed_points"]

@@ -8,6 +8,8 @@ import numpy as np
 
 from neurodyn.plotting._style import STABILITY_COLORS
 
+__all__ = ["plot_phase_portrait"]
+
 MANIFOLD_COLORS = {"stable": "tab:blue", "unstable": "tab:red"}
 #: drawing order: 1-D manifold pieces above the point markers, so a short branch stays visible
 MARKER_ZORDER, MANIFOLD_ZORDER = 5, 6

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["plot_outputs", "plot_psychometric"]
+
 #: names of the three output classes of the decision tasks (``romo``, ``dms``)
 DECISION_CLASSES = ("fixate", "choice 1", "choice 2")
 #: what choice 1 means in each decision task, found by its trial parameters

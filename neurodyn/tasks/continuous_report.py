@@ -12,6 +12,8 @@ from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial, ring_code
 
+__all__ = ["ContinuousReport"]
+
 
 def wrap_angle(x: np.ndarray) -> np.ndarray:
     """Wrap angles (radians) to ``[-pi, pi)``."""

@@ -12,6 +12,8 @@ from neurodyn.tasks._decision import decision_targets, evaluate_decision
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial
 
+__all__ = ["DelayedMatchToSample"]
+
 
 @register_task
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._registry import register_task
 
+__all__ = ["FlipFlop"]
+
 
 @register_task
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ import numpy as np
 from neurodyn._seed import SeedLike, resolve_seed, trial_rngs
 from neurodyn.tasks._timeline import per_trial
 
+__all__ = ["HMMParams", "make_hmm", "sample_hmm", "stationary_distribution"]
+
 TOPOLOGIES = ("linear", "fully_connected", "cyclic")
 EMISSIONS = ("linear", "gaussian")
 

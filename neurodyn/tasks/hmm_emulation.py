@@ -14,6 +14,10 @@ from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import per_trial
 from neurodyn.tasks.hmm import EMISSIONS, TOPOLOGIES, HMMParams, make_hmm, sample_hmm
 
+__all__ = [
+    "HMMEmulation", "compute_dwell_times", "compute_emission_frequencies", "compute_symbol_transitions",
+]
+
 
 def compute_emission_frequencies(symbols: np.ndarray, n_symbols: int) -> np.ndarray:
     """Fraction of steps emitting each symbol; ``symbols`` (trial, time) int → (symbol,)."""

@@ -15,6 +15,8 @@ import numpy as np
 from neurodyn._seed import numpy_rng
 from neurodyn.tasks._base import Task, TaskBatch
 
+__all__ = ["NeurogymTask", "from_neurogym", "make_neurogym_task", "neurogym_available"]
+
 
 def neurogym_available() -> bool:
     """Whether neurogym can be imported (checked without importing it)."""

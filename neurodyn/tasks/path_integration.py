@@ -12,6 +12,8 @@ from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import ms_to_steps, per_trial
 
+__all__ = ["PathIntegration"]
+
 
 @register_task
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ from neurodyn.tasks._decision import decision_targets, evaluate_decision
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial
 
+__all__ = ["DelayedDiscrimination"]
+
 
 def romo_pairs(f_min: float, f_max: float, f_step: float, delta_f: float) -> np.ndarray:
     """All (f1, f2) pairs with f1 on the grid ``f_min, f_min + f_step, ..., f_max`` and

@@ -11,6 +11,8 @@ from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import ms_to_steps, per_trial
 
+__all__ = ["SineWave"]
+
 
 @register_task
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ from typing import Any
 from neurodyn.tasks._base import Task
 from neurodyn.training.early_stopping import metric_mode, reached
 
+__all__ = ["Curriculum"]
+
 
 @dataclass(frozen=True)
 class Curriculum:

@@ -24,6 +24,8 @@ from neurodyn.training._config import TrainConfig
 from neurodyn.training._results import TrainResult
 from neurodyn.training.train import check_sizes
 
+__all__ = ["sample_emissions", "train_distribution"]
+
 
 def gumbel_softmax_hard(
     logits: torch.Tensor, *, tau: float = 1.0, generator: torch.Generator | None = None

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["EarlyStopping"]
+
 _LOWER_IS_BETTER = ("loss", "mse", "error", "nll", "distance")
 
 

@@ -28,6 +28,8 @@ from neurodyn.training.train import check_sizes, evaluate, held_out_batch, loss_
 
 __all__ = ["EnsembleResult", "train_ensemble"]
 
+__all__ = ["EnsembleResult", "train_ensemble"]
+
 #: per-network hyperparameters consumed by the trainer; every other key goes to the factory
 TRAINER_KEYS = ("weight_decay", "n_active", "l1_weight", "l2_weight", "l1_rate", "l2_rate")
 

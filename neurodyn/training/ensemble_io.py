@@ -10,6 +10,8 @@ from typing import Any
 from neurodyn.tasks._base import Task
 from neurodyn.training.ensemble import EnsembleResult
 
+__all__ = ["load_ensemble", "save_ensemble"]
+
 INDEX_FORMAT = "neurodyn-ensemble"
 INDEX_VERSION = 1
 INDEX_NAME = "ensemble.json"

@@ -8,6 +8,8 @@ import torch
 
 from neurodyn.models._base import RecurrentModel
 
+__all__ = ["effective", "readout", "stack_raw", "unstack"]
+
 #: raw parameters whose state columns a size mask zeroes (the outgoing weights of a unit)
 MASKED = {"leaky": ("w_rec", "w_out"), "gru": ("w_hh", "w_out"), "plrnn": ("A", "W", "B"),
           "alrnn": ("A", "W", "B"), "shplrnn": ("W2", "B")}

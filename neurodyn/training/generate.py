@@ -2,19 +2,61 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
+from neurodyn._result import Result
+from neurodyn.kernels import RolloutResult
 from neurodyn.training import observation as obs
 
+__all__ = ["Generated", "generate"]
 
-class Generated(NamedTuple):
-    """observations (time, channel) — rates for the Poisson model; states (time, state)."""
+
+@dataclass(frozen=True)
+class Generated(Result):
+    """A free run as NumPy float64 arrays: a view of :class:`~neurodyn.kernels.RolloutResult`.
+
+    ``observations`` (time, channel) — rates for the Poisson model — and the latent ``states``
+    (time, state), each with a leading ``batch`` dim for a batch of starts. It unpacks as
+    ``observations, states = generate(...)``. :meth:`to_rollout` gives the rollout result it views;
+    :meth:`save` writes that rollout's file (format ``neurodyn.rollout``, ``outputs`` holding the
+    observations), which ``neurodyn.io.load`` reads as a ``RolloutResult`` and
+    :meth:`Generated.load <neurodyn._result.Result.load>` as a ``Generated``.
+    """
 
     observations: np.ndarray
     states: np.ndarray
+
+    FORMAT: ClassVar[str] = RolloutResult.FORMAT
+    FORMAT_VERSION: ClassVar[int] = RolloutResult.FORMAT_VERSION
+    REQUIRED: ClassVar[tuple[str, ...]] = (*RolloutResult.REQUIRED, "states", "outputs")
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return iter((self.observations, self.states))
+
+    @property
+    def status(self) -> np.ndarray:
+        """Per trajectory, shape () or (batch,): ``"finite"`` or ``"diverged"``."""
+        return self.to_rollout().status
+
+    def to_rollout(self) -> RolloutResult:
+        """The rollout result this is a view of (CPU float64 tensors, backend ``"torch"``, no noise)."""
+        states = torch.from_numpy(self.states)
+        return RolloutResult(states, states[..., -1, :], "torch", outputs=torch.from_numpy(self.observations))
+
+    def to_xarray(self):
+        """The rollout's dataset (:meth:`RolloutResult.to_xarray`)."""
+        return self.to_rollout().to_xarray()
+
+    @classmethod
+    def from_xarray(cls, ds) -> Generated:
+        """Rebuild from a rollout dataset with ``states`` and ``outputs``."""
+        run = RolloutResult.from_xarray(ds)
+        return cls(run.outputs.double().numpy(), run.states.double().numpy())
 
 
 @torch.no_grad()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+__all__ = ["LOSSES", "masked_cross_entropy", "masked_mse", "masked_soft_cross_entropy"]
+
 
 def masked_mse(outputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean squared error over entries where ``mask`` is non-zero.

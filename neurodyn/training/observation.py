@@ -17,6 +17,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+__all__ = [
+    "OBSERVATIONS", "affine_readout", "check_observation", "forcing_mask", "forcing_targets", "invert",
+    "observation_loss", "observe", "prepare_observation",
+]
+
 OBSERVATIONS = ("identity", "affine", "poisson")
 READOUT_PARAMS = ("B", "b_out", "w_out")
 _EPS = 1e-3

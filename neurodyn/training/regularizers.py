@@ -16,6 +16,10 @@ from typing import Any
 
 import torch
 
+__all__ = [
+    "RatePenalty", "WeightPenalty", "l1_rate", "l1_weight", "l2_rate", "l2_weight", "make_regularizers",
+]
+
 
 @dataclass(frozen=True)
 class WeightPenalty:

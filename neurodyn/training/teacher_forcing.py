@@ -26,6 +26,8 @@ from neurodyn.training._results import FitResult
 
 __all__ = ["FitResult", "fit_teacher_forcing", "forced_rollout"]
 
+__all__ = ["FitResult", "fit_teacher_forcing"]
+
 METHODS = ("gtf", "sparse")
 
 

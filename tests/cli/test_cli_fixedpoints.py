@@ -6,7 +6,7 @@ import torch
 import xarray as xr
 
 from neurodyn.cli.main import main
-from neurodyn.io import save_checkpoint
+from neurodyn.io import load, save_checkpoint
 from neurodyn.models import LeakyRNN
 
 
@@ -39,6 +39,9 @@ def test_finds_the_linear_fixed_point_and_writes_netcdf(linear_ckpt, tmp_path, c
     np.testing.assert_allclose(conv[0], h_star, atol=1e-6)
     assert str(ds.stability.values[ds.converged.values][0]) == "stable"
     assert {"fixed_point", "unit", "eigenvalue"} <= set(ds.dims)
+    back = load(out)  # the command's file is a result file like any other
+    assert type(back).__name__ == "FixedPointResult" and back.attrs["model_file"] == str(path)
+    np.testing.assert_array_equal(back.states, ds.state.values)
 
 
 def test_constant_input_shifts_the_fixed_point(linear_ckpt, tmp_path):

@@ -5,6 +5,7 @@ import pytest
 import xarray as xr
 
 from neurodyn.cli.main import main
+from neurodyn.io import load
 from neurodyn.models import LeakyRNN
 
 
@@ -35,6 +36,7 @@ def test_writes_manifolds_and_figure_and_reports_chaos(lozi_npz, tmp_path, capsy
     np.testing.assert_allclose(got, [1 / (1 - 1.7 - 0.5), 1 / (1 + 1.7 - 0.5)], atol=1e-12)
     np.testing.assert_array_equal(ds["saddle_status"].values, ["ok", "ok"])
     assert fig.stat().st_size > 1000
+    assert list(load(out).saddle_status) == ["ok", "ok"]
 
 
 def test_refuses_to_overwrite(lozi_npz, tmp_path, capsys):

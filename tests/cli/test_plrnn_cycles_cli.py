@@ -7,6 +7,7 @@ import pytest
 import xarray as xr
 
 from neurodyn.cli.main import main
+from neurodyn.io import load
 
 
 def write_two_cycle_saddle(path) -> None:
@@ -33,6 +34,8 @@ def test_fixedpoints_command_runs_the_exact_search(tmp_path, capsys, exhaustive:
         assert list(ds["cycle_step"].values) == [0, 0, 1]
         assert ds["q"].values.max() < 1e-24
         assert bool(ds["complete"].values.all()) == exhaustive
+    back = load(out)
+    assert type(back).__name__ == "CycleResult" and list(back.status) == ["converged"] * 3
     assert plot.stat().st_size > 0
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._checks import check_finite
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.fixed_points import _init as init
@@ -130,7 +131,9 @@ def find_fixed_points(
     Returns
     -------
     FixedPointResult
-        One row per unique point, including non-converged slow points (``converged`` False).
+        One row per unique point, including non-converged slow points (``converged`` False);
+        ``status`` is ``"converged"``, ``"slow_point"`` (q stopped decreasing above ``tol_q``) or
+        ``"not_converged"`` (out of iterations).
 
     Raises
     ------
@@ -214,8 +217,7 @@ def _constant_input(inputs, n_in, dtype, device):
     if u.ndim != 1 or (n_in is not None and u.shape[0] != n_in):
         want = "(input,)" if n_in is None else f"({n_in},)"
         raise ValueError(f"inputs must be one constant input vector of shape {want}, got {tuple(u.shape)}")
-    if not torch.isfinite(u).all():
-        raise ValueError("inputs contains NaN or Inf")
+    check_finite(u, "inputs")
     return u
 
 
@@ -254,8 +256,10 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts) -> dict[str, np.ndar
     with torch.no_grad():
         q_sel = (0.5 * (_power(F, k)(x) - x).pow(2).sum(-1)).cpu().numpy()
     order = np.lexsort((q_sel, ~converged[sel]))
+    status = np.where(converged, "converged",
+                      np.where(found.stalled.cpu().numpy(), "slow_point", "not_converged"))[sel][order]
     return {"orbits": orbits[order, :k], "q": q_sel[order], "converged": converged[sel][order],
-            "iterations": found.iterations.cpu().numpy()[sel][order], "order": k}
+            "iterations": found.iterations.cpu().numpy()[sel][order], "status": status, "order": k}
 
 
 def _orbits(F, x: torch.Tensor, k: int) -> np.ndarray:
@@ -271,7 +275,7 @@ def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device) -> FixedPoi
     """Jacobians, spectra and labels; one row per cycle point, cycles numbered in row order."""
     rows: dict[str, list[np.ndarray]] = {name: [] for name in (
         "states", "q", "converged", "order", "cycle_id", "cycle_step",
-        "iterations", "jacobians")}
+        "iterations", "status", "jacobians")}
     next_id = 0
     for part in parts:
         orbits, k = part["orbits"], part["order"]
@@ -292,13 +296,15 @@ def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device) -> FixedPoi
         rows["jacobians"].append(jac.reshape(-1, n_state, n_state))
         rows["converged"].append(np.repeat(part["converged"], k))
         rows["iterations"].append(np.repeat(part["iterations"], k))
+        rows["status"].append(np.repeat(part["status"], k))
         rows["order"].append(np.full(n_cycles * k, k, dtype=np.int64))
         rows["cycle_id"].append(np.repeat(ids, k))
         rows["cycle_step"].append(np.tile(np.arange(k), n_cycles))
     if not rows["states"]:
         empty = {name: np.zeros(0, dtype=np.int64) for name in rows}
         empty.update(states=np.zeros((0, n_state)), q=np.zeros(0),
-                     jacobians=np.zeros((0, n_state, n_state)), converged=np.zeros(0, dtype=bool))
+                     jacobians=np.zeros((0, n_state, n_state)), converged=np.zeros(0, dtype=bool),
+                     status=np.zeros(0, dtype=object))
         cat = empty
     else:
         cat = {name: np.concatenate(vals) for name, vals in rows.items()}
@@ -309,6 +315,7 @@ def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device) -> FixedPoi
         n_unstable=n_unstable, converged=cat["converged"].astype(bool),
         order=cat["order"].astype(np.int64), cycle_id=cat["cycle_id"].astype(np.int64),
         cycle_step=cat["cycle_step"].astype(np.int64), iterations=cat["iterations"].astype(np.int64),
-        attrs=attrs, jacobians=cat["jacobians"], leading_mode=leading_modes(cat["jacobians"]),
+        status=cat["status"].astype(object), attrs=attrs, jacobians=cat["jacobians"],
+        leading_mode=leading_modes(cat["jacobians"]),
     )
 

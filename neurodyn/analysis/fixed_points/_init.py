@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._checks import check_finite
 from neurodyn._seed import numpy_rng, torch_generator
 
 #: trials rolled out on a task when no initial states are given
@@ -35,8 +36,7 @@ def as_state_array(initial_states: Any, state_size: int) -> np.ndarray:
     arr = arr.reshape(-1, state_size).astype(np.float64)
     if arr.shape[0] == 0:
         raise ValueError("initial_states is empty; give at least one state")
-    if not np.isfinite(arr).all():
-        raise ValueError("initial_states contains NaN or Inf; drop or fill those states first")
+    check_finite(arr, "initial_states", "drop or fill those states first")
     return arr
 
 

@@ -1,24 +1,41 @@
-"""The result of a fixed-point search and its netCDF file format."""
+"""Fixed points and cycle points, one row per point: the table every point search returns.
+
+:class:`PointResult` holds the fields, file variables and methods that :class:`FixedPointResult`
+(any model, :func:`~neurodyn.analysis.find_fixed_points`) and
+:class:`~neurodyn.analysis.plrnn.CycleResult` (exact PLRNN search) share; each adds its own fields.
+netCDF layout: dims ``fixed_point``, ``unit``, ``eigenvalue``; variables ``state``, ``q``,
+``eigenvalue_real``, ``eigenvalue_imag``, ``stability``, ``n_unstable``, ``converged``, ``order``,
+``cycle_id``, ``cycle_step``, ``iterations``, ``status``; the settings as attributes.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-FORMAT_NAME = "neurodyn.fixed_points"
-FORMAT_VERSION = 1
-_ARRAYS = ("q", "n_unstable", "converged", "order", "cycle_id", "cycle_step", "iterations")
+from neurodyn._result import Result, decode_attrs, encode_attrs, read_result
+
+__all__ = ["FixedPointResult", "PointResult", "load_fixed_points"]
+
+FP = ("fixed_point",)
+#: per-point fields other than states and eigenvalues: (name, dtype) of the variable of that name
+_COLUMNS = (("q", np.float64), ("stability", object), ("n_unstable", np.int64), ("converged", bool),
+            ("order", np.int64), ("cycle_id", np.int64), ("cycle_step", np.int64),
+            ("iterations", np.int64), ("status", object))
+FIXED_POINT_STATUS = ("converged", "slow_point", "not_converged")
 
 
-@dataclass(frozen=True)
-class FixedPointResult:
-    """Fixed points (and period-k cycle points) of a map, one row per point.
+@dataclass(frozen=True, kw_only=True)
+class PointResult(Result):
+    """Fixed points and period-k cycle points of a map, one row per point (the shared fields).
 
-    Rows are sorted by order, then by q. A period-k cycle occupies k rows that share
-    ``cycle_id`` and have ``cycle_step`` 0..k-1 along the orbit; its eigenvalues and stability
-    are those of the monodromy matrix (the product of the k Jacobians along the cycle).
+    A period-k cycle occupies k rows that share ``cycle_id`` and have ``cycle_step`` 0..k-1 along
+    the orbit; its eigenvalues and stability are those of the monodromy matrix (the product of the
+    k Jacobians along the cycle, started at that row's point).
 
     Attributes
     ----------
@@ -28,17 +45,15 @@ class FixedPointResult:
     eigenvalues : ndarray, shape (fixed_point, eigenvalue), complex128
         Sorted by decreasing modulus.
     stability : ndarray of str, shape (fixed_point,)
-        ``"stable"``, ``"saddle"``, ``"unstable"`` or ``"marginal"`` (see ``classify``).
+        ``"stable"``, ``"saddle"``, ``"unstable"`` or ``"marginal"``.
     n_unstable : ndarray of int64, shape (fixed_point,)
-        Number of eigenvalues with modulus above ``1 + marginal_tol``.
+        Eigenvalues with modulus above ``1 + marginal_tol``.
     converged : ndarray of bool, shape (fixed_point,)
-        ``q < tol_q``; False rows are slow points (local minima of q above ``tol_q``) or
-        candidates that ran out of iterations.
     order, cycle_id, cycle_step, iterations : ndarray of int64, shape (fixed_point,)
+    status : ndarray of str, shape (fixed_point,)
+        Per point, see the subclass (derived from the other fields when not given).
     attrs : dict
         Search settings (input, tolerances, seed, method, package version, counts).
-    jacobians : ndarray, shape (fixed_point, unit, unit), optional
-        The (monodromy) Jacobians; not stored in the netCDF file.
     leading_mode : ndarray, shape (fixed_point, unit), optional
         Unit eigenvector (real part) of the largest-modulus eigenvalue; not stored in the file.
     """
@@ -53,31 +68,123 @@ class FixedPointResult:
     cycle_id: np.ndarray
     cycle_step: np.ndarray
     iterations: np.ndarray
+    status: np.ndarray | None = None
     attrs: dict[str, Any] = field(default_factory=dict)
-    jacobians: np.ndarray | None = None
     leading_mode: np.ndarray | None = None
+
+    REQUIRED: ClassVar[tuple[str, ...]] = (
+        "state", "q", "eigenvalue_real", "eigenvalue_imag", "stability", "n_unstable", "converged",
+        "order", "cycle_id", "cycle_step")
+
+    def __post_init__(self) -> None:
+        if self.status is None:
+            object.__setattr__(self, "status", self.default_status().astype(object))
+
+    def default_status(self) -> np.ndarray:
+        """Status from the other fields (files written before ``status`` was stored)."""
+        return np.where(self.converged, "converged", "not_converged")
 
     @property
     def n_points(self) -> int:
         return int(self.states.shape[0])
 
-    def select(self, mask: np.ndarray) -> FixedPointResult:
-        """The rows where boolean ``mask`` (fixed_point,) is True."""
+    def select(self, mask: np.ndarray):
+        """The rows where boolean ``mask`` (fixed_point,) is True (same type)."""
         mask = np.asarray(mask, dtype=bool)
-        extra = {
-            name: None if getattr(self, name) is None else getattr(self, name)[mask]
-            for name in ("jacobians", "leading_mode")
-        }
-        return FixedPointResult(
-            states=self.states[mask], eigenvalues=self.eigenvalues[mask],
-            stability=self.stability[mask], attrs=dict(self.attrs),
-            **{name: getattr(self, name)[mask] for name in _ARRAYS}, **extra,
-        )
+        rows = {f.name: getattr(self, f.name)[mask] for f in dataclasses.fields(self)
+                if isinstance(getattr(self, f.name), np.ndarray)}
+        return dataclasses.replace(self, attrs=dict(self.attrs), **rows)
 
-    def fixed_points(self, *, converged_only: bool = True) -> FixedPointResult:
-        """Only the order-1 points (optionally only the converged ones)."""
+    def fixed_points(self, *, converged_only: bool = True):
+        """Only the order-1 points (optionally only the converged ones), as the same type."""
         keep = self.order == 1
         return self.select(keep & self.converged if converged_only else keep)
+
+    def cycles(self, order: int) -> list[np.ndarray]:
+        """The cycles of one order, each an array (order, unit) along the orbit."""
+        rows = self.order == order
+        return [self.states[rows & (self.cycle_id == c)] for c in np.unique(self.cycle_id[rows])]
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def summary(self) -> str:  # pragma: no cover - every subclass implements it
+        raise NotImplementedError
+
+    # -- file format --------------------------------------------------------------------------
+    def variables(self) -> dict[str, tuple]:
+        """The per-point variables of the file, ``{name: (dims, values)}`` (subclasses add theirs)."""
+        data: dict[str, tuple] = {
+            "state": (("fixed_point", "unit"), np.asarray(self.states, dtype=np.float64)),
+            "eigenvalue_real": (("fixed_point", "eigenvalue"), np.asarray(self.eigenvalues.real, np.float64)),
+            "eigenvalue_imag": (("fixed_point", "eigenvalue"), np.asarray(self.eigenvalues.imag, np.float64)),
+        }
+        data.update({name: (FP, _as(getattr(self, name), dtype)) for name, dtype in _COLUMNS})
+        return data
+
+    def to_xarray(self):
+        """The result as an :class:`xarray.Dataset` (see the module docstring for the names)."""
+        import xarray as xr
+
+        return xr.Dataset(self.variables(), attrs={**self.format_attrs(), **encode_attrs(self.attrs)})
+
+    @classmethod
+    def fields_from(cls, ds) -> dict[str, Any]:
+        """Constructor arguments of the shared fields read from a dataset (``iterations`` -1 and
+        ``status`` derived when the file lacks them)."""
+        n = ds.sizes.get("fixed_point", 0)
+        out: dict[str, Any] = {
+            "states": ds["state"].values.astype(np.float64),
+            "eigenvalues": ds["eigenvalue_real"].values + 1j * ds["eigenvalue_imag"].values,
+            "attrs": decode_attrs(ds.attrs),
+        }
+        out.update({name: _as(ds[name].values, dtype) for name, dtype in _COLUMNS if name in ds})
+        out.setdefault("iterations", np.full(n, -1, dtype=np.int64))  # searches without an optimiser
+        return out
+
+    @classmethod
+    def from_xarray(cls, ds):
+        """Rebuild a result from :meth:`to_xarray`'s dataset (or a file written from one).
+
+        Raises
+        ------
+        ValueError
+            If a required variable is missing.
+        """
+        missing = [name for name in cls.REQUIRED if name not in ds]
+        if missing:
+            raise ValueError(f"not a {cls.FORMAT} dataset: missing variables {missing}")
+        return cls(**cls.fields_from(ds))
+
+
+@dataclass(frozen=True, kw_only=True)
+class FixedPointResult(PointResult):
+    """Fixed points (and period-k cycle points) found by :func:`~neurodyn.analysis.find_fixed_points`.
+
+    The fields of :class:`PointResult`; rows are sorted by order, then converged first, then by q.
+    ``converged`` is ``q < tol_q``; ``status`` is ``"converged"``, ``"slow_point"`` (stopped above
+    ``tol_q`` because q no longer decreased: a local minimum of q, Sussillo & Barak 2013) or
+    ``"not_converged"`` (ran out of iterations).
+
+    Attributes
+    ----------
+    jacobians : ndarray, shape (fixed_point, unit, unit), optional
+        The (monodromy) Jacobians; not stored in the netCDF file.
+    """
+
+    jacobians: np.ndarray | None = None
+
+    FORMAT: ClassVar[str] = "neurodyn.fixed_points"
+    FORMAT_VERSION: ClassVar[int] = 1
+    #: the exact PLRNN cycle search writes the same names (read as fixed points, its own fields dropped)
+    READS: ClassVar[tuple[str, ...]] = ("neurodyn.fixed_points", "neurodyn.cycles")
+
+    def default_status(self) -> np.ndarray:
+        """Files without ``status``: stopped before ``max_iters`` above ``tol_q`` is a slow point."""
+        max_iters = self.attrs.get("max_iters")
+        out_of_iterations = self.iterations >= max_iters if isinstance(max_iters, int) else True
+        return np.where(self.converged, "converged",
+                        np.where(out_of_iterations, "not_converged", "slow_point"))
 
     def summary(self) -> str:
         """A printable table: counts by stability, saddles by unstable dimension, residual q."""
@@ -102,109 +209,73 @@ class FixedPointResult:
                 if (first & (self.stability == label)).any():
                     row(f"  {label} cycles", first & (self.stability == label))
         row("slow points (not converged)", ~self.converged & (self.order == 1))
+        out_of_iterations = (self.status == "not_converged") & (self.order == 1)
+        if out_of_iterations.any():
+            row("  out of iterations", out_of_iterations)
         tol = self.attrs.get("tol_q", float("nan"))
         lines.append(f"(converged: q < tol_q = {tol:.1e}; method {self.attrs.get('method', '?')})")
         return "\n".join(lines)
 
-    def __str__(self) -> str:
-        return self.summary()
 
-    # -- file format --------------------------------------------------------------------------
-    def to_xarray(self):
-        """The result as an :class:`xarray.Dataset` (the documented netCDF format).
+def _as(values: Any, dtype: Any) -> np.ndarray:
+    """``values`` as ``dtype``; ``object`` means Python strings."""
+    values = np.asarray(values)
+    return values.astype(str).astype(object) if dtype is object else values.astype(dtype)
 
-        Dims ``fixed_point``, ``unit``, ``eigenvalue``; variables ``state``, ``q``,
-        ``eigenvalue_real``, ``eigenvalue_imag``, ``stability``, ``n_unstable``, ``converged``,
-        ``order``, ``cycle_id``, ``cycle_step``, ``iterations``; attrs hold the settings.
-        """
-        import xarray as xr
 
-        return xr.Dataset(point_variables(self), attrs=format_attrs(self.attrs))
+class DeprecatedStates(np.ndarray):
+    """``(fixed_point, unit)`` states of the order-1 points that is also the ``fixed_points`` method.
 
-    @classmethod
-    def from_xarray(cls, ds) -> FixedPointResult:
-        """Rebuild a result from :meth:`to_xarray`'s dataset (or a file written from one).
+    What ``CycleResult.fixed_points`` returns: calling it is :meth:`PointResult.fixed_points`;
+    using it as an array (its use before it became a method) still works and warns.
+    """
 
-        Files without ``iterations`` (the exact PLRNN cycle search writes the same names
-        otherwise) get -1 there; extra variables are ignored.
+    def __new__(cls, states: np.ndarray, method: Any) -> DeprecatedStates:
+        obj = np.asarray(states).view(cls)
+        obj._method = method
+        return obj
 
-        Raises
-        ------
-        ValueError
-            If a required variable is missing.
-        """
-        required = ("state", "q", "eigenvalue_real", "eigenvalue_imag", "stability", *_ARRAYS)
-        missing = [name for name in required if name not in ds and name != "iterations"]
-        if missing:
-            raise ValueError(f"not a fixed-point dataset: missing variables {missing}")
-        if "iterations" not in ds:  # searches without an optimiser (exact PLRNN cycles)
-            ds = ds.assign(iterations=("fixed_point", np.full(ds.sizes["fixed_point"], -1)))
-        attrs = {k: _from_attr(v) for k, v in ds.attrs.items() if k not in ("format", "format_version")}
-        return cls(
-            states=ds["state"].values.astype(np.float64),
-            eigenvalues=ds["eigenvalue_real"].values + 1j * ds["eigenvalue_imag"].values,
-            stability=ds["stability"].values.astype(str).astype(object),
-            converged=ds["converged"].values.astype(bool),
-            attrs=attrs,
-            **{name: ds[name].values.astype(np.float64 if name == "q" else np.int64)
-               for name in _ARRAYS if name != "converged"},
-        )
+    def __array_finalize__(self, obj: Any) -> None:
+        self._method = getattr(obj, "_method", None)
 
-    def save(self, path) -> None:
-        """Write the netCDF file (engine h5netcdf)."""
-        self.to_xarray().to_netcdf(path, engine="h5netcdf")
+    def __call__(self, *args: Any, **kwargs: Any):
+        return self._method(*args, **kwargs)
+
+    @staticmethod
+    def _plain(values: Any) -> Any:
+        warnings.warn("CycleResult.fixed_points is a method now, as in FixedPointResult: "
+                      "use result.fixed_points().states for the array", DeprecationWarning, stacklevel=3)
+        if isinstance(values, (tuple, list)):
+            return type(values)(v.view(np.ndarray) if isinstance(v, DeprecatedStates) else v for v in values)
+        return values
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return getattr(ufunc, method)(*self._plain(inputs), **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return func(*self._plain(args), **kwargs)
+
+    def __getitem__(self, key):
+        return self._plain([self])[0][key]
+
+    def __iter__(self):
+        return iter(self._plain([self])[0])
+
+    def __len__(self) -> int:
+        return len(self._plain([self])[0])
 
 
 def load_fixed_points(path) -> FixedPointResult:
-    """Read a fixed-point netCDF file written by :meth:`FixedPointResult.save`."""
-    import xarray as xr
+    """Read a fixed-point netCDF file written by :meth:`FixedPointResult.save`.
 
-    with xr.open_dataset(path, engine="h5netcdf") as ds:
-        return FixedPointResult.from_xarray(ds.load())
+    Goes through the checks of :func:`neurodyn.io.load` (format, version, variables); a file of the
+    exact PLRNN cycle search is read as a :class:`FixedPointResult` of its shared fields.
 
-
-def point_variables(result: Any) -> dict[str, tuple]:
-    """The format's per-point variables of a result with :class:`FixedPointResult`'s fields.
-
-    Shared by every writer of the fixed-point file format (also the exact PLRNN cycle search).
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    neurodyn.io.ResultFileError
+        If the file is not a fixed-point or cycle file, or is damaged (see :func:`neurodyn.io.load`).
     """
-    fp, ev = ("fixed_point",), ("fixed_point", "eigenvalue")
-    data: dict[str, tuple] = {
-        "state": (("fixed_point", "unit"), np.asarray(result.states, dtype=np.float64)),
-        "q": (fp, np.asarray(result.q, dtype=np.float64)),
-        "eigenvalue_real": (ev, np.asarray(result.eigenvalues.real, dtype=np.float64)),
-        "eigenvalue_imag": (ev, np.asarray(result.eigenvalues.imag, dtype=np.float64)),
-        "stability": (fp, np.asarray(result.stability, dtype=str).astype(object)),
-        "converged": (fp, np.asarray(result.converged, dtype=bool)),
-    }
-    for name in ("n_unstable", "order", "cycle_id", "cycle_step", "iterations"):
-        data[name] = (fp, np.asarray(getattr(result, name), dtype=np.int64))
-    return data
-
-
-def format_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
-    """The format's name and version plus netCDF-safe copies of ``attrs``."""
-    out: dict[str, Any] = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION}
-    out.update({k: _attr_value(v) for k, v in attrs.items()})
-    return out
-
-
-def _attr_value(value: Any) -> Any:
-    """netCDF-safe attribute values (None → "none", bools → ints, sequences → float arrays)."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool | np.bool_):
-        return int(value)
-    if isinstance(value, list | tuple | np.ndarray):
-        return np.asarray(value, dtype=np.float64)
-    if isinstance(value, float) and np.isinf(value):
-        return "inf"
-    return value
-
-
-def _from_attr(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return value.astype(np.float64).tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+    return read_result(path, expect=FixedPointResult)

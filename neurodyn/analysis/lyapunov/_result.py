@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
+from neurodyn._result import Result
+
+__all__ = ["LyapunovResult"]
+
+LYAPUNOV_STATUS = ("finite", "diverged")
+_SETTINGS = ("jacobian", "n_steps", "n_transient", "seed", "backend")
+
 
 @dataclass(frozen=True)
-class LyapunovResult:
-    """Lyapunov exponents of one or several trajectories.
+class LyapunovResult(Result):
+    """Lyapunov exponents of one or several trajectories (format ``neurodyn.lyapunov``).
 
     Attributes
     ----------
@@ -37,6 +45,15 @@ class LyapunovResult:
     seed: int
     backend: str = "numpy"
 
+    FORMAT: ClassVar[str] = "neurodyn.lyapunov"
+    FORMAT_VERSION: ClassVar[int] = 1
+    REQUIRED: ClassVar[tuple[str, ...]] = ("exponents", "running", "finite", "steps")
+
+    @property
+    def status(self) -> np.ndarray:
+        """Per trajectory, shape (batch,): ``"finite"`` or ``"diverged"`` (exponents NaN)."""
+        return np.where(self.finite, "finite", "diverged").astype(object)
+
     @property
     def max_exponent(self) -> np.ndarray:
         """Largest exponent per trajectory, shape (batch,)."""
@@ -57,6 +74,7 @@ class LyapunovResult:
         return out
 
     def to_xarray(self):
+        """Dims ``batch``, ``checkpoint``, ``exponent``; ``finite`` as int8, the settings as attrs."""
         import xarray as xr
 
         return xr.Dataset(
@@ -64,9 +82,17 @@ class LyapunovResult:
                 "exponents": (("batch", "exponent"), self.exponents),
                 "running": (("batch", "checkpoint", "exponent"), self.running),
                 "finite": (("batch",), self.finite.astype(np.int8)),
+                "status": (("batch",), self.status),
             },
             coords={"steps": (("checkpoint",), self.steps)},
-            attrs={"jacobian": self.jacobian, "backend": self.backend, "n_steps": self.n_steps,
-                   "n_transient": self.n_transient, "seed": self.seed,
+            attrs={**self.format_attrs(), **{k: getattr(self, k) for k in _SETTINGS},
                    "units": "nats per time step"},
         )
+
+    @classmethod
+    def from_xarray(cls, ds) -> LyapunovResult:
+        """Rebuild from :meth:`to_xarray`'s dataset (or a file written from one)."""
+        settings = {k: ds.attrs[k].item() if isinstance(ds.attrs[k], np.generic) else ds.attrs[k]
+                    for k in _SETTINGS if k in ds.attrs}
+        return cls(ds["exponents"].values, ds["running"].values, ds["steps"].values,
+                   ds["finite"].values.astype(bool), **settings)

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from neurodyn.analysis.plrnn._polytope import Polytope, box_rows, clip_all, split
+from neurodyn.analysis.plrnn._polytope import Polytope, box_rows, clip_all, feasible_point, split
 
 
 class Geom(NamedTuple):
@@ -120,8 +120,6 @@ def preimages(system: Any, geom: Geom, maps: InverseMaps, box: tuple, tol: float
 
 def singular_reach(system: Any, geom: Geom, maps: InverseMaps, box: tuple) -> list[np.ndarray]:
     """Singular candidate regions whose image meets the piece (an LP per singular region)."""
-    from scipy.optimize import linprog
-
     out = []
     n, k = system.n_latent, geom.basis.shape[1]
     N, o = system.normals, system.offsets
@@ -134,8 +132,6 @@ def singular_reach(system: Any, geom: Geom, maps: InverseMaps, box: tuple) -> li
                           np.hstack([np.zeros((len(geom.poly.b), n)), geom.poly.A])])
         b_ub = np.concatenate([sign * o, geom.poly.b])
         bounds = [(lo, hi) for lo, hi in zip(*box)] + [(None, None)] * k
-        res = linprog(np.zeros(n + k), A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds,
-                      method="highs")
-        if res.status == 0:
+        if feasible_point(A_ub, b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds) is not None:
             out.append(maps.codes[r])
     return out

@@ -22,19 +22,41 @@ class Polytope(NamedTuple):
     radius: float
 
 
-def chebyshev(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray | None, float]:
-    """Centre and radius of the largest ball in ``{A s <= b}`` (``(None, -inf)`` when empty)."""
+def chebyshev(A: np.ndarray, b: np.ndarray, *, radius_bounds: tuple[float | None, float | None] = (0.0, None)
+              ) -> tuple[np.ndarray | None, float]:
+    """Centre and radius of the largest ball in ``{A s <= b}`` (``(None, -inf)`` when infeasible).
+
+    The linear programme (scipy's HiGHS) maximises ``r`` subject to ``A s + ||A_i|| r <= b`` within
+    ``radius_bounds``; a negative lower bound lets it report how far an empty cell is from
+    non-empty (the region search), an upper bound keeps unbounded cells finite.
+    """
     from scipy.optimize import linprog
 
     k = A.shape[1]
+    if A.shape[0] == 0 and radius_bounds[1] is not None:
+        return np.zeros(k), float(radius_bounds[1])
     norms = np.linalg.norm(A, axis=1)
     cost = np.zeros(k + 1)
     cost[-1] = -1.0
     res = linprog(cost, A_ub=np.hstack([A, norms[:, None]]), b_ub=b,
-                  bounds=[(None, None)] * k + [(0.0, None)], method="highs")
+                  bounds=[(None, None)] * k + [radius_bounds], method="highs")
     if res.status != 0:
         return None, -np.inf
     return res.x[:k], float(res.x[-1])
+
+
+def feasible_point(A_ub: np.ndarray, b_ub: np.ndarray, *, A_eq: np.ndarray | None = None,
+                   b_eq: np.ndarray | None = None, bounds: list | None = None) -> np.ndarray | None:
+    """A point of ``{x : A_ub x <= b_ub, A_eq x = b_eq}`` within ``bounds`` (default free), or None.
+
+    A feasibility linear programme (zero cost, scipy's HiGHS).
+    """
+    from scipy.optimize import linprog
+
+    n = A_ub.shape[1]
+    res = linprog(np.zeros(n), A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq,
+                  bounds=[(None, None)] * n if bounds is None else bounds, method="highs")
+    return res.x if res.status == 0 else None
 
 
 def _reduce_interval(A: np.ndarray, b: np.ndarray, tol: float) -> Polytope | None:

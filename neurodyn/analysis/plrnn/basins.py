@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from neurodyn._checks import check_finite
+from neurodyn._result import Result, decode_attrs, encode_attrs
+
+__all__ = ["DIVERGED", "UNDECIDED", "BasinResult", "basin_boundary", "compute_basins"]
+
 DIVERGED = -1
 UNDECIDED = -2
+BASIN_STATUS = ("attracted", "diverged", "undecided")
 
 
 @dataclass(frozen=True)
-class BasinResult:
-    """Basin label of each initial state.
+class BasinResult(Result):
+    """Basin label of each initial state (format ``neurodyn.basins``).
 
     Attributes
     ----------
@@ -35,6 +41,7 @@ class BasinResult:
     grid_axes : tuple of ndarray or None
         The grid coordinates per latent dimension when built from ``grid``.
     attrs : dict
+        ``max_steps``, ``tol``, ``diverge_radius`` and the backend that ran.
     """
 
     states: np.ndarray
@@ -43,6 +50,17 @@ class BasinResult:
     attractors: tuple[np.ndarray, ...]
     grid_axes: tuple[np.ndarray, ...] | None = None
     attrs: dict[str, Any] = field(default_factory=dict)
+
+    FORMAT: ClassVar[str] = "neurodyn.basins"
+    FORMAT_VERSION: ClassVar[int] = 1
+    REQUIRED: ClassVar[tuple[str, ...]] = ("state", "label", "steps", "attractor_state", "period")
+
+    @property
+    def status(self) -> np.ndarray:
+        """Per state, shape (state,): ``"attracted"`` (reached an attractor), ``"diverged"`` or
+        ``"undecided"`` (the step budget ended first)."""
+        return np.where(self.labels >= 0, "attracted",
+                        np.where(self.labels == DIVERGED, "diverged", "undecided")).astype(object)
 
     @property
     def fractions(self) -> dict[int, float]:
@@ -57,6 +75,7 @@ class BasinResult:
         return self.labels.reshape(tuple(len(a) for a in self.grid_axes))
 
     def to_xarray(self):
+        """Dims ``batch`` (initial states), ``unit``, ``attractor``, ``cycle_point``, ``grid_<i>``."""
         import xarray as xr
 
         P = max((len(a) for a in self.attractors), default=0)
@@ -70,13 +89,26 @@ class BasinResult:
             "steps": (("batch",), self.steps),
             "attractor_state": (("attractor", "cycle_point", "unit"), att),
             "period": (("attractor",), np.array([len(a) for a in self.attractors], dtype=np.int64)),
+            "status": (("batch",), self.status),
         }
         if self.grid_axes is not None:
             for i, ax in enumerate(self.grid_axes):
                 data[f"grid_axis_{i}"] = ((f"grid_{i}",), ax)
-        attrs = {"diverged_label": DIVERGED, "undecided_label": UNDECIDED,
-                 "grid": int(self.grid_axes is not None), **self.attrs}
+        attrs = {**self.format_attrs(), "diverged_label": DIVERGED, "undecided_label": UNDECIDED,
+                 "grid": int(self.grid_axes is not None), **encode_attrs(self.attrs)}
         return xr.Dataset(data, attrs=attrs)
+
+    @classmethod
+    def from_xarray(cls, ds) -> BasinResult:
+        """Rebuild from :meth:`to_xarray`'s dataset (or a file written from one)."""
+        att = ds["attractor_state"].values
+        attractors = tuple(att[i, :p] for i, p in enumerate(ds["period"].values.astype(int)))
+        axes = None
+        if ds.attrs.get("grid", 0):
+            axes = tuple(ds[f"grid_axis_{i}"].values for i in range(ds.sizes["unit"]))
+        attrs = decode_attrs(ds.attrs, skip=("diverged_label", "undecided_label", "grid"))
+        return cls(ds["state"].values, ds["label"].values.astype(np.int64),
+                   ds["steps"].values.astype(np.int64), attractors, axes, attrs)
 
 
 def _attractor_list(attractors: Any, n: int) -> list[np.ndarray]:
@@ -226,8 +258,7 @@ def compute_basins(
         x0 = np.asarray(states, dtype=np.float64)
         if x0.ndim != 2 or x0.shape[1] != n:
             raise ValueError(f"states must have shape (state, {n}), got {x0.shape}")
-        if not np.all(np.isfinite(x0)):
-            raise ValueError("states contain NaN or Inf")
+        check_finite(x0, "states")
     atts = _attractor_list(attractors, n)
     if not atts:
         raise ValueError("no attractors given (a CycleResult without stable cycles?)")

@@ -16,6 +16,8 @@ from neurodyn.analysis.plrnn._cycle_search import Exhaustive, exhaustive_afforda
 from neurodyn.analysis.plrnn.cycle_result import CycleResult
 from neurodyn.models.piecewise import PLSystem, pl_system
 
+__all__ = ["find_cycles"]
+
 
 def find_cycles(
     model: Any,

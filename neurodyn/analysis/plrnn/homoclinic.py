@@ -13,16 +13,24 @@ here). Used for PLRNNs in Eisenmann et al., "Detecting invariant manifolds in Re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from neurodyn._result import Result, decode_attrs, encode_attrs
+from neurodyn.analysis.plrnn._polytope import feasible_point
 from neurodyn.analysis.plrnn.manifold_result import ManifoldPiece, ManifoldResult
+
+__all__ = ["HomoclinicResult", "find_homoclinic_points"]
+
+HOMOCLINIC_STATUS = ("transversal", "tangential", "not_invertible")
+_BOOLS = ("transversal", "invertible")
+_INTS = ("stable_saddle", "unstable_saddle", "stable_piece", "unstable_piece")
 
 
 @dataclass(frozen=True)
-class HomoclinicResult:
-    """Intersection points of stable and unstable pieces.
+class HomoclinicResult(Result):
+    """Intersection points of stable and unstable pieces (format ``neurodyn.homoclinic``).
 
     Attributes
     ----------
@@ -54,6 +62,18 @@ class HomoclinicResult:
     approach: np.ndarray
     attrs: dict[str, Any] = field(default_factory=dict)
 
+    FORMAT: ClassVar[str] = "neurodyn.homoclinic"
+    FORMAT_VERSION: ClassVar[int] = 1
+    REQUIRED: ClassVar[tuple[str, ...]] = ("state", "kind", *_INTS, *_BOOLS, "angle", "approach")
+
+    @property
+    def status(self) -> np.ndarray:
+        """Per point, shape (point,): ``"transversal"`` (the pieces span the state space),
+        ``"tangential"`` (they do not) or ``"not_invertible"`` (a region map along the orbit is
+        singular, so the Smale-Birkhoff argument does not apply)."""
+        return np.where(~self.invertible, "not_invertible",
+                        np.where(self.transversal, "transversal", "tangential")).astype(object)
+
     @property
     def proves_chaos(self) -> bool:
         """True when some transversal homoclinic point with invertible region maps was found."""
@@ -78,17 +98,26 @@ class HomoclinicResult:
         return "\n".join(lines)
 
     def to_xarray(self):
+        """Dims ``point``, ``unit``; booleans stored as int8."""
         import xarray as xr
 
         d = ("point",)
-        return xr.Dataset(
-            {"state": (("point", "unit"), self.points),
-             "kind": (d, self.kind.astype(object)),
-             "stable_saddle": (d, self.stable_saddle), "unstable_saddle": (d, self.unstable_saddle),
-             "stable_piece": (d, self.stable_piece), "unstable_piece": (d, self.unstable_piece),
-             "transversal": (d, self.transversal.astype(np.int8)), "angle": (d, self.angle),
-             "invertible": (d, self.invertible.astype(np.int8)), "approach": (d, self.approach)},
-            attrs={"proves_chaos": int(self.proves_chaos), **self.attrs})
+        data = {"state": (("point", "unit"), self.points), "kind": (d, self.kind.astype(object)),
+                "angle": (d, self.angle), "approach": (d, self.approach), "status": (d, self.status)}
+        data.update({k: (d, getattr(self, k)) for k in _INTS})
+        data.update({k: (d, getattr(self, k).astype(np.int8)) for k in _BOOLS})
+        return xr.Dataset(data, attrs={**self.format_attrs(), "proves_chaos": int(self.proves_chaos),
+                                       **encode_attrs(self.attrs)})
+
+    @classmethod
+    def from_xarray(cls, ds) -> HomoclinicResult:
+        """Rebuild from :meth:`to_xarray`'s dataset (or a file written from one)."""
+        return cls(points=ds["state"].values.astype(np.float64),
+                   kind=ds["kind"].values.astype(str), angle=ds["angle"].values.astype(np.float64),
+                   approach=ds["approach"].values.astype(np.float64),
+                   attrs=decode_attrs(ds.attrs, skip=("proves_chaos",)),
+                   **{k: ds[k].values.astype(np.int64) for k in _INTS},
+                   **{k: ds[k].values.astype(bool) for k in _BOOLS})
 
 
 def _meet(sp: ManifoldPiece, up: ManifoldPiece, tol: float) -> np.ndarray | None:
@@ -103,12 +132,9 @@ def _meet(sp: ManifoldPiece, up: ManifoldPiece, tol: float) -> np.ndarray | None
         ok_s = np.all((sp.A @ a - sp.b) / np.linalg.norm(sp.A, axis=1) <= tol)
         ok_u = np.all((up.A @ c - up.b) / np.linalg.norm(up.A, axis=1) <= tol)
         return sp.points(a) if ok_s and ok_u else None
-    from scipy.optimize import linprog
-
     A_ub = np.block([[sp.A, np.zeros((len(sp.b), ku))], [np.zeros((len(up.b), ks)), up.A]])
-    res = linprog(np.zeros(ks + ku), A_ub=A_ub, b_ub=np.concatenate([sp.b, up.b]) + tol,
-                  A_eq=M, b_eq=rhs, bounds=[(None, None)] * (ks + ku), method="highs")
-    return sp.points(res.x[:ks]) if res.status == 0 else None
+    x = feasible_point(A_ub, np.concatenate([sp.b, up.b]) + tol, A_eq=M, b_eq=rhs)
+    return None if x is None else sp.points(x[:ks])
 
 
 def _bounds(pieces: list[ManifoldPiece]) -> tuple[np.ndarray, np.ndarray]:

@@ -1,22 +1,24 @@
 """The result of :func:`~neurodyn.analysis.find_manifolds`: affine manifold pieces and their saddles.
 
-netCDF layout (dims): ``piece``, ``unit``, ``dim`` (piece coordinates, padded to the largest
-piece dimension), ``facet``, ``vertex``, ``sample``, ``hyperplane``, ``saddle``, ``cycle_point``,
-``eigenvalue``. Padding is NaN (floats) or -1 (integers); ``n_dim``, ``n_facets``, ``n_vertices``
-and ``period`` give the true sizes.
+netCDF layout (format ``neurodyn.manifolds``; dims): ``piece``, ``unit``, ``dim`` (piece coordinates,
+padded to the largest piece dimension), ``facet``, ``vertex``, ``sample``, ``hyperplane``, ``saddle``,
+``cycle_point``, ``eigenvalue``. Padding is NaN (floats) or -1 (integers); ``n_dim``, ``n_facets``,
+``n_vertices`` and ``period`` give the true sizes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from neurodyn._result import Result, decode_attrs, encode_attrs
 from neurodyn.analysis.plrnn._polytope import Polytope
 
-FORMAT_NAME = "neurodyn.manifolds"
-FORMAT_VERSION = 1
+__all__ = ["ManifoldPiece", "ManifoldResult", "Saddle"]
+
+PIECE_STATUS = ("ok", "inconsistent")
 
 
 @dataclass(frozen=True)
@@ -106,11 +108,13 @@ class Saddle:
 
 
 @dataclass(frozen=True)
-class ManifoldResult:
+class ManifoldResult(Result):
     """Piecewise-affine stable/unstable manifolds of the saddles of a PL map.
 
     ``truncated[(saddle, kind)]`` is True when the piece cap stopped that manifold early;
     ``warnings`` lists non-invertible regions, failed self-consistency checks and skipped saddles.
+    :attr:`status` is per piece (``"ok"`` or ``"inconsistent"``: a stable piece whose samples map
+    farther than ``consistency_tol`` from its parent), :attr:`saddle_status` per saddle.
     """
 
     pieces: tuple[ManifoldPiece, ...]
@@ -120,9 +124,29 @@ class ManifoldResult:
     warnings: tuple[str, ...] = ()
     attrs: dict[str, Any] = field(default_factory=dict)
 
+    FORMAT: ClassVar[str] = "neurodyn.manifolds"
+    FORMAT_VERSION: ClassVar[int] = 1
+    REQUIRED: ClassVar[tuple[str, ...]] = (
+        "kind", "piece_saddle", "depth", "parent", "n_dim", "n_facets", "n_vertices", "residual",
+        "region_code", "base", "basis", "facet_normal", "facet_offset", "vertices", "samples",
+        "saddle_state", "saddle_region_code", "period", "saddle_status", "n_unstable", "eigenvalue_real",
+        "eigenvalue_imag", "truncated_stable", "truncated_unstable", "box_low", "box_high")
+
     @property
     def n_pieces(self) -> int:
         return len(self.pieces)
+
+    @property
+    def status(self) -> np.ndarray:
+        """Per piece, shape (piece,): ``"ok"`` or ``"inconsistent"`` (residual above ``consistency_tol``)."""
+        tol = self.attrs.get("consistency_tol", np.inf)
+        return np.array(["inconsistent" if p.residual > tol else "ok" for p in self.pieces], dtype=object)
+
+    @property
+    def saddle_status(self) -> np.ndarray:
+        """Per saddle, shape (saddle,): ``"ok"``, ``"not_saddle"``, ``"not_hyperbolic"``,
+        ``"on_boundary"`` or ``"outside_box"``."""
+        return np.array([s.status for s in self.saddles], dtype=object)
 
     def select(self, kind: str | None = None, saddle: int | None = None) -> list[ManifoldPiece]:
         """Pieces of one kind and/or one saddle."""
@@ -139,6 +163,7 @@ class ManifoldResult:
         return out
 
     def to_xarray(self):
+        """The result as an :class:`xarray.Dataset` (see the module docstring for the names)."""
         import xarray as xr
 
         P, n = len(self.pieces), len(self.box[0])
@@ -198,10 +223,8 @@ class ManifoldResult:
             "box_low": (("unit",), self.box[0]),
             "box_high": (("unit",), self.box[1]),
         }
-        attrs = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION,
-                 "warnings": "\n".join(self.warnings)}
-        attrs.update({k: (int(v) if isinstance(v, bool) else v) for k, v in self.attrs.items()
-                      if v is not None})
+        data["status"] = (("piece",), self.status)
+        attrs = {**self.format_attrs(), "warnings": "\n".join(self.warnings), **encode_attrs(self.attrs)}
         return xr.Dataset(data, attrs=attrs)
 
     @classmethod
@@ -213,7 +236,7 @@ class ManifoldResult:
         ValueError
             If ``ds`` is not a manifold dataset.
         """
-        if ds.attrs.get("format") != FORMAT_NAME:
+        if ds.attrs.get("format") != cls.FORMAT:
             raise ValueError(f"not a manifold dataset (format attribute {ds.attrs.get('format')!r})")
         v = {k: ds[k].values for k in ds.data_vars}
         pieces = []
@@ -237,10 +260,6 @@ class ManifoldResult:
             truncated[(i, "stable")] = bool(v["truncated_stable"][i])
             truncated[(i, "unstable")] = bool(v["truncated_unstable"][i])
         warn = ds.attrs.get("warnings", "")
-        attrs = {k: a for k, a in ds.attrs.items() if k not in ("format", "format_version", "warnings")}
+        attrs = decode_attrs(ds.attrs, skip=("warnings",))
         return cls(tuple(pieces), tuple(saddles), (v["box_low"], v["box_high"]), truncated,
                    tuple(w for w in str(warn).split("\n") if w), attrs)
-
-    def save(self, path) -> None:
-        """Write the netCDF file (engine h5netcdf)."""
-        self.to_xarray().to_netcdf(path, engine="h5netcdf")

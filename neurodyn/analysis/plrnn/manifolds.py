@@ -21,6 +21,8 @@ from neurodyn.analysis.plrnn._manifold_seed import describe_saddle, make_seed, s
 from neurodyn.analysis.plrnn._polytope import sample
 from neurodyn.analysis.plrnn.manifold_result import ManifoldPiece, ManifoldResult, Saddle
 
+__all__ = ["find_manifolds"]
+
 
 def _as_system(model: Any, u: Any):
     if all(hasattr(model, a) for a in ("normals", "offsets", "affine_map", "step")):
@@ -263,7 +265,8 @@ def find_manifolds(
 
         _warnings.warn("find_manifolds: " + "; ".join(serious), RuntimeWarning, stacklevel=2)
     attrs = {"kind": kind, "max_depth": max_depth, "max_pieces": max_pieces, "seed": seed_int,
-             "tol": tol, "method": "piecewise-affine (Eisenmann et al. 2026)"}
+             "tol": tol, "consistency_tol": consistency_tol,
+             "method": "piecewise-affine (Eisenmann et al. 2026)"}
     return ManifoldResult(tuple(pieces), tuple(saddles), bx, truncated, tuple(warnings), attrs)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from neurodyn._checks import check_finite
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn.analysis.plrnn import _cycle_algebra as alg
 from neurodyn.analysis.plrnn._cycle_collect import Collector, Tolerances
@@ -25,6 +26,8 @@ from neurodyn.analysis.plrnn._cycle_search import OrderStats
 from neurodyn.analysis.plrnn.cycle_result import CycleResult
 from neurodyn.analysis.plrnn.cycles import _assemble, search_attrs
 from neurodyn.models.piecewise import PLSystem, pl_system
+
+__all__ = ["find_attracting_cycles"]
 
 OUTCOMES = ("closed", "not_closed", "diverged", "inconsistent", "ill_conditioned")
 #: ``Collector.offer`` status → orbit outcome; "lower_order" cannot be a genuine first return, so it
@@ -44,8 +47,7 @@ def _initial_states(system: PLSystem, initial_states: Any, n_inits: int, rng) ->
     if z.ndim != 2 or z.shape[1] != n or z.shape[0] == 0:
         raise ValueError(f"initial_states must have shape (state,) or (batch, state) with state={n} and "
                          f"batch >= 1, got {np.shape(initial_states)}")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("initial_states contain NaN or Inf; pass finite states")
+    check_finite(z, "initial_states", "pass finite states")
     return z
 
 

@@ -13,22 +13,10 @@ import itertools
 
 import numpy as np
 
+from neurodyn.analysis.plrnn._polytope import chebyshev, feasible_point
 from neurodyn.models.piecewise import PLSystem
 
-
-def _max_slack(A: np.ndarray, b: np.ndarray, n: int) -> tuple[float, np.ndarray | None]:
-    """Largest ``t <= 1`` with ``A z + b >= t`` (rows normalised); returns ``(t, z)``."""
-    from scipy.optimize import linprog
-
-    if A.shape[0] == 0:
-        return 1.0, np.zeros(n)
-    cost = np.zeros(n + 1)
-    cost[-1] = -1.0
-    A_ub = np.hstack([-A, np.ones((A.shape[0], 1))])
-    res = linprog(cost, A_ub=A_ub, b_ub=b, bounds=[(None, None)] * n + [(None, 1.0)], method="highs")
-    if res.status != 0:
-        return -np.inf, None
-    return float(-res.fun), res.x[:n]
+__all__ = ["cyclic_sequences", "enumerate_regions", "transition_graph"]
 
 
 def enumerate_regions(system: PLSystem, *, max_regions: int = 1_000_000, slack_tol: float = 1e-9
@@ -80,7 +68,8 @@ def enumerate_regions(system: PLSystem, *, max_regions: int = 1_000_000, slack_t
                     continue
                 rows = [j for j in range(i + 1) if norms[j] > 0]
                 sign = np.array([1.0 if (code + [bit])[j] else -1.0 for j in rows])
-                t, z = _max_slack(sign[:, None] * unit[rows], sign * off[rows], n)
+                # largest slack t <= 1 with s (n z + o) >= t over the unit normals: a Chebyshev ball
+                z, t = chebyshev(-sign[:, None] * unit[rows], sign * off[rows], radius_bounds=(None, 1.0))
                 if t > slack_tol:
                     grown.append((code + [bit], z))
         cells = grown
@@ -100,14 +89,12 @@ def transition_graph(system: PLSystem, codes: np.ndarray, J: np.ndarray, c: np.n
     ``J`` (region, latent, latent), ``c`` (region, latent) → bool (region, region). The closures are
     relaxed by ``tol`` (in units of distance), which can only add edges.
     """
-    from scipy.optimize import linprog
-
     N, o = system.normals, system.offsets
     norms = np.linalg.norm(N, axis=1)
     keep = norms > 0
     unit, off = N[keep] / norms[keep, None], o[keep] / norms[keep]
     signs = np.where(codes[:, keep], 1.0, -1.0)
-    R, n = codes.shape[0], system.n_latent
+    R = codes.shape[0]
     adj = np.zeros((R, R), dtype=bool)
     for a in range(R):
         here = signs[a][:, None] * unit
@@ -116,8 +103,7 @@ def transition_graph(system: PLSystem, codes: np.ndarray, J: np.ndarray, c: np.n
             there = signs[b][:, None] * image
             A_ub = -np.vstack([here, there])
             b_ub = np.concatenate([signs[a] * off, signs[b] * (unit @ c[a] + off)]) + tol
-            res = linprog(np.zeros(n), A_ub=A_ub, b_ub=b_ub, bounds=[(None, None)] * n, method="highs")
-            adj[a, b] = res.status == 0
+            adj[a, b] = feasible_point(A_ub, b_ub) is not None
     return adj
 
 

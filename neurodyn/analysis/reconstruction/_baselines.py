@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neurodyn._checks import check_finite
+
 __all__ = ["LinearBaseline", "fit_linear_baseline"]
 
 
@@ -60,15 +62,13 @@ def fit_linear_baseline(x_train: np.ndarray, inputs: np.ndarray | None = None) -
     x = np.asarray(x_train, dtype=np.float64)
     if x.ndim != 2 or len(x) < 2:
         raise ValueError(f"x_train must be (time, channel) with at least 2 time points, got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ValueError("x_train contains NaN or Inf; clean or interpolate the data first")
+    check_finite(x, "x_train", "clean or interpolate the data first")
     if inputs is not None:
         inputs = np.asarray(inputs, dtype=np.float64)
         if inputs.ndim != 2 or len(inputs) != len(x):
             raise ValueError(f"inputs must be (time, input) with the {len(x)} time points of x_train, "
                              f"got shape {inputs.shape}")
-        if not np.all(np.isfinite(inputs)):
-            raise ValueError("inputs contain NaN or Inf; clean or interpolate the inputs first")
+        check_finite(inputs, "inputs", "clean or interpolate the inputs first")
     cols = [x[:-1]] if inputs is None else [x[:-1], inputs[1:]]
     X = np.concatenate(cols + [np.ones((len(x) - 1, 1))], axis=1)
     coef, *_ = np.linalg.lstsq(X, x[1:], rcond=None)

@@ -10,10 +10,12 @@ constant prediction).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from neurodyn._checks import check_finite
+from neurodyn._result import Result, decode_attrs, encode_attrs
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.reconstruction._baselines import LinearBaseline, fit_linear_baseline  # noqa: F401
 from neurodyn.analysis.reconstruction._metrics import (
@@ -28,8 +30,10 @@ MIN_SCORED = 10  # fewest time points a free run is scored on
 
 
 @dataclass(frozen=True)
-class ReconstructionResult:
+class ReconstructionResult(Result):
     """Reconstruction measures per model (rows ``model``: ``"fitted"``, ``"linear"``, ``"mean"``).
+
+    Format ``neurodyn.reconstruction``: dims ``model``, ``time``, ``channel``.
 
     Attributes
     ----------
@@ -56,6 +60,10 @@ class ReconstructionResult:
     generated: np.ndarray
     settings: dict[str, Any]
 
+    FORMAT: ClassVar[str] = "neurodyn.reconstruction"
+    FORMAT_VERSION: ClassVar[int] = 1
+    REQUIRED: ClassVar[tuple[str, ...]] = ("d_stsp", "d_h", "pe", "status", "generated", "model")
+
     def summary(self) -> str:
         pe = f"PE({self.settings['pe_steps']})"
         lines = [f"{'model':<8} {'D_stsp':>10} {'D_H':>8} {pe:>10}  status"]
@@ -67,17 +75,24 @@ class ReconstructionResult:
         return "\n".join(lines)
 
     def to_xarray(self):
+        """The measures on dim ``model``, the free trajectory on ``(time, channel)``, settings as attrs."""
         import xarray as xr
 
-        ds = xr.Dataset(
+        return xr.Dataset(
             {"d_stsp": (("model",), self.d_stsp), "d_h": (("model",), self.d_h), "pe": (("model",), self.pe),
-             "status": (("model",), list(self.status)),
+             "status": (("model",), np.array(self.status, dtype=object)),
              "generated": (("time", "channel"), self.generated)},
-            coords={"model": list(self.models)},
+            coords={"model": np.array(self.models, dtype=object)},
+            attrs={**self.format_attrs(), **encode_attrs(self.settings), "max_lyapunov": self.max_lyapunov},
         )
-        ds.attrs.update({k: ("" if v is None else v) for k, v in self.settings.items()})
-        ds.attrs["max_lyapunov"] = self.max_lyapunov
-        return ds
+
+    @classmethod
+    def from_xarray(cls, ds) -> ReconstructionResult:
+        """Rebuild from :meth:`to_xarray`'s dataset (or a file written by ``neurodyn evaluate --out``)."""
+        return cls(tuple(str(m) for m in ds["model"].values), ds["d_stsp"].values, ds["d_h"].values,
+                   ds["pe"].values, tuple(str(s) for s in ds["status"].values),
+                   float(ds.attrs.get("max_lyapunov", np.nan)), ds["generated"].values,
+                   decode_attrs(ds.attrs, skip=("max_lyapunov",)))
 
 
 def _scores(x_test, x_gen, pred_err, method, n_bins, bin_range, smoothing, seed):
@@ -241,8 +256,7 @@ def _check_inputs(model, xtr, xte, inputs_train, inputs_test, baselines):
         u = np.asarray(u, dtype=np.float64)
         if u.ndim != 2 or u.shape != (len(x), n_in):
             raise ValueError(f"{name} must have shape (time, input) = ({len(x)}, {n_in}), got {u.shape}")
-        if not np.all(np.isfinite(u)):
-            raise ValueError(f"{name} contains NaN or Inf; clean or interpolate the inputs first")
+        check_finite(u, name, "clean or interpolate the inputs first")
         out.append(u)
     return out[0], out[1]
 

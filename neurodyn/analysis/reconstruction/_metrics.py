@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from neurodyn._checks import check_finite
 from neurodyn._seed import SeedLike, numpy_rng
 
 __all__ = ["normalized_power_spectrum", "power_spectrum_distance", "prediction_error",
@@ -33,8 +34,7 @@ def _pair(x_true: Any, x_gen: Any) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(
             f"x_true and x_gen must be (time, channel) with the same channels; got {a.shape} and {b.shape}"
         )
-    if not np.all(np.isfinite(a)):
-        raise ValueError("x_true contains NaN/Inf; clean the data first")
+    check_finite(a, "x_true", "clean the data first")
     if len(a) < 2 or len(b) < 2:
         raise ValueError(f"need at least 2 time points each, got {len(a)} and {len(b)}")
     return a, b

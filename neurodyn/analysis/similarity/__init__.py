@@ -7,7 +7,7 @@ return a plain ``float`` whose conventions are fixed by keyword arguments (see `
 
 from neurodyn.analysis.similarity._cca import canonical_correlations, cca_similarity, pwcca, svcca
 from neurodyn.analysis.similarity._cka import cka, rbf_bandwidth
-from neurodyn.analysis.similarity._compare_rdms import compare_rdms, upper_triangle
+from neurodyn.analysis.similarity._compare_rdms import compare_rdms
 from neurodyn.analysis.similarity._havok import HavokFit, delay_embed, fit_havok
 from neurodyn.analysis.similarity._permutation import (
     PermutationMetric,
@@ -44,7 +44,6 @@ __all__ = [
     "rdm",
     "soft_matching_distance",
     "svcca",
-    "upper_triangle",
     "weight_distance",
     "HavokFit", "delay_embed", "dsa_distance", "eigenvalue_wasserstein", "embed_distances", "fit_havok",
     "operator_distance", "pairwise_distances",

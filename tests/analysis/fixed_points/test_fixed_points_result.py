@@ -76,9 +76,11 @@ def test_xarray_has_the_documented_names(cycle_result):
                 "eigenvalue_imag": ("fixed_point", "eigenvalue"), "stability": ("fixed_point",),
                 "n_unstable": ("fixed_point",), "converged": ("fixed_point",),
                 "order": ("fixed_point",), "cycle_id": ("fixed_point",),
-                "cycle_step": ("fixed_point",), "iterations": ("fixed_point",)}
+                "cycle_step": ("fixed_point",), "iterations": ("fixed_point",), "status": ("fixed_point",)}
     assert {name: ds[name].dims for name in ds.data_vars} == expected
     assert set(ds.stability.values) <= {"stable", "saddle", "unstable", "marginal"}
+    assert list(ds.status.values) == ["converged"] * 3  # the fixed point 0 and the 2-cycle
+    assert ds.attrs["format"] == "neurodyn.fixed_points" and ds.attrs["format_version"] == 1
     for key in ("input", "tol_q", "tol_dq", "max_iters", "tol_unique", "outlier_distance_scale",
                 "marginal_tol", "seed", "method", "neurodyn_version"):
         assert key in ds.attrs

@@ -8,7 +8,7 @@ from scipy.spatial.distance import pdist, squareform
 from scipy.stats import pearsonr
 
 from neurodyn.analysis import compare_rdms, rdm
-from neurodyn.analysis.similarity import upper_triangle
+from neurodyn.analysis.similarity._compare_rdms import upper_triangle
 
 SEEDS = [0, 1, 2, 3]
 

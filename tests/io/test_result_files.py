@@ -1,0 +1,213 @@
+"""Every result type: save -> neurodyn.io.load gives the same arrays and attributes; status on known cases."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import xarray as xr
+from problems import FlipTanh, SlowDrift
+
+import neurodyn.io
+from neurodyn.analysis import (
+    compute_basins,
+    compute_solution_degeneracy,
+    evaluate_reconstruction,
+    find_cycles,
+    find_fixed_points,
+    find_homoclinic_points,
+    find_manifolds,
+    load_fixed_points,
+    lyapunov_spectrum,
+)
+from neurodyn.kernels import RolloutResult, rollout
+from neurodyn.models import PLRNN, LeakyRNN, PLSystem
+from neurodyn.tasks import FlipFlop
+from neurodyn.training import Generated, generate
+
+
+def two_cycle_saddle() -> PLRNN:
+    """Saddle (0.4, -2) and the stable 2-cycle {(6/7, -2), (-2/7, -2)} (see tests/analysis/plrnn)."""
+    return PLRNN.from_arrays([0.5, 0.5], [[-2.0, 0.0], [0.0, 0.0]], [1.0, -1.0])
+
+
+def lozi() -> PLRNN:
+    return PLRNN.from_arrays(np.array([[1.7, 1.0], [0.5, 0.0]]), np.array([[-3.4, 0.0], [0.0, 0.0]]),
+                             np.array([1.0, 0.0]))
+
+
+LOZI_SADDLE = np.array([1 / 2.2, 0.5 / 2.2])
+
+
+def round_trip(result, path):
+    """Save, read back with neurodyn.io.load, and require the same dataset (values, dtypes, attrs)."""
+    result.save(path)
+    back = neurodyn.io.load(path)
+    assert type(back) is type(result)
+    xr.testing.assert_identical(back.to_xarray(), result.to_xarray())
+    with xr.open_dataset(path, engine="h5netcdf") as ds:
+        assert ds.attrs["format"] == result.FORMAT and ds.attrs["format_version"] == result.FORMAT_VERSION
+    return back
+
+
+def test_fixed_points_round_trip_and_status(tmp_path):
+    res = find_fixed_points(FlipTanh(2.0), state_size=1, initial_states=np.linspace(-1, 1, 9)[:, None],
+                            max_order=2, seed=7)
+    back = round_trip(res, tmp_path / "fp.nc")
+    np.testing.assert_array_equal(back.states, res.states)
+    np.testing.assert_array_equal(back.eigenvalues, res.eigenvalues)
+    assert back.attrs == res.attrs  # settings survive, lists, None and inf included
+    assert list(back.status) == ["converged"] * 3
+    assert load_fixed_points(tmp_path / "fp.nc").summary() == res.summary()
+
+
+def test_fixed_point_status_of_a_slow_point_and_of_a_search_out_of_iterations(tmp_path):
+    problem = SlowDrift(0.05)
+    slow = find_fixed_points(problem, state_size=1, initial_states=np.linspace(-1, 1, 9)[:, None],
+                             max_iters=2000)
+    assert list(slow.status) == ["slow_point"] and slow.q[0] == pytest.approx(problem.q_min, rel=1e-6)
+    short = find_fixed_points(problem, state_size=1, initial_states=np.array([[-1.0], [1.0]]), max_iters=2)
+    assert set(short.status) == {"not_converged"} and (short.iterations == 2).all()
+    assert "out of iterations" in short.summary()
+    back = round_trip(slow, tmp_path / "slow.nc")
+    assert list(back.status) == ["slow_point"]
+    # without the stored status (files of the previous layout) it is derived from iterations
+    ds = short.to_xarray().drop_vars("status")
+    assert set(type(short).from_xarray(ds).status) == {"not_converged"}
+    assert list(type(slow).from_xarray(slow.to_xarray().drop_vars("status")).status) == ["slow_point"]
+
+
+def test_cycles_round_trip_status_and_fixed_points_member(tmp_path):
+    res = find_cycles(two_cycle_saddle(), max_order=2, seed=5)
+    back = round_trip(res, tmp_path / "cycles.nc")
+    np.testing.assert_array_equal(back.region_code, res.region_code)
+    np.testing.assert_array_equal(back.search["complete"], res.search["complete"])
+    assert list(back.status) == ["converged"] * 3
+    # fixed_points(...) is a method in both point results, returning the same type
+    fp = res.fixed_points()
+    assert type(fp) is type(res) and fp.n_points == 1
+    np.testing.assert_allclose(fp.states, [[0.4, -2.0]])
+    with pytest.warns(DeprecationWarning, match="method now"):
+        old = np.asarray(res.fixed_points + 0.0)  # its use as an array before it became a method
+    np.testing.assert_allclose(old, [[0.4, -2.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res.fixed_points(converged_only=False)
+    # the general loader reads the shared fields of a cycle file
+    assert load_fixed_points(tmp_path / "cycles.nc").n_points == 3
+
+
+def test_cycle_on_a_switching_hyperplane_has_status_on_boundary():
+    # z' = 0.5 z + 0.2 relu(z): the fixed point 0 lies on the hyperplane z = 0 of the ReLU
+    res = find_cycles(PLRNN.from_arrays([0.5], [[0.2]], [0.0]), max_order=1)
+    assert res.n_points == 1 and res.region_margin[0] == 0.0
+    assert list(res.status) == ["on_boundary"]
+
+
+def test_manifolds_round_trip_and_piece_status(tmp_path):
+    res = find_manifolds(lozi(), [LOZI_SADDLE], box=3.0, max_depth=4, max_pieces=30)
+    back = round_trip(res, tmp_path / "m.nc")
+    assert back.n_pieces == res.n_pieces and set(back.status) == {"ok"}
+    assert list(back.saddle_status) == ["ok"] and back.attrs == res.attrs
+    bad = dataclasses.replace(res.pieces[0], residual=1.0)  # maps far from its parent
+    assert dataclasses.replace(res, pieces=(bad, *res.pieces[1:])).status[0] == "inconsistent"
+
+
+def test_homoclinic_round_trip_and_status(tmp_path):
+    manifolds = find_manifolds(lozi(), [LOZI_SADDLE], box=3.0, max_depth=5, max_pieces=40)
+    res = find_homoclinic_points(lozi(), manifolds)
+    back = round_trip(res, tmp_path / "h.nc")
+    assert back.proves_chaos and "transversal" in set(back.status)  # Misiurewicz (1980)
+    np.testing.assert_array_equal(back.points, res.points)
+
+
+def test_basins_round_trip_and_status(tmp_path):
+    model = two_cycle_saddle()
+    res = compute_basins(model, find_cycles(model, max_order=2), grid=([(-1.0, 1.0), (-3.0, -1.0)], 3),
+                         max_steps=400)
+    back = round_trip(res, tmp_path / "b.nc")
+    assert set(back.status) == {"attracted"} and back.labels_grid().shape == (3, 3)
+    odd = compute_basins(model, find_cycles(model, max_order=2), states=[[0.5, -2.0], [100.0, 0.0]],
+                         max_steps=3, diverge_radius=50.0)
+    assert list(odd.status) == ["undecided", "diverged"]
+    assert list(round_trip(odd, tmp_path / "odd.nc").status) == ["undecided", "diverged"]
+
+
+def test_lyapunov_round_trip_and_status(tmp_path):
+    res = lyapunov_spectrum(lozi(), n_steps=300, n_transient=20, seed=3)
+    back = round_trip(res, tmp_path / "l.nc")
+    np.testing.assert_array_equal(back.exponents, res.exponents)
+    assert list(back.status) == ["finite"]
+    grow = PLSystem(np.zeros((0, 2)), np.zeros(0), np.diag([3.0, 0.5]), np.zeros(2), np.zeros((2, 0)))
+    diverged = lyapunov_spectrum(grow, h0=[1.0, 1.0], n_steps=2000, n_transient=0)
+    assert list(round_trip(diverged, tmp_path / "d.nc").status) == ["diverged"]
+
+
+def test_reconstruction_round_trip(tmp_path):
+    t = np.arange(120) * 0.3
+    x = np.stack([np.sin(t), np.cos(t)], axis=1)
+    model = PLRNN.from_arrays([0.9, 0.9], [[0.0, -0.3], [0.3, 0.0]], [0.0, 0.0])
+    res = evaluate_reconstruction(model, x[:60], x[60:], observation="identity", n_transient=5, pe_steps=2,
+                                  n_bins=4, seed=1)
+    back = round_trip(res, tmp_path / "r.nc")
+    assert back.status == res.status == ("ok", "ok", "ok") and back.settings == res.settings
+
+
+def test_degeneracy_round_trip(tmp_path):
+    nets = [LeakyRNN(1, 4, 1, seed=s) for s in (0, 1)]
+    res = compute_solution_degeneracy(nets, FlipFlop(n_bits=1, n_steps=20), n_trials=4, seed=2,
+                                      dynamics_metric="cka")
+    back = round_trip(res, tmp_path / "deg.nc")
+    assert back.status == ("ok", "ok") and back.settings == res.settings
+
+
+@pytest.mark.parametrize("lead", [(), (2,), (3, 2)])
+def test_rollout_round_trip_and_status(tmp_path, lead):
+    states = torch.arange(np.prod(lead, dtype=int) * 4 * 3, dtype=torch.float64).reshape(*lead, 4, 3)
+    res = RolloutResult(states, states[..., -1, :], "torch", every=2, seed=5)
+    back = round_trip(res, tmp_path / "roll.nc")
+    assert torch.equal(back.states, res.states) and back.seed == 5 and back.every == 2
+    assert back.status.shape == lead
+
+
+def test_rollout_of_a_diverging_network_has_status_diverged(tmp_path):
+    model = PLRNN.from_arrays([[2.0, 0.0], [0.0, 0.5]], np.zeros((2, 2)), [0.0, 0.0])
+    res = rollout(model, torch.tensor([[1.0, 1.0], [0.0, 1.0]]), None, n_steps=300, backend="torch")
+    assert list(res.status) == ["diverged", "finite"]
+    assert list(round_trip(res, tmp_path / "roll.nc").status) == ["diverged", "finite"]
+
+
+def test_generated_is_a_view_of_a_rollout(tmp_path):
+    model = PLRNN.from_arrays([0.9, 0.9], [[0.0, -0.3], [0.3, 0.0]], [0.0, 0.0])
+    gen = generate(model, np.array([1.0, 0.5]), 6, observation="identity")
+    observations, states = gen  # unpacks as the NamedTuple it was
+    assert observations.shape == (6, 2) and states.shape == (6, 2) and gen.status == "finite"
+    gen.save(tmp_path / "g.nc")
+    run = neurodyn.io.load(tmp_path / "g.nc")
+    assert isinstance(run, RolloutResult)
+    np.testing.assert_array_equal(run.outputs.numpy(), gen.observations)
+    np.testing.assert_array_equal(run.states.numpy(), gen.states)
+    back = Generated.load(tmp_path / "g.nc")
+    np.testing.assert_array_equal(back.observations, gen.observations)
+    np.testing.assert_array_equal(back.states, gen.states)
+
+
+def test_save_replaces_a_file_only_when_complete(tmp_path, monkeypatch):
+    res = find_cycles(two_cycle_saddle(), max_order=1)
+    path = tmp_path / "c.nc"
+    res.save(path)
+    before = path.read_bytes()
+
+    def broken(self, target, **kwargs):
+        open(target, "wb").write(b"half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(xr.Dataset, "to_netcdf", broken)
+    with pytest.raises(OSError, match="disk full"):
+        res.save(path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["c.nc"]
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        res.save(path, overwrite=False)
