@@ -9,7 +9,6 @@ does both terms. The shallow PLRNN runs two products per step through its hidden
 from __future__ import annotations
 
 import numpy as np
-import torch
 from numba import njit, prange
 
 from neurodyn.kernels.numba_rnn import KB, finish_step, load_block, matvec_block
@@ -79,16 +78,3 @@ def shallow_kernel(w2, h2, w1, a, drive, noise, noise_std, h, out, n_steps, t0, 
             finish_step(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
         for k in range(min(KB, n_batch - b0)):
             h[e, b0 + k, :] = hb[k, :]
-
-
-def run(family: str, params, drive: np.ndarray, common: tuple) -> None:
-    """Call the kernel of ``family`` (``plrnn``, ``alrnn`` or ``shplrnn``) on ensemble params."""
-    if family in ("plrnn", "alrnn"):
-        m = torch.cat([params.A, params.W], dim=-1).contiguous().numpy()
-        n_relu = params.A.shape[-1] if family == "plrnn" else int(params.n_relu)
-        pl_kernel(m, drive, *common, n_relu)
-    elif family == "shplrnn":
-        arr = [params.W2, params.h2, params.W1, params.a]
-        shallow_kernel(*(x.contiguous().numpy() for x in arr), drive, *common, bool(params.clipped))
-    else:  # pragma: no cover - guarded by the dispatcher
-        raise ValueError(f"no Numba kernel for family {family!r}")

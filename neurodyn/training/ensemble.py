@@ -167,7 +167,7 @@ def train_ensemble(
     n = len(models)
     template = copy.deepcopy(models[0]).to(device).train()
     family = family_of(template.params())
-    if family is None:
+    if family is None or family.name not in MASKED:  # stacked training knows these families only
         raise TypeError(f"train_ensemble does not know {type(template).__name__}; train it with train()")
     if template.n_inputs != task.n_inputs or template.n_outputs != task.n_outputs:
         raise ValueError(f"model has {template.n_inputs}/{template.n_outputs} inputs/outputs, "

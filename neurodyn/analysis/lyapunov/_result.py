@@ -21,10 +21,10 @@ class LyapunovResult:
     finite : ndarray of bool, shape (batch,)
         False where the trajectory left the finite numbers (diverged); its exponents are NaN.
     jacobian : str
-        ``"analytic"`` (piecewise-affine region Jacobians) or ``"autograd"``.
+        ``"analytic"`` (the closed forms of the model family, or PL region Jacobians) or ``"autograd"``.
     n_steps, n_transient, seed : int
     backend : str
-        ``"numpy"`` or ``"numba"``: what ran the QR steps.
+        ``"torch"`` (the reference: torch rollout, NumPy QR) or ``"numba"``: what ran the steps.
     """
 
     exponents: np.ndarray
@@ -35,7 +35,7 @@ class LyapunovResult:
     n_steps: int
     n_transient: int
     seed: int
-    backend: str = "numpy"
+    backend: str = "torch"
 
     @property
     def max_exponent(self) -> np.ndarray:
