@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -201,7 +202,7 @@ def rollout(
     gen = torch_generator(seed_int) if noise_std > 0 else None
     name = _choose_backend(backend, h0.device, family, params, h0.dtype)
     if name == "torch":
-        step = model_or_params.step if family is None else _bound_step(family, lift(params, family))
+        step = model_or_params.step if family is None else partial(family.step, lift(params, family))
         states, final = rollout_torch(
             step, h0, inputs, n_steps=n_steps, time_varying=varying, every=every,
             noise_std=noise_std, generator=gen, return_trajectory=return_trajectory,
@@ -212,10 +213,6 @@ def rollout(
             noise_std=noise_std, gen=gen, return_trajectory=return_trajectory, ensemble=ens,
         )
     return RolloutResult(states, final, name, every, noise_std, seed_int)
-
-
-def _bound_step(family, params):
-    return lambda h, u: family.step(params, h, u)
 
 
 def _run_kernel(name, family, params, h0, inputs, *, n_steps, varying, every, noise_std, gen,

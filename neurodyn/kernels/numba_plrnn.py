@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from neurodyn.kernels.numba_rnn import KB, finish_step, load_block, matvec_block
+from neurodyn.kernels.numba_rnn import KB, finish_block, load_block, matvec_block
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
@@ -40,7 +40,7 @@ def pl_kernel(m, drive, noise, noise_std, h, out, n_steps, t0, every, n_relu):
             for k in range(KB):
                 for i in range(n):
                     hb[k, i] = pre[k, i] + drive[e, rows[k], td, i]
-            finish_step(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
+            finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
         for k in range(min(KB, n_batch - b0)):
             h[e, b0 + k, :] = hb[k, :]
 
@@ -75,6 +75,6 @@ def shallow_kernel(w2, h2, w1, a, drive, noise, noise_std, h, out, n_steps, t0, 
             for k in range(KB):
                 for i in range(n):
                     hb[k, i] = a[e, i] * hb[k, i] + pre[k, i] + drive[e, rows[k], td, i]
-            finish_step(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
+            finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
         for k in range(min(KB, n_batch - b0)):
             h[e, b0 + k, :] = hb[k, :]

@@ -44,8 +44,9 @@ def lstm_step(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None) -> torch.T
     return torch.cat([o * torch.tanh(c_new), c_new], dim=-1)
 
 
-def _lstm_jacobian(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None, wrt_state: bool) -> torch.Tensor:
-    """``d[h', c']/dx`` for ``x`` = h (the state's first half) or u, through the four gates."""
+def _lstm_jacobian(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None, wrt_state: bool):
+    """``(d[h', c']/dx, dh'/dc, dc'/dc)`` for ``x`` = h (the state's first half) or u; the last two
+    are the diagonals of the ``c`` blocks, (..., unit)."""
     i, f, g, o, c, c_new = _lstm_gates(p, s, u)
     w_i, w_f, w_g, w_o = (p.w_hh if wrt_state else p.w_ih).chunk(4, dim=-2)
     t = torch.tanh(c_new)
