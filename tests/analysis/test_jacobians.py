@@ -10,10 +10,11 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 import torch
+from problems import RotationModel
 
 from neurodyn.analysis import jacobians
 from neurodyn.kernels import FAMILIES, Family, register_family, stack_params
-from neurodyn.models import GRU, LSTM, LeakyRNN, RecurrentModel, ShallowPLRNN
+from neurodyn.models import GRU, LSTM, LeakyRNN, ShallowPLRNN
 
 
 def _states(model, n=6, seed=0, dtype=torch.float64):
@@ -74,24 +75,8 @@ def test_dtype_rules():
     assert not jacobians(model, h.requires_grad_()).requires_grad
 
 
-class _Rotation(RecurrentModel):
-    """A float32 model no family knows: ``h' = R h + u`` with a rotation R."""
-
-    n_inputs, n_units, n_outputs = 2, 2, 2
-
-    def __init__(self):
-        super().__init__()
-        self.w = torch.nn.Parameter(torch.tensor([[0.6, -0.8], [0.8, 0.6]]))
-
-    def step(self, h, u=None):
-        return h @ self.w.T + (0 if u is None else 2 * u)
-
-    def params(self):
-        return (self.w,)
-
-
 def test_a_model_without_a_family_is_differentiated_through_its_step():
-    model = _Rotation()
+    model = RotationModel(dtype=torch.float32)  # float32 weights, float64 states
     h = torch.randn(4, 2, dtype=torch.float64)
     J = jacobians(model, h)
     assert J.dtype == torch.float64

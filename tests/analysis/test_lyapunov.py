@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from problems import RotationModel
 
 from neurodyn.analysis.lyapunov import lyapunov_spectrum
-from neurodyn.models import GRU, LSTM, PLRNN, LeakyRNN, PLSystem, RecurrentModel
+from neurodyn.models import GRU, LSTM, PLRNN, LeakyRNN, PLSystem
 
 
 def lozi(a=1.7, b=0.5):
@@ -114,7 +115,7 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="n_exponents"):
         lyapunov_spectrum(lozi(), n_exponents=5)
     with pytest.raises(ValueError, match="jacobian"):
-        lyapunov_spectrum(_Rotation(), jacobian="analytic")
+        lyapunov_spectrum(RotationModel(), jacobian="analytic")
     with pytest.raises(ValueError, match="Triton"):
         lyapunov_spectrum(lozi(), backend="triton")
     with pytest.raises(ValueError, match="no inputs"):
@@ -170,24 +171,8 @@ def test_a_pl_system_no_family_holds_steps_in_numpy():
     np.testing.assert_allclose(res.exponents.sum(), np.log(0.5), atol=1e-9)
 
 
-class _Rotation(RecurrentModel):
-    """A model no family knows: a rotation-scaling by 0.9, exponents log 0.9 twice."""
-
-    n_inputs, n_units, n_outputs = 0, 2, 2
-
-    def __init__(self):
-        super().__init__()
-        self.w = torch.nn.Parameter(0.9 * torch.tensor([[0.6, -0.8], [0.8, 0.6]], dtype=torch.float64))
-
-    def step(self, h, u=None):
-        return h @ self.w.T
-
-    def params(self):
-        return (self.w,)
-
-
 def test_a_model_without_a_family_uses_its_step_and_autograd():
-    res = lyapunov_spectrum(_Rotation(), h0=[1.0, 0.0], n_steps=200, n_transient=0)
+    res = lyapunov_spectrum(RotationModel(rho=0.9), h0=[1.0, 0.0], n_steps=200, n_transient=0)
     assert res.jacobian == "autograd" and res.backend == "numba"
     np.testing.assert_allclose(res.exponents[0], [np.log(0.9)] * 2, atol=1e-12)
 

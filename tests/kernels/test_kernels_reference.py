@@ -8,10 +8,11 @@ from typing import NamedTuple
 
 import pytest
 import torch
+from problems import RotationModel
 
 from neurodyn._seed import torch_generator
 from neurodyn.kernels import FAMILIES, Family, register_family, rollout, stack_params
-from neurodyn.models import GRU, LSTM, LeakyRNN, RecurrentModel
+from neurodyn.models import GRU, LSTM, LeakyRNN
 
 
 def _models():
@@ -88,29 +89,14 @@ def test_family_without_a_compiled_kernel_runs_on_torch():
     assert ens.backend == "torch" and ens.final.shape == (2, 3, 10)
 
 
-class _Spiral(RecurrentModel):
-    """A model whose params type no family knows: rollout steps it through its own ``step``."""
-
-    n_inputs, n_units, n_outputs = 0, 2, 2
-
-    def __init__(self):
-        super().__init__()
-        self.w = torch.nn.Parameter(torch.tensor([[0.9, -0.2], [0.2, 0.9]]))
-
-    def step(self, h, u=None):
-        return h @ self.w.T
-
-    def params(self):
-        return (self.w,)
-
-
 def test_unknown_model_falls_back_to_its_own_step():
-    model = _Spiral()
-    res = rollout(model, torch.ones(1, 2), n_steps=3)
+    model = RotationModel()
+    h0 = torch.ones(1, 2, dtype=torch.float64)
+    res = rollout(model, h0, n_steps=3)
     assert res.backend == "torch"
-    torch.testing.assert_close(res.final[0], torch.linalg.matrix_power(model.w.detach(), 3) @ torch.ones(2))
+    torch.testing.assert_close(res.final[0], torch.linalg.matrix_power(model.w.detach(), 3) @ h0[0])
     with pytest.raises(ValueError, match="does not know this model family"):
-        rollout(model, torch.ones(1, 2), n_steps=3, backend="numba")
+        rollout(model, h0, n_steps=3, backend="numba")
 
 
 class ToyParams(NamedTuple):
