@@ -12,6 +12,7 @@ from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn.analysis.lyapunov._result import LyapunovResult
 
 BACKENDS = ("torch", "numba")
+_CHUNK_ELEMENTS = 1 << 15
 
 
 def _is_pl_system(obj: Any) -> bool:
@@ -130,12 +131,14 @@ def _stepper(model: Any, target: Any, u: np.ndarray | None, backend: str):
     return states
 
 
-def _qr_loop(states, jac, u, z, q, total, running, checks, finite, n_transient, n_total, backend,
-             chunk=256):
+def _qr_loop(states, jac, u, z, q, total, running, checks, finite, n_transient, n_total, backend):
     """Roll a chunk of steps out, get its Jacobians in one batched call, then the QR steps."""
     from neurodyn.analysis.lyapunov._qr_numba import qr_chunk
 
     n_batch, n_state, k = q.shape
+    # chunks of 256 to 4096 steps whose Jacobians (about 2**15 numbers, 256 KiB) stay in cache for the QR
+    # steps; many short chunks would spend their time in per-call overhead
+    chunk = max(256, min(4096, _CHUNK_ELEMENTS // (n_batch * n_state * n_state)))
     ci = 0
     for c0 in range(0, n_total, chunk):
         ts = np.arange(c0, min(c0 + chunk, n_total))
