@@ -12,6 +12,8 @@ import numpy as np
 import torch
 from scipy.optimize import brentq
 
+from neurodyn.models import RecurrentModel
+
 
 @dataclass(frozen=True)
 class LinearMap:
@@ -136,3 +138,23 @@ class SlowDrift:
 
     def __call__(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         return h + self.eps * (1.0 + h**2)
+
+
+class RotationModel(RecurrentModel):
+    """:class:`Rotation` plus an input, ``h ↦ ρ R(θ) h + 2 u``, as a model whose params type no
+    family knows (``params()`` is a plain tuple): Lyapunov exponents ``log ρ`` twice, ``dF/du = 2 I``."""
+
+    n_inputs, n_units, n_outputs = 2, 2, 2
+
+    def __init__(self, rho: float = 0.9, theta: float = 0.7, dtype: torch.dtype = torch.float64):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.as_tensor(Rotation(rho, theta).matrix, dtype=dtype))
+
+    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
+        return h @ self.w.T + (0.0 if u is None else 2.0 * u)
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        return h
+
+    def params(self) -> tuple[torch.Tensor]:
+        return (self.w,)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
-from neurodyn.kernels._families import cast, family_of, is_ensemble, lift
+from neurodyn.kernels._families import cast, family_of, is_ensemble, kernel_for, lift
 from neurodyn.kernels._result import RolloutResult
 from neurodyn.kernels.reference import draw_noise, rollout_torch
 
@@ -30,22 +31,26 @@ def backend_available(name: str) -> bool:
 
 
 def _choose_backend(backend: str, device: torch.device, family: Any, params: Any, dtype) -> str:
+    """The backend that runs: ``auto`` takes a compiled one only when it has the family's kernel."""
     if backend not in (*BACKENDS, "auto"):
         raise ValueError(f"unknown backend {backend!r}; choose one of auto, {', '.join(BACKENDS)}")
     if backend == "auto":
-        if family is None:
-            return "torch"
-        if device.type == "cuda" and backend_available("triton"):
+        if device.type == "cuda" and backend_available("triton") and kernel_for("triton", family):
             from neurodyn.kernels.triton_backend import supports
 
             return "triton" if supports(family.name, params, dtype) is None else "torch"
-        if device.type == "cpu" and backend_available("numba"):
+        if device.type == "cpu" and backend_available("numba") and kernel_for("numba", family):
             return "numba"
         return "torch"
     if not backend_available(backend):
         raise ImportError(f"backend {backend!r} is not installed; {_INSTALL_HINT[backend]}")
-    if backend != "torch" and family is None:
+    if backend == "torch":
+        return backend
+    if family is None:
         raise ValueError(f"backend {backend!r} does not know this model family; use backend='torch'")
+    if kernel_for(backend, family) is None:
+        raise ValueError(f"backend {backend!r} has no kernel for model family {family.name!r}; use "
+                         f"backend='torch' or register one with register_family(..., kernels=...)")
     if backend == "numba" and device.type != "cpu":
         raise ValueError("the numba backend runs on CPU tensors; move h0 to the CPU or use triton")
     if backend == "triton":
@@ -108,8 +113,10 @@ def rollout(
     Parameters
     ----------
     model_or_params : RecurrentModel or its ``params()`` NamedTuple
-        ``LeakyRNNParams``, ``GRUParams`` or the PLRNN family's params run on every backend; other
-        models run on the torch backend through their own ``step``. Ensemble params (tensor
+        Params of a registered family (:data:`FAMILIES`) run on the torch backend through the
+        family's step, and on Numba/Triton where the family has a kernel there (the leaky RNN,
+        GRU, PLRNN, ALRNN and shallow PLRNN do; the LSTM runs on torch). A model whose params
+        type is not registered runs on torch through its own ``step``. Ensemble params (tensor
         fields with a leading ``network`` dim) come from :func:`stack_params`.
     h0 : Tensor, shape (batch, unit) or (network, batch, unit) for ensembles
         Initial state, float32 or float64; its dtype and device set those of the rollout.
@@ -119,7 +126,8 @@ def rollout(
     n_steps : int, optional
         Number of time steps (taken from time-varying ``inputs`` when omitted).
     backend : {"auto", "torch", "numba", "triton"}
-        ``auto``: Triton for CUDA tensors when installed, Numba for CPU tensors, else torch.
+        ``auto``: Triton for CUDA tensors and Numba for CPU tensors when installed and the family
+        has a kernel there, else torch. ``result.backend`` says which ran.
     return_trajectory : bool
         Return the states, or only the final state.
     every : int
@@ -143,6 +151,8 @@ def rollout(
         negative or non-finite ``noise_std``.
     TypeError
         If ``seed`` is not a ``SeedLike`` (checked even when no noise is drawn).
+        An explicitly requested compiled backend without a kernel for the family also raises
+        ``ValueError`` (naming the family).
     ImportError
         If an explicitly requested backend is not installed.
     """
@@ -167,7 +177,7 @@ def rollout(
         params = cast(params, dtype=h0.dtype, device=h0.device)
         ens = is_ensemble(params, family)
         w = getattr(params, family.recurrent)
-        n_state = w.shape[-1]
+        n_state = family.n_state(params)
         if ens and h0.ndim != 3:
             raise ValueError(
                 f"ensemble params ({w.shape[0]} networks) need h0 of shape (network, batch, unit), "
@@ -192,7 +202,7 @@ def rollout(
     gen = torch_generator(seed_int) if noise_std > 0 else None
     name = _choose_backend(backend, h0.device, family, params, h0.dtype)
     if name == "torch":
-        step = model_or_params.step if family is None else _bound_step(family, lift(params, family))
+        step = model_or_params.step if family is None else partial(family.step, lift(params, family))
         states, final = rollout_torch(
             step, h0, inputs, n_steps=n_steps, time_varying=varying, every=every,
             noise_std=noise_std, generator=gen, return_trajectory=return_trajectory,
@@ -203,10 +213,6 @@ def rollout(
             noise_std=noise_std, gen=gen, return_trajectory=return_trajectory, ensemble=ens,
         )
     return RolloutResult(states, final, name, every, noise_std, seed_int)
-
-
-def _bound_step(family, params):
-    return lambda h, u: family.step(params, h, u)
 
 
 def _run_kernel(name, family, params, h0, inputs, *, n_steps, varying, every, noise_std, gen,
@@ -222,10 +228,7 @@ def _run_kernel(name, family, params, h0, inputs, *, n_steps, varying, every, no
         drive = family.drive(lift(params, family), flat)
         drive = drive.reshape(n_net, n_batch, n_steps, -1) if varying else drive.unsqueeze(-2)
         drive = drive.expand(n_net, n_batch, drive.shape[-2], drive.shape[-1]).contiguous()
-    if name == "numba":
-        from neurodyn.kernels.numba_backend import run_chunk
-    else:
-        from neurodyn.kernels.triton_backend import run_chunk
+    run = kernel_for(name, family)
     h = h0.clone().contiguous()
     n_rec = n_steps // every
     states = h0.new_empty((n_net, n_batch, n_rec, n_unit)) if return_trajectory else None
@@ -238,7 +241,7 @@ def _run_kernel(name, family, params, h0, inputs, *, n_steps, varying, every, no
             noise = draw_noise(gen, tuple(h.shape), n, h.dtype).to(h.device).contiguous()
         r0, r1 = t0 // every, (t0 + n) // every
         out = h.new_empty((n_net, n_batch, r1 - r0, n_unit)) if states is not None else None
-        run_chunk(family.name, params, h, d, noise, noise_std, n, t0, every, out)
+        run(params, h, d, noise, noise_std, n, t0, every, out)
         if states is not None:
             states[:, :, r0:r1] = out
     if not ensemble:

@@ -1,164 +1,78 @@
-"""Model families the kernels understand: one-step maps, input drives and ensemble stacking.
+"""The kernels' view of the model families: backend kernel tables, dtype casts, ensemble stacking.
 
-A *family* is identified by the type of a model's :meth:`~neurodyn.models.RecurrentModel.params`
-NamedTuple. Its tensors hold one network, or an ensemble when every tensor field carries a leading
-``network`` dimension (built by :func:`stack_params`). Non-tensor fields (``alpha``,
-``activation``, ``noise_std``, ...) are shared by all networks of an ensemble.
+Families themselves (step, drive, Jacobians) live in :mod:`neurodyn.models._family`, one per
+params type; this module adds which compiled kernel runs each family on each backend. A kernel
+table maps a family name to a *chunk runner*
+
+    run(params, h, drive, noise, noise_std, n_steps, t0, every, out) -> None
+
+that advances ``h`` (network, batch, state) in place by ``n_steps`` steps, given ensemble-form
+params (a leading ``network`` dim on every tensor), ``drive`` (network, batch, n_steps or 1,
+n_drive) from the family's ``drive``, ``noise`` (network, batch, n_steps, state) or None, and
+fills ``out`` (network, batch, records, state) or None with the states after the steps
+``every, 2 every, ...`` counted from the chunk's first global step ``t0``.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import torch
 
-from neurodyn.models import ALRNNParams, GRUParams, LeakyRNNParams, PLRNNParams, ShallowPLRNNParams
-from neurodyn.models._base import activation_fn
+from neurodyn.models._family import FAMILIES, Family, family_of, is_ensemble, lift
+
+__all__ = ["FAMILIES", "Family", "cast", "family_of", "is_ensemble", "kernel_for", "lift",
+           "register_family", "stack_params"]
+
+KERNEL_BACKENDS = ("numba", "triton")
 
 
-class Family(NamedTuple):
-    """How the kernels treat one params type.
+def _table(backend: str) -> dict[str, Callable[..., None]]:
+    """The family-name → chunk-runner table of a compiled backend (imports neither Numba nor Triton)."""
+    if backend == "numba":
+        from neurodyn.kernels.numba_backend import KERNELS
+    elif backend == "triton":
+        from neurodyn.kernels.triton_backend import KERNELS
+    else:
+        raise ValueError(f"backend {backend!r} has no kernel table; choose one of "
+                         f"{', '.join(KERNEL_BACKENDS)}")
+    return KERNELS
 
-    name : short family name (``"leaky"``, ``"gru"``, ...)
-    recurrent : field holding the recurrent weight whose last dim is the state size
-    vectors : fields that are per-unit vectors (unsqueezed to ``(network, 1, n)`` in ensembles)
-    step : ``(params, h, u) -> h`` op for op equal to the model's own step (batched matmuls)
-    drive : ``(params, u) -> d`` the state-independent part of the pre-activation, ``u`` None or
-        ``(..., input)`` giving ``(..., n_drive)``
-    noise_scale : ``params -> float``, the per-step state-noise std the model itself uses
-    n_inputs : ``params -> int``, the number of external inputs
+
+def kernel_for(backend: str, family: Family | None) -> Callable[..., None] | None:
+    """The chunk runner of ``family`` on ``backend``, or None when that backend has none."""
+    return None if family is None else _table(backend).get(family.name)
+
+
+def register_family(
+    params_type: type, family: Family, *, kernels: Mapping[str, Callable[..., None]] | None = None
+) -> None:
+    """Make models, kernels and analyses accept ``params_type`` (a model family added later).
+
+    Parameters
+    ----------
+    params_type : type
+        The NamedTuple type that the model's ``params()`` returns.
+    family : Family
+        Its step, drive, state-noise scale, input count and, optionally, closed-form Jacobians.
+    kernels : mapping backend name -> chunk runner, optional
+        Compiled kernels (``"numba"``, ``"triton"``) with the contract of this module's docstring.
+        Without one, ``rollout(backend="auto")`` runs the family on torch.
+
+    Raises
+    ------
+    ValueError
+        If ``family.name`` is taken by another params type, or a kernel backend is unknown.
     """
-
-    name: str
-    recurrent: str
-    vectors: tuple[str, ...]
-    step: Callable[..., torch.Tensor]
-    drive: Callable[..., torch.Tensor]
-    noise_scale: Callable[[Any], float]
-    n_inputs: Callable[[Any], int]
-
-
-def _mm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    return x @ w.mT
-
-
-def _leaky_step(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    pre = _mm(h, p.w_rec) + p.b
-    if u is not None and p.w_in.shape[-1] > 0:
-        pre = pre + _mm(u, p.w_in)
-    return (1.0 - p.alpha) * h + p.alpha * activation_fn(p.activation)(pre)
-
-
-def _leaky_drive(p: LeakyRNNParams, u: torch.Tensor | None) -> torch.Tensor:
-    if u is None or p.w_in.shape[-1] == 0:
-        return p.b
-    return _mm(u, p.w_in) + p.b
-
-
-def _gru_step(p: GRUParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    gi = p.b_ih if u is None or p.w_ih.shape[-1] == 0 else _mm(u, p.w_ih) + p.b_ih
-    gh = _mm(h, p.w_hh) + p.b_hh
-    gi = gi.expand_as(gh) if gi.shape != gh.shape else gi
-    i_r, i_z, i_n = gi.chunk(3, dim=-1)
-    h_r, h_z, h_n = gh.chunk(3, dim=-1)
-    r = torch.sigmoid(i_r + h_r)
-    z = torch.sigmoid(i_z + h_z)
-    n = torch.tanh(i_n + r * h_n)
-    return (1.0 - z) * n + z * h
-
-
-def _gru_drive(p: GRUParams, u: torch.Tensor | None) -> torch.Tensor:
-    if u is None or p.w_ih.shape[-1] == 0:
-        return p.b_ih
-    return _mm(u, p.w_ih) + p.b_ih
-
-
-def _pl_input(z_next: torch.Tensor, C: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    if u is None or C.shape[-1] == 0:
-        return z_next
-    return z_next + _mm(u, C)
-
-
-def _plrnn_step(p: PLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    return _pl_input(_mm(z, p.A) + _mm(torch.relu(z), p.W) + p.h, p.C, u)
-
-
-def _alrnn_phi(z: torch.Tensor, n_relu: int) -> torch.Tensor:
-    if n_relu == 0:
-        return z
-    n_lin = z.shape[-1] - n_relu
-    return torch.cat([z[..., :n_lin], torch.relu(z[..., n_lin:])], dim=-1)
-
-
-def _alrnn_step(p: ALRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    return _pl_input(_mm(z, p.A) + _mm(_alrnn_phi(z, p.n_relu), p.W) + p.h, p.C, u)
-
-
-def _shplrnn_step(p: ShallowPLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    pre = _mm(z, p.W2)
-    act = torch.relu(pre + p.h2)
-    if p.clipped:
-        act = act - torch.relu(pre)
-    return _pl_input(p.a * z + _mm(act, p.W1) + p.h1, p.C, u)
-
-
-def _pl_drive(bias: str):
-    def drive(p: Any, u: torch.Tensor | None) -> torch.Tensor:
-        b = getattr(p, bias)
-        return b if u is None or p.C.shape[-1] == 0 else _mm(u, p.C) + b
-
-    return drive
-
-
-def _zero(p: Any) -> float:
-    return 0.0
-
-
-def _c_inputs(p: Any) -> int:
-    return p.C.shape[-1]
-
-
-FAMILIES: dict[type, Family] = {
-    LeakyRNNParams: Family(
-        "leaky", "w_rec", ("b", "b_out"), _leaky_step, _leaky_drive,
-        lambda p: math.sqrt(2.0 * p.alpha) * p.noise_std, lambda p: p.w_in.shape[-1],
-    ),
-    GRUParams: Family(
-        "gru", "w_hh", ("b_ih", "b_hh", "b_out"), _gru_step, _gru_drive, lambda p: 0.0,
-        lambda p: p.w_ih.shape[-1],
-    ),
-    PLRNNParams: Family("plrnn", "A", ("h", "b_out"), _plrnn_step, _pl_drive("h"), _zero, _c_inputs),
-    ALRNNParams: Family("alrnn", "A", ("h", "b_out"), _alrnn_step, _pl_drive("h"), _zero, _c_inputs),
-    ShallowPLRNNParams: Family(
-        "shplrnn", "W2", ("a", "h1", "h2", "b_out"), _shplrnn_step, _pl_drive("h1"), _zero, _c_inputs,
-    ),
-}
-
-
-def register_family(params_type: type, family: Family) -> None:
-    """Make the kernels accept ``params_type`` (used for model families added later)."""
+    taken = {f.name: t for t, f in FAMILIES.items()}
+    if taken.get(family.name, params_type) is not params_type:
+        raise ValueError(f"family name {family.name!r} is taken by {taken[family.name].__name__}; "
+                         "choose another name")
+    tables = {b: _table(b) for b in (kernels or {})}
     FAMILIES[params_type] = family
-
-
-def family_of(params: Any) -> Family | None:
-    """The :class:`Family` of a params NamedTuple, or None when the kernels do not know it."""
-    return FAMILIES.get(type(params))
-
-
-def is_ensemble(params: Any, family: Family) -> bool:
-    """True when the params carry a leading ``network`` dimension."""
-    return getattr(params, family.recurrent).ndim == 3
-
-
-def lift(params: Any, family: Family) -> Any:
-    """Ensemble params with per-unit vectors shaped ``(network, 1, n)`` so they broadcast."""
-    if not is_ensemble(params, family):
-        return params
-    return params._replace(**{
-        f: getattr(params, f).unsqueeze(-2) for f in family.vectors if getattr(params, f) is not None
-    })
+    for backend, run in (kernels or {}).items():
+        tables[backend][family.name] = run
 
 
 def cast(params: Any, *, dtype: torch.dtype, device: Any) -> Any:

@@ -9,10 +9,9 @@ does both terms. The shallow PLRNN runs two products per step through its hidden
 from __future__ import annotations
 
 import numpy as np
-import torch
 from numba import njit, prange
 
-from neurodyn.kernels.numba_rnn import KB, finish_step, load_block, matvec_block
+from neurodyn.kernels.numba_rnn import KB, finish_block, load_block, matvec_block
 
 __all__ = ["pl_kernel", "run", "shallow_kernel"]
 
@@ -43,7 +42,7 @@ def pl_kernel(m, drive, noise, noise_std, h, out, n_steps, t0, every, n_relu):
             for k in range(KB):
                 for i in range(n):
                     hb[k, i] = pre[k, i] + drive[e, rows[k], td, i]
-            finish_step(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
+            finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
         for k in range(min(KB, n_batch - b0)):
             h[e, b0 + k, :] = hb[k, :]
 
@@ -78,19 +77,6 @@ def shallow_kernel(w2, h2, w1, a, drive, noise, noise_std, h, out, n_steps, t0, 
             for k in range(KB):
                 for i in range(n):
                     hb[k, i] = a[e, i] * hb[k, i] + pre[k, i] + drive[e, rows[k], td, i]
-            finish_step(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
+            finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
         for k in range(min(KB, n_batch - b0)):
             h[e, b0 + k, :] = hb[k, :]
-
-
-def run(family: str, params, drive: np.ndarray, common: tuple) -> None:
-    """Call the kernel of ``family`` (``plrnn``, ``alrnn`` or ``shplrnn``) on ensemble params."""
-    if family in ("plrnn", "alrnn"):
-        m = torch.cat([params.A, params.W], dim=-1).contiguous().numpy()
-        n_relu = params.A.shape[-1] if family == "plrnn" else int(params.n_relu)
-        pl_kernel(m, drive, *common, n_relu)
-    elif family == "shplrnn":
-        arr = [params.W2, params.h2, params.W1, params.a]
-        shallow_kernel(*(x.contiguous().numpy() for x in arr), drive, *common, bool(params.clipped))
-    else:  # pragma: no cover - guarded by the dispatcher
-        raise ValueError(f"no Numba kernel for family {family!r}")

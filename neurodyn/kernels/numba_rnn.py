@@ -81,7 +81,7 @@ def load_block(h, e, b0, hb, rows):
 
 
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
-def finish_step(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every):
+def finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every):
     """Add the step's noise, then record the block if step ``t0 + t + 1`` is a multiple of ``every``."""
     n_batch = h.shape[1]
     if noise.shape[2] > 0:
@@ -121,7 +121,7 @@ def leaky_kernel(w, drive, noise, noise_std, h, out, n_steps, t0, every, alpha, 
             for k in range(KB):
                 for i in range(n):
                     hb[k, i] = (one - alpha) * hb[k, i] + alpha * pre[k, i]
-            finish_step(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
+            finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
         for k in range(min(KB, n_batch - b0)):
             h[e, b0 + k, :] = hb[k, :]
 
@@ -164,6 +164,6 @@ def gru_kernel(w_hh, b_hh, drive, noise, noise_std, h, out, n_steps, t0, every, 
                         z = sigmoid(gh[k, n + i], False)
                         c = tanh_rational(drive[e, rows[k], td, 2 * n + i] + r * gh[k, 2 * n + i])
                         hb[k, i] = (one - z) * c + z * hb[k, i]
-            finish_step(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
+            finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
         for k in range(min(KB, n_batch - b0)):
             h[e, b0 + k, :] = hb[k, :]

@@ -2,7 +2,7 @@
 
 One Python-level loop over time steps; each step is the model's own map (batched matmuls that
 broadcast over a leading ``network`` dimension for ensembles), so a single network rolled out
-here equals :meth:`RecurrentModel.forward` bit for bit, noise included (see ``draw_noise_step``).
+here equals :meth:`RecurrentModel.forward` bit for bit, noise included (see ``draw_noise_once``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ __all__ = ["draw_noise", "draw_noise_step", "rollout_torch"]
 StepFn = Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]
 
 
-def draw_noise_step(gen: torch.Generator, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+def draw_noise_once(gen: torch.Generator, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
     """Standard-normal noise of one time step, ``shape`` = (..., unit), drawn on the CPU.
 
     Every backend consumes the noise of step ``t`` as the ``t``-th such draw from one
@@ -30,7 +30,7 @@ def draw_noise_step(gen: torch.Generator, shape: tuple[int, ...], dtype: torch.d
 def draw_noise(gen: torch.Generator, shape: tuple[int, ...], n_steps: int, dtype: torch.dtype,
                ) -> torch.Tensor:
     """``n_steps`` consecutive step draws stacked as ``(..., time, unit)``."""
-    return torch.stack([draw_noise_step(gen, shape, dtype) for _ in range(n_steps)], dim=-2)
+    return torch.stack([draw_noise_once(gen, shape, dtype) for _ in range(n_steps)], dim=-2)
 
 
 @torch.no_grad()
@@ -77,7 +77,7 @@ def rollout_torch(
         u = None if inputs is None else (inputs[..., t, :] if time_varying else inputs)
         h = step(h, u)
         if noise_std > 0:
-            xi = draw_noise_step(generator, tuple(h.shape), h.dtype).to(h.device)
+            xi = draw_noise_once(generator, tuple(h.shape), h.dtype).to(h.device)
             h = h + noise_std * xi
         if states is not None and (t + 1) % every == 0:
             states[..., (t + 1) // every - 1, :] = h

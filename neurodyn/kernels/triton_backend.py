@@ -37,16 +37,29 @@ def _pow2(n: int) -> int:
     return max(16, 1 << (max(int(n), 1) - 1).bit_length())
 
 
+def _resident_pl(p: Any) -> int:
+    return 2 * _pow2(p.A.shape[-1]) ** 2
+
+
+#: padded weight elements one program keeps on chip, per family with a resident kernel
+_RESIDENT = {
+    "leaky": lambda p: _pow2(p.w_rec.shape[-1]) ** 2,
+    "gru": lambda p: 3 * _pow2(p.w_hh.shape[-1]) ** 2,
+    "plrnn": _resident_pl,
+    "alrnn": _resident_pl,
+    "shplrnn": lambda p: 2 * _pow2(p.W2.shape[-1]) * _pow2(p.W2.shape[-2]),
+}
+
+
 def resident_size(family: str, params: Any) -> int:
-    """Padded number of weight elements one program keeps on chip for ``family``."""
-    if family == "shplrnn":
-        return 2 * _pow2(params.W2.shape[-1]) * _pow2(params.W2.shape[-2])
-    n = _pow2(getattr(params, {"leaky": "w_rec", "gru": "w_hh"}.get(family, "A")).shape[-1])
-    return {"leaky": 1, "gru": 3}.get(family, 2) * n * n
+    """Padded number of weight elements one program keeps on chip for ``family`` (0: unknown)."""
+    return _RESIDENT[family](params) if family in _RESIDENT else 0
 
 
 def supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
     """None when the Triton backend can run this case, else the reason it cannot."""
+    if family not in KERNELS:
+        return f"the Triton backend has no kernel for model family {family!r}; use backend='torch'"
     if dtype != torch.float32:
         return f"the Triton kernels are float32 (got {dtype}); use backend='numba' or 'torch'"
     if family != "leaky" and resident_size(family, params) > MAX_RESIDENT:
@@ -74,19 +87,15 @@ def _tuned(name: str, block_n: int):
     return triton.autotune(configs=configs, key=["n_unit", "n_batch"], restore_value=["h_ptr"])(fn)
 
 
-def run_chunk(family: str, params: Any, h: torch.Tensor, drive: torch.Tensor,
-              noise: torch.Tensor | None, noise_std: float, n_steps: int, t0: int, every: int,
-              out: torch.Tensor | None) -> None:
-    """Advance ``h`` (network, batch, unit) in place; same contract as the Numba ``run_chunk``.
+def _launch(name: str, block_n: int, h: torch.Tensor, drive: torch.Tensor, noise: torch.Tensor | None,
+            noise_std: float, n_steps: int, t0: int, every: int, out: torch.Tensor | None,
+            weights: tuple, scalars: tuple, **meta: Any) -> None:
+    """Launch kernel ``name`` with the argument layout every kernel shares.
 
-    Raises
-    ------
-    ValueError
-        For float64 tensors, CPU tensors without ``TRITON_INTERPRET=1``, or weights too large.
+    ``weights`` come first, then drive, noise, state, (``meta`` extra buffers), record, sizes, the
+    time arguments, family ``scalars`` and the noise std; ``meta`` holds the constexprs.
+    Raises ``ValueError`` for CPU tensors without ``TRITON_INTERPRET=1``.
     """
-    reason = supports(family, params, h.dtype)
-    if reason:
-        raise ValueError(reason)
     if h.device.type != "cuda" and not interpreting():
         raise ValueError("the Triton backend needs CUDA tensors (or TRITON_INTERPRET=1 for testing)")
     n_net, n_batch, n = h.shape
@@ -95,34 +104,50 @@ def run_chunk(family: str, params: Any, h: torch.Tensor, drive: torch.Tensor,
     d_time = drive.shape[2]
     n_rec = out.shape[2] if out is not None else 0
     flags = {"HAS_NOISE": noise is not None, "RECORD": out is not None and n_rec > 0}
+    buffers, sizes = meta.pop("buffers", ()), meta.pop("sizes", (n_batch, n))
     tail = (n_steps, t0, every, n_rec, d_time, 1 if d_time > 1 else 0)
-    bn = _pow2(n)
 
-    def grid(meta):
-        return (n_net, triton_cdiv(n_batch, meta["BLOCK_B"]))
+    def grid(m):
+        return (n_net, triton_cdiv(n_batch, m["BLOCK_B"]))
 
-    c = {k: v.contiguous() for k, v in params._asdict().items() if isinstance(v, torch.Tensor)}
-    if family == "leaky" and resident_size(family, params) > MAX_RESIDENT:
-        buf = h.new_empty((2, n_net, n_batch, n))
-        _tuned("leaky_tiled_kernel", TILED_BLOCK_N)[grid](
-            c["w_rec"], drive, nz, h, buf, rec, n_batch, n, *tail, float(params.alpha), float(noise_std),
-            ACT=_ACT[params.activation], BLOCK_N=min(bn, TILED_BLOCK_N), **flags)
-    elif family == "leaky":
-        _tuned("leaky_kernel", bn)[grid](
-            c["w_rec"], drive, nz, h, rec, n_batch, n, *tail, float(params.alpha), float(noise_std),
-            ACT=_ACT[params.activation], BLOCK_N=bn, **flags)
-    elif family == "gru":
-        _tuned("gru_kernel", bn)[grid](c["w_hh"], c["b_hh"], drive, nz, h, rec, n_batch, n, *tail,
-                                   float(noise_std), BLOCK_N=bn, **flags)
-    elif family in ("plrnn", "alrnn"):
-        n_relu = n if family == "plrnn" else int(params.n_relu)
-        _tuned("pl_kernel", bn)[grid](c["A"], c["W"], drive, nz, h, rec, n_batch, n, *tail, n_relu,
-                                  float(noise_std), BLOCK_N=bn, **flags)
+    args = (*(w.contiguous() for w in weights), drive, nz, h, *buffers, rec, *sizes, *tail, *scalars,
+            float(noise_std))
+    _tuned(name, block_n)[grid](*args, **meta, **flags)
+
+
+def _leaky(p, h, drive, noise, noise_std, n_steps, t0, every, out):
+    bn, act = _pow2(h.shape[-1]), _ACT[p.activation]
+    run = (drive, noise, noise_std, n_steps, t0, every, out)
+    if resident_size("leaky", p) > MAX_RESIDENT:
+        _launch("leaky_tiled_kernel", TILED_BLOCK_N, h, *run, (p.w_rec,), (float(p.alpha),), ACT=act,
+                BLOCK_N=min(bn, TILED_BLOCK_N), buffers=(h.new_empty((2, *h.shape)),))
     else:
-        n_hid = params.W2.shape[-2]
-        _tuned("shallow_kernel", max(bn, _pow2(n_hid)))[grid](
-            c["W2"], c["h2"], c["W1"], c["a"], drive, nz, h, rec, n_batch, n, n_hid, *tail,
-            float(noise_std), CLIPPED=bool(params.clipped), BLOCK_N=bn, BLOCK_L=_pow2(n_hid), **flags)
+        _launch("leaky_kernel", bn, h, *run, (p.w_rec,), (float(p.alpha),), ACT=act, BLOCK_N=bn)
+
+
+def _gru(p, h, drive, noise, noise_std, n_steps, t0, every, out):
+    bn = _pow2(h.shape[-1])
+    _launch("gru_kernel", bn, h, drive, noise, noise_std, n_steps, t0, every, out, (p.w_hh, p.b_hh), (),
+            BLOCK_N=bn)
+
+
+def _pl(p, h, drive, noise, noise_std, n_steps, t0, every, out):
+    n, bn = h.shape[-1], _pow2(h.shape[-1])
+    n_relu = n if getattr(p, "n_relu", None) is None else int(p.n_relu)
+    _launch("pl_kernel", bn, h, drive, noise, noise_std, n_steps, t0, every, out, (p.A, p.W), (n_relu,),
+            BLOCK_N=bn)
+
+
+def _shallow(p, h, drive, noise, noise_std, n_steps, t0, every, out):
+    n, n_hid = h.shape[-1], p.W2.shape[-2]
+    bn, bl = _pow2(n), _pow2(n_hid)
+    _launch("shallow_kernel", max(bn, bl), h, drive, noise, noise_std, n_steps, t0, every, out,
+            (p.W2, p.h2, p.W1, p.a), (), sizes=(h.shape[1], n, n_hid), CLIPPED=bool(p.clipped),
+            BLOCK_N=bn, BLOCK_L=bl)
+
+
+#: family name -> Triton chunk runner (float32; see :func:`supports` for the size limits)
+KERNELS = {"leaky": _leaky, "gru": _gru, "plrnn": _pl, "alrnn": _pl, "shplrnn": _shallow}
 
 
 def triton_cdiv(a: int, b: int) -> int:

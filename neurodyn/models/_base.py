@@ -194,10 +194,35 @@ ACTIVATIONS = {
 }
 
 
-def activation_fn(name: str):
-    """Look up an activation by name; raises ``ValueError`` listing the known names."""
+
+
+def _softplus_slope(x: torch.Tensor) -> torch.Tensor:
+    # torch's softplus is the identity above its threshold 20, so its slope there is exactly 1
+    return torch.where(x > 20.0, torch.ones_like(x), torch.sigmoid(x))
+
+
+def _sigmoid_slope(x: torch.Tensor) -> torch.Tensor:
+    s = torch.sigmoid(x)
+    return s * (1.0 - s)
+
+
+#: derivative phi'(x) of each activation, equal to what autograd gives (relu'(0) = 0)
+SLOPES = {
+    "tanh": lambda x: 1.0 - torch.tanh(x) ** 2,
+    "relu": lambda x: (x > 0).to(x.dtype),
+    "softplus": _softplus_slope,
+    "sigmoid": _sigmoid_slope,
+    "linear": torch.ones_like,
+}
+
+
+def activation_fn(name: str, *, slope: bool = False):
+    """Look up an activation (or with ``slope=True`` its derivative) by name.
+
+    Raises ``ValueError`` listing the known names.
+    """
     try:
-        return ACTIVATIONS[name]
+        return (SLOPES if slope else ACTIVATIONS)[name]
     except KeyError:
         raise ValueError(
             f"unknown activation {name!r}; choose one of {', '.join(ACTIVATIONS)}"

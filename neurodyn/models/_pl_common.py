@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurodyn.models import _family as fam
 from neurodyn.models._base import init_generator
 from neurodyn.models.leaky_rnn import check_nonnegative
 
@@ -129,11 +130,15 @@ def readout(module: nn.Module, z: torch.Tensor) -> torch.Tensor:
     return z @ module.B.T + module.b_out
 
 
-def add_input(z_next: torch.Tensor, C: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    """``z_next + C u`` when there is an input."""
-    if u is None or C.shape[-1] == 0:
-        return z_next
-    return z_next + u @ C.T
+def input_jacobian(p: Any, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``dF/du = C`` of every PL model (inputs enter additively); (..., latent) → (..., latent, input)."""
+    return fam.broadcast_to_states(p.C, z)
+
+
+def family(name: str, recurrent: str, vectors: tuple[str, ...], step, drive, jacobian) -> fam.Family:
+    """The :class:`~neurodyn.models._family.Family` of a PL model (noise-free map, inputs through ``C``)."""
+    return fam.Family(name, recurrent, (*vectors, "b_out"), step, drive, noise_scale=lambda p: 0.0,
+                      n_inputs=lambda p: p.C.shape[-1], jacobian=jacobian, input_jacobian=input_jacobian)
 
 
 def as_array(name: str, x: Any, ndim: tuple[int, ...]) -> np.ndarray:

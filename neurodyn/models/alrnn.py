@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import torch
 
 from neurodyn._seed import SeedLike
+from neurodyn.models import _family as fam
 from neurodyn.models import _pl_common as plc
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import register_model
@@ -35,18 +36,31 @@ class ALRNNParams(NamedTuple):
     n_relu: int
 
 
-def alrnn_phi(z: torch.Tensor, n_relu: int) -> torch.Tensor:
-    """``phi*(z)``: identity on the first units, ReLU on the last ``n_relu``; ``z`` (..., latent)."""
-    if n_relu == 0:
-        return z
+def alrnn_phi(z: torch.Tensor, n_relu: int, *, slope: bool = False) -> torch.Tensor:
+    """``phi*(z)``: identity on the first units, ReLU on the last ``n_relu``; ``z`` (..., latent).
+
+    With ``slope=True`` the derivative ``phi*'(z)``: 1, then ``z > 0`` (relu'(0) = 0).
+    """
     n_lin = z.shape[-1] - n_relu
-    return torch.cat([z[..., :n_lin], torch.relu(z[..., n_lin:])], dim=-1)
+    lin, pl = z[..., :n_lin], z[..., n_lin:]
+    if slope:
+        return torch.cat([torch.ones_like(lin), (pl > 0).to(z.dtype)], dim=-1)
+    return z if n_relu == 0 else torch.cat([lin, torch.relu(pl)], dim=-1)
+
+
+def alrnn_drive(p: ALRNNParams, u: torch.Tensor | None) -> torch.Tensor:
+    """The state-independent part ``h + C u``; ``u`` (..., input) → (..., latent)."""
+    return fam.affine(p.C, u, p.h)
 
 
 def alrnn_step(p: ALRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
     """``A z + W phi*(z) + h (+ C u)``; ``z`` (..., latent)."""
-    z_next = z @ p.A.T + alrnn_phi(z, p.n_relu) @ p.W.T + p.h
-    return plc.add_input(z_next, p.C, u)
+    return fam.mm(z, p.A) + fam.mm(alrnn_phi(z, p.n_relu), p.W) + alrnn_drive(p, u)
+
+
+def alrnn_jacobian(p: ALRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``dF/dz = A + W diag(phi*'(z))``, region-wise; ``z`` (..., latent) → (..., latent, latent)."""
+    return fam.per_state(p.A, z) + fam.scale_cols(p.W, alrnn_phi(z, p.n_relu, slope=True), z)
 
 
 @register_model
@@ -147,3 +161,6 @@ class ALRNN(RecurrentModel):
         )
         plc.set_params(model, A=a, W=W_, h=h_, C=C_)
         return model
+
+
+fam.FAMILIES[ALRNNParams] = plc.family("alrnn", "A", ("h",), alrnn_step, alrnn_drive, alrnn_jacobian)

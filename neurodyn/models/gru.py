@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
+from neurodyn.models import _family as fam
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._gated import init_gated
 from neurodyn.models._registry import register_model
@@ -27,18 +28,49 @@ class GRUParams(NamedTuple):
     b_out: torch.Tensor
 
 
-def gru_step(p: GRUParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    """``r = s(Wir u + Whr h)``, ``z = s(Wiz u + Whz h)``, ``n = tanh(Win u + r*(Whn h))``,
-    ``h' = (1 - z) n + z h`` (biases included); ``h`` (..., unit)."""
-    gi = p.b_ih if u is None or p.w_ih.shape[-1] == 0 else u @ p.w_ih.T + p.b_ih
-    gh = h @ p.w_hh.T + p.b_hh
-    gi = gi.expand_as(gh) if gi.ndim < gh.ndim else gi
-    i_r, i_z, i_n = gi.chunk(3, dim=-1)
+def gru_drive(p: GRUParams, u: torch.Tensor | None) -> torch.Tensor:
+    """The input part of the gate pre-activations ``W_ih u + b_ih``; ``u`` (..., input) → (..., 3*unit)."""
+    return fam.affine(p.w_ih, u, p.b_ih)
+
+
+def _gru_gates(p: GRUParams, h: torch.Tensor, u: torch.Tensor | None):
+    """``(r, z, n, W_hn h + b_hn)``, each (..., unit)."""
+    gh = fam.mm(h, p.w_hh) + p.b_hh
+    i_r, i_z, i_n = gru_drive(p, u).chunk(3, dim=-1)
     h_r, h_z, h_n = gh.chunk(3, dim=-1)
     r = torch.sigmoid(i_r + h_r)
     z = torch.sigmoid(i_z + h_z)
-    n = torch.tanh(i_n + r * h_n)
+    return r, z, torch.tanh(i_n + r * h_n), h_n
+
+
+def gru_step(p: GRUParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``r = s(Wir u + Whr h)``, ``z = s(Wiz u + Whz h)``, ``n = tanh(Win u + r*(Whn h))``,
+    ``h' = (1 - z) n + z h`` (biases included); ``h`` (..., unit)."""
+    r, z, n, _ = _gru_gates(p, h, u)
     return (1.0 - z) * n + z * h
+
+
+def _gru_jacobian(p: GRUParams, h: torch.Tensor, u: torch.Tensor | None, wrt_state: bool) -> torch.Tensor:
+    """``dh'/dx`` for ``x`` = h (``wrt_state``) or u, from the chain rule through r, z and n."""
+    r, z, n, h_n = _gru_gates(p, h, u)
+    w_r, w_z, w_n = (p.w_hh if wrt_state else p.w_ih).chunk(3, dim=-2)
+    dr = fam.scale_rows(r * (1.0 - r), w_r, h)  # (..., unit, x)
+    dz = fam.scale_rows(z * (1.0 - z), w_z, h)
+    # n = tanh(i_n + r * h_n): h enters through r and h_n = W_hn h + b_hn, u through r and i_n
+    dn_pre = (fam.scale_rows(r, w_n, h) if wrt_state else fam.per_state(w_n, h)) + h_n.unsqueeze(-1) * dr
+    dn = (1.0 - n * n).unsqueeze(-1) * dn_pre
+    jac = (1.0 - z).unsqueeze(-1) * dn + (h - n).unsqueeze(-1) * dz
+    return jac + torch.diag_embed(z) if wrt_state else jac
+
+
+def gru_jacobian(p: GRUParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``dF/dh`` of :func:`gru_step`; ``h`` (..., unit) → (..., unit, unit)."""
+    return _gru_jacobian(p, h, u, True)
+
+
+def gru_input_jacobian(p: GRUParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``dF/du`` of :func:`gru_step`; ``h`` (..., unit) → (..., unit, input)."""
+    return _gru_jacobian(p, h, u, False)
 
 
 @register_model
@@ -77,3 +109,9 @@ class GRU(RecurrentModel):
             "n_inputs": self.n_inputs, "n_units": self.n_units, "n_outputs": self.n_outputs,
             "train_h0": self.train_h0, "seed": self.seed,
         }
+
+
+fam.FAMILIES[GRUParams] = fam.Family(
+    "gru", "w_hh", ("b_ih", "b_hh", "b_out"), gru_step, gru_drive, noise_scale=lambda p: 0.0,
+    n_inputs=lambda p: p.w_ih.shape[-1], jacobian=gru_jacobian, input_jacobian=gru_input_jacobian,
+)

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
+from neurodyn.models import _family as fam
 from neurodyn.models import constraints as cons
 from neurodyn.models._base import RecurrentModel, activation_fn, init_generator
 from neurodyn.models._registry import register_model
@@ -40,12 +41,30 @@ class LeakyRNNParams(NamedTuple):
     noise_std: float
 
 
+def leaky_rnn_drive(p: LeakyRNNParams, u: torch.Tensor | None) -> torch.Tensor:
+    """The state-independent pre-activation ``W_in u + b``; ``u`` (..., input) → (..., unit)."""
+    return fam.affine(p.w_in, u, p.b)
+
+
 def leaky_rnn_step(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
     """One Euler step ``h + alpha * (-h + phi(W_rec h + W_in u + b))``; ``h`` (..., unit)."""
-    pre = h @ p.w_rec.T + p.b
-    if u is not None and p.w_in.shape[-1] > 0:
-        pre = pre + u @ p.w_in.T
+    pre = fam.mm(h, p.w_rec) + leaky_rnn_drive(p, u)
     return (1.0 - p.alpha) * h + p.alpha * activation_fn(p.activation)(pre)
+
+
+def _leaky_gain(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``alpha * phi'(pre)`` per unit, (..., unit)."""
+    return p.alpha * activation_fn(p.activation, slope=True)(fam.mm(h, p.w_rec) + leaky_rnn_drive(p, u))
+
+
+def leaky_rnn_jacobian(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``dF/dh = (1 - alpha) I + alpha diag(phi'(pre)) W_rec``; ``h`` (..., unit) → (..., unit, unit)."""
+    return (1.0 - p.alpha) * fam.eye_like(h) + fam.scale_rows(_leaky_gain(p, h, u), p.w_rec, h)
+
+
+def leaky_rnn_input_jacobian(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``dF/du = alpha diag(phi'(pre)) W_in``; ``h`` (..., unit) → (..., unit, input)."""
+    return fam.scale_rows(_leaky_gain(p, h, u), p.w_in, h)
 
 
 def resolve_alpha(alpha: float | None, dt: float | None, tau: float | None) -> float:
@@ -281,3 +300,10 @@ class LeakyRNN(RecurrentModel):
             "fixed": {k: True for k in self._fixed} or None,
             "output_scale": self.output_scale, "seed": self.seed,
         }
+
+
+fam.FAMILIES[LeakyRNNParams] = fam.Family(
+    "leaky", "w_rec", ("b", "b_out"), leaky_rnn_step, leaky_rnn_drive,
+    noise_scale=lambda p: math.sqrt(2.0 * p.alpha) * p.noise_std, n_inputs=lambda p: p.w_in.shape[-1],
+    jacobian=leaky_rnn_jacobian, input_jacobian=leaky_rnn_input_jacobian,
+)

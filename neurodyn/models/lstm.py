@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 import torch
 
 from neurodyn._seed import SeedLike
+from neurodyn.models import _family as fam
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._gated import init_gated
 from neurodyn.models._registry import register_model
@@ -26,16 +27,52 @@ class LSTMParams(NamedTuple):
     b_out: torch.Tensor
 
 
+def lstm_drive(p: LSTMParams, u: torch.Tensor | None) -> torch.Tensor:
+    """The input part of the gate pre-activations ``W_ih u + b_ih + b_hh``; → (..., 4*unit)."""
+    return fam.affine(p.w_ih, u, p.b_ih + p.b_hh)
+
+
+def _lstm_gates(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None):
+    """``(i, f, g, o, c, c')`` on the joined state ``s = [h, c]``, each (..., unit)."""
+    h, c = s.chunk(2, dim=-1)
+    a_i, a_f, a_g, a_o = (fam.mm(h, p.w_hh) + lstm_drive(p, u)).chunk(4, dim=-1)
+    i, f, g, o = torch.sigmoid(a_i), torch.sigmoid(a_f), torch.tanh(a_g), torch.sigmoid(a_o)
+    return i, f, g, o, c, f * c + i * g
+
+
 def lstm_step(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
     """One step on the joined state ``s = [h, c]`` of shape (..., 2*unit)."""
-    h, c = s.chunk(2, dim=-1)
-    gates = h @ p.w_hh.T + p.b_hh + p.b_ih
-    if u is not None and p.w_ih.shape[-1] > 0:
-        gates = gates + u @ p.w_ih.T
-    i, f, g, o = gates.chunk(4, dim=-1)
-    c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-    h_new = torch.sigmoid(o) * torch.tanh(c_new)
-    return torch.cat([h_new, c_new], dim=-1)
+    i, f, g, o, c, c_new = _lstm_gates(p, s, u)
+    return torch.cat([o * torch.tanh(c_new), c_new], dim=-1)
+
+
+def _lstm_jacobian(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None, wrt_state: bool):
+    """``(d[h', c']/dx, dh'/dc, dc'/dc)`` for ``x`` = h (the state's first half) or u; the last two
+    are the diagonals of the ``c`` blocks, (..., unit)."""
+    i, f, g, o, c, c_new = _lstm_gates(p, s, u)
+    w_i, w_f, w_g, w_o = (p.w_hh if wrt_state else p.w_ih).chunk(4, dim=-2)
+    t = torch.tanh(c_new)
+    dc = (fam.scale_rows(c * f * (1.0 - f), w_f, s) + fam.scale_rows(g * i * (1.0 - i), w_i, s)
+          + fam.scale_rows(i * (1.0 - g * g), w_g, s))
+    do_dt = o * (1.0 - t * t)  # dh'/dc'
+    dh = fam.scale_rows(t * o * (1.0 - o), w_o, s) + do_dt.unsqueeze(-1) * dc
+    return torch.cat([dh, dc], dim=-2), do_dt * f, f
+
+
+def lstm_jacobian(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``dF/ds`` of :func:`lstm_step` on ``s = [h, c]``; (..., 2*unit) → (..., 2*unit, 2*unit).
+
+    Blocks ``[[dh'/dh, dh'/dc], [dc'/dh, dc'/dc]]`` with ``dc'/dc = diag(f)`` and
+    ``dh'/dc = diag(o (1 - tanh(c')^2) f)``.
+    """
+    d_h, dh_dc, dc_dc = _lstm_jacobian(p, s, u, True)
+    d_c = torch.cat([torch.diag_embed(dh_dc), torch.diag_embed(dc_dc)], dim=-2)
+    return torch.cat([d_h, d_c], dim=-1)
+
+
+def lstm_input_jacobian(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``dF/du`` of :func:`lstm_step`; ``s`` (..., 2*unit) → (..., 2*unit, input)."""
+    return _lstm_jacobian(p, s, u, False)[0]
 
 
 @register_model
@@ -66,3 +103,10 @@ class LSTM(RecurrentModel):
             "n_inputs": self.n_inputs, "n_units": self.n_units, "n_outputs": self.n_outputs,
             "seed": self.seed,
         }
+
+
+fam.FAMILIES[LSTMParams] = fam.Family(
+    "lstm", "w_hh", ("b_ih", "b_hh", "b_out"), lstm_step, lstm_drive, noise_scale=lambda p: 0.0,
+    n_inputs=lambda p: p.w_ih.shape[-1], jacobian=lstm_jacobian, input_jacobian=lstm_input_jacobian,
+    state_size=lambda p: 2 * p.w_hh.shape[-1],
+)

@@ -80,6 +80,31 @@ class PLSystem(NamedTuple):
         return z @ self.linear.T + self.bias + np.maximum(self.preactivation(z), 0.0) @ self.mixing.T
 
 
+def system_params(system: PLSystem) -> Any:
+    """The same map as float64 params of a model family, so kernels can roll it out; or None.
+
+    Normals that are rows of the identity with zero offsets give :class:`PLRNNParams` (``A = L``,
+    column ``i`` of ``W`` the sum of the mixing columns of the hyperplanes on unit ``i``; every
+    PLRNN, ALRNN and linear system); a diagonal ``L`` gives :class:`ShallowPLRNNParams`
+    (``a = diag L``, ``W1 = V``, ``W2 = N``, ``h2 = o``; the clipped shallow PLRNN too). Other
+    systems return None.
+    """
+    from neurodyn.models.plrnn import PLRNNParams
+    from neurodyn.models.shplrnn import ShallowPLRNNParams
+
+    N, o, L, b, V = (torch.as_tensor(np.array(x, dtype=np.float64)) for x in system)
+    n = L.shape[0]
+    empty = torch.zeros(n, 0, dtype=torch.float64)
+    on_units = bool(torch.all(o == 0)) and bool(torch.all((N == 0) | (N == 1))) and bool(
+        torch.all(N.sum(dim=1) == 1))
+    if on_units:
+        W = torch.zeros(n, n, dtype=torch.float64).index_add_(1, N.argmax(dim=1), V)
+        return PLRNNParams(L, W, b, empty, None, None)
+    if bool(torch.all(L == torch.diag(torch.diagonal(L)))):
+        return ShallowPLRNNParams(torch.diagonal(L).clone(), V, N, b, o, empty, None, None, False)
+    return None
+
+
 def _np(x: torch.Tensor | None) -> np.ndarray | None:
     return None if x is None else x.detach().cpu().to(torch.float64).numpy()
 

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import torch
 
 from neurodyn._seed import SeedLike
+from neurodyn.models import _family as fam
 from neurodyn.models import _pl_common as plc
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import register_model
@@ -34,10 +35,19 @@ class PLRNNParams(NamedTuple):
     b_out: torch.Tensor | None
 
 
+def plrnn_drive(p: PLRNNParams, u: torch.Tensor | None) -> torch.Tensor:
+    """The state-independent part ``h + C u``; ``u`` (..., input) → (..., latent)."""
+    return fam.affine(p.C, u, p.h)
+
+
 def plrnn_step(p: PLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
     """``A z + W relu(z) + h (+ C u)``; ``z`` (..., latent), ``u`` (..., input)."""
-    z_next = z @ p.A.T + torch.relu(z) @ p.W.T + p.h
-    return plc.add_input(z_next, p.C, u)
+    return fam.mm(z, p.A) + fam.mm(torch.relu(z), p.W) + plrnn_drive(p, u)
+
+
+def plrnn_jacobian(p: PLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``dF/dz = A + W diag(relu'(z))`` (relu'(0) = 0); ``z`` (..., latent) → (..., latent, latent)."""
+    return fam.per_state(p.A, z) + fam.scale_cols(p.W, (z > 0).to(z.dtype), z)
 
 
 @register_model
@@ -140,3 +150,6 @@ class PLRNN(RecurrentModel):
                     dtype=dtype)
         plc.set_params(model, A=a, W=W_, h=h_, C=C_)
         return model
+
+
+fam.FAMILIES[PLRNNParams] = plc.family("plrnn", "A", ("h",), plrnn_step, plrnn_drive, plrnn_jacobian)

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
+from neurodyn.models import _family as fam
 from neurodyn.models import _pl_common as plc
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import register_model
@@ -38,13 +39,28 @@ class ShallowPLRNNParams(NamedTuple):
     clipped: bool
 
 
+def shplrnn_drive(p: ShallowPLRNNParams, u: torch.Tensor | None) -> torch.Tensor:
+    """The state-independent part ``h1 + C u``; ``u`` (..., input) → (..., latent)."""
+    return fam.affine(p.C, u, p.h1)
+
+
 def shplrnn_step(p: ShallowPLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
     """One shallow-PLRNN step; ``z`` (..., latent), ``u`` (..., input)."""
-    pre = z @ p.W2.T
+    pre = fam.mm(z, p.W2)
     act = torch.relu(pre + p.h2)
     if p.clipped:
         act = act - torch.relu(pre)
-    return plc.add_input(p.a * z + act @ p.W1.T + p.h1, p.C, u)
+    return p.a * z + fam.mm(act, p.W1) + shplrnn_drive(p, u)
+
+
+def shplrnn_jacobian(p: ShallowPLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+    """``dF/dz = diag(a) + W1 diag(d) W2`` with ``d = relu'(W2 z + h2) [- relu'(W2 z)]`` (clipped);
+    ``z`` (..., latent) → (..., latent, latent)."""
+    pre = fam.mm(z, p.W2)
+    d = (pre + p.h2 > 0).to(z.dtype)
+    if p.clipped:
+        d = d - (pre > 0).to(z.dtype)
+    return torch.diag_embed(p.a) + fam.scale_cols(p.W1, d, z) @ fam.per_state(p.W2, z)
 
 
 @register_model
@@ -164,3 +180,8 @@ class ShallowPLRNN(RecurrentModel):
         )
         plc.set_params(model, a=a, W1=W1_, W2=W2_, h1=h1_, h2=h2_, C=C_)
         return model
+
+
+fam.FAMILIES[ShallowPLRNNParams] = plc.family(
+    "shplrnn", "W2", ("a", "h1", "h2"), shplrnn_step, shplrnn_drive, shplrnn_jacobian,
+)

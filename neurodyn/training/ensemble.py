@@ -128,7 +128,7 @@ def train_ensemble(
     n = len(models)
     template = _engine.to_device(models[0], device)
     family = family_of(template.params())
-    if family is None:
+    if family is None or family.name not in MASKED:  # stacked training knows these families only
         raise TypeError(f"train_ensemble does not know {type(template).__name__}; train it with train()")
     check_sizes(template, task)
     loss_name = loss_key(loss or task.loss)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from problems import RotationModel
 
 from neurodyn.analysis.lyapunov import lyapunov_spectrum
-from neurodyn.models import PLRNN, LeakyRNN, PLSystem
+from neurodyn.models import GRU, LSTM, PLRNN, LeakyRNN, PLSystem
 
 
 def lozi(a=1.7, b=0.5):
@@ -34,9 +35,11 @@ def test_linear_map_exponents_are_log_abs_eigenvalues():
     with torch.no_grad():
         model.w_rec.copy_(torch.as_tensor(w))
     res = lyapunov_spectrum(model, h0=np.ones(3), n_steps=300, n_transient=50, seed=1)
+    auto = lyapunov_spectrum(model, h0=np.ones(3), n_steps=300, n_transient=50, seed=1, jacobian="autograd")
     expected = np.sort(np.log(np.abs(np.linalg.eigvals(w))))[::-1]
-    assert res.jacobian == "autograd"
+    assert (res.jacobian, auto.jacobian) == ("analytic", "autograd")
     np.testing.assert_allclose(res.exponents[0], expected, atol=0.02)
+    np.testing.assert_allclose(res.exponents, auto.exponents, atol=1e-12)
 
 
 def test_linear_pl_system_matches_closed_form_and_autograd():
@@ -81,7 +84,7 @@ def test_time_varying_input_analytic_equals_autograd():
     exact = lyapunov_spectrum(model, **kw)
     auto = lyapunov_spectrum(model, jacobian="autograd", **kw)
     assert (exact.jacobian, auto.jacobian) == ("analytic", "autograd")
-    # same trajectory (both step the torch model), Jacobians equal to round-off
+    # same trajectory (both roll the same params out), Jacobians equal to round-off
     np.testing.assert_allclose(exact.exponents, auto.exponents, atol=1e-10)
     assert exact.exponents[0, 0] > 0.3
 
@@ -112,29 +115,74 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="n_exponents"):
         lyapunov_spectrum(lozi(), n_exponents=5)
     with pytest.raises(ValueError, match="jacobian"):
-        lyapunov_spectrum(LeakyRNN(0, 2, 1), jacobian="analytic")
+        lyapunov_spectrum(RotationModel(), jacobian="analytic")
+    with pytest.raises(ValueError, match="Triton"):
+        lyapunov_spectrum(lozi(), backend="triton")
+    with pytest.raises(ValueError, match="no inputs"):
+        lyapunov_spectrum(lozi(), inputs=np.ones(1))
 
 
-def test_numba_kernels_match_the_numpy_reference():
-    from neurodyn.analysis.lyapunov._qr_numba import pl_states, qr_chunk
+def test_numba_qr_kernel_and_rollout_match_the_reference():
+    from neurodyn.analysis.lyapunov._qr_numba import qr_chunk
 
     rng = np.random.default_rng(0)
     J = rng.standard_normal((50, 3, 4, 4))
     q0 = np.linalg.qr(rng.standard_normal((3, 4, 2)))[0]
-    logs_ref, q_ref = qr_chunk(J, q0.copy(), "numpy")
+    logs_ref, q_ref = qr_chunk(J, q0.copy(), "torch")
     logs_nb, q_nb = qr_chunk(J, q0.copy(), "numba")
     np.testing.assert_allclose(logs_nb, logs_ref, atol=1e-10)
     # frames agree up to the sign of each column
     np.testing.assert_allclose(np.abs(np.sum(q_nb * q_ref, axis=1)), 1.0, atol=1e-10)
     system = lozi()
     z0 = np.array([[0.1, 0.1], [-0.2, 0.05]])
-    states, last = pl_states(system, z0, 30)
-    z = z0.copy()
-    for t in range(30):
-        np.testing.assert_allclose(states[t], z, atol=1e-9)
-        z = system.step(z)
-    np.testing.assert_allclose(last, z, atol=1e-9)
-    a = lyapunov_spectrum(system, h0=z0, n_steps=30, n_transient=0, backend="numpy")
+    a = lyapunov_spectrum(system, h0=z0, n_steps=30, n_transient=0, backend="torch")
     b = lyapunov_spectrum(system, h0=z0, n_steps=30, n_transient=0, backend="numba")
-    assert (a.backend, b.backend) == ("numpy", "numba")
+    assert (a.backend, b.backend) == ("torch", "numba")
     np.testing.assert_allclose(a.exponents, b.exponents, atol=1e-9)
+    with pytest.warns(DeprecationWarning, match="backend='torch'"):
+        old = lyapunov_spectrum(system, h0=z0, n_steps=30, n_transient=0, backend="numpy")
+    assert old.backend == "torch"
+    np.testing.assert_array_equal(old.exponents, a.exponents)
+
+
+@pytest.mark.parametrize("system", [lozi(), linear_system(np.array([[0.5, -0.8], [0.8, 0.5]]))],
+                         ids=["lozi", "linear"])
+def test_a_pl_system_rolls_out_as_family_params(system):
+    from neurodyn.kernels import rollout
+    from neurodyn.models.piecewise import system_params
+
+    params = system_params(system)
+    z = np.array([[0.1, 0.1], [-0.2, 0.05]])
+    res = rollout(params, torch.as_tensor(z), n_steps=30, backend="numba")
+    for t in range(30):
+        z = system.step(z)
+        np.testing.assert_allclose(res.states[:, t].numpy(), z, atol=1e-9)
+
+
+def test_a_pl_system_no_family_holds_steps_in_numpy():
+    from neurodyn.models.piecewise import system_params
+
+    # the Lozi map written with relu(2 x) / 2: a full linear part and a normal that is no unit vector
+    scaled = lozi()._replace(normals=np.array([[2.0, 0.0]]), mixing=np.array([[-1.7], [0.0]]))
+    assert system_params(scaled) is None
+    res = lyapunov_spectrum(scaled, h0=[0.1, 0.1], n_steps=20_000, n_transient=100, seed=0)
+    assert res.jacobian == "analytic" and res.backend == "numba" and np.all(res.finite)
+    np.testing.assert_allclose(res.exponents[0, 0], 0.4703, atol=0.02)  # Sprott (2003), as above
+    np.testing.assert_allclose(res.exponents.sum(), np.log(0.5), atol=1e-9)
+
+
+def test_a_model_without_a_family_uses_its_step_and_autograd():
+    res = lyapunov_spectrum(RotationModel(rho=0.9), h0=[1.0, 0.0], n_steps=200, n_transient=0)
+    assert res.jacobian == "autograd" and res.backend == "numba"
+    np.testing.assert_allclose(res.exponents[0], [np.log(0.9)] * 2, atol=1e-12)
+
+
+@pytest.mark.parametrize("model", [LeakyRNN(2, 5, 1, gain=2.0, alpha=0.5, activation="softplus", seed=0),
+                                   GRU(2, 4, 1, seed=1), LSTM(2, 3, 1, seed=2)], ids=["leaky", "gru", "lstm"])
+def test_closed_form_jacobians_with_inputs_equal_autograd(model):
+    u = 0.5 * np.sin(np.arange(300) / 5.0)[:, None] * np.ones(2)
+    kw = dict(n_steps=250, n_transient=50, inputs=u, seed=0, h0=0.1 * np.ones((2, model.state_size)))
+    exact = lyapunov_spectrum(model, **kw)
+    auto = lyapunov_spectrum(model, jacobian="autograd", **kw)
+    assert (exact.jacobian, auto.jacobian) == ("analytic", "autograd")
+    np.testing.assert_allclose(exact.exponents, auto.exponents, atol=1e-10)

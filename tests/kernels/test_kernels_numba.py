@@ -70,9 +70,13 @@ def test_numba_ensemble_matches_reference(name):
 
 
 def test_auto_picks_numba_on_cpu_and_ignores_autograd():
+    import numba
+
+    threads = numba.get_num_threads()
     h0 = torch.zeros(2, N_UNIT, requires_grad=True)
     res = rollout(make_case("leaky_tanh"), h0, torch.ones(2, 3, N_IN, requires_grad=True))
     assert res.backend == "numba" and not res.final.requires_grad
+    assert numba.get_num_threads() == threads  # a one-block batch runs on one thread, then restores them
 
 
 # every BLAS-blocked kernel is another cold-cache compile: two families by default, the rest slow

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import NamedTuple
 
 import pytest
 import torch
+from problems import RotationModel
 
 from neurodyn._seed import torch_generator
-from neurodyn.kernels import rollout, stack_params
+from neurodyn.kernels import FAMILIES, Family, register_family, rollout, stack_params
 from neurodyn.models import GRU, LSTM, LeakyRNN
 
 
@@ -74,15 +76,89 @@ def test_ensemble_equals_each_network():
         torch.testing.assert_close(res.states[e], want, rtol=1e-6, atol=1e-7)
 
 
-def test_unknown_family_falls_back_to_model_step():
+def test_family_without_a_compiled_kernel_runs_on_torch():
     model = LSTM(2, 5, 1, seed=0)
     h0, x = torch.randn(3, 10), torch.randn(3, 7, 2)
     res = rollout(model, h0, x)
     assert res.backend == "torch"
     with torch.no_grad():
         assert torch.equal(res.states, model(x, h0).states)
-    with pytest.raises(ValueError, match="does not know this model family"):
+    with pytest.raises(ValueError, match="no kernel for model family 'lstm'"):
         rollout(model, h0, x, backend="numba")
+    ens = rollout(stack_params([model, LSTM(2, 5, 1, seed=1)]), torch.stack([h0, h0]), n_steps=4)
+    assert ens.backend == "torch" and ens.final.shape == (2, 3, 10)
+
+
+def test_unknown_model_falls_back_to_its_own_step():
+    model = RotationModel()
+    h0 = torch.ones(1, 2, dtype=torch.float64)
+    res = rollout(model, h0, n_steps=3)
+    assert res.backend == "torch"
+    torch.testing.assert_close(res.final[0], torch.linalg.matrix_power(model.w.detach(), 3) @ h0[0])
+    with pytest.raises(ValueError, match="does not know this model family"):
+        rollout(model, h0, n_steps=3, backend="numba")
+
+
+class ToyParams(NamedTuple):
+    """A linear map ``h' = M h + c u``: a family registered after import."""
+
+    M: torch.Tensor
+    c: torch.Tensor
+
+
+def _toy_drive(p, u):
+    return torch.zeros(p.M.shape[-1], dtype=p.M.dtype) if u is None else u @ p.c.mT
+
+
+def _toy_step(p, h, u):
+    return h @ p.M.mT + _toy_drive(p, u)
+
+
+@pytest.fixture
+def toy_family():
+    family = Family("toy_linear", "M", (), _toy_step, _toy_drive, lambda p: 0.0, lambda p: p.c.shape[-1])
+    register_family(ToyParams, family)
+    yield family
+    FAMILIES.pop(ToyParams)
+
+
+def test_registered_family_without_kernels_runs_on_torch_under_auto(toy_family):
+    p = ToyParams(torch.tensor([[0.5, 0.1], [0.0, -0.8]]), torch.tensor([[1.0], [2.0]]))
+    h0, x = torch.tensor([[1.0, 1.0]]), torch.ones(1, 4, 1)
+    res = rollout(p, h0, x)  # CPU, auto: numba has no kernel for it, so torch runs it
+    assert res.backend == "torch"
+    h = h0[0]
+    for _ in range(4):  # oracle: the linear recursion by hand
+        h = p.M @ h + p.c[:, 0]
+    torch.testing.assert_close(res.final[0], h)
+    with pytest.raises(ValueError, match="no kernel for model family 'toy_linear'"):
+        rollout(p, h0, x, backend="numba")
+
+
+def test_registered_kernel_is_looked_up_and_names_are_unique(toy_family):
+    from neurodyn.kernels.numba_backend import KERNELS
+
+    calls = []
+
+    def run(params, h, drive, noise, noise_std, n_steps, t0, every, out):
+        calls.append((tuple(h.shape), tuple(drive.shape), n_steps))
+        for t in range(n_steps):  # a plain-torch "kernel" with the chunk contract
+            h.copy_(h @ params.M.mT + drive[:, :, t if drive.shape[2] > 1 else 0])
+            if out is not None and (t0 + t + 1) % every == 0:
+                out[:, :, (t0 + t + 1) // every - 1 - t0 // every] = h
+
+    register_family(ToyParams, toy_family, kernels={"numba": run})
+    try:
+        p = ToyParams(torch.tensor([[0.5, 0.1], [0.0, -0.8]]), torch.tensor([[1.0], [2.0]]))
+        h0, x = torch.randn(3, 2), torch.randn(3, 6, 1)
+        got = rollout(p, h0, x, every=2)
+        want = rollout(p, h0, x, every=2, backend="torch")
+        assert got.backend == "numba" and calls == [((1, 3, 2), (1, 3, 6, 2), 6)]
+        torch.testing.assert_close(got.states, want.states)
+    finally:
+        KERNELS.pop("toy_linear")
+    with pytest.raises(ValueError, match="taken by LeakyRNNParams"):
+        register_family(ToyParams, toy_family._replace(name="leaky"))
 
 
 def test_bad_inputs_raise_clear_errors():

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from neurodyn.io import load_checkpoint
-from neurodyn.models import GRU, PLRNN, LeakyRNN
+from neurodyn.models import GRU, LSTM, PLRNN, LeakyRNN
 from neurodyn.tasks.flipflop import FlipFlop
 from neurodyn.training import train
 from neurodyn.training.ensemble import train_ensemble
@@ -73,6 +73,8 @@ def test_bad_arguments():
         train_ensemble([_leaky(0), _leaky(1)], TASK, hyperparameters={"gain": 1.0}, **KW)
     with pytest.raises(ValueError, match="same class"):
         train_ensemble([_leaky(0), GRU(TASK.n_inputs, 7, TASK.n_outputs)], TASK, **KW)
+    with pytest.raises(TypeError, match="does not know LSTM"):  # a family, but not one stacked training knows
+        train_ensemble([LSTM(TASK.n_inputs, 7, TASK.n_outputs)], TASK, **KW)
 
 
 def test_save_and_load_ensemble(tmp_path):

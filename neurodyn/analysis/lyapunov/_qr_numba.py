@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-BACKENDS = ("numpy", "numba")
-
 
 def qr_chunk_numpy(J: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     logs = np.empty((J.shape[0], q.shape[0], q.shape[2]))
@@ -65,57 +63,8 @@ def _kernel():
     return _KERNEL
 
 
-_PL = None
-
-
-def _pl_kernel():
-    global _PL
-    if _PL is None:
-        from numba import njit
-
-        @njit(cache=True, error_model="numpy")
-        def pl_states(L, c, V, N, o, z, n_steps):  # pragma: no cover - compiled
-            n_b, n = z.shape
-            H = N.shape[0]
-            out = np.empty((n_steps, n_b, n))
-            a = np.empty(H)
-            for t in range(n_steps):
-                for b in range(n_b):
-                    for i in range(n):
-                        out[t, b, i] = z[b, i]
-                    for h in range(H):
-                        acc = o[h]
-                        for m in range(n):
-                            acc += N[h, m] * z[b, m]
-                        a[h] = acc if acc > 0 else 0.0
-                    for i in range(n):
-                        acc = c[i]
-                        for m in range(n):
-                            acc += L[i, m] * out[t, b, m]
-                        for h in range(H):
-                            acc += V[i, h] * a[h]
-                        z[b, i] = acc
-            return out, z
-
-        _PL = pl_states
-    return _PL
-
-
-def pl_states(system, z: np.ndarray, n_steps: int) -> tuple[np.ndarray, np.ndarray]:
-    """States before each of ``n_steps`` steps of a PLSystem (n_steps, batch, state) and the state
-    after them, compiled with Numba."""
-    return _pl_kernel()(system.linear, system.bias, system.mixing, system.normals, system.offsets,
-                        np.ascontiguousarray(z, dtype=np.float64).copy(), int(n_steps))
-
-
-def numba_available() -> bool:
-    from importlib.util import find_spec
-
-    return find_spec("numba") is not None
-
-
 def qr_chunk(J: np.ndarray, q: np.ndarray, backend: str) -> tuple[np.ndarray, np.ndarray]:
-    """Dispatch to ``"numpy"`` or ``"numba"`` (see the module docstring)."""
+    """The Numba kernel for ``backend="numba"``, else the NumPy reference (see the module docstring)."""
     if backend == "numba":
         return _kernel()(np.ascontiguousarray(J), np.ascontiguousarray(q).copy())
     return qr_chunk_numpy(J, q)

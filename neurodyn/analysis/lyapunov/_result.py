@@ -29,10 +29,10 @@ class LyapunovResult(Result):
     finite : ndarray of bool, shape (batch,)
         False where the trajectory left the finite numbers (diverged); its exponents are NaN.
     jacobian : str
-        ``"analytic"`` (piecewise-affine region Jacobians) or ``"autograd"``.
+        ``"analytic"`` (the closed forms of the model family, or PL region Jacobians) or ``"autograd"``.
     n_steps, n_transient, seed : int
     backend : str
-        ``"numpy"`` or ``"numba"``: what ran the QR steps.
+        ``"torch"`` (the reference: torch rollout, NumPy QR) or ``"numba"``: what ran the steps.
     """
 
     exponents: np.ndarray
@@ -43,7 +43,7 @@ class LyapunovResult(Result):
     n_steps: int
     n_transient: int
     seed: int
-    backend: str = "numpy"
+    backend: str = "torch"
 
     FORMAT: ClassVar[str] = "neurodyn.lyapunov"
     FORMAT_VERSION: ClassVar[int] = 1
