@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["run_chunk"]
+__all__ = ["KERNELS"]
 
 GEMM_MIN_BATCH = 64  # networks with at least this many trials use the BLAS-blocked kernels
 GEMM_BLOCK = 128  # trials per block in that path

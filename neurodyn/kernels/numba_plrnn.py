@@ -13,7 +13,7 @@ from numba import njit, prange
 
 from neurodyn.kernels.numba_rnn import KB, finish_block, load_block, matvec_block
 
-__all__ = ["pl_kernel", "run", "shallow_kernel"]
+__all__ = ["pl_kernel", "shallow_kernel"]
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["draw_noise", "draw_noise_step", "rollout_torch"]
+__all__ = ["draw_noise", "draw_noise_once", "rollout_torch"]
 
 StepFn = Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["interpreting", "run_chunk", "supports"]
+__all__ = ["KERNELS", "interpreting", "supports"]
 
 MAX_RESIDENT = 8192  # fp32 weight elements kept on chip per program (32 KiB)
 TILED_BLOCK_N = 64
