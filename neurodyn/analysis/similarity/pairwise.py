@@ -14,9 +14,14 @@ from neurodyn.analysis.similarity import _compare_rdms as crdm
 from neurodyn.analysis.similarity._cca import cca_similarity, pwcca, svcca
 from neurodyn.analysis.similarity._cka import cka
 from neurodyn.analysis.similarity._havok import as_trajectories, fit_havok
-from neurodyn.analysis.similarity._procrustes import partial_whitening, procrustes_distance
+from neurodyn.analysis.similarity._procrustes import (
+    partial_whitening,
+    procrustes_distance,
+    warn_degenerate_whitening,
+    whitened_rank,
+)
 from neurodyn.analysis.similarity._rdm import rdm
-from neurodyn.analysis.similarity._validate import as_matrix, check_choice, check_variance
+from neurodyn.analysis.similarity._validate import as_matrix, check_choice, check_variance, to_numpy
 from neurodyn.analysis.similarity.dsa import SCORES, align_scores, operator_distance, prepare_pairs
 
 PER_PAIR: dict[str, Callable[..., float]] = {
@@ -47,11 +52,14 @@ def _nuclear_and_frob(F: torch.Tensor, i: np.ndarray, j: np.ndarray, nuclear: bo
 
 def _procrustes(mats, *, kind="angular", alpha=1.0, center=True, device="cpu", progress=True):
     n_units = max(m.shape[1] for m in mats)
-    feats = []
+    feats, ranks = [], []
     for m in mats:
         mc = m - m.mean(axis=0) if center else m
         Z = mc @ partial_whitening(mc, alpha)
         feats.append(np.pad(Z, ((0, 0), (0, n_units - Z.shape[1]))))
+        ranks.append(whitened_rank(mc) if alpha == 0 else 0)
+    top = sorted(ranks)[-2:]  # the pair of networks closest to (or deepest in) the degenerate regime
+    warn_degenerate_whitening(mats[0].shape[0] - bool(center), top[0], top[1], alpha)
     F = torch.as_tensor(np.stack(feats), dtype=torch.float64, device=device)
     norms = np.linalg.norm(np.stack(feats), axis=(1, 2))
     i, j = _pairs(len(mats))
@@ -230,8 +238,9 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
 
     Parameters
     ----------
-    D : xarray.DataArray or array, shape (network, network)
-        Symmetric distances with zero diagonal (e.g. from :func:`pairwise_distances`).
+    D : xarray.DataArray, array or tensor, shape (network, network)
+        Symmetric distances with zero diagonal (e.g. from :func:`pairwise_distances`); a tensor may be on
+        any device.
     n_components : int
     method : {"mds"}
         Metric multidimensional scaling (``sklearn.manifold.MDS``, precomputed dissimilarities).
@@ -245,11 +254,11 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
     Raises
     ------
     ValueError
-        For a non-square, asymmetric or non-finite matrix, or an unknown method.
+        For a non-numeric, non-square, asymmetric or non-finite matrix, or an unknown method.
     """
     from sklearn.manifold import MDS
 
-    M = np.asarray(getattr(D, "values", D), dtype=float)
+    M = to_numpy(D.values if type(D).__module__.startswith("xarray") else D, "D")
     if M.ndim != 2 or M.shape[0] != M.shape[1] or not np.all(np.isfinite(M)):
         raise ValueError(f"D must be a finite square (network, network) matrix; got shape {M.shape}")
     if not np.allclose(M, M.T, atol=1e-10):
