@@ -111,7 +111,7 @@ def _rsa(mats, *, rdm_method="euclidean", compare_method="spearman", device="cpu
 
 
 def _dsa(acts, *, n_delays, rank=None, delay_interval=1, score="angular", method="pcr", ridge=1e-8,
-         n_restarts=8, max_iter=500, seed: SeedLike = 0, device="cpu", progress=True):
+         n_restarts=32, max_rounds=3, max_iter=500, seed: SeedLike = 0, device="cpu", progress=True):
     from tqdm.auto import tqdm
 
     if score not in SCORES:
@@ -134,7 +134,8 @@ def _dsa(acts, *, n_delays, rank=None, delay_interval=1, score="angular", method
             sizes.setdefault(max(ops[i[k]].shape[0], ops[j[k]].shape[0]), []).append(k)
         for ks in sizes.values():
             prepared = prepare_pairs([(ops[i[k]], ops[j[k]]) for k in ks], n_restarts, seed)
-            out[ks] = align_scores(prepared, score, max_iter=max_iter, device=device)
+            out[ks] = align_scores(prepared, score, max_iter=max_iter, device=device, n_restarts=n_restarts,
+                                   max_rounds=max_rounds, seed=seed)
     return out
 
 
