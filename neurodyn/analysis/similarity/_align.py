@@ -10,6 +10,8 @@ maxima for operators of ~20 dimensions, so many starts are run and pruned by suc
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -130,6 +132,21 @@ def initial_rotations(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     flip = np.eye(A.shape[0])
     flip[0, 0] = -1.0
     return np.stack([np.eye(A.shape[0]), flip, spectral_init(A, B), schur_init(A, B), schur_init(B, A).T])
+
+
+@contextmanager
+def one_cpu_thread(device) -> Iterator[None]:
+    """Run torch on one CPU thread inside the block (restored after): the search works on batches of
+    small matrices, where intra-op threads only add synchronisation (30x slower on a busy 2-core machine)."""
+    if torch.device(device).type != "cpu":
+        yield
+        return
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n_threads)
 
 
 def _polar(G: torch.Tensor) -> torch.Tensor:

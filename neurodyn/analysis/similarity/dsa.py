@@ -12,6 +12,7 @@ from neurodyn.analysis.similarity._align import (
     canonical_order,
     initial_rotations,
     maximise_alignment,
+    one_cpu_thread,
     pad_square,
     random_orthogonal,
 )
@@ -83,6 +84,21 @@ def align_scores(prepared, score: str, *, max_iter: int, device: Any = "cpu", n_
     different starts gets another round of ``n_restarts`` fresh random starts, up to ``max_rounds``
     rounds: the number of restarts of each pair is set by this convergence test.
     """
+    with one_cpu_thread(device):
+        value = _best_alignment(prepared, device, n_restarts, max_rounds, seed, max_iter=max_iter)
+    scores = np.empty(len(prepared))
+    for i, (A, B, *_rest) in enumerate(prepared):
+        if score == "angular":
+            scores[i] = angle(value[i])
+        else:
+            na, nb = np.linalg.norm(A), np.linalg.norm(B)
+            scores[i] = np.sqrt(max(na**2 + nb**2 - 2.0 * na * nb * value[i], 0.0))
+    return scores
+
+
+def _best_alignment(prepared, device: Any, n_restarts: int, max_rounds: int, seed: SeedLike, *,
+                    max_iter: int) -> np.ndarray:
+    """Best cosine ``tr(A^T C B C^T) / (||A|| ||B||)`` per prepared pair, over rounds of starts."""
     to = {"dtype": torch.float64, "device": device}
     An = torch.as_tensor(np.stack([p[2] for p in prepared]), **to)
     Bn = torch.as_tensor(np.stack([p[3] for p in prepared]), **to)
@@ -98,14 +114,7 @@ def align_scores(prepared, score: str, *, max_iter: int, device: Any = "cpu", n_
         again, better = np.abs(v - value[active]) <= _SAME, v > value[active] + _SAME
         found[active] = np.where(better, f, found[active] + np.where(again, f, 0))
         value[active] = np.maximum(value[active], v)
-    scores = np.empty(len(prepared))
-    for i, (A, B, *_rest) in enumerate(prepared):
-        if score == "angular":
-            scores[i] = angle(value[i])
-        else:
-            na, nb = np.linalg.norm(A), np.linalg.norm(B)
-            scores[i] = np.sqrt(max(na**2 + nb**2 - 2.0 * na * nb * value[i], 0.0))
-    return scores
+    return value
 
 
 def operator_distance(
