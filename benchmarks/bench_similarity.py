@@ -177,10 +177,11 @@ def bench_dsa_search(n_pairs: int | None, device: str) -> dict:
                                          for i, j in pairs])
         found[name], seconds[name] = np.array(vals), c / len(pairs)
     best = np.minimum.reduce([*found.values(), peer])
-    out = {"n_pairs": len(pairs), "dim": int(ops.shape[1]), "dsa_metric": _excess_stats(peer, best, peer)}
+    out = {"n_pairs": len(pairs), "dim": int(ops.shape[1]), "best_known_rad": best.tolist(),
+           "dsa_metric": {**_excess_stats(peer, best, peer), "values_rad": peer.tolist()}}
     for name in settings:
         out[name] = {**_excess_stats(found[name], best, peer), "cpu_s_per_pair": seconds[name],
-                     "settings": settings[name]}
+                     "settings": settings[name], "values_rad": found[name].tolist()}
     return out
 
 
