@@ -11,10 +11,11 @@ from neurodyn.analysis.similarity._validate import (
     center,
     check_choice,
     check_variance,
-    warn_few_samples,
+    warn_forced_correlations,
 )
 
 _RANK_RTOL = 1e-10
+_FIX = "use at least {n} samples or reduce dimensions first (e.g. svcca with fewer components)"
 
 
 def _orthonormal_basis(Xc: np.ndarray) -> np.ndarray:
@@ -23,10 +24,12 @@ def _orthonormal_basis(Xc: np.ndarray) -> np.ndarray:
     return U[:, s > _RANK_RTOL * max(s.max(initial=0.0), np.finfo(float).tiny)]
 
 
-def _cca(Xc: np.ndarray, Yc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Canonical correlations (descending) and canonical variates ``(sample, n_cc)`` of both sides."""
+def _cca(Xc: np.ndarray, Yc: np.ndarray, measure: str = "CCA") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Canonical correlations (descending) and canonical variates ``(sample, n_cc)`` of both sides of
+    centred data; warns where the ranks force correlations to 1 (:func:`warn_forced_correlations`)."""
     Ux, Uy = _orthonormal_basis(Xc), _orthonormal_basis(Yc)
-    check_variance(min(Ux.shape[1], Uy.shape[1]), "CCA")
+    check_variance(min(Ux.shape[1], Uy.shape[1]), measure)
+    warn_forced_correlations(Xc.shape[0] - 1, Ux.shape[1], Uy.shape[1], measure, _FIX)
     A, rho, Bt = np.linalg.svd(Ux.T @ Uy, full_matrices=False)
     return np.clip(rho, 0.0, 1.0), Ux @ A, Uy @ Bt.T
 
@@ -57,8 +60,13 @@ def cca_similarity(X: Any, Y: Any, *, kind: Literal["mean_rho", "mean_rho2"] = "
     """Mean canonical correlation between paired representations.
 
     Invariant to invertible linear maps and shifts of either representation: equals 1 when one is an
-    invertible linear transform of the other. Warns (``UserWarning``) when ``n_sample <= max(unit_x,
-    unit_y)``, where CCA finds spurious perfect correlations.
+    invertible linear transform of the other.
+
+    Degenerate regime: centring leaves an ``(n_sample - 1)``-dimensional sample space, in which column
+    spaces of ranks ``r_x`` and ``r_y`` share at least ``r_x + r_y - (n_sample - 1)`` directions, each a
+    canonical correlation of exactly 1 whatever the data. A ``UserWarning`` is issued whenever
+    ``r_x + r_y > n_sample - 1``; at ``max(r_x, r_y) = n_sample - 1`` (e.g. ``n_sample <= unit + 1``) the
+    value is 1 for any data, independent or not.
 
     Parameters
     ----------
@@ -78,7 +86,6 @@ def cca_similarity(X: Any, Y: Any, *, kind: Literal["mean_rho", "mean_rho2"] = "
     """
     check_choice(kind, ("mean_rho", "mean_rho2"), "kind")
     Xa, Ya = as_pair(X, Y)
-    warn_few_samples(Xa.shape[0], max(Xa.shape[1], Ya.shape[1]), "CCA")
     rho = _cca(center(Xa), center(Ya))[0]
     return float(np.mean(rho if kind == "mean_rho" else rho**2))
 
@@ -110,7 +117,9 @@ def svcca(X: Any, Y: Any, *, keep: float | int = 0.99) -> float:
     Returns
     -------
     float in [0, 1]
-        Mean of the canonical correlations between the reduced representations.
+        Mean of the canonical correlations between the reduced representations. Warns when the kept
+        components ``k_x + k_y`` exceed ``n_sample - 1`` (see :func:`cca_similarity`); reducing the
+        dimensions is the cure.
 
     Raises
     ------
@@ -124,8 +133,7 @@ def svcca(X: Any, Y: Any, *, keep: float | int = 0.99) -> float:
     """
     Xa, Ya = as_pair(X, Y)
     Xr, Yr = _svd_reduce(center(Xa), keep), _svd_reduce(center(Ya), keep)
-    warn_few_samples(Xa.shape[0], max(Xr.shape[1], Yr.shape[1]), "SVCCA")
-    return float(np.mean(_cca(Xr, Yr)[0]))
+    return float(np.mean(_cca(Xr, Yr, "SVCCA")[0]))
 
 
 def pwcca(X: Any, Y: Any) -> float:
@@ -143,6 +151,8 @@ def pwcca(X: Any, Y: Any) -> float:
     Returns
     -------
     float in [0, 1]
+        Warns in the degenerate regime of :func:`cca_similarity` (1 for any data when
+        ``n_sample <= unit + 1``).
 
     Raises
     ------
@@ -155,9 +165,8 @@ def pwcca(X: Any, Y: Any) -> float:
     canonical correlation. NeurIPS 31.
     """
     Xa, Ya = as_pair(X, Y)
-    warn_few_samples(Xa.shape[0], max(Xa.shape[1], Ya.shape[1]), "PWCCA")
     Xc, Yc = center(Xa), center(Ya)
-    rho, Hx, Hy = _cca(Xc, Yc)
+    rho, Hx, Hy = _cca(Xc, Yc, "PWCCA")
     acts, variates = (Xc, Hx) if Xa.shape[1] <= Ya.shape[1] else (Yc, Hy)
     weights = np.sum(np.abs(variates.T @ acts), axis=1)
     return float(np.sum(weights * rho) / np.sum(weights))

@@ -12,11 +12,26 @@ from neurodyn.analysis.similarity._validate import (
     as_pair,
     check_choice,
     check_variance,
-    warn_few_samples,
+    warn_forced_correlations,
 )
 
 KINDS = ("angular", "euclidean")
 _EIG_RTOL = 1e-10
+_FIX = "use at least {n} samples, reduce dimensions first, or partial whitening alpha > 0"
+
+
+def whitened_rank(Xc: np.ndarray) -> int:
+    """Rank of the fully whitened data: covariance eigenvalues above ``_EIG_RTOL`` times the largest."""
+    s = np.linalg.svd(Xc, compute_uv=False)
+    return int(np.sum(s**2 > _EIG_RTOL * max(s.max(initial=0.0) ** 2, np.finfo(float).tiny)))
+
+
+def warn_degenerate_whitening(n_dims: int, rank_x: int, rank_y: int, alpha: float) -> None:
+    """At ``alpha = 0`` ``cos theta = sum_i rho_i / sqrt(rank_x rank_y)`` (canonical correlations
+    ``rho_i``): warn where the ranks force some ``rho_i`` to 1 (then, at ``max rank = n_dims``, the
+    distance is ``arccos(sqrt(min rank / max rank))`` for any data). ``alpha > 0`` is never degenerate."""
+    if alpha == 0:
+        warn_forced_correlations(n_dims, rank_x, rank_y, "Procrustes with alpha=0 (CCA)", _FIX)
 
 
 def partial_whitening(Xc: np.ndarray, alpha: float) -> np.ndarray:
@@ -99,11 +114,12 @@ class ProcrustesMetric(ParamsMixin):
         if not 0.0 <= float(self.alpha) <= 1.0:
             raise ValueError(f"alpha must lie in [0, 1] (1 = Procrustes, 0 = CCA); got {self.alpha}")
         Xa, Ya = as_pair(X, Y)
-        if self.alpha == 0:
-            warn_few_samples(Xa.shape[0], max(Xa.shape[1], Ya.shape[1]), "Procrustes with alpha=0 (CCA)")
         self.mean_x_ = Xa.mean(axis=0) if self.center else np.zeros(Xa.shape[1])
         self.mean_y_ = Ya.mean(axis=0) if self.center else np.zeros(Ya.shape[1])
         n_dim = max(Xa.shape[1], Ya.shape[1])
+        if self.alpha == 0:
+            warn_degenerate_whitening(Xa.shape[0] - bool(self.center), whitened_rank(Xa - self.mean_x_),
+                                      whitened_rank(Ya - self.mean_y_), self.alpha)
         Zx = _pad_columns(partial_whitening(Xa - self.mean_x_, self.alpha), n_dim)
         Zy = _pad_columns(partial_whitening(Ya - self.mean_y_, self.alpha), n_dim)
         U, _, Vt = np.linalg.svd(((Xa - self.mean_x_) @ Zx).T @ ((Ya - self.mean_y_) @ Zy))
@@ -155,7 +171,12 @@ def procrustes_distance(
         samples, in the data's units; netrep's value is this times ``sqrt(n_sample)``). Not scale invariant.
     alpha : float in [0, 1]
         Partial-whitening parameter: 1 (default) is plain Procrustes, 0 is CCA-like (invariant to
-        invertible linear maps). Both kinds are metrics for every ``alpha``.
+        invertible linear maps). Both kinds are metrics for every ``alpha``. At ``alpha = 0`` the angular
+        distance is ``arccos(sum_i rho_i / sqrt(r_x r_y))`` (canonical correlations ``rho_i``, ranks
+        ``r``) and inherits CCA's degenerate regime: a ``UserWarning`` when ``r_x + r_y > n_sample - 1``
+        (``n_sample`` without centring); at ``max(r_x, r_y) = n_sample - 1`` the distance is
+        ``arccos(sqrt(min r / max r))`` (0 for equal ranks) for any data. ``alpha > 0`` keeps a share of
+        the unwhitened data and has no such regime.
     center : bool
         Subtract the per-unit mean first (default). Without it the distance is not shift invariant.
 

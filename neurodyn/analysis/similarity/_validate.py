@@ -116,6 +116,31 @@ def warn_few_samples(n_samples: int, n_units: int, measure: str) -> None:
         )
 
 
+def warn_forced_correlations(n_dims: int, rank_x: int, rank_y: int, measure: str, fix: str) -> None:
+    """Warn where the dimensions alone force canonical correlations to 1, whatever the data.
+
+    Column spaces of ranks ``rank_x`` and ``rank_y`` inside the ``n_dims``-dimensional sample space
+    (``n_sample - 1`` after centring, which removes the all-ones direction) share at least
+    ``rank_x + rank_y - n_dims`` directions, each a canonical correlation of exactly 1; when
+    ``max(rank_x, rank_y) == n_dims`` every one of the ``min(rank_x, rank_y)`` correlations is 1, so
+    CCA-type measures report perfect similarity for independent data. Silent when
+    ``rank_x + rank_y <= n_dims``. ``fix`` is the advice, with ``{n}`` standing for the number of
+    samples that leaves no correlation forced.
+    """
+    forced = rank_x + rank_y - n_dims
+    if forced <= 0:
+        return
+    n_cc = min(rank_x, rank_y)
+    what = "all" if forced >= n_cc else f"at least {forced} of the"
+    warnings.warn(
+        f"{measure}: ranks {rank_x} + {rank_y} exceed the {n_dims}-dimensional sample space (samples - 1 "
+        f"after centring), so {what} {n_cc} canonical correlations are 1 for any data; "
+        + fix.format(n=rank_x + rank_y + 1),
+        UserWarning,
+        stacklevel=4,
+    )
+
+
 def check_variance(norm_product: float, measure: str) -> None:
     """Raise ``ValueError`` when a representation has zero variance (the measure is undefined)."""
     if not norm_product > 0:

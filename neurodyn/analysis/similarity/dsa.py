@@ -12,6 +12,7 @@ from neurodyn.analysis.similarity._align import (
     canonical_order,
     initial_rotations,
     maximise_alignment,
+    one_cpu_thread,
     pad_square,
     random_orthogonal,
 )
@@ -72,14 +73,19 @@ def prepare_pairs(pairs: list[tuple[np.ndarray, np.ndarray]], n_restarts: int, s
     return out
 
 
-def align_scores(prepared, score: str, *, max_iter: int, device: Any = "cpu") -> np.ndarray:
-    """Angular or Euclidean DSA scores of prepared pairs of equal size, batched on ``device``."""
-    to = {"dtype": torch.float64, "device": device}
-    An = torch.as_tensor(np.stack([p[2] for p in prepared]), **to)
-    Bn = torch.as_tensor(np.stack([p[3] for p in prepared]), **to)
-    C0 = torch.as_tensor(np.stack([p[4] for p in prepared]), **to)
-    value, _ = maximise_alignment(An, Bn, C0, max_iter=max_iter)
-    value = value.cpu().numpy()
+_SAME = 1e-8  # cosines this close count as the same local maximum found again
+
+
+def align_scores(prepared, score: str, *, max_iter: int, device: Any = "cpu", n_restarts: int = 0,
+                 max_rounds: int = 1, seed: SeedLike = 0) -> np.ndarray:
+    """Angular or Euclidean DSA scores of prepared pairs of equal size, batched on ``device``.
+
+    The first round uses the prepared starts. A pair whose best value has not been reached by two
+    different starts gets another round of ``n_restarts`` fresh random starts, up to ``max_rounds``
+    rounds: the number of restarts of each pair is set by this convergence test.
+    """
+    with one_cpu_thread(device):
+        value = _best_alignment(prepared, device, n_restarts, max_rounds, seed, max_iter=max_iter)
     scores = np.empty(len(prepared))
     for i, (A, B, *_rest) in enumerate(prepared):
         if score == "angular":
@@ -90,12 +96,34 @@ def align_scores(prepared, score: str, *, max_iter: int, device: Any = "cpu") ->
     return scores
 
 
+def _best_alignment(prepared, device: Any, n_restarts: int, max_rounds: int, seed: SeedLike, *,
+                    max_iter: int) -> np.ndarray:
+    """Best cosine ``tr(A^T C B C^T) / (||A|| ||B||)`` per prepared pair, over rounds of starts."""
+    to = {"dtype": torch.float64, "device": device}
+    An = torch.as_tensor(np.stack([p[2] for p in prepared]), **to)
+    Bn = torch.as_tensor(np.stack([p[3] for p in prepared]), **to)
+    C0 = torch.as_tensor(np.stack([p[4] for p in prepared]), **to)
+    value, _, found = (t.cpu().numpy() for t in maximise_alignment(An, Bn, C0, max_iter=max_iter))
+    for r in range(1, max_rounds if n_restarts > 0 else 1):
+        active = np.flatnonzero(found < 2)
+        if active.size == 0:
+            break
+        starts = torch.as_tensor(random_orthogonal(An.shape[-1], n_restarts, seed, stream=r), **to)
+        v, _, f = (t.cpu().numpy() for t in maximise_alignment(
+            An[active], Bn[active], starts.expand(active.size, -1, -1, -1), max_iter=max_iter))
+        again, better = np.abs(v - value[active]) <= _SAME, v > value[active] + _SAME
+        found[active] = np.where(better, f, found[active] + np.where(again, f, 0))
+        value[active] = np.maximum(value[active], v)
+    return value
+
+
 def operator_distance(
     A: Any,
     B: Any,
     *,
     score: Literal["angular", "euclidean", "wasserstein"] = "angular",
-    n_restarts: int = 8,
+    n_restarts: int = 32,
+    max_rounds: int = 3,
     max_iter: int = 500,
     seed: SeedLike = 0,
     device: Any = "cpu",
@@ -112,8 +140,15 @@ def operator_distance(
         ``min_C ||A - C B C^T||_F``, in the operators' units. ``wasserstein``: see
         :func:`eigenvalue_wasserstein` (no alignment).
     n_restarts : int >= 0
-        Random orthogonal starting points (half with det -1), on top of the identity, a reflection and a
-        guess from the eigenvectors of the symmetric parts.
+        Random orthogonal starting points per round (half with det -1). The first round adds the
+        identity, a reflection, a guess from the eigenvectors of the symmetric parts and two from the
+        real Schur vectors in matched eigenvalue order (exact for orthogonally conjugate operators).
+        Starts are pruned by successive halving (20, 40, 80 iterations, the better half of them kept
+        each time, at least 4) and the survivors run to convergence.
+    max_rounds : int >= 1
+        Rounds of starts: a further round of ``n_restarts`` fresh random starts runs only while the best
+        value (cosine) has not been reached, to within 1e-8, by two different starts, so easy pairs stop
+        after one round and hard ones get more restarts.
     max_iter : int
         Maximum monotone ascent iterations per start.
     seed : SeedLike
@@ -139,10 +174,12 @@ def operator_distance(
                            pad_square(Ba, max(Aa.shape[0], Ba.shape[0]))):
             Aa, Ba = Ba, Aa
         return eigenvalue_wasserstein(Aa, Ba)
-    if int(n_restarts) < 0:
-        raise ValueError(f"n_restarts must be >= 0; got {n_restarts}")
+    if int(n_restarts) < 0 or int(max_rounds) < 1:
+        raise ValueError(f"need n_restarts >= 0 and max_rounds >= 1; got {n_restarts} and {max_rounds}")
+    seed = resolve_seed(seed)  # one draw from a generator, for both rounds of starts
     prepared = prepare_pairs([(Aa, Ba)], int(n_restarts), seed)
-    return float(align_scores(prepared, score, max_iter=int(max_iter), device=device)[0])
+    return float(align_scores(prepared, score, max_iter=int(max_iter), device=device,
+                              n_restarts=int(n_restarts), max_rounds=int(max_rounds), seed=seed)[0])
 
 
 def dsa_distance(
@@ -155,7 +192,8 @@ def dsa_distance(
     score: Literal["angular", "euclidean", "wasserstein"] = "angular",
     method: Literal["pcr", "rrr"] = "pcr",
     ridge: float = 1e-8,
-    n_restarts: int = 8,
+    n_restarts: int = 32,
+    max_rounds: int = 3,
     max_iter: int = 500,
     seed: SeedLike = 0,
     device: Any = "cpu",
@@ -182,7 +220,7 @@ def dsa_distance(
         See :func:`operator_distance`; ``angular`` (default) is in radians.
     method, ridge
         Operator fit, see :func:`~neurodyn.analysis.similarity.fit_havok`.
-    n_restarts, max_iter, seed, device
+    n_restarts, max_rounds, max_iter, seed, device
         Alignment search, see :func:`operator_distance`.
 
     Returns
@@ -204,7 +242,7 @@ def dsa_distance(
     fits = [fit_havok(Z, n_delays=n_delays, rank=rank, delay_interval=delay_interval, method=method,
                       ridge=ridge) for Z in (X, Y)]
     return operator_distance(fits[0].operator, fits[1].operator, score=score, n_restarts=n_restarts,
-                             max_iter=max_iter, seed=seed, device=device)
+                             max_rounds=max_rounds, max_iter=max_iter, seed=seed, device=device)
 
 
 __all__ = ["dsa_distance", "eigenvalue_wasserstein", "operator_distance"]

@@ -10,11 +10,18 @@ import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, resolve_seed
+from neurodyn.analysis.similarity import _compare_rdms as crdm
 from neurodyn.analysis.similarity._cca import cca_similarity, pwcca, svcca
 from neurodyn.analysis.similarity._cka import cka
 from neurodyn.analysis.similarity._havok import as_trajectories, fit_havok
-from neurodyn.analysis.similarity._procrustes import partial_whitening, procrustes_distance
-from neurodyn.analysis.similarity._validate import as_matrix, check_variance
+from neurodyn.analysis.similarity._procrustes import (
+    partial_whitening,
+    procrustes_distance,
+    warn_degenerate_whitening,
+    whitened_rank,
+)
+from neurodyn.analysis.similarity._rdm import rdm
+from neurodyn.analysis.similarity._validate import as_matrix, check_choice, check_variance, to_numpy
 from neurodyn.analysis.similarity.dsa import SCORES, align_scores, operator_distance, prepare_pairs
 
 PER_PAIR: dict[str, Callable[..., float]] = {
@@ -45,11 +52,14 @@ def _nuclear_and_frob(F: torch.Tensor, i: np.ndarray, j: np.ndarray, nuclear: bo
 
 def _procrustes(mats, *, kind="angular", alpha=1.0, center=True, device="cpu", progress=True):
     n_units = max(m.shape[1] for m in mats)
-    feats = []
+    feats, ranks = [], []
     for m in mats:
         mc = m - m.mean(axis=0) if center else m
         Z = mc @ partial_whitening(mc, alpha)
         feats.append(np.pad(Z, ((0, 0), (0, n_units - Z.shape[1]))))
+        ranks.append(whitened_rank(mc) if alpha == 0 else 0)
+    top = sorted(ranks)[-2:]  # the pair of networks closest to (or deepest in) the degenerate regime
+    warn_degenerate_whitening(mats[0].shape[0] - bool(center), top[0], top[1], alpha)
     F = torch.as_tensor(np.stack(feats), dtype=torch.float64, device=device)
     norms = np.linalg.norm(np.stack(feats), axis=(1, 2))
     i, j = _pairs(len(mats))
@@ -74,8 +84,34 @@ def _linear_cka(mats, *, device="cpu", progress=True):
     return _nuclear_and_frob(F, i, j, False, progress) / (self_hsic[i] * self_hsic[j])
 
 
+def _rsa(mats, *, rdm_method="euclidean", compare_method="spearman", device="cpu", progress=True):
+    """``(network, network)`` matrix of ``compare_rdms(rdm(X_i), rdm(X_j))``, each RDM built, validated
+    and ranked once; the comparisons are one matrix product (per pair only for Kendall's tau-a)."""
+    from tqdm.auto import tqdm
+
+    check_choice(compare_method, crdm.METHODS, "compare_method")
+    V = np.stack([crdm.upper_triangle(rdm(m, method=rdm_method), f"rdm of activity[{k}]")
+                  for k, m in enumerate(mats)])
+    if V.shape[1] < 2:
+        raise ValueError("RSA needs at least 3 conditions (samples) per network")
+    if compare_method == "kendall_tau_a":
+        ties = [crdm._tie_pairs(v) for v in V]
+        n0 = V.shape[1] * (V.shape[1] - 1) / 2
+        S = np.diag([(n0 - t) / n0 for t in ties])
+        i, j = _pairs(len(mats))
+        for a, b in tqdm(zip(i, j), total=len(i), disable=not progress, desc="pairwise RSA"):
+            S[a, b] = S[b, a] = crdm._kendall_tau_a(V[a], V[b], ties[a], ties[b])
+        return S
+    F, G = crdm.rdm_features(V, compare_method)
+    Ft, Gt = (torch.as_tensor(M, dtype=torch.float64, device=device) for M in (F, G))
+    S = crdm.cosine_matrix(F, G, (Ft @ Gt.T).cpu().numpy())
+    S = (S + S.T) / 2.0
+    np.fill_diagonal(S, 1.0)
+    return S
+
+
 def _dsa(acts, *, n_delays, rank=None, delay_interval=1, score="angular", method="pcr", ridge=1e-8,
-         n_restarts=8, max_iter=500, seed: SeedLike = 0, device="cpu", progress=True):
+         n_restarts=32, max_rounds=3, max_iter=500, seed: SeedLike = 0, device="cpu", progress=True):
     from tqdm.auto import tqdm
 
     if score not in SCORES:
@@ -98,7 +134,8 @@ def _dsa(acts, *, n_delays, rank=None, delay_interval=1, score="angular", method
             sizes.setdefault(max(ops[i[k]].shape[0], ops[j[k]].shape[0]), []).append(k)
         for ks in sizes.values():
             prepared = prepare_pairs([(ops[i[k]], ops[j[k]]) for k in ks], n_restarts, seed)
-            out[ks] = align_scores(prepared, score, max_iter=max_iter, device=device)
+            out[ks] = align_scores(prepared, score, max_iter=max_iter, device=device, n_restarts=n_restarts,
+                                   max_rounds=max_rounds, seed=seed)
     return out
 
 
@@ -114,8 +151,9 @@ def pairwise_distances(
     """Matrix of a similarity measure between every pair of networks.
 
     Each network is preprocessed once (centring and partial whitening for ``procrustes``, centring and
-    its own HSIC for linear ``cka``, the HAVOK/DMD operator fit for ``dsa``) and the K(K-1)/2
-    comparisons then run batched in torch (float64) on ``device``. Other measures (``cca``, ``svcca``,
+    its own HSIC for linear ``cka``, its RDM, validated and ranked, for ``rsa``, the HAVOK/DMD operator
+    fit for ``dsa``) and the K(K-1)/2 comparisons then run batched in torch (float64) on ``device``
+    (for ``rsa`` with Kendall's tau-a, one rank comparison per pair). Other measures (``cca``, ``svcca``,
     ``pwcca``, ``cka`` with a non-linear kernel or debiased, any callable ``f(X, Y, **kwargs)``) are
     called once per pair.
 
@@ -125,7 +163,11 @@ def pairwise_distances(
         One entry per network: ``(trial, time, unit)`` trajectories (flattened to ``(sample, unit)`` for
         the representational measures) or ``(sample, unit)`` matrices; samples (conditions) must be
         paired across networks for all measures but ``dsa``. Unit counts may differ. Never modified.
-    metric : {"procrustes", "cka", "dsa", "cca", "svcca", "pwcca"} or callable
+    metric : {"procrustes", "cka", "rsa", "dsa", "cca", "svcca", "pwcca"} or callable
+        ``rsa``: ``compare_rdms(rdm(X_i, method=rdm_method), rdm(X_j, method=rdm_method),
+        method=compare_method)`` with keyword options ``rdm_method`` (default ``"euclidean"``; any
+        :func:`rdm` method that needs no labels or noise covariance) and ``compare_method`` (default
+        ``"spearman"``; any :func:`compare_rdms` method); the samples are the conditions.
     names : sequence of str, optional
         Network labels (default ``"0"``, ``"1"``, ...).
     device : torch device, optional
@@ -140,7 +182,8 @@ def pairwise_distances(
     -------
     xarray.DataArray, dims (network, network_)
         Symmetric, the per-pair value on each off-diagonal entry; the diagonal holds the measure of a
-        network with itself (0 for distances, 1 for similarities). ``attrs`` record the metric and options.
+        network with itself (0 for distances, 1 for similarities; for ``rsa`` with ``kendall_tau_a`` the
+        fraction of untied entries of the RDM). ``attrs`` record the metric and options.
 
     Raises
     ------
@@ -157,8 +200,9 @@ def pairwise_distances(
         raise ValueError(f"names has {len(names)} entries for {n} networks")
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     label = metric if isinstance(metric, str) else getattr(metric, "__name__", "callable")
-    similarity = label in ("cka", "cca", "svcca", "pwcca")
+    similarity = label in ("cka", "cca", "svcca", "pwcca", "rsa")
     i, j = _pairs(n)
+    diagonal = 1.0 if similarity else 0.0
     if metric == "dsa":
         acts = [as_trajectories(a, f"activity[{k}]") for k, a in enumerate(activity)]
         values = _dsa(acts, device=device, progress=progress, **kwargs)
@@ -167,18 +211,23 @@ def pairwise_distances(
         if len({m.shape[0] for m in mats}) != 1:
             raise ValueError("all networks need the same samples (conditions x time) for this measure; got "
                              f"sample counts {sorted({m.shape[0] for m in mats})}")
-        if metric == "procrustes":
+        if metric == "rsa":
+            kwargs = {"rdm_method": "euclidean", "compare_method": "spearman", **kwargs}
+            S = _rsa(mats, device=device, progress=progress, **kwargs)
+            values, diagonal = S[i, j], np.diag(S)
+        elif metric == "procrustes":
             values = _procrustes(mats, device=device, progress=progress, **kwargs)
         elif metric == "cka" and kwargs.get("kernel", "linear") == "linear" and not kwargs.get("debiased"):
             values = _linear_cka(mats, device=device, progress=progress)
         else:
             fn = metric if callable(metric) else PER_PAIR.get(metric)
             if fn is None:
-                raise ValueError(f"unknown metric {metric!r}; choose one of {sorted([*PER_PAIR, 'dsa'])} "
-                                 "or pass a callable")
+                choices = sorted([*PER_PAIR, "dsa", "rsa"])
+                raise ValueError(f"unknown metric {metric!r}; choose one of {choices} or pass a callable")
             values = np.array([fn(mats[a], mats[b], **kwargs) for a, b in zip(i, j)])
-    D = np.full((n, n), 1.0 if similarity else 0.0)
+    D = np.zeros((n, n))
     D[i, j] = D[j, i] = values
+    D[np.arange(n), np.arange(n)] = diagonal
     attrs = {"metric": label, "kind": "similarity" if similarity else "distance"}
     attrs.update({k: str(v) if v is None or isinstance(v, (tuple, list)) else v for k, v in kwargs.items()})
     return xr.DataArray(D, dims=("network", "network_"), coords={"network": names, "network_": names},
@@ -190,8 +239,9 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
 
     Parameters
     ----------
-    D : xarray.DataArray or array, shape (network, network)
-        Symmetric distances with zero diagonal (e.g. from :func:`pairwise_distances`).
+    D : xarray.DataArray, array or tensor, shape (network, network)
+        Symmetric distances with zero diagonal (e.g. from :func:`pairwise_distances`); a tensor may be on
+        any device.
     n_components : int
     method : {"mds"}
         Metric multidimensional scaling (``sklearn.manifold.MDS``, precomputed dissimilarities).
@@ -205,11 +255,11 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
     Raises
     ------
     ValueError
-        For a non-square, asymmetric or non-finite matrix, or an unknown method.
+        For a non-numeric, non-square, asymmetric or non-finite matrix, or an unknown method.
     """
     from sklearn.manifold import MDS
 
-    M = np.asarray(getattr(D, "values", D), dtype=float)
+    M = to_numpy(D.values if type(D).__module__.startswith("xarray") else D, "D")
     if M.ndim != 2 or M.shape[0] != M.shape[1] or not np.all(np.isfinite(M)):
         raise ValueError(f"D must be a finite square (network, network) matrix; got shape {M.shape}")
     if not np.allclose(M, M.T, atol=1e-10):

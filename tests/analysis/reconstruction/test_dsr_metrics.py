@@ -5,6 +5,7 @@ import pytest
 from scipy.stats import norm
 
 from neurodyn.analysis.reconstruction import (
+    normalized_power_spectrum,
     power_spectrum_distance,
     prediction_error,
     state_space_divergence,
@@ -27,6 +28,19 @@ def test_identical_series_give_zero(seed):
     gmm = state_space_divergence(x, x, method="gmm", gmm_variance=0.5, seed=seed)
     assert gmm == pytest.approx(0.0, abs=1e-12)
     assert power_spectrum_distance(x, x, smoothing=3.0) == pytest.approx(0.0, abs=1e-7)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 3.0, 20.0])
+def test_hellinger_spectrum_distance_exactly_zero_for_identical_series(smoothing):
+    x = np.random.default_rng(0).standard_normal((1000, 3))
+    assert power_spectrum_distance(x, x.copy(), smoothing=smoothing) == 0.0
+    np.testing.assert_array_equal(power_spectrum_distance(x, x, smoothing=smoothing, per_channel=True), 0.0)
+    # elsewhere it is still sqrt(1 - Bhattacharyya coefficient)
+    y = np.random.default_rng(1).standard_normal((1000, 3))
+    p, q = normalized_power_spectrum(x, smoothing), normalized_power_spectrum(y, smoothing)
+    expected = np.sqrt(1.0 - np.sqrt(p * q).sum(axis=0))
+    np.testing.assert_allclose(power_spectrum_distance(x, y, smoothing=smoothing, per_channel=True), expected,
+                               rtol=1e-10)
 
 
 def test_binned_kl_of_two_gaussians_matches_discrete_and_continuous_kl():

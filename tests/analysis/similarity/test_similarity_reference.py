@@ -97,3 +97,40 @@ def test_rdm_matches_rsatoolbox(i, method):
 def test_compare_rdms_matches_rsatoolbox(i, ours, theirs):
     value = compare_rdms(_ref("rdm_a", i), _ref("rdm_b", i), method=ours)
     assert value == pytest.approx(float(_ref(f"compare_{theirs}", i)), rel=1e-9)
+
+
+def _netrep_convention(X, Y, alpha, kind):
+    """The shape distance with netrep's conventions, from its definition: whitening built from the
+    eigenvalues of ``Xc^T Xc`` (not divided by n_sample, clipped at 1e-7), each whitened network rescaled
+    to keep its total variance, and the Euclidean distance not divided by ``sqrt(n_sample)``."""
+    Z = []
+    for A in (X, Y):
+        Ac = A - A.mean(axis=0)
+        lam, V = np.linalg.eigh(Ac.T @ Ac)
+        lam = np.maximum(lam, 1e-7)
+        d = alpha + (1 - alpha) / np.sqrt(lam)
+        d *= np.sqrt(lam.sum() / np.sum((alpha * np.sqrt(lam) + 1 - alpha) ** 2))
+        Z.append(Ac @ (V * d) @ V.T)
+    n = max(z.shape[1] for z in Z)
+    Zx, Zy = (np.pad(z, ((0, 0), (0, n - z.shape[1]))) for z in Z)
+    nuclear = np.linalg.svd(Zx.T @ Zy, compute_uv=False).sum()
+    if kind == "angular":
+        return np.arccos(nuclear / np.linalg.norm(Zx) / np.linalg.norm(Zy))
+    return np.sqrt(np.linalg.norm(Zx) ** 2 + np.linalg.norm(Zy) ** 2 - 2 * nuclear)
+
+
+@pytest.mark.parametrize("i", SEED_INDEX)
+def test_netrep_euclidean_relation_holds_only_at_alpha_one(i):
+    X, Y = _ref("X", i), _ref("Y", i)
+    root_n = np.sqrt(X.shape[0])
+    for alpha in (1.0, 0.5, 0.0):  # the definition above reproduces netrep's stored angular values
+        assert _netrep_convention(X / root_n, Y / root_n, alpha, "angular") == pytest.approx(
+            float(_ref(f"procrustes_angular_alpha{alpha}", i)), abs=1e-6)
+    assert _netrep_convention(X, Y, 1.0, "euclidean") == pytest.approx(
+        float(_ref("procrustes_euclidean_alpha1.0", i)), rel=1e-9)
+    # docs/similarity.md: netrep's Euclidean value is sqrt(n_sample) times ours at alpha = 1 only; its
+    # variance-preserving rescaling breaks the relation for alpha < 1, on raw or on 1/sqrt(n)-scaled inputs
+    for alpha in (0.5, 0.0):
+        ours = procrustes_distance(X, Y, kind="euclidean", alpha=alpha)
+        assert abs(_netrep_convention(X, Y, alpha, "euclidean") / (root_n * ours) - 1) > 1e-3
+        assert abs(_netrep_convention(X / root_n, Y / root_n, alpha, "euclidean") / ours - 1) > 1e-3
