@@ -9,7 +9,7 @@ from _paths import REFERENCE
 from scipy.stats import pearsonr, spearmanr
 
 from neurodyn.analysis import compare_rdms, pairwise_distances, rdm
-from neurodyn.analysis.similarity import upper_triangle
+from neurodyn.analysis.similarity._compare_rdms import upper_triangle
 
 COMPARE = ("pearson", "spearman", "kendall_tau_a", "cosine", "whitened_pearson", "whitened_cosine")
 REF = np.load(REFERENCE / "rsa_pairwise_reference.npz")
