@@ -270,7 +270,8 @@ def lyapunov_spectrum(
     order = np.argsort(-lam, axis=1)
     lam = np.take_along_axis(lam, order, axis=1)
     running = np.take_along_axis(running, order[:, None, :], axis=2)
-    lam[~finite] = np.nan
+    lam[~finite] = np.nan  # diverged: the trajectory left the finite numbers
     running[~finite] = np.nan
+    finite &= ~np.isneginf(lam).any(axis=1)  # a collapsed direction (status "underflow") is not finite
     return LyapunovResult(lam, running, checks, finite, kind, int(n_steps), int(n_transient), seed_int,
                           backend)
