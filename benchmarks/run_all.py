@@ -24,6 +24,7 @@ BENCHMARKS = {
     "bench_manifolds.py": ["--quick"],
     "bench_similarity.py": ["--small"],
     "bench_fit.py": ["--quick"],
+    "bench_lyapunov.py": ["--quick"],
 }
 
 

@@ -3,7 +3,10 @@
 ``qr_chunk(J, q)`` takes Jacobians ``J`` (time, batch, state, state) and an orthonormal frame ``q``
 (batch, state, k), applies ``q <- qr(J[t] @ q)`` for every time step and returns the logs of the
 moduli of the diagonal of ``R`` (time, batch, k) and the final frame. The Numba kernel uses
-modified Gram-Schmidt with one re-orthogonalisation pass; both agree to round-off.
+modified Gram-Schmidt with one re-orthogonalisation pass and scaled norms (as LAPACK's ``dnrm2``),
+so that a strong contraction (``|J q|`` below 1e-154, whose squares underflow) or expansion keeps
+its exact logarithm; both agree to round-off. A tangent vector mapped exactly to zero (a singular
+Jacobian) gives ``log 0 = -inf``.
 """
 
 from __future__ import annotations
@@ -43,7 +46,6 @@ def _kernel():
                                 acc += J[t, b, i, m] * q[b, m, j]
                             v[i, j] = acc
                     for j in range(k):
-                        rjj = 0.0
                         for _ in range(2):  # Gram-Schmidt twice for orthogonality
                             for p in range(j):
                                 dot = 0.0
@@ -51,12 +53,21 @@ def _kernel():
                                     dot += q[b, i, p] * v[i, j]
                                 for i in range(n):
                                     v[i, j] -= dot * q[b, i, p]
+                        scale = 0.0  # the norm as scale * sqrt(sum (v / scale)^2): no under-/overflow
                         for i in range(n):
-                            rjj += v[i, j] * v[i, j]
-                        rjj = np.sqrt(rjj)
-                        logs[t, b, j] = np.log(rjj)
+                            scale = max(scale, abs(v[i, j]))
+                        if scale == 0.0:
+                            logs[t, b, j] = -np.inf
+                            for i in range(n):
+                                q[b, i, j] = 0.0
+                            continue
+                        ss = 0.0
                         for i in range(n):
-                            q[b, i, j] = v[i, j] / rjj if rjj > 0 else 0.0
+                            ss += (v[i, j] / scale) ** 2
+                        root = np.sqrt(ss)
+                        logs[t, b, j] = np.log(scale) + np.log(root)
+                        for i in range(n):
+                            q[b, i, j] = (v[i, j] / scale) / root
             return logs, q
 
         _KERNEL = qr_chunk

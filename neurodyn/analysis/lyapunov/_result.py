@@ -11,7 +11,7 @@ from neurodyn._result import Result
 
 __all__ = ["LyapunovResult"]
 
-LYAPUNOV_STATUS = ("finite", "diverged")
+LYAPUNOV_STATUS = ("finite", "diverged", "underflow")
 _SETTINGS = ("jacobian", "n_steps", "n_transient", "seed", "backend")
 
 
@@ -22,12 +22,15 @@ class LyapunovResult(Result):
     Attributes
     ----------
     exponents : ndarray, shape (batch, exponent)
-        Exponents in nats per time step, sorted in decreasing order.
+        Exponents in nats per time step, sorted in decreasing order; NaN for a diverged trajectory,
+        ``-inf`` for a tangent direction mapped exactly to zero (status ``"underflow"``).
     running : ndarray, shape (batch, checkpoint, exponent)
         Running estimates after ``steps[c]`` QR steps (a convergence record).
     steps : ndarray, shape (checkpoint,)
     finite : ndarray of bool, shape (batch,)
-        False where the trajectory left the finite numbers (diverged); its exponents are NaN.
+        True where every exponent is a finite number; False where the trajectory left the finite
+        numbers (status ``"diverged"``, exponents NaN) or a tangent direction collapsed to exactly
+        zero (status ``"underflow"``, those exponents ``-inf``).
     jacobian : str
         ``"analytic"`` (the closed forms of the model family, or PL region Jacobians) or ``"autograd"``.
     n_steps, n_transient, seed : int
@@ -51,8 +54,15 @@ class LyapunovResult(Result):
 
     @property
     def status(self) -> np.ndarray:
-        """Per trajectory, shape (batch,): ``"finite"`` or ``"diverged"`` (exponents NaN)."""
-        return np.where(self.finite, "finite", "diverged").astype(object)
+        """Per trajectory, shape (batch,): ``"finite"``, ``"diverged"`` (exponents NaN) or ``"underflow"``.
+
+        ``"underflow"``: a tangent vector was mapped to exactly zero, because the Jacobian along the
+        orbit is singular, typically where the state itself underflowed to 0 at a ReLU kink (a
+        contracting orbit run for thousands of steps). Those exponents are ``-inf``, a bound rather
+        than an estimate; ``running`` holds the rates measured before the collapse.
+        """
+        collapsed = np.isneginf(self.exponents).any(axis=1)
+        return np.where(collapsed, "underflow", np.where(self.finite, "finite", "diverged")).astype(object)
 
     @property
     def max_exponent(self) -> np.ndarray:
@@ -60,9 +70,19 @@ class LyapunovResult(Result):
         return self.exponents[:, 0]
 
     def kaplan_yorke_dimension(self) -> np.ndarray:
-        """Kaplan-Yorke (Lyapunov) dimension per trajectory, shape (batch,)."""
+        """Kaplan-Yorke (Lyapunov) dimension per trajectory, shape (batch,).
+
+        ``D = j + (lambda_1 + ... + lambda_j) / |lambda_{j+1}|`` with ``j`` the largest index whose
+        partial sum is >= 0 (Kaplan & Yorke 1979); 0 when ``lambda_1 < 0``. NaN where an exponent is
+        NaN (a diverged trajectory) or ``+inf``; a ``-inf`` exponent (status ``"underflow"``) adds 0.
+        Computed from the exponents kept (``n_exponents``): with fewer than ``j + 1`` of them the
+        value is a lower bound.
+        """
         out = np.empty(len(self.exponents))
         for b, lam in enumerate(self.exponents):
+            if np.any(np.isnan(lam) | (lam == np.inf)):
+                out[b] = np.nan
+                continue
             c = np.cumsum(lam)
             j = int(np.sum(c >= 0))
             if j == 0:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -12,7 +12,28 @@ from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn.analysis.lyapunov._result import LyapunovResult
 
 BACKENDS = ("torch", "numba")
+JACOBIANS = ("auto", "analytic", "autograd", "jvp")
 _CHUNK_ELEMENTS = 1 << 15
+#: default ``max_memory``: the Jacobian or tangent blocks held at once, in bytes
+MAX_MEMORY = 1 << 30
+#: ``jacobian="auto"`` takes tangent products (no Jacobian formed) from this many state dims, for
+#: ``n_exponents <= n_state / 4``: at 1024 units and two exponents they are about 4 times faster
+JVP_MIN_STATE = 256
+#: float64 arrays of (state x state) per trajectory-step of the Jacobian path (J, the closed form's
+#: intermediate, the contiguous copy for the QR kernel); of (state x exponent) on the product path
+#: (the repeated states, the tangents, the autograd graph's intermediates, the products, the frame)
+_FULL_COPIES, _JVP_COPIES = 3, 10
+#: above this many floating-point operations a run warns (about 15 minutes at 10 GFLOP/s)
+_WARN_FLOPS = 1e13
+
+
+class _Plan(NamedTuple):
+    """How the tangent steps run within the memory budget (see :func:`_plan`)."""
+
+    mode: str  # "jacobian" (Jacobians formed, QR kernel) or "jvp" (tangent products, no Jacobian)
+    chunk: int  # time steps rolled out (and, on the Jacobian path, differentiated) at once
+    group: int  # trajectories whose tangent steps run at once
+    n_bytes: int  # the estimate of the largest block held
 
 
 def _is_pl_system(obj: Any) -> bool:
@@ -83,11 +104,9 @@ def _jacobian_fn(model: Any, target: Any, family: Any, jacobian: str):
 
     from neurodyn.analysis.jacobians import jacobians
 
-    if jacobian not in ("auto", "analytic", "autograd"):
-        raise ValueError(f"jacobian must be 'auto', 'analytic' or 'autograd', got {jacobian!r}")
     if target is None:  # a PLSystem no family holds: its exact region Jacobians
-        if jacobian == "autograd":
-            raise ValueError("jacobian='autograd' needs a model; this PLSystem has exact region Jacobians "
+        if jacobian in ("autograd", "jvp"):
+            raise ValueError(f"jacobian={jacobian!r} needs a model; this PLSystem has exact region Jacobians "
                              "(use jacobian='auto')")
         return (lambda zs, us: model.jacobian(zs)), "analytic"
     closed = family is not None and family.jacobian is not None
@@ -131,35 +150,147 @@ def _stepper(model: Any, target: Any, u: np.ndarray | None, backend: str):
     return states
 
 
-def _qr_loop(states, jac, u, z, q, total, running, checks, finite, n_transient, n_total, backend):
-    """Roll a chunk of steps out, get its Jacobians in one batched call, then the QR steps."""
+def _plan(n_batch: int, n_state: int, k: int, jacobian: str, can_jvp: bool, max_memory: float) -> _Plan:
+    """Choose the tangent path and the chunk sizes that keep the blocks held under ``max_memory``.
+
+    The Jacobian path holds ``chunk * group`` Jacobians (state x state) at once; the product path
+    (``jvp``) holds ``group`` frames of ``k`` tangent vectors and never forms a Jacobian. Both roll
+    out ``chunk`` steps of all trajectories at once.
+
+    Raises
+    ------
+    ValueError
+        One line with the estimate and how to reduce it, when even one trajectory's block for one
+        step exceeds ``max_memory``.
+    """
+    full = _FULL_COPIES * 8 * n_state * n_state  # bytes per trajectory and step
+    jvp = _JVP_COPIES * 8 * n_state * k
+    gib = 2.0 ** 30
+    mode = jacobian
+    if jacobian == "auto":
+        small_k = n_state >= JVP_MIN_STATE and 4 * k <= n_state
+        mode = "jvp" if can_jvp and (small_k or full > max_memory) else "jacobian"
+    elif jacobian != "jvp":
+        mode = "jacobian"
+    per = full if mode == "jacobian" else jvp
+    if per > max_memory:
+        if mode == "jacobian":
+            fix = ("use jacobian='jvp' (tangent products: no Jacobian is formed), " if can_jvp else "") + \
+                "raise max_memory"
+            what = (f"the Jacobian of one step ({n_state} x {n_state} float64, x{_FULL_COPIES} while it is "
+                    "built)")
+        else:
+            fix = "lower n_exponents or raise max_memory"
+            what = f"{k} tangent vectors of {n_state} dims with their products (x{_JVP_COPIES})"
+        raise ValueError(f"lyapunov_spectrum needs about {per / gib:.3g} GiB for {what} but max_memory is "
+                         f"{max_memory / gib:.3g} GiB; {fix}")
+    group = int(min(n_batch, max_memory // per))
+    states = 8 * n_batch * n_state  # one rolled-out step of every trajectory
+    if mode == "jacobian":
+        cache = max(256, min(4096, _CHUNK_ELEMENTS // (n_batch * n_state * n_state)))  # QR steps in cache
+        chunk = int(max(1, min(cache, max_memory // (group * per + states))))
+        n_bytes = chunk * (group * per + states)
+    else:
+        chunk = int(max(1, min(4096, (max_memory - group * per) // states)))
+        n_bytes = group * per + chunk * states
+    return _Plan(mode, chunk, group, int(n_bytes))
+
+
+def _warn_cost(plan: _Plan, n_batch: int, n_state: int, k: int, n_total: int) -> None:
+    """One warning line when the run would take more than about ``_WARN_FLOPS`` operations."""
+    per_step = 2.0 * n_state * k * k  # the QR of the frame
+    per_step += 6.0 * n_state * n_state * k if plan.mode == "jvp" else n_state * n_state * (3.0 + 2.0 * k)
+    flops = per_step * n_batch * n_total
+    if flops > _WARN_FLOPS:
+        warnings.warn(f"lyapunov_spectrum: about {flops:.2g} floating-point operations ({n_batch} "
+                      f"trajectories x {n_total} steps, {k} exponents of {n_state} dims; roughly "
+                      f"{flops / 1e10 / 60:.0f} min at 10 GFLOP/s); lower n_exponents, n_steps or the number "
+                      "of trajectories", RuntimeWarning, stacklevel=3)
+
+
+def _jvp_fn(model: Any, target: Any, family: Any):
+    """``jvp(z, us, q)`` → the products ``J(z) q``: states ``z`` (batch, state), inputs ``us``
+    (batch * k, input) or None, frames ``q`` (batch, state, k) → (batch, state, k), without forming J.
+
+    Forward-mode products by two reverse passes (``g(v) = J^T v`` is linear in ``v``, and the
+    gradient of ``g(v) . t`` with respect to ``v`` is ``J t``), which costs far less per call than
+    ``torch.func.jvp``; the tangent vectors run as rows of one batch through the one-step map.
+    """
+    import torch
+
+    step = target.step if family is None else (lambda h, u: family.step(target, h, u))
+
+    def jvp(z: np.ndarray, us: np.ndarray | None, q: np.ndarray) -> np.ndarray:
+        b, n, k = q.shape
+        h = torch.as_tensor(np.repeat(z, k, axis=0)).requires_grad_(True)  # row b * k + j: column j
+        t = torch.as_tensor(np.ascontiguousarray(q.transpose(0, 2, 1)).reshape(b * k, n))
+        with torch.enable_grad():
+            out = step(h, None if us is None else torch.tensor(us))
+            v = torch.zeros_like(out, requires_grad=True)
+            (g,) = torch.autograd.grad(out, h, v, create_graph=True, allow_unused=True)
+            if g is None or not g.requires_grad:  # the map does not depend on the state
+                return np.zeros_like(q)
+            (jq,) = torch.autograd.grad(g, v, t, allow_unused=True)
+        if jq is None:
+            return np.zeros_like(q)
+        return jq.detach().reshape(b, k, n).transpose(1, 2).numpy()
+
+    return jvp
+
+
+def _tangent_steps(plan: _Plan, jac, jvp, backend: str):
+    """``steps(zs, per_step, q, ok)`` → ``(logs (time, batch, k), q)``: the QR steps of a chunk of states
+    ``zs`` (time, batch, state) with inputs ``per_step`` (time, input) or None; trajectories not ``ok``
+    (diverged) step with the identity."""
     from neurodyn.analysis.lyapunov._qr_numba import qr_chunk
 
+    def by_jacobians(zs, per_step, q, ok):
+        n_t, n_b, n_state = zs.shape
+        us = None if per_step is None else np.repeat(per_step, n_b, axis=0)  # time-major, as zs
+        J = jac(zs.reshape(-1, n_state), us).reshape(n_t, n_b, n_state, n_state)
+        J[:, ~ok] = np.eye(n_state)
+        return qr_chunk(J, q, backend)
+
+    def by_products(zs, per_step, q, ok):
+        n_t, n_b, _ = zs.shape
+        k = q.shape[2]
+        logs = np.empty((n_t, n_b, k))
+        for t in range(n_t):
+            us = None if per_step is None else np.broadcast_to(per_step[t], (n_b * k, per_step.shape[-1]))
+            v = jvp(zs[t], us, q)
+            v[~ok] = q[~ok]
+            q, r = np.linalg.qr(v)
+            with np.errstate(divide="ignore"):
+                logs[t] = np.log(np.abs(np.diagonal(r, axis1=1, axis2=2)))
+        return logs, q
+
+    return by_jacobians if plan.mode == "jacobian" else by_products
+
+
+def _qr_loop(states, steps, u, z, q, total, running, checks, finite, n_transient, n_total, plan):
+    """Roll a chunk of steps out, then the tangent steps of groups of trajectories; running sums
+    (accumulated step by step, in one order whatever the chunk and group sizes)."""
     n_batch, n_state, k = q.shape
-    # chunks of 256 to 4096 steps whose Jacobians (about 2**15 numbers, 256 KiB) stay in cache for the QR
-    # steps; many short chunks would spend their time in per-call overhead
-    chunk = max(256, min(4096, _CHUNK_ELEMENTS // (n_batch * n_state * n_state)))
     ci = 0
-    for c0 in range(0, n_total, chunk):
-        ts = np.arange(c0, min(c0 + chunk, n_total))
+    for c0 in range(0, n_total, plan.chunk):
+        ts = np.arange(c0, min(c0 + plan.chunk, n_total))
         zs, z = states(z, c0, len(ts))
         bad = ~np.all(np.isfinite(zs) & (np.abs(zs) < 1e150), axis=(0, 2))
         bad |= ~np.all(np.isfinite(z) & (np.abs(z) < 1e150), axis=1)
         finite &= ~bad
         zs[:, bad] = 0.0
         z[bad] = 0.0
-        us = None  # inputs of each step, repeated over the batch (time-major, as zs)
+        per_step = None  # inputs of each step of the chunk
         if u is not None:
             per_step = np.broadcast_to(u, (len(ts), u.shape[-1])) if u.ndim == 1 else u[ts]
-            us = np.repeat(per_step, n_batch, axis=0)
-        J = jac(zs.reshape(-1, n_state), us)
-        J = J.reshape(len(ts), n_batch, n_state, n_state)
-        J[:, ~finite] = np.eye(n_state)
-        logs, q = qr_chunk(J, q, backend)
+        logs = np.empty((len(ts), n_batch, k))
+        for g0 in range(0, n_batch, plan.group):
+            g = slice(g0, g0 + plan.group)
+            logs[:, g], q[g] = steps(zs[:, g], per_step, q[g], finite[g])
         counted = ts >= n_transient
         if not counted.any():
             continue
-        cums = total + np.cumsum(logs[counted], axis=0)
+        cums = np.cumsum(np.concatenate([total[None], logs[counted]]), axis=0)[1:]
         first_done = ts[counted][0] - n_transient + 1
         while ci < len(checks) and checks[ci] < first_done + len(cums):
             running[:, ci] = cums[checks[ci] - first_done] / checks[ci]
@@ -179,6 +310,7 @@ def lyapunov_spectrum(
     n_checkpoints: int = 20,
     jacobian: str = "auto",
     backend: str = "auto",
+    max_memory: float = MAX_MEMORY,
     seed: SeedLike = 0,
 ) -> LyapunovResult:
     """Lyapunov spectrum by repeated QR re-orthonormalisation of tangent vectors.
@@ -206,16 +338,25 @@ def lyapunov_spectrum(
         Number of leading exponents (default: all).
     n_checkpoints : int
         Number of running estimates kept for convergence checks.
-    jacobian : {"auto", "analytic", "autograd"}
+    jacobian : {"auto", "analytic", "autograd", "jvp"}
         ``"analytic"``: the closed forms of the model's family (every built-in model; exact region
         Jacobians of PL models, with any input) or of a PLSystem; ``"autograd"``: forward-mode
-        ``torch.func`` on the step; ``"auto"``: analytic where available.
+        ``torch.func`` on the step; ``"jvp"``: the products ``J Q`` of the Jacobian with the
+        ``n_exponents`` tangent vectors by automatic differentiation of the step, one step at a
+        time, never forming ``J`` (memory ``state x n_exponents`` instead of ``state x state``);
+        ``"auto"``: ``"jvp"`` from 256 state dims when ``n_exponents <= state / 4`` or when one
+        Jacobian would not fit in ``max_memory``, else analytic where available. Recorded in
+        ``result.jacobian``.
     backend : {"auto", "torch", "numba"}
         The rollout backend of the trajectories, and the QR steps by NumPy (``"torch"``, the
         reference) or a compiled Numba kernel (``"numba"``); ``"auto"``: Numba when installed.
         Families without a Numba kernel (the LSTM) roll out on torch. Recorded in
         ``result.backend``. ``"numpy"`` is accepted as the old name of ``"torch"`` with a
         ``DeprecationWarning``.
+    max_memory : float
+        Bytes the Jacobian or tangent blocks may take at once (default 1 GiB): the steps are
+        chunked in time and the trajectories in groups to stay below it (the exponents change
+        only by round-off). The estimate is made before anything is allocated.
     seed : int, Generator or None
         Seed of the default ``h0`` and of the random initial tangent frame.
 
@@ -228,9 +369,34 @@ def lyapunov_spectrum(
     ------
     ValueError
         On a wrong ``h0``/``inputs`` shape, NaN/Inf in them, non-positive step counts, an unknown
-        ``jacobian`` or ``backend``, or ``jacobian="analytic"`` for a model without closed forms.
+        ``jacobian`` or ``backend``, ``jacobian="analytic"`` for a model without closed forms, or
+        when one trajectory's block for one step exceeds ``max_memory`` (the message gives the
+        estimate and what to change).
     ImportError
         If ``backend="numba"`` and Numba is not installed.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the run needs more than about 1e13 floating-point operations (one line with the
+        estimate and how to reduce it).
+
+    Examples
+    --------
+    A linear map ``h' = W h`` has the exponents ``log |eig(W)|``. At 600 units two exponents take
+    tangent products of a few hundred KiB per step (the Jacobians of a chunk of steps would take
+    about a gigabyte):
+
+    >>> import numpy as np, torch
+    >>> from neurodyn.models import LeakyRNN
+    >>> model = LeakyRNN(0, 600, 1, activation="linear", alpha=1.0, seed=0)
+    >>> eig = torch.full((600,), 0.5, dtype=torch.float64)
+    >>> eig[:2] = torch.tensor([0.9, 0.8])
+    >>> with torch.no_grad():
+    ...     _ = model.w_rec.copy_(torch.diag(eig))
+    >>> res = lyapunov_spectrum(model, n_exponents=2, n_steps=200, n_transient=50)
+    >>> res.jacobian, np.round(res.exponents / np.log([0.9, 0.8]), 3).tolist()
+    ('jvp', [[1.0, 1.0]])
     """
     if n_steps < 1 or n_transient < 0:
         raise ValueError(f"need n_steps >= 1 and n_transient >= 0, got {n_steps}, {n_transient}")
@@ -253,9 +419,21 @@ def lyapunov_spectrum(
     n_total = n_transient + n_steps
     u = _prepare_inputs(model, inputs, n_total)
     backend = _resolve_backend(backend)
+    if jacobian not in JACOBIANS:
+        raise ValueError(f"jacobian must be one of {', '.join(map(repr, JACOBIANS))}, got {jacobian!r}")
+    if not (isinstance(max_memory, (int, float)) and max_memory > 0):
+        raise ValueError(f"max_memory must be a positive number of bytes, got {max_memory!r}")
     target, family = _map_of(model)
-    jac, kind = _jacobian_fn(model, target, family, jacobian)
+    if target is None and jacobian == "jvp":
+        raise ValueError("jacobian='jvp' needs a model; this PLSystem has exact region Jacobians "
+                         "(use jacobian='auto')")
     n_batch = len(z)
+    plan = _plan(n_batch, n_state, k, jacobian, target is not None, float(max_memory))
+    _warn_cost(plan, n_batch, n_state, k, n_total)
+    if plan.mode == "jvp":
+        jac, kind, jvp = None, "jvp", _jvp_fn(model, target, family)
+    else:
+        (jac, kind), jvp = _jacobian_fn(model, target, family, jacobian), None
     q, _ = np.linalg.qr(rng.standard_normal((n_batch, n_state, k)))
     total = np.zeros((n_batch, k))
     checks = np.linspace(n_steps / n_checkpoints, n_steps, n_checkpoints).astype(int)
@@ -264,13 +442,14 @@ def lyapunov_spectrum(
     finite = np.ones(n_batch, dtype=bool)
     with np.errstate(over="ignore", invalid="ignore"):
         states = _stepper(model, target, u, backend)
-        total, running = _qr_loop(states, jac, u, z, q, total, running, checks, finite,
-                                   n_transient, n_total, backend)
+        total, running = _qr_loop(states, _tangent_steps(plan, jac, jvp, backend), u, z, q, total, running,
+                                   checks, finite, n_transient, n_total, plan)
     lam = total / n_steps
     order = np.argsort(-lam, axis=1)
     lam = np.take_along_axis(lam, order, axis=1)
     running = np.take_along_axis(running, order[:, None, :], axis=2)
-    lam[~finite] = np.nan
+    lam[~finite] = np.nan  # diverged: the trajectory left the finite numbers
     running[~finite] = np.nan
+    finite &= ~np.isneginf(lam).any(axis=1)  # a collapsed direction (status "underflow") is not finite
     return LyapunovResult(lam, running, checks, finite, kind, int(n_steps), int(n_transient), seed_int,
                           backend)
