@@ -1,5 +1,5 @@
-"""Every ```python block of the README and of docs/tasks.md and docs/fixed_points.md runs as pasted:
-each in its own plain Python process, in an empty folder, writing only the files it names."""
+"""Every ```python block of the README and of every page in docs/ runs as pasted: each in its own plain
+Python process, in an empty folder, writing only the files it names."""
 
 import os
 import re
@@ -10,10 +10,13 @@ import pytest
 from _notebooks import untracked_files
 from _paths import DOCS, REPO
 
-PAGES = {"README": REPO / "README.md", "tasks": DOCS / "tasks.md", "fixed_points": DOCS / "fixed_points.md"}
-#: files each block writes into its working directory (the rest write nothing)
+PAGES = {"README": REPO / "README.md", **{p.stem: p for p in sorted(DOCS.rglob("*.md"))}}
+#: files (or folders) each block writes into its working directory (the rest write nothing)
 WRITES = {("README", 0): {"fixedpoints.nc", "fixedpoints.png"},
           ("fixed_points", 0): {"fixedpoints.nc", "fixedpoints.png"},
+          ("formats", 0): {"fixedpoints.nc"},
+          ("kernels", 0): {"rollout.nc"},
+          ("kernels", 2): {"ff_ensemble"},
           ("tasks", 3): {"romo_outputs.png", "romo_psychometric.png"}}
 #: blocks that train a network for about 15 s or more
 SLOW = {("README", 0), ("fixed_points", 0), ("tasks", 3)}
@@ -26,9 +29,10 @@ def python_blocks(path):
 BLOCKS = [(page, i) for page, path in PAGES.items() for i in range(len(python_blocks(path)))]
 
 
-def test_pages_have_the_blocks_this_test_knows():
+def test_every_page_is_read_and_the_known_writers_exist():
+    assert len(PAGES) == 1 + len(list(DOCS.rglob("*.md"))), "two docs pages share a name"
     counts = {k: len(python_blocks(p)) for k, p in PAGES.items()}
-    assert counts == {"README": 1, "tasks": 5, "fixed_points": 1}
+    assert all(index < counts[page] for page, index in WRITES), "WRITES names a block that is gone"
 
 
 @pytest.mark.parametrize("page, index", [pytest.param(*b, marks=[pytest.mark.slow] if b in SLOW else [])
@@ -44,5 +48,7 @@ def test_block_runs_as_pasted(page, index, tmp_path):
     assert proc.returncode == 0, f"{page} block {index} failed:\n{code}\n{proc.stderr[-3000:]}"
     written = {p.name for p in tmp_path.iterdir()} - {"block.py"}
     assert written == WRITES.get((page, index), set())
-    assert all((tmp_path / name).stat().st_size > 1000 for name in written)
+    sizes = {name: sum(f.stat().st_size for f in (tmp_path / name).rglob("*")) if (tmp_path / name).is_dir()
+             else (tmp_path / name).stat().st_size for name in written}
+    assert all(size > 1000 for size in sizes.values()), sizes
     assert untracked_files() == before
