@@ -1,13 +1,13 @@
-# neurodyn: `make demo` trains a 3-bit flip-flop RNN and analyses its fixed points;
-# `make test` runs the whole test suite. Both create the virtual environment first.
+# neurodyn: `make demo` trains a 3-bit flip-flop RNN and analyses its fixed points; `make test` runs the
+# whole test suite; `make docs` builds the documentation site into site/. All create the virtual environment first.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-EXTRAS ?= dev,gpu,ot,nwb
+EXTRAS ?= dev,docs,gpu,ot,nwb
 STAMP := $(VENV)/.installed
 RUN ?= runs/flipflop
 
-.PHONY: install demo test test-fast lint bench clean
+.PHONY: install demo test test-fast lint bench docs clean
 
 install: $(STAMP)
 
@@ -30,10 +30,13 @@ test-fast: install
 	$(BIN)/python -m pytest -q -m "not slow"
 
 lint: install
-	$(BIN)/ruff check neurodyn tests benchmarks examples
+	$(BIN)/ruff check neurodyn tests benchmarks examples docs
+
+docs: install
+	$(BIN)/mkdocs build --strict
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache site .cache

@@ -55,6 +55,8 @@ class ContinuousReport(Task):
     dt : float
         Time step in ms.
 
+    Notes
+    -----
     ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
     Per-trial params: ``angles`` (trial, item) in radians, ``cue`` (index of the reported item),
     ``target_angle``, ``delay_ms``.

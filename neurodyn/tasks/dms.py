@@ -42,6 +42,8 @@ class DelayedMatchToSample(Task):
     dt : float
         Time step in ms.
 
+    Notes
+    -----
     ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
     Per-trial params: ``sample``, ``test`` (stimulus indices), ``delay_ms``,
     ``label`` (1 = match, 2 = non-match).

@@ -35,6 +35,8 @@ class FlipFlop(Task):
     dt : float
         Time step in ms (recorded only; the task is defined in steps).
 
+    Notes
+    -----
     ``ood()`` returns trials four times longer with half the pulse rate.
     """
 

@@ -83,6 +83,8 @@ class HMMEmulation(Task):
     dt : float
         Time step in ms (recorded only; the task is defined in steps).
 
+    Notes
+    -----
     ``ood()`` returns sequences four times longer. Per-trial params: ``states`` and ``symbols``
     (trial, time).
     """

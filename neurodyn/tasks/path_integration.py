@@ -59,6 +59,8 @@ class PathIntegration(Task):
     dt : float
         Time step in ms.
 
+    Notes
+    -----
     ``ood()`` returns the task with paths four times longer.
     Per-trial params: ``position`` (trial, time + 1, dim), ``x0`` (trial, dim).
     """

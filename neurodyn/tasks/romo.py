@@ -57,6 +57,8 @@ class DelayedDiscrimination(Task):
     dt : float
         Time step in ms.
 
+    Notes
+    -----
     ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
     Per-trial params: ``f1``, ``f2`` (Hz), ``delay_ms``, ``label`` (1 if f1 > f2 else 2).
     """

@@ -45,6 +45,8 @@ class SineWave(Task):
     dt : float
         Time step in ms.
 
+    Notes
+    -----
     ``ood()`` returns the task with ``frequencies="ood"``.
     Per-trial params: ``frequency_hz`` (trial, channel).
     """

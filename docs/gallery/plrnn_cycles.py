@@ -1,0 +1,38 @@
+# %% [markdown]
+# # Exact cycles, manifolds and a proof of chaos in a PLRNN
+#
+# A piecewise-linear RNN is linear inside each region of its state space, so its fixed points and
+# k-cycles solve linear systems, one per sequence of regions (Eisenmann et al. 2023, NeurIPS, the SCYFI
+# algorithm). Here the Lozi map, written as a PLRNN, is taken apart: its saddle fixed point, the
+# saddle's stable and unstable manifolds, and transversal homoclinic points, which prove chaos.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+from neurodyn.analysis import find_cycles, find_homoclinic_points, find_manifolds
+from neurodyn.models import PLRNN
+from neurodyn.plotting import plot_phase_portrait
+
+# x' = 1 + y - 1.7|x|, y' = 0.5 x, with |x| = 2 relu(x) - x
+lozi = PLRNN.from_arrays(np.array([[1.7, 1.0], [0.5, 0.0]]), np.array([[-3.4, 0.0], [0.0, 0.0]]),
+                         np.array([1.0, 0.0]))
+cycles = find_cycles(lozi, max_order=4, exhaustive=True)
+print(cycles.summary())
+
+# %% [markdown]
+# ## Stable and unstable manifolds of the saddle, and homoclinic points
+#
+# The manifolds are grown region by region as polygonal lines; where the unstable manifold crosses the
+# stable one transversally, a homoclinic orbit exists and the map is chaotic (Smale–Birkhoff).
+
+# %%
+saddle = find_cycles(lozi, max_order=1, exhaustive=True)
+manifolds = find_manifolds(lozi, saddle, box=3.0, max_depth=6)
+homoclinic = find_homoclinic_points(lozi, manifolds)
+print(homoclinic.report())
+
+# %%
+ax = plot_phase_portrait(lozi, cycles=cycles, manifolds=manifolds, limits=((-1.5, 1.5), (-1.0, 1.0)))
+ax.set_title("Lozi map: cycles up to period 4, manifolds of the saddle")
+plt.show()
