@@ -1,22 +1,29 @@
-"""Benchmark of the fixed-point search: batched per-candidate methods vs a Python loop vs joint Adam.
+"""Benchmark of the fixed-point search: the default damped Newton against FixedPointFinder's joint
+scheme, the other per-candidate methods, and a minimal batched Newton written here.
 
-Network: a ``LeakyRNN(3, 128, 3)`` (tanh, ``alpha`` 1.0 by default) trained on the 3-bit flip-flop
-(``neurodyn.train``, lr 1e-2, batch 64, stopped at held-out accuracy 1.0 or ``--train-iters``), so
-the map is multistable with 8 stable fixed points and many saddles. Initial states: 4,096 states
-sampled from noise-free task rollouts plus N(0, 0.1²) noise; constant input u* = 0; float64.
+Cases (float64, constant input u* = 0, ``--n-inits`` initial states, 1,024 by default):
 
-Methods, all with the defaults of ``find_fixed_points`` (tol_q 1e-12, tol_dq 1e-20, max_iters 5000,
-lr_init 1.0):
+* ``flipflop16`` and ``flipflop128`` — ``LeakyRNN(3, n, 3)`` (tanh, alpha 1) trained on the 3-bit
+  flip-flop (``neurodyn.train``, lr 1e-2, batch 64, stopped at held-out accuracy 1.0); initial
+  states from noise-free task rollouts plus N(0, 0.05²) noise;
+* ``chaotic128`` — an untrained ``LeakyRNN(0, 128, 1, gain=1.5)``; initial states from free rollouts.
 
-* ``levenberg_marquardt`` and ``gradient`` — one batched tensor, per-candidate step sizes and
-  stopping (``find_fixed_points``'s per-candidate methods);
-* ``loop:<method>`` — the same method run on one candidate at a time in a Python loop; only
-  ``--loop-subset`` candidates are timed and the wall time is extrapolated linearly to all of them
-  (``time × n_inits / subset``), iterations are those of the subset;
-* ``joint`` — FixedPointFinder's scheme: Adam on the mean q of all candidates, one adaptive rate.
+Two timings per method, each the median of ``--repeats`` interleaved runs:
 
-Timed is the minimisation only (identical post-processing — de-duplication, Jacobians — excluded);
-"converged" is the fraction of candidates that reached q < tol_q. Run from the repository root:
+* ``search`` — the minimisation alone (``METHODS[name]``, with the closed-form Jacobians that
+  ``find_fixed_points`` gives the Newton-class methods), from which the candidates converged to
+  q < 1e-10 are counted;
+* ``call`` — the whole ``find_fixed_points`` call (search, outliers, de-duplication, Newton
+  polish, Jacobians and spectra of the unique points), from which the unique converged points and
+  their stability are taken; the points found by each method are matched against ``joint``'s
+  (within 1e-6 in every unit).
+
+``reference`` is a minimal batched Newton solver (closed-form Jacobian, undamped steps on every
+candidate until all converge or 50 iterations) written below; the goals are ``joint / newton ≥ 10``
+(call) and ``newton / reference ≤ 2`` (search). Last, the Jacobians and spectra of 4,096 states of
+the 128-unit network (process CPU time), and the same for the unique points of its search.
+
+Run from the repository root (one thread keeps runs comparable on a shared machine):
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_fixed_points.py [--quick]
 
@@ -36,116 +43,208 @@ import numpy as np
 import torch
 
 from neurodyn import __version__, train
-from neurodyn.analysis import find_fixed_points
-from neurodyn.analysis.fixed_points import _init as _fp_init
+from neurodyn.analysis import find_fixed_points, jacobians
+from neurodyn.analysis.fixed_points import _find
+from neurodyn.analysis.fixed_points import _init as fp_init
 from neurodyn.analysis.fixed_points._newton import METHODS
+from neurodyn.analysis.fixed_points._stability import power_jacobian, spectra
 from neurodyn.models import LeakyRNN
 from neurodyn.tasks import FlipFlop
-from neurodyn.training import evaluate
 
-DEFAULTS = dict(tol_q=1e-12, tol_dq=1e-20, max_iters=5000, lr_init=1.0)
+SETTINGS = dict(tol_q=1e-12, tol_dq=1e-20, max_iters=5000, lr_init=1.0)
+CONVERGED_Q = 1e-10
+MATCH_TOL = 1e-6
 
 
-def trained_network(n_units: int, alpha: float, train_iters: int, seed: int):
+def flipflop_network(n_units: int, seed: int, max_iters: int):
     task = FlipFlop(n_bits=3, n_steps=64, p_pulse=0.1)
-    t0 = time.perf_counter()
-    result = train(LeakyRNN(3, n_units, 3, alpha=alpha, seed=seed), task, n_iterations=train_iters,
+    result = train(LeakyRNN(3, n_units, 3, alpha=1.0, seed=seed), task, n_iterations=max_iters,
                    batch_size=64, lr=1e-2, eval_every=25, target_metric=("accuracy", 1.0),
                    progress=False, seed=seed)
-    info = {"train_seconds": time.perf_counter() - t0,
-            "train_iterations": result.config["iterations_run"],
-            "accuracy": evaluate(result.model, task, n_trials=256, seed=99)["accuracy"]}
-    return result.model, task, info
+    shell = result.model.double().eval().requires_grad_(False)
+    pool = fp_init.task_states(shell, task, seed, "cpu", torch.float64).reshape(-1, n_units)
+    return shell, pool, result.config["iterations_run"]
+
+
+def chaotic_network(n_units: int, seed: int, n_inits: int):
+    shell = LeakyRNN(0, n_units, 1, gain=1.5, seed=seed).double().eval().requires_grad_(False)
+    pool = fp_init.free_rollout_states(shell.step, n_units, None, n_inits, seed, "cpu", torch.float64)
+    return shell, pool, 0
+
+
+def reference_newton(model, x0: torch.Tensor, tol_q: float = 1e-12, max_iters: int = 50) -> torch.Tensor:
+    """Undamped batched Newton on F(h) = (1 - a) h + a tanh(W h + b), every candidate at once."""
+    p = model.params()
+    w, b, a = p.w_rec.double(), p.b.double(), float(p.alpha)
+    eye = torch.eye(w.shape[0], dtype=torch.float64)
+    x = x0.clone()
+    for _ in range(max_iters):
+        t = torch.tanh(x @ w.T + b)
+        r = (1 - a) * x + a * t - x
+        if bool((0.5 * (r * r).sum(-1) < tol_q).all()):
+            break
+        jac = (1 - a) * eye + a * (1 - t * t)[:, :, None] * w
+        x = x - torch.linalg.solve(jac - eye, r.unsqueeze(-1)).squeeze(-1)
+    return x
+
+
+def speed(model, x: torch.Tensor) -> np.ndarray:
+    with torch.no_grad():
+        return (0.5 * (model.step(x, None if model.n_inputs == 0 else x.new_zeros(x.shape[0], model.n_inputs))
+                       - x).pow(2).sum(-1)).numpy()
+
+
+def run_case(name: str, model, x0: torch.Tensor, methods: list[str], repeats: int) -> dict:
+    n_state = x0.shape[1]
+    u = None if model.n_inputs == 0 else torch.zeros(1, model.n_inputs, dtype=torch.float64)
+
+    def G(h):
+        return model.step(h, None if u is None else u.expand(h.shape[0], -1))
+
+    jac1 = _find._step_jacobian(model, G, None if u is None else u[0])
+    chunk = _find._plan("newton", x0.shape[0], n_state, 1, _find.MAX_MEMORY)
+    extra = {"newton": dict(jacobian=power_jacobian(G, 1, jac1), tol_unique=1e-3, chunk_size=chunk),
+             "levenberg_marquardt": dict(jacobian=power_jacobian(G, 1, jac1))}
+    search = {m: [] for m in [*methods, "reference"]}
+    call = {m: [] for m in methods}
+    found, results = {}, {}
+    for _ in range(repeats):  # interleaved
+        for m in [*methods, "reference"]:
+            t0 = time.perf_counter()
+            if m == "reference":
+                xs = reference_newton(model, x0)
+                found[m] = speed(model, xs)
+            else:
+                out = METHODS[m](G, x0, **SETTINGS, **extra.get(m, {}))
+                found[m] = out.q.numpy()
+            search[m].append(time.perf_counter() - t0)
+        for m in methods:
+            t0 = time.perf_counter()
+            results[m] = find_fixed_points(model, initial_states=x0.numpy(), n_inits=x0.shape[0], method=m)
+            call[m].append(time.perf_counter() - t0)
+    rows = []
+    ref_points = results["joint"].fixed_points().states if "joint" in results else None
+    for m in [*methods, "reference"]:
+        row = {"method": m, "search_seconds": float(np.median(search[m])),
+               "converged_candidates": int((found[m] < CONVERGED_Q).sum())}
+        if m in results:
+            good = results[m].fixed_points()
+            row["call_seconds"] = float(np.median(call[m]))
+            row["unique_points"] = int(good.n_points)
+            row["stability"] = {s: int((good.stability == s).sum()) for s in ("stable", "saddle", "unstable",
+                                                                             "marginal")}
+            row["slow_points"] = int((~results[m].converged).sum())
+            if ref_points is not None:
+                row["matches_joint"] = _match(good.states, ref_points)
+        rows.append(row)
+    return {"case": name, "n_units": n_state, "n_inits": int(x0.shape[0]), "results": rows}
+
+
+def _match(points: np.ndarray, reference: np.ndarray) -> dict:
+    """How many of ``reference``'s points this set contains, and how many it adds."""
+    if len(points) == 0 or len(reference) == 0:
+        return {"found_of_joint": 0, "joint": len(reference), "extra": len(points)}
+    d = np.abs(points[:, None] - reference[None]).max(-1)
+    return {"found_of_joint": int((d.min(0) < MATCH_TOL).sum()), "joint": len(reference),
+            "extra": int((d.min(1) >= MATCH_TOL).sum())}
+
+
+def stability_cost(model, pool: torch.Tensor, n_states: int, seed: int) -> dict:
+    """Process CPU seconds for Jacobians and spectra of ``n_states`` distinct states."""
+    rng = np.random.default_rng(seed)
+    x = pool[rng.choice(pool.shape[0], n_states, replace=pool.shape[0] < n_states)]
+    t0 = time.process_time()
+    jac = jacobians(model, x, torch.zeros(model.n_inputs, dtype=torch.float64))
+    t1 = time.process_time()
+    spectra(jac.numpy())
+    t2 = time.process_time()
+    return {"n_states": n_states, "jacobian_cpu_seconds": t1 - t0, "spectra_cpu_seconds": t2 - t1}
 
 
 def run(args) -> dict:
     torch.manual_seed(0)
-    model, task, info = trained_network(args.n_units, args.alpha, args.train_iters, args.seed)
-    print(f"trained LeakyRNN(3, {args.n_units}, 3), alpha {args.alpha}: {info}")
-    shell = model.double().eval().requires_grad_(False)
-    pool = _fp_init.task_states(shell, task, args.seed, "cpu", torch.float64).reshape(-1, args.n_units)
-    x0 = torch.as_tensor(_fp_init.sample_states(pool, args.n_inits, 0.1, args.seed))
-    u = torch.zeros(1, 3, dtype=torch.float64)
-
-    def G(h):
-        return shell.step(h, u.expand(h.shape[0], -1))
-
-    rows = []
-    for name in args.methods:
-        if name.startswith("loop:"):
-            method = name.split(":", 1)[1]
-            sub = x0[: args.loop_subset]
-            t0 = time.perf_counter()
-            parts = [METHODS[method](G, sub[i:i + 1], **DEFAULTS) for i in range(sub.shape[0])]
-            seconds = (time.perf_counter() - t0) * x0.shape[0] / sub.shape[0]
-            iters = torch.cat([p.iterations for p in parts]).numpy()
-            conv = torch.cat([p.converged for p in parts]).numpy()
-            timed = sub.shape[0]
+    cases = []
+    for name in args.cases:
+        t0 = time.perf_counter()
+        if name.startswith("flipflop"):
+            n = int(name[len("flipflop"):])
+            model, pool, iters = flipflop_network(n, args.seed, args.train_iters)
         else:
-            t0 = time.perf_counter()
-            found = METHODS[name](G, x0, **DEFAULTS)
-            seconds = time.perf_counter() - t0
-            iters, conv, timed = found.iterations.numpy(), found.converged.numpy(), x0.shape[0]
-        row = {"method": name, "seconds": seconds, "extrapolated": name.startswith("loop:"),
-               "candidates_timed": timed, "converged_fraction": float(conv.mean()),
-               "iterations_median": float(np.median(iters)), "iterations_max": int(iters.max())}
-        rows.append(row)
-        print(f"  {name:<28} {seconds:10.1f} s  converged {row['converged_fraction']:.3f}  "
-              f"iterations median {row['iterations_median']:.0f} max {row['iterations_max']}")
-    res = find_fixed_points(model, initial_states=x0.numpy(), n_inits=args.n_inits, seed=args.seed)
-    counts = {label: int(((res.stability == label) & res.converged & (res.order == 1)).sum())
-              for label in ("stable", "saddle", "unstable", "marginal")}
-    print(res.summary())
-    return {"benchmark": "fixed_points", "n_inits": args.n_inits, "n_units": args.n_units,
-            "alpha": args.alpha, "network": info, "settings": DEFAULTS, "results": rows,
-            "default_method_counts": counts, "default_method": res.attrs["method"],
+            n = int(name[len("chaotic"):])
+            model, pool, iters = chaotic_network(n, args.seed, args.n_inits)
+        x0 = torch.as_tensor(fp_init.sample_states(pool.numpy() if isinstance(pool, torch.Tensor) else pool,
+                                                   args.n_inits, 0.05 if name.startswith("flipflop") else 0.0,
+                                                   args.seed))
+        print(f"{name}: {n} units, trained {iters} iterations ({time.perf_counter() - t0:.0f} s)", flush=True)
+        case = run_case(name, model, x0, args.methods, args.repeats)
+        case["train_iterations"] = iters
+        if n >= 128 and name.startswith("flipflop"):
+            pool_t = torch.as_tensor(np.asarray(pool))
+            case["stability_4096"] = stability_cost(model, pool_t, 4096, args.seed)
+            res = find_fixed_points(model, initial_states=x0.numpy(), n_inits=x0.shape[0])
+            t0 = time.process_time()
+            u0 = torch.zeros(model.n_inputs, dtype=torch.float64)
+            jac = jacobians(model, torch.as_tensor(res.states), u0)
+            spectra(jac.numpy())
+            case["stability_unique_points"] = {"n_points": int(len(res.states)),
+                                               "cpu_seconds": time.process_time() - t0}
+        print_case(case)
+        cases.append(case)
+    return {"benchmark": "fixed_points", "settings": SETTINGS, "cases": cases, "repeats": args.repeats,
             "neurodyn_version": __version__, "torch_version": torch.__version__,
             "torch_threads": torch.get_num_threads(), "machine": platform.processor() or platform.machine(),
             "load_average_at_end": os.getloadavg()}
 
 
-def print_table(report: dict) -> None:
-    """Wall time, ratio to the fastest method, iterations; then the speed-up from batching."""
-    rows = report["results"]
-    fastest = min(r["seconds"] for r in rows)
-    seconds = {r["method"]: r["seconds"] for r in rows}
-    print(f"\n{report['n_inits']} initial states, {report['n_units']} units, alpha {report['alpha']}")
-    print(f"{'method':<30}{'wall s':>10}{'× fastest':>11}{'conv.':>8}{'it. median':>12}{'it. max':>9}")
-    for r in rows:
-        mark = "*" if r["extrapolated"] else " "
-        print(f"{r['method']:<30}{r['seconds']:>9.1f}{mark}{r['seconds'] / fastest:>11.1f}"
-              f"{r['converged_fraction']:>8.3f}{r['iterations_median']:>12.0f}{r['iterations_max']:>9d}")
-    print("* extrapolated from a timed subset")
-    for name, t in seconds.items():
-        if name.startswith("loop:") and name[5:] in seconds:
-            print(f"batching speed-up, {name[5:]}: {t / seconds[name[5:]]:.1f}× (Python loop / batched)")
-    if "joint" in seconds:
-        for name in ("gradient", "levenberg_marquardt"):
-            if name in seconds:
-                print(f"joint / {name}: {seconds['joint'] / seconds[name]:.1f}×")
+def print_case(case: dict) -> None:
+    rows = {r["method"]: r for r in case["results"]}
+    print(f"\n{case['case']}: {case['n_units']} units, {case['n_inits']} initial states")
+    print(f"{'method':<22}{'search s':>10}{'call s':>9}{'conv. cand.':>13}{'unique':>8}{'stable':>8}"
+          f"{'saddle':>8}{'slow':>6}{'joint pts found':>17}")
+    for m, r in rows.items():
+        st = r.get("stability", {})
+        match = r.get("matches_joint")
+        found = f"{match['found_of_joint']}/{match['joint']} +{match['extra']}" if match else "-"
+        call = f"{r['call_seconds']:9.2f}" if "call_seconds" in r else f"{'-':>9}"
+        print(f"{m:<22}{r['search_seconds']:10.2f}{call}{r['converged_candidates']:13d}"
+              f"{r.get('unique_points', '-'):>8}{st.get('stable', '-'):>8}{st.get('saddle', '-'):>8}"
+              f"{r.get('slow_points', '-'):>6}{found:>17}")
+    if "newton" in rows and "joint" in rows:
+        j, n = rows["joint"], rows["newton"]
+        print(f"joint / newton, whole call: {j['call_seconds'] / n['call_seconds']:.1f}x"
+              f"  (search only: {j['search_seconds'] / n['search_seconds']:.1f}x)")
+    if "newton" in rows:
+        ratio = rows["newton"]["search_seconds"] / rows["reference"]["search_seconds"]
+        print(f"newton / reference, search: {ratio:.2f}x")
+    if "stability_4096" in case:
+        s = case["stability_4096"]
+        print(f"Jacobians of {s['n_states']} states: {s['jacobian_cpu_seconds']:.2f} CPU s; spectra: "
+              f"{s['spectra_cpu_seconds']:.2f} CPU s")
+        u = case["stability_unique_points"]
+        print(f"Jacobians and spectra of the search's {u['n_points']} unique points: "
+              f"{u['cpu_seconds']:.3f} CPU s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-inits", type=int, default=4096)
-    parser.add_argument("--n-units", type=int, default=128)
-    parser.add_argument("--alpha", type=float, default=1.0)
+    parser.add_argument("--cases", nargs="+", default=["flipflop16", "flipflop128", "chaotic128"])
+    parser.add_argument("--n-inits", type=int, default=1024)
     parser.add_argument("--train-iters", type=int, default=600)
-    parser.add_argument("--loop-subset", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--methods", nargs="+", default=[
-        "levenberg_marquardt", "gradient", "joint", "loop:levenberg_marquardt", "loop:gradient"])
-    parser.add_argument("--quick", action="store_true", help="256 states, 32 units, subset 4")
+    parser.add_argument("--methods", nargs="+",
+                        default=["newton", "joint", "levenberg_marquardt", "gradient"])
+    parser.add_argument("--quick", action="store_true", help="flipflop16 only, 256 states, one repeat")
     parser.add_argument("--out", default="benchmarks/results/fixed_points.json")
-    parser.add_argument("--table", default=None, help="only print the table of a saved JSON file")
+    parser.add_argument("--table", default=None, help="only print the tables of a saved JSON file")
     args = parser.parse_args()
     if args.table:
-        print_table(json.loads(Path(args.table).read_text()))
+        for case in json.loads(Path(args.table).read_text())["cases"]:
+            print_case(case)
         return
     if args.quick:
-        args.n_inits, args.n_units, args.loop_subset = 256, 32, 4
+        args.cases, args.n_inits, args.repeats = ["flipflop16"], 256, 1
     report = run(args)
-    print_table(report)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))

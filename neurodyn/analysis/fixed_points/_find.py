@@ -9,17 +9,18 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._budget import MAX_MEMORY, warn_flops
 from neurodyn._checks import check_finite
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.fixed_points import _init as init
-from neurodyn.analysis.fixed_points._newton import METHODS, newton_polish
+from neurodyn.analysis.fixed_points._newton import METHODS, NEWTON_COPIES, newton_polish
 from neurodyn.analysis.fixed_points._result import FixedPointResult
 from neurodyn.analysis.fixed_points._stability import (
     classify,
     cycle_jacobians,
-    leading_modes,
-    sorted_eigenvalues,
+    power_jacobian,
+    spectra,
 )
 from neurodyn.analysis.fixed_points._unique import (
     distance_inliers,
@@ -27,13 +28,14 @@ from neurodyn.analysis.fixed_points._unique import (
     unique_cycles,
     unique_points,
 )
+from neurodyn.analysis.jacobians import jacobians
 from neurodyn.models._base import RecurrentModel
+from neurodyn.models._family import family_of
 
-#: ``method="auto"`` uses Levenberg–Marquardt for states of at most this many dimensions and at
-#: most this many Jacobian entries (n_inits × state²), else the gradient method; in the benchmark
-#: LM was as fast as gradient steps at 32 units and 5-8× slower at 128
-AUTO_LM_MAX_STATE = 32
-AUTO_LM_ELEMENTS = 2**25
+#: the method ``method="auto"`` runs
+AUTO_METHOD = "newton"
+#: Newton iterations per candidate assumed by the up-front cost estimate
+_EST_ITERS = 15
 
 
 def find_fixed_points(
@@ -58,6 +60,7 @@ def find_fixed_points(
     dtype: torch.dtype = torch.float64,
     device: Any = None,
     progress: bool = False,
+    max_memory: float = MAX_MEMORY,
 ) -> FixedPointResult:
     """Find fixed points, slow points and period-k cycles of ``h ↦ F(h, u*)``.
 
@@ -108,17 +111,19 @@ def find_fixed_points(
         Largest cycle period searched (1: fixed points only).
     marginal_tol : float
         Half-width of the band ``1 ± marginal_tol`` of eigenvalue moduli counted as marginal.
-    method : {"auto", "levenberg_marquardt", "gradient", "joint"}
-        All but ``"joint"`` give each candidate its own step size, grown after an accepted
-        step (×1.2 Levenberg–Marquardt, ×1.01 gradient) and halved, the step rejected, when q
-        would increase, and stop each candidate on its own. ``"levenberg_marquardt"``: damped
-        Gauss–Newton steps (one Jacobian per accepted step; tens of iterations, also on
-        ill-conditioned slow leaky networks; memory ``n_inits × state²``). ``"gradient"``:
-        heavy-ball gradient descent (momentum 0.98, reset on rejection; cheap steps, hundreds
-        of iterations). ``"auto"``: Levenberg–Marquardt for ``state ≤ 32`` and
-        ``n_inits × state² ≤ 2**25``, else gradient. ``"joint"``: FixedPointFinder's Adam
-        optimisation of the mean q with a single adaptive rate (for comparison).
-        ``attrs["method"]`` records the one that ran.
+    method : {"auto", "newton", "levenberg_marquardt", "gradient", "joint"}
+        ``"newton"`` (what ``"auto"`` runs): per-candidate damped Newton steps on the exact
+        Jacobians of the model family (closed forms, see :func:`neurodyn.analysis.jacobians`;
+        autograd for a callable; the chain rule along the orbit for period ``k``), in chunks
+        that keep ``4 × chunk × state²`` floats under ``max_memory``; a candidate that comes
+        within ``tol_unique`` of an already converged point is retired with it, and one whose
+        Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. All but
+        ``"joint"`` give each candidate its own step size and stop each on its own.
+        ``"levenberg_marquardt"``: damped Gauss–Newton steps on every candidate at once (×1.2
+        after an accepted step, ×0.5 and rejection when q would increase). ``"gradient"``:
+        heavy-ball gradient descent (momentum 0.98; cheap steps, hundreds of iterations, no
+        Jacobians). ``"joint"``: FixedPointFinder's Adam optimisation of the mean q with a
+        single adaptive rate (for comparison). ``attrs["method"]`` records the one that ran.
     state_size : int, optional
         Required when ``model`` is a plain callable.
     dtype : torch.dtype
@@ -127,6 +132,8 @@ def find_fixed_points(
         Defaults to the model's device (CPU for a callable).
     progress : bool
         Show a progress bar per search.
+    max_memory : float
+        Bytes the Newton-class searches may hold in Jacobians at once (1 GiB by default).
 
     Returns
     -------
@@ -138,7 +145,10 @@ def find_fixed_points(
     Raises
     ------
     ValueError
-        On a bad shape, NaN/Inf inputs or states, an unknown method or a non-positive setting.
+        On a bad shape, NaN/Inf inputs or states, an unknown method, a non-positive setting, or
+        when one candidate's Jacobians need more than ``max_memory`` (the message gives the
+        estimate). A search estimated at more than about 10¹³ operations warns first
+        (``RuntimeWarning``, one line with the estimate and how to reduce it).
     TypeError
         If ``model`` is a callable and ``state_size`` is missing.
     """
@@ -175,15 +185,18 @@ def find_fixed_points(
     x0 = torch.as_tensor(x0_np, dtype=dtype, device=device)
 
     if method == "auto":
-        small = n_state <= AUTO_LM_MAX_STATE and x0.shape[0] * n_state**2 <= AUTO_LM_ELEMENTS
-        method = "levenberg_marquardt" if small else "gradient"
+        method = AUTO_METHOD
+    chunk = _plan(method, x0.shape[0], n_state, int(max_order), max_memory)
+    jac1 = _step_jacobian(shell, F, u_star)
     settings = dict(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
     parts, counts = [], {"n_candidates": 0, "n_outliers": 0}
     for k in range(1, int(max_order) + 1):
-        Gk = _power(F, k)
-        found = METHODS[method](Gk, x0, progress=progress, **settings)
+        Gk, jac_k = _power(F, k), power_jacobian(F, k, jac1)
+        extra = {"newton": dict(jacobian=jac_k, tol_unique=tol_unique, chunk_size=chunk),
+                 "levenberg_marquardt": dict(jacobian=jac_k)}.get(method, {})
+        found = METHODS[method](Gk, x0, progress=progress, **settings, **extra)
         counts["n_candidates"] += x0.shape[0]
-        parts.append(_collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts))
+        parts.append(_collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k))
     attrs = {
         "input": [] if u_star is None else u_star.cpu().tolist(), "tol_q": tol_q, "tol_dq": tol_dq,
         "max_iters": int(max_iters), "lr_init": lr_init, "tol_unique": tol_unique,
@@ -192,7 +205,45 @@ def find_fixed_points(
         "seed": seed_int, "method": method, "initial_state_source": source,
         "dtype": str(dtype).replace("torch.", ""), "neurodyn_version": __version__, **counts,
     }
-    return _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device)
+    return _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac1)
+
+
+def _plan(method: str, n_cand: int, n_state: int, max_order: int, max_memory: float) -> int | None:
+    """Candidates per chunk of the Newton-class searches, after checking the cost up front.
+
+    Raises a one-line ``ValueError`` when even one candidate's blocks exceed ``max_memory``;
+    warns in one line when the estimated work is large (see :mod:`neurodyn._budget`).
+    """
+    if method not in ("newton", "levenberg_marquardt"):
+        return None
+    per = NEWTON_COPIES * 8.0 * n_state * n_state
+    gib = 2.0**30
+    if per > max_memory:
+        raise ValueError(f"find_fixed_points needs about {per / gib:.3g} GiB per candidate for its "
+                         f"{n_state} x {n_state} Jacobians but max_memory is {max_memory / gib:.3g} GiB; "
+                         "raise max_memory or use method='gradient' (no Jacobians)")
+    if method == "levenberg_marquardt" and per * n_cand > max_memory:
+        raise ValueError(f"method='levenberg_marquardt' holds every candidate's Jacobians at once "
+                         f"(about {per * n_cand / gib:.3g} GiB for {n_cand} candidates) but max_memory is "
+                         f"{max_memory / gib:.3g} GiB; use method='newton' (chunked) or fewer n_inits")
+    flops = n_cand * _EST_ITERS * sum(k * 2.0 * n_state**3 + 2.0 / 3.0 * n_state**3
+                                      for k in range(1, max_order + 1))
+    warn_flops("find_fixed_points", flops, f"{n_cand} candidates x about {_EST_ITERS} Newton steps of "
+               f"{n_state} dims, periods up to {max_order}", "lower n_inits or max_order, or use "
+               "method='gradient' (cheaper steps, slower convergence)", stacklevel=4)
+    return int(max(1, min(n_cand, max_memory // per)))
+
+
+def _step_jacobian(shell, F, u_star):
+    """One-step Jacobians ``(point, state) -> (point, state, state)``: the model family's closed
+    form when there is one (see :func:`neurodyn.analysis.jacobians`), else None (autograd of F)."""
+    if shell is None or family_of(shell.params()) is None:
+        return None
+
+    def jac(h: torch.Tensor) -> torch.Tensor:
+        return jacobians(shell, h, u_star)
+
+    return jac
 
 
 def _one_step_map(model, state_size, dtype, device):
@@ -230,7 +281,7 @@ def _power(F, k: int):
     return Fk
 
 
-def _collect(F, k, found, x0_np, tol_unique, scale, counts) -> dict[str, np.ndarray]:
+def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k) -> dict[str, np.ndarray]:
     """One order's points: finite inliers, unique (up to cyclic shifts), Newton-polished where
     converged, of minimal period k (converged only for k > 1)."""
     states = found.states.cpu().numpy()
@@ -251,7 +302,7 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts) -> dict[str, np.ndar
     sel = idx[chosen]
     x = found.states[sel]
     conv = torch.as_tensor(converged[sel], device=x.device)
-    x = torch.where(conv[:, None], newton_polish(_power(F, k), x), x)
+    x = torch.where(conv[:, None], newton_polish(_power(F, k), x, jacobian=jac_k), x)
     orbits = _orbits(F, x, k)
     with torch.no_grad():
         q_sel = (0.5 * (_power(F, k)(x) - x).pow(2).sum(-1)).cpu().numpy()
@@ -271,7 +322,7 @@ def _orbits(F, x: torch.Tensor, k: int) -> np.ndarray:
     return torch.stack(orbit, dim=1).cpu().numpy()
 
 
-def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device) -> FixedPointResult:
+def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac1) -> FixedPointResult:
     """Jacobians, spectra and labels; one row per cycle point, cycles numbered in row order."""
     rows: dict[str, list[np.ndarray]] = {name: [] for name in (
         "states", "q", "converged", "order", "cycle_id", "cycle_step",
@@ -283,9 +334,7 @@ def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device) -> FixedPoi
         if n_cycles == 0:
             continue
         t_orbits = torch.as_tensor(orbits, dtype=dtype, device=device)
-        # monodromy at each cycle point: rotate the orbit so that it starts there
-        jac = np.stack([cycle_jacobians(F, torch.roll(t_orbits, -j, dims=1)).cpu().numpy()
-                        for j in range(k)], axis=1)  # (cycle, k, state, state)
+        jac = cycle_jacobians(F, t_orbits[:, :k], jac1).cpu().numpy()  # (cycle, k, state, state)
         ids = np.arange(next_id, next_id + n_cycles)
         next_id += n_cycles
         with torch.no_grad():
@@ -308,7 +357,7 @@ def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device) -> FixedPoi
         cat = empty
     else:
         cat = {name: np.concatenate(vals) for name, vals in rows.items()}
-    eig = sorted_eigenvalues(cat["jacobians"])
+    eig, leading = spectra(cat["jacobians"])
     labels, n_unstable = classify(eig, marginal_tol)
     return FixedPointResult(
         states=cat["states"], q=cat["q"].astype(np.float64), eigenvalues=eig, stability=labels,
@@ -316,6 +365,6 @@ def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device) -> FixedPoi
         order=cat["order"].astype(np.int64), cycle_id=cat["cycle_id"].astype(np.int64),
         cycle_step=cat["cycle_step"].astype(np.int64), iterations=cat["iterations"].astype(np.int64),
         status=cat["status"].astype(object), attrs=attrs, jacobians=cat["jacobians"],
-        leading_mode=leading_modes(cat["jacobians"]),
+        leading_mode=leading,
     )
 

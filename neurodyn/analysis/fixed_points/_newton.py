@@ -1,4 +1,5 @@
-"""Newton-type steps on the speed q: per-candidate Levenberg–Marquardt and a final Newton polish."""
+"""Newton-type searches on the speed q: damped Newton (the default), Levenberg–Marquardt, and a
+final Newton polish, all on Jacobians given by a callable (closed forms where the model has them)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,22 @@ from neurodyn.analysis.fixed_points._search import (
     retire,
     speed,
 )
-from neurodyn.analysis.fixed_points._stability import batch_jacobian
+from neurodyn.analysis.fixed_points._stability import JacobianFn, step_jacobians
 
 #: damping factors of Levenberg–Marquardt: ``lr`` (the inverse damping) ×1.2 after an accepted
 #: step, ×0.5 after a rejected one
 LM_GROW = 1.2
 LM_SHRINK = 0.5
+#: a damped-Newton candidate whose step length fell below this switches to Levenberg–Marquardt
+#: steps (near a slow point ``J − I`` is singular and the Newton direction is useless)
+NEWTON_MIN_STEP = 1.0 / 64
+#: the damped-Newton search starts with Levenberg–Marquardt steps whose inverse damping grows by
+#: NEWTON_LM_GROW per accepted step, and takes plain Newton steps once it reaches NEWTON_SWITCH_LR
+NEWTON_LM_GROW = 3.0
+NEWTON_SWITCH_LR = 1e2
+#: (state x state) float64 blocks held per active candidate by the damped-Newton search
+#: (the Jacobian, ``J − I``, the normal matrix of Levenberg–Marquardt rows, the solver's copy)
+NEWTON_COPIES = 4
 
 
 def minimise_levenberg_marquardt(
@@ -31,6 +42,7 @@ def minimise_levenberg_marquardt(
     max_iters: int,
     lr_init: float,
     progress: bool = False,
+    jacobian: JacobianFn | None = None,
 ) -> SearchState:
     """Per-candidate Levenberg–Marquardt (damped Gauss–Newton) on ``r(x) = G(x) − x``.
 
@@ -40,8 +52,9 @@ def minimise_levenberg_marquardt(
     networks). ``lr`` is adapted by the rule of :func:`minimise_gradient` with faster growth
     (×1.2 on an accepted step, ×0.5 and rejection when q would increase), and the same stopping
     rule applies.
-    Each accepted step costs one Jacobian (``state`` backward passes), so iterations are fewer
-    but dearer than gradient steps; memory grows as ``candidate × state²``.
+    Each accepted step costs one Jacobian of ``G`` (``jacobian(x)``, by default ``state``
+    backward passes), so iterations are fewer but dearer than gradient steps; memory grows as
+    ``candidate × state²``.
     """
     n, n_state = x0.shape
     x = x0.detach().clone()
@@ -56,7 +69,7 @@ def minimise_levenberg_marquardt(
     xa, qa = x[idx], q[idx]
     lr = torch.full((idx.numel(),), float(lr_init), dtype=x.dtype, device=x.device)
     na = torch.zeros(idx.numel(), dtype=torch.int64, device=x.device)
-    M, r = _residual_jacobian(G, xa, eye)
+    M, r = _residual_jacobian(G, xa, jacobian)
     bar = _progress_bar(max_iters, progress, "fixed points (Levenberg-Marquardt)")
     for _ in range(max_iters):
         if idx.numel() == 0:
@@ -72,7 +85,7 @@ def minimise_levenberg_marquardt(
         if bool(ok.any()):
             xa = torch.where(ok[:, None], x_try, xa)
             qa = torch.where(ok, q_try, qa)
-            M_new, r_new = _residual_jacobian(G, xa[ok], eye)
+            M_new, r_new = _residual_jacobian(G, xa[ok], jacobian)
             M[ok], r[ok] = M_new, r_new
         done_dq = ok & (dq < tol_dq * lr)
         lr = torch.where(ok, lr * LM_GROW, lr * LM_SHRINK)
@@ -86,14 +99,192 @@ def minimise_levenberg_marquardt(
     return SearchState(x, q, iters, converged, stalled)
 
 
-def _residual_jacobian(G: BatchedMap, x: torch.Tensor, eye: torch.Tensor):
+def minimise_newton(
+    G: BatchedMap,
+    x0: torch.Tensor,
+    *,
+    tol_q: float,
+    tol_dq: float,
+    max_iters: int,
+    lr_init: float,
+    progress: bool = False,
+    jacobian: JacobianFn | None = None,
+    tol_unique: float | None = None,
+    chunk_size: int | None = None,
+) -> SearchState:
+    """Per-candidate damped Newton on ``r(x) = G(x) − x``, falling back to Levenberg–Marquardt.
+
+    Each candidate steps ``x ← x − s (J − I)⁻¹ r`` with ``J = ∂G/∂x`` from ``jacobian`` (the
+    closed forms of :func:`neurodyn.analysis.jacobians` for a model, autograd otherwise) and its
+    own step length ``s``: doubled (up to 1) after an accepted step, halved and the step
+    rejected when q would not decrease. The Newton direction always descends q where ``J − I``
+    is invertible; a candidate whose step length falls below ``NEWTON_MIN_STEP`` (a slow point,
+    where ``J − I`` is singular) continues with the steps of
+    :func:`minimise_levenberg_marquardt`, whose stopping rules then apply. Near a fixed point the
+    convergence is quadratic: a few iterations per candidate.
+
+    Candidates run in chunks of ``chunk_size`` (memory ``NEWTON_COPIES × chunk × state²``
+    floats), and an active candidate that comes within ``tol_unique`` (in every unit) of a point
+    already converged — in its chunk or an earlier one — is retired at once with that point's
+    state and q (it would converge to it: Newton's basin around a regular point is larger than
+    the de-duplication tolerance). A Jacobian is computed only after an accepted step; a
+    rejected Newton step re-uses the direction.
+
+    Parameters
+    ----------
+    G : callable ``(candidate, state) -> (candidate, state)``
+        The map whose fixed points are sought (``F`` or ``F^k``); rows do not interact.
+    x0 : Tensor, shape (candidate, state)
+        Initial states.
+    tol_q, tol_dq, max_iters, lr_init
+        As in :func:`minimise_levenberg_marquardt` (``lr_init`` starts the fallback's damping).
+    jacobian : callable ``(candidate, state) -> (candidate, state, state)``, optional
+        ``∂G/∂x`` at each row; reverse-mode autograd of ``G`` by default.
+    tol_unique : float, optional
+        Retire candidates this close to an already converged point (None: never).
+    chunk_size : int, optional
+        Candidates searched at once (all by default).
+
+    Returns
+    -------
+    SearchState
+        Retired duplicates count as converged, with the state and q of the point they reached.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.analysis.fixed_points._newton import minimise_newton
+    >>> G = lambda x: torch.tanh(2.0 * x)          # fixed points 0 and ±0.9575
+    >>> out = minimise_newton(G, torch.tensor([[0.1], [-2.0], [0.5]], dtype=torch.float64),
+    ...                       tol_q=1e-24, tol_dq=0.0, max_iters=50, lr_init=1.0)
+    >>> [round(v, 4) + 0.0 for v in out.states[:, 0].tolist()], out.converged.tolist()
+    ([0.0, -0.9575, 0.9575], [True, True, True])
+    """
+    n, n_state = x0.shape
+    chunk = n if chunk_size is None else max(1, int(chunk_size))
+    x = x0.detach().clone()
+    with torch.no_grad():
+        q = speed(G, x)
+    out = SearchState(x, q, torch.zeros(n, dtype=torch.int64, device=x.device), q < tol_q, ~torch.isfinite(q))
+    found_x, found_q = x[:0], q[:0]
+    bar = _progress_bar(n, progress, "fixed points (Newton)")
+    for start in range(0, n, chunk):
+        idx = torch.arange(start, min(n, start + chunk), device=x.device)
+        idx = idx[~(out.converged[idx] | out.stalled[idx])]
+        found_x, found_q = _newton_chunk(G, out, idx, found_x, found_q, tol_q=tol_q, tol_dq=tol_dq,
+                                         max_iters=max_iters, lr_init=lr_init, jacobian=jacobian,
+                                         tol_unique=tol_unique)
+        bar.update(min(n, start + chunk) - start)
+    bar.close()
+    return out
+
+
+def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr_init, jacobian,
+                  tol_unique):
+    """Run one chunk of candidates ``idx`` to completion, writing into ``out``; return the
+    converged points known afterwards (for retiring duplicates)."""
+    x0 = out.states[idx]
+    xa, qa = x0, out.q[idx]
+    na = torch.zeros(idx.numel(), dtype=torch.int64, device=x0.device)
+    step = torch.ones_like(qa)  # Newton step length
+    lr = torch.full_like(qa, float(lr_init))  # inverse damping of Levenberg–Marquardt rows
+    lm = torch.full_like(qa, NEWTON_SWITCH_LR > lr_init, dtype=torch.bool)
+    M, r = _residual_jacobian(G, xa, jacobian)
+    direction = torch.zeros_like(xa)
+    if not bool(lm.all()):
+        direction = _newton_direction(M, r)
+    for _ in range(max_iters):
+        if tol_unique is not None and found_x.shape[0] and idx.numel():
+            keep = _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique)
+            if keep is not None:
+                idx, xa, qa, na, step, lr, lm, M, r, direction = (
+                    t[keep] for t in (idx, xa, qa, na, step, lr, lm, M, r, direction))
+        if idx.numel() == 0:
+            break
+        delta = step[:, None] * direction
+        if bool(lm.any()):
+            delta[lm] = _lm_direction(M[lm], r[lm], lr[lm])
+        x_try = xa + delta
+        with torch.no_grad():
+            q_try = speed(G, x_try)
+        ok = torch.isfinite(q_try) & (q_try < qa)
+        dq = qa - q_try
+        xa = torch.where(ok[:, None], x_try, xa)
+        qa = torch.where(ok, q_try, qa)
+        if bool(ok.any()):
+            M[ok], r[ok] = _residual_jacobian(G, xa[ok], jacobian)
+        done_dq = ok & lm & (dq < tol_dq * lr)
+        step = torch.where(ok, (2.0 * step).clamp(max=1.0), 0.5 * step)
+        lr = torch.where(lm, torch.where(ok, lr * NEWTON_LM_GROW, lr * LM_SHRINK), lr)
+        to_newton = lm & (lr >= NEWTON_SWITCH_LR)
+        to_lm = ~lm & (step < NEWTON_MIN_STEP)
+        lm = (lm & ~to_newton) | to_lm
+        step = torch.where(to_newton, torch.ones_like(step), step)
+        lr = torch.where(to_lm, torch.full_like(lr, float(lr_init)), lr)
+        fresh = ~lm & (ok | to_newton)
+        if bool(fresh.any()):
+            direction[fresh] = _newton_direction(M[fresh], r[fresh])
+        na += 1
+        converged_now = qa < tol_q
+        if bool(converged_now.any()):
+            found_x = torch.cat([found_x, xa[converged_now]])
+            found_q = torch.cat([found_q, qa[converged_now]])
+        lr_eff = torch.where(lm, lr, torch.ones_like(lr))
+        keep = retire(out, idx, xa, qa, na, done_dq, lr_eff, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
+        if keep is not None:
+            idx, xa, qa, na, step, lr, lm, M, r, direction = (
+                t[keep] for t in (idx, xa, qa, na, step, lr, lm, M, r, direction))
+    out.states[idx], out.q[idx], out.iterations[idx] = xa, qa, na  # ran out of iterations
+    return found_x, found_q
+
+
+def _lm_direction(M: torch.Tensor, r: torch.Tensor, lr: torch.Tensor) -> torch.Tensor:
+    """``−(MᵀM + I / lr)⁻¹ Mᵀ r`` per row by Cholesky (the matrix is symmetric positive definite);
+    zero where the factorisation fails."""
+    Mt = M.mT
+    A = Mt @ M
+    A.diagonal(dim1=-2, dim2=-1).add_((1.0 / lr)[:, None])
+    L, info = torch.linalg.cholesky_ex(A)
+    delta = torch.cholesky_solve(-(Mt @ r.unsqueeze(-1)), L).squeeze(-1)
+    good = (info == 0)[:, None] & torch.isfinite(delta).all(-1, keepdim=True)
+    return torch.where(good, delta, torch.zeros_like(delta))
+
+
+def _newton_direction(M: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+    """``−M⁻¹ r`` per row; zero where ``M`` is singular (the step is then rejected)."""
+    delta, info = torch.linalg.solve_ex(M, -r.unsqueeze(-1))
+    delta = delta.squeeze(-1)
+    good = (info == 0)[:, None] & torch.isfinite(delta).all(-1, keepdim=True)
+    return torch.where(good, delta, torch.zeros_like(delta))
+
+
+def _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique):
+    """Retire active rows within ``tol_unique`` (max-abs) of a converged point; mask of rows to keep."""
+    dist = torch.cdist(xa, found_x, p=float("inf"))
+    nearest = dist.min(dim=1)
+    dup = nearest.values < tol_unique
+    if not bool(dup.any()):
+        return None
+    fin, j = idx[dup], nearest.indices[dup]
+    out.states[fin], out.q[fin], out.iterations[fin] = found_x[j], found_q[j], na[dup]
+    out.converged[fin] = True
+    out.stalled[fin] = False
+    return ~dup
+
+
+def _residual_jacobian(G: BatchedMap, x: torch.Tensor, jacobian: JacobianFn | None):
     """``(∂G/∂x − I, G(x) − x)`` for each row of ``x``."""
     with torch.no_grad():
         r = G(x) - x
-    return batch_jacobian(G, x) - eye, r
+    M = step_jacobians(G, x, jacobian).contiguous()
+    if M._base is not None:  # a view (e.g. of a constant Jacobian): subtract on a copy
+        M = M.clone()
+    M.diagonal(dim1=-2, dim2=-1).sub_(1.0)
+    return M, r
 
 
-def newton_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3) -> torch.Tensor:
+def newton_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,
+                  jacobian: JacobianFn | None = None) -> torch.Tensor:
     """A few Newton steps ``x ← x − (J − I)⁻¹ (G(x) − x)`` on converged points.
 
     Gradient descent stops as soon as ``q < tol_q``, which leaves an error of order
@@ -109,7 +300,7 @@ def newton_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3) -> torch.
         with torch.no_grad():
             r = G(x) - x
         q = 0.5 * r.pow(2).sum(-1)
-        delta, info = torch.linalg.solve_ex(batch_jacobian(G, x) - eye, r.unsqueeze(-1))
+        delta, info = torch.linalg.solve_ex(step_jacobians(G, x, jacobian) - eye, r.unsqueeze(-1))
         x_try = x - delta.squeeze(-1)
         with torch.no_grad():
             q_try = speed(G, x_try)
@@ -119,6 +310,7 @@ def newton_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3) -> torch.
 
 
 METHODS = {
+    "newton": minimise_newton,
     "gradient": minimise_gradient,
     "joint": minimise_joint,
     "levenberg_marquardt": minimise_levenberg_marquardt,

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 BatchedMap = Callable[[torch.Tensor], torch.Tensor]
+JacobianFn = Callable[[torch.Tensor], torch.Tensor]
 
 STABILITY_LABELS = ("stable", "saddle", "unstable", "marginal")
 
@@ -43,50 +44,104 @@ def batch_jacobian(G: BatchedMap, x: torch.Tensor, *, chunk_size: int = 1024) ->
     return out
 
 
-def cycle_jacobians(G1: BatchedMap, orbit: torch.Tensor) -> torch.Tensor:
-    """Monodromy matrices of period-k orbits: ``J(h_{k-1}) ... J(h_1) J(h_0)``.
+def step_jacobians(G1: BatchedMap, x: torch.Tensor, jacobian: JacobianFn | None = None) -> torch.Tensor:
+    """One-step Jacobians at each row of ``x`` (point, state): ``jacobian(x)`` when given (a
+    closed form), else :func:`batch_jacobian` of ``G1``; (point, state, state), no gradient."""
+    if x.shape[0] == 0:
+        return x.new_zeros((0, x.shape[-1], x.shape[-1]))
+    with torch.no_grad():
+        return batch_jacobian(G1, x) if jacobian is None else jacobian(x)
+
+
+def power_jacobian(G1: BatchedMap, k: int, jacobian: JacobianFn | None = None) -> JacobianFn:
+    """The Jacobian of ``G1^k`` by the chain rule along the orbit, ``J(h_{k-1}) ... J(h_0)``.
+
+    Returns a callable ``(point, state) -> (point, state, state)``; one-step Jacobians come
+    from ``jacobian`` (closed forms) or autograd of ``G1``, never from autograd through ``G1^k``.
+    """
+    def jac_k(x: torch.Tensor) -> torch.Tensor:
+        h, mono = x, None
+        for j in range(k):
+            step = step_jacobians(G1, h, jacobian)
+            mono = step if mono is None else step @ mono
+            if j < k - 1:
+                with torch.no_grad():
+                    h = G1(h)
+        return mono
+
+    return jac_k
+
+
+def cycle_jacobians(G1: BatchedMap, orbit: torch.Tensor, jacobian: JacobianFn | None = None) -> torch.Tensor:
+    """Monodromy matrices of period-k orbits at every point of the orbit.
 
     Parameters
     ----------
     G1 : callable, the one-step map
     orbit : Tensor, shape (cycle, k, state)
         ``orbit[:, j]`` is the j-th point of each cycle (``orbit[:, j+1] = G1(orbit[:, j])``).
+    jacobian : callable, optional
+        One-step Jacobians ``(point, state) -> (point, state, state)``; autograd of ``G1`` by default.
 
     Returns
     -------
-    Tensor, shape (cycle, state, state)
+    Tensor, shape (cycle, k, state, state)
+        ``[:, j]`` is ``J(h_{j+k-1}) ... J(h_{j+1}) J(h_j)`` (indices mod k): the monodromy
+        seen from the j-th point. Each one-step Jacobian is computed once.
     """
     n_cycles, k, n_state = orbit.shape
-    steps = batch_jacobian(G1, orbit.reshape(-1, n_state)).reshape(n_cycles, k, n_state, n_state)
-    mono = steps[:, 0]
-    for j in range(1, k):
-        mono = steps[:, j] @ mono
-    return mono
+    steps = step_jacobians(G1, orbit.reshape(-1, n_state), jacobian).reshape(n_cycles, k, n_state, n_state)
+    out = []
+    for j in range(k):
+        mono = steps[:, j]
+        for i in range(1, k):
+            mono = steps[:, (j + i) % k] @ mono
+        out.append(mono)
+    return torch.stack(out, dim=1)
 
 
-def sorted_eigenvalues(jacobians: np.ndarray) -> np.ndarray:
-    """Eigenvalues of each matrix sorted by decreasing modulus; (point, state, state) → (point, state).
+#: batched eigendecompositions of matrices up to this size run on one BLAS thread: many small
+#: LAPACK calls gain nothing from threads and lose several times their CPU time to spinning
+ONE_THREAD_EIG_MAX = 512
+
+
+def spectra(jacobians: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues sorted by decreasing modulus and the leading mode, from one eigendecomposition.
 
     Ties in modulus are broken by decreasing real part, then decreasing imaginary part, so the
-    order is deterministic.
+    order is deterministic. The leading mode is the real part of the unit eigenvector of the
+    first eigenvalue in that order.
+
+    Parameters
+    ----------
+    jacobians : ndarray, shape (point, state, state)
+
+    Returns
+    -------
+    eigenvalues : ndarray of complex128, shape (point, state)
+    leading_mode : ndarray of float64, shape (point, state)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> eig, mode = spectra(np.array([[[0.5, 0.0], [0.0, -2.0]]]))
+    >>> eig.round(3).tolist(), mode.round(3).tolist()
+    ([[(-2+0j), (0.5+0j)]], [[0.0, 1.0]])
     """
-    if jacobians.shape[0] == 0:
-        return np.zeros(jacobians.shape[:2], dtype=complex)
-    eig = np.linalg.eigvals(jacobians).astype(np.complex128)
-    keys = (-eig.imag, -eig.real, -np.round(np.abs(eig), 12))
-    order = np.lexsort(keys, axis=-1)
-    return np.take_along_axis(eig, order, axis=-1)
+    n_points, n_state = jacobians.shape[:2]
+    if n_points == 0:
+        return np.zeros((0, n_state), dtype=complex), np.zeros((0, n_state))
+    from threadpoolctl import threadpool_limits
 
-
-def leading_modes(jacobians: np.ndarray) -> np.ndarray:
-    """Real part of the unit eigenvector of each matrix's largest-modulus eigenvalue; (point, state)."""
-    if jacobians.shape[0] == 0:
-        return np.zeros(jacobians.shape[:2])
-    eig, vec = np.linalg.eig(jacobians)
-    top = np.argmax(np.abs(eig), axis=-1)
-    mode = np.take_along_axis(vec, top[:, None, None], axis=-1)[..., 0].real
+    limits = 1 if n_state <= ONE_THREAD_EIG_MAX else None
+    with threadpool_limits(limits=limits, user_api="blas"):
+        eig, vec = np.linalg.eig(jacobians)
+    eig = eig.astype(np.complex128)
+    order = np.lexsort((-eig.imag, -eig.real, -np.round(np.abs(eig), 12)), axis=-1)
+    eig = np.take_along_axis(eig, order, axis=-1)
+    mode = np.take_along_axis(vec, order[:, None, :1], axis=-1)[..., 0].real
     norm = np.linalg.norm(mode, axis=-1, keepdims=True)
-    return mode / np.where(norm > 0, norm, 1.0)
+    return eig, mode / np.where(norm > 0, norm, 1.0)
 
 
 def classify(eigenvalues: np.ndarray, marginal_tol: float) -> tuple[np.ndarray, np.ndarray]:

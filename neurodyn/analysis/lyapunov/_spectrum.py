@@ -8,14 +8,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from neurodyn._budget import MAX_MEMORY, warn_flops
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn.analysis.lyapunov._result import LyapunovResult
 
 BACKENDS = ("torch", "numba")
 JACOBIANS = ("auto", "analytic", "autograd", "jvp")
 _CHUNK_ELEMENTS = 1 << 15
-#: default ``max_memory``: the Jacobian or tangent blocks held at once, in bytes
-MAX_MEMORY = 1 << 30
 #: ``jacobian="auto"`` takes tangent products (no Jacobian formed) from this many state dims, for
 #: ``n_exponents <= n_state / 4``: at 1024 units and two exponents they are about 4 times faster
 JVP_MIN_STATE = 256
@@ -23,8 +22,6 @@ JVP_MIN_STATE = 256
 #: intermediate, the contiguous copy for the QR kernel); of (state x exponent) on the product path
 #: (the repeated states, the tangents, the autograd graph's intermediates, the products, the frame)
 _FULL_COPIES, _JVP_COPIES = 3, 10
-#: above this many floating-point operations a run warns (about 15 minutes at 10 GFLOP/s)
-_WARN_FLOPS = 1e13
 
 
 class _Plan(NamedTuple):
@@ -197,15 +194,12 @@ def _plan(n_batch: int, n_state: int, k: int, jacobian: str, can_jvp: bool, max_
 
 
 def _warn_cost(plan: _Plan, n_batch: int, n_state: int, k: int, n_total: int) -> None:
-    """One warning line when the run would take more than about ``_WARN_FLOPS`` operations."""
+    """One warning line when the run would take more than about ``neurodyn._budget.WARN_FLOPS`` operations."""
     per_step = 2.0 * n_state * k * k  # the QR of the frame
     per_step += 6.0 * n_state * n_state * k if plan.mode == "jvp" else n_state * n_state * (3.0 + 2.0 * k)
     flops = per_step * n_batch * n_total
-    if flops > _WARN_FLOPS:
-        warnings.warn(f"lyapunov_spectrum: about {flops:.2g} floating-point operations ({n_batch} "
-                      f"trajectories x {n_total} steps, {k} exponents of {n_state} dims; roughly "
-                      f"{flops / 1e10 / 60:.0f} min at 10 GFLOP/s); lower n_exponents, n_steps or the number "
-                      "of trajectories", RuntimeWarning, stacklevel=3)
+    warn_flops("lyapunov_spectrum", flops, f"{n_batch} trajectories x {n_total} steps, {k} exponents of "
+               f"{n_state} dims", "lower n_exponents, n_steps or the number of trajectories", stacklevel=4)
 
 
 def _jvp_fn(model: Any, target: Any, family: Any):

@@ -6,6 +6,7 @@ import torch
 from problems import BistableTanh, FlipTanh, Rotation, linear_leaky_rnn, linear_map
 
 from neurodyn.analysis import FixedPointResult, find_fixed_points
+from neurodyn.models import LeakyRNN
 
 METHODS = ["levenberg_marquardt", "gradient", "joint"]
 
@@ -177,18 +178,49 @@ def test_result_is_frozen():
         res.q = None
 
 
-def test_auto_method_picks_levenberg_marquardt_for_small_problems(monkeypatch):
-    import neurodyn.analysis.fixed_points._find as fp
-
+def test_auto_method_is_newton_at_every_size():
     problem = linear_map(4)
     starts = np.random.default_rng(0).normal(size=(8, 4))
-    assert find_fixed_points(problem, state_size=4, initial_states=starts).attrs["method"] \
-        == "levenberg_marquardt"
-    monkeypatch.setattr(fp, "AUTO_LM_ELEMENTS", 8 * 4**2 - 1)
     res = find_fixed_points(problem, state_size=4, initial_states=starts)
-    assert res.attrs["method"] == "gradient"
-    monkeypatch.setattr(fp, "AUTO_LM_ELEMENTS", 2**25)
-    monkeypatch.setattr(fp, "AUTO_LM_MAX_STATE", 3)
-    assert find_fixed_points(problem, state_size=4, initial_states=starts).attrs["method"] \
-        == "gradient"
-    np.testing.assert_allclose(res.states[0], problem.fixed_point, atol=1e-6)
+    assert res.attrs["method"] == "newton"
+    np.testing.assert_allclose(res.states[0], problem.fixed_point, atol=1e-12)
+    model = LeakyRNN(0, 200, 1, gain=0.5, seed=0)  # contracting: the origin is the only fixed point
+    res = find_fixed_points(model, n_inits=4, seed=0)
+    assert res.attrs["method"] == "newton" and res.states.shape[0] == 1 and res.converged.all()
+    assert np.abs(res.states).max() < 1e-10 and res.stability[0] == "stable"
+
+
+def test_newton_chunks_and_retired_duplicates_give_the_same_points(monkeypatch):
+    """Chunking (a small memory budget) and retiring candidates that reach a known point change
+    neither the unique points nor their stability; duplicates are retired once one converged."""
+    import neurodyn.analysis.fixed_points._newton as newton
+
+    model = LeakyRNN(0, 6, 1, gain=2.0, seed=3)
+    full = find_fixed_points(model, n_inits=256, seed=1)
+    calls = []
+    real = newton._retire_duplicates
+
+    def spy(out, idx, xa, na, found_x, found_q, tol_unique):
+        keep = real(out, idx, xa, na, found_x, found_q, tol_unique)
+        calls.append(0 if keep is None else int((~keep).sum()))
+        return keep
+
+    monkeypatch.setattr(newton, "_retire_duplicates", spy)
+    chunked = find_fixed_points(model, n_inits=256, seed=1, max_memory=4 * 8 * 36 * 16)  # 16 per chunk
+    assert sum(calls) > 0
+    assert chunked.states.shape == full.states.shape and set(chunked.stability) == set(full.stability)
+    dist = np.abs(chunked.states[:, None] - full.states[None]).max(-1)
+    assert (dist.min(axis=1) < 1e-6).all()  # the same points, to within the Newton polish
+
+
+def test_cost_is_checked_before_the_search(monkeypatch):
+    model = LeakyRNN(0, 64, 1, seed=0)
+    with pytest.raises(ValueError, match=r"GiB per candidate.*raise max_memory or use method='gradient'"):
+        find_fixed_points(model, n_inits=4, max_memory=1e4)
+    with pytest.raises(ValueError, match="use method='newton'"):
+        find_fixed_points(model, n_inits=64, method="levenberg_marquardt", max_memory=64 * 4 * 8 * 64**2 - 1)
+    import neurodyn._budget as budget
+
+    monkeypatch.setattr(budget, "WARN_FLOPS", 1.0)
+    with pytest.warns(RuntimeWarning, match=r"find_fixed_points: about .* floating-point operations"):
+        find_fixed_points(model, n_inits=2, max_iters=2)

@@ -6,8 +6,8 @@ import torch
 import xarray as xr
 from problems import BistableTanh, FlipTanh
 
-from neurodyn.analysis import FixedPointResult, find_fixed_points, load_fixed_points
-from neurodyn.analysis.fixed_points._stability import batch_jacobian, cycle_jacobians
+from neurodyn.analysis import FixedPointResult, find_fixed_points, jacobians, load_fixed_points
+from neurodyn.analysis.fixed_points._stability import batch_jacobian, cycle_jacobians, power_jacobian
 from neurodyn.models import GRU, LSTM, LeakyRNN
 
 
@@ -50,9 +50,14 @@ def test_monodromy_matches_finite_differences_of_the_k_fold_map():
     orbit = [h0]
     for _ in range(2):
         orbit.append(G(orbit[-1]))
-    mono = cycle_jacobians(G, torch.stack(orbit[:3], dim=1)).numpy()
-    np.testing.assert_allclose(mono, finite_difference_jacobian(lambda h: G(G(G(h))), h0.numpy()),
+    monos = cycle_jacobians(G, torch.stack(orbit[:3], dim=1)).numpy()
+    np.testing.assert_allclose(monos[:, 0], finite_difference_jacobian(lambda h: G(G(G(h))), h0.numpy()),
                                atol=1e-8)
+    # seen from the second point of the orbit (not a cycle here, so only the first is G^3's Jacobian)
+    steps = [finite_difference_jacobian(G, o.numpy()) for o in orbit[:3]]
+    np.testing.assert_allclose(monos[:, 1], steps[0] @ steps[2] @ steps[1], atol=1e-8)
+    jac_3 = power_jacobian(G, 3, lambda h: jacobians(model, h))
+    np.testing.assert_allclose(jac_3(h0).numpy(), monos[:, 0], atol=1e-12)
 
 
 def test_jacobians_stored_at_fixed_points_match_closed_form():
@@ -84,7 +89,7 @@ def test_xarray_has_the_documented_names(cycle_result):
     for key in ("input", "tol_q", "tol_dq", "max_iters", "tol_unique", "outlier_distance_scale",
                 "marginal_tol", "seed", "method", "neurodyn_version"):
         assert key in ds.attrs
-    assert ds.attrs["seed"] == 7 and ds.attrs["method"] == "levenberg_marquardt"
+    assert ds.attrs["seed"] == 7 and ds.attrs["method"] == "newton"
 
 
 def test_netcdf_round_trip(cycle_result, tmp_path):
@@ -97,7 +102,7 @@ def test_netcdf_round_trip(cycle_result, tmp_path):
         assert getattr(back, name).dtype == getattr(cycle_result, name).dtype
     assert list(back.stability) == list(cycle_result.stability)
     assert back.attrs["tol_q"] == cycle_result.attrs["tol_q"]
-    assert back.attrs["input"] == [] and back.attrs["method"] == "levenberg_marquardt"
+    assert back.attrs["input"] == [] and back.attrs["method"] == "newton"
     ds = xr.load_dataset(path, engine="h5netcdf")
     assert FixedPointResult.from_xarray(ds).summary() == cycle_result.summary()
 
