@@ -1,0 +1,290 @@
+"""Every public function and class carries an ``Examples`` section, and every example runs as written.
+
+The names are those in the ``__all__`` of each public module (see ``tests/_public.py``), resolved to the
+object they name and kept once per object; an object is checked where it is defined, so a failure names
+its defining module.
+"""
+
+from __future__ import annotations
+
+import doctest
+import inspect
+import re
+import warnings
+from collections import defaultdict
+
+import matplotlib
+import pytest
+from _public import exported_objects
+
+matplotlib.use("Agg")
+
+OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+#: names exempt from needing an Examples section (deprecated shims: none today; a shim added here
+#: gets a comment saying what replaces it)
+EXEMPT: set[str] = set()
+
+#: names whose Examples section is still to be written (kept short; the test below fails when a name
+#: in this set has gained an example, so it shrinks as they are written)
+PENDING: set[str] = {
+    "neurodyn._result.ResultFileError",
+    "neurodyn.analysis.degeneracy.DegeneracyResult",
+    "neurodyn.analysis.degeneracy.compare_to_references",
+    "neurodyn.analysis.degeneracy.compute_solution_degeneracy",
+    "neurodyn.analysis.fixed_points._find.find_fixed_points",
+    "neurodyn.analysis.fixed_points._result.FixedPointResult",
+    "neurodyn.analysis.fixed_points._result.load_fixed_points",
+    "neurodyn.analysis.lyapunov._result.LyapunovResult",
+    "neurodyn.analysis.plrnn.basins.BasinResult",
+    "neurodyn.analysis.plrnn.basins.basin_boundary",
+    "neurodyn.analysis.plrnn.basins.compute_basins",
+    "neurodyn.analysis.plrnn.cycle_result.CycleResult",
+    "neurodyn.analysis.plrnn.cycles.find_cycles",
+    "neurodyn.analysis.plrnn.homoclinic.HomoclinicResult",
+    "neurodyn.analysis.plrnn.homoclinic.find_homoclinic_points",
+    "neurodyn.analysis.plrnn.manifold_result.ManifoldPiece",
+    "neurodyn.analysis.plrnn.manifold_result.ManifoldResult",
+    "neurodyn.analysis.plrnn.manifold_result.Saddle",
+    "neurodyn.analysis.plrnn.manifolds.find_manifolds",
+    "neurodyn.analysis.plrnn.orbit_cycles.find_attracting_cycles",
+    "neurodyn.analysis.plrnn.regions.cyclic_sequences",
+    "neurodyn.analysis.plrnn.regions.enumerate_regions",
+    "neurodyn.analysis.plrnn.regions.transition_graph",
+    "neurodyn.analysis.reconstruction._baselines.LinearBaseline",
+    "neurodyn.analysis.reconstruction._baselines.fit_linear_baseline",
+    "neurodyn.analysis.reconstruction._evaluate.ReconstructionResult",
+    "neurodyn.analysis.reconstruction._evaluate.evaluate_reconstruction",
+    "neurodyn.analysis.reconstruction._metrics.normalized_power_spectrum",
+    "neurodyn.analysis.reconstruction._metrics.power_spectrum_distance",
+    "neurodyn.analysis.reconstruction._metrics.prediction_error",
+    "neurodyn.analysis.reconstruction._metrics.state_space_divergence",
+    "neurodyn.analysis.similarity._cca.canonical_correlations",
+    "neurodyn.analysis.similarity._cca.cca_similarity",
+    "neurodyn.analysis.similarity._cca.pwcca",
+    "neurodyn.analysis.similarity._cca.svcca",
+    "neurodyn.analysis.similarity._cka.cka",
+    "neurodyn.analysis.similarity._cka.rbf_bandwidth",
+    "neurodyn.analysis.similarity._compare_rdms.compare_rdms",
+    "neurodyn.analysis.similarity._havok.HavokFit",
+    "neurodyn.analysis.similarity._havok.delay_embed",
+    "neurodyn.analysis.similarity._havok.fit_havok",
+    "neurodyn.analysis.similarity._permutation.PermutationMetric",
+    "neurodyn.analysis.similarity._permutation.permutation_distance",
+    "neurodyn.analysis.similarity._permutation.soft_matching_distance",
+    "neurodyn.analysis.similarity._predictivity.LinearPredictivity",
+    "neurodyn.analysis.similarity._predictivity.PredictivityResult",
+    "neurodyn.analysis.similarity._predictivity.linear_predictivity",
+    "neurodyn.analysis.similarity._procrustes.ProcrustesMetric",
+    "neurodyn.analysis.similarity._procrustes.partial_whitening",
+    "neurodyn.analysis.similarity._procrustes.procrustes_distance",
+    "neurodyn.analysis.similarity._rdm.rdm",
+    "neurodyn.analysis.similarity._weights.match_recurrent_units",
+    "neurodyn.analysis.similarity._weights.weight_distance",
+    "neurodyn.analysis.similarity.dsa.dsa_distance",
+    "neurodyn.analysis.similarity.dsa.eigenvalue_wasserstein",
+    "neurodyn.analysis.similarity.dsa.operator_distance",
+    "neurodyn.analysis.similarity.pairwise.embed_distances",
+    "neurodyn.analysis.similarity.pairwise.pairwise_distances",
+    "neurodyn.cli.evaluate.add_parser",
+    "neurodyn.cli.evaluate.run",
+    "neurodyn.cli.fit.add_parser",
+    "neurodyn.cli.fit.run",
+    "neurodyn.cli.fixedpoints.add_parser",
+    "neurodyn.cli.fixedpoints.run",
+    "neurodyn.cli.main.CLIError",
+    "neurodyn.cli.main.build_parser",
+    "neurodyn.cli.main.main",
+    "neurodyn.cli.manifolds.add_parser",
+    "neurodyn.cli.manifolds.run",
+    "neurodyn.cli.tasks.add_parser",
+    "neurodyn.cli.tasks.run",
+    "neurodyn.cli.train.add_parser",
+    "neurodyn.cli.train.run",
+    "neurodyn.io.checkpoint.Checkpoint",
+    "neurodyn.io.checkpoint.ModelFileError",
+    "neurodyn.io.checkpoint.load_checkpoint",
+    "neurodyn.io.checkpoint.save_checkpoint",
+    "neurodyn.io.foreign.model_from_state_dict",
+    "neurodyn.io.loaders.load_timeseries",
+    "neurodyn.io.model_file.LoadedModel",
+    "neurodyn.io.model_file.load_model",
+    "neurodyn.io.nwb.read_nwb",
+    "neurodyn.io.plrnn_arrays.load_plrnn_arrays",
+    "neurodyn.io.timeseries.TimeSeries",
+    "neurodyn.io.timeseries.apply_preprocessing",
+    "neurodyn.kernels._api.backend_available",
+    "neurodyn.kernels._api.rollout",
+    "neurodyn.kernels._families.register_family",
+    "neurodyn.kernels._families.stack_params",
+    "neurodyn.kernels._result.RolloutResult",
+    "neurodyn.kernels.reference.draw_noise",
+    "neurodyn.kernels.reference.draw_noise_once",
+    "neurodyn.kernels.reference.rollout_torch",
+    "neurodyn.kernels.triton_backend.interpreting",
+    "neurodyn.kernels.triton_backend.supports",
+    "neurodyn.models._base.RecurrentModel",
+    "neurodyn.models._base.Rollout",
+    "neurodyn.models._family.Family",
+    "neurodyn.models._registry.make_model",
+    "neurodyn.models._registry.register_model",
+    "neurodyn.models.alrnn.ALRNN",
+    "neurodyn.models.alrnn.ALRNNParams",
+    "neurodyn.models.alrnn.alrnn_step",
+    "neurodyn.models.constraints.apply_dale",
+    "neurodyn.models.constraints.balanced_dale_init",
+    "neurodyn.models.constraints.dale_signs",
+    "neurodyn.models.constraints.make_sparse_mask",
+    "neurodyn.models.constraints.spectral_radius",
+    "neurodyn.models.gru.GRU",
+    "neurodyn.models.gru.GRUParams",
+    "neurodyn.models.gru.gru_step",
+    "neurodyn.models.leaky_rnn.LeakyRNN",
+    "neurodyn.models.leaky_rnn.LeakyRNNParams",
+    "neurodyn.models.leaky_rnn.leaky_rnn_step",
+    "neurodyn.models.low_rank.LowRankRNN",
+    "neurodyn.models.lstm.LSTM",
+    "neurodyn.models.lstm.LSTMParams",
+    "neurodyn.models.lstm.lstm_step",
+    "neurodyn.models.piecewise.PLSystem",
+    "neurodyn.models.piecewise.is_piecewise_linear",
+    "neurodyn.models.piecewise.pl_system",
+    "neurodyn.models.plrnn.PLRNN",
+    "neurodyn.models.plrnn.PLRNNParams",
+    "neurodyn.models.plrnn.plrnn_step",
+    "neurodyn.models.shplrnn.ShallowPLRNN",
+    "neurodyn.models.shplrnn.ShallowPLRNNParams",
+    "neurodyn.models.shplrnn.shplrnn_step",
+    "neurodyn.plotting._style.condition_title",
+    "neurodyn.plotting.phase_portrait.plot_phase_portrait",
+    "neurodyn.plotting.similarity.plot_distance_matrix",
+    "neurodyn.plotting.similarity.plot_embedding",
+    "neurodyn.plotting.similarity.plot_solution_degeneracy",
+    "neurodyn.tasks._base.Task",
+    "neurodyn.tasks._base.TaskBatch",
+    "neurodyn.tasks._registry.make_task",
+    "neurodyn.tasks._registry.register_task",
+    "neurodyn.tasks.continuous_report.ContinuousReport",
+    "neurodyn.tasks.dms.DelayedMatchToSample",
+    "neurodyn.tasks.flipflop.FlipFlop",
+    "neurodyn.tasks.hmm.HMMParams",
+    "neurodyn.tasks.hmm.make_hmm",
+    "neurodyn.tasks.hmm.sample_hmm",
+    "neurodyn.tasks.hmm.stationary_distribution",
+    "neurodyn.tasks.hmm_emulation.HMMEmulation",
+    "neurodyn.tasks.hmm_emulation.compute_dwell_times",
+    "neurodyn.tasks.hmm_emulation.compute_emission_frequencies",
+    "neurodyn.tasks.hmm_emulation.compute_symbol_transitions",
+    "neurodyn.tasks.neurogym_adapter.NeurogymTask",
+    "neurodyn.tasks.neurogym_adapter.from_neurogym",
+    "neurodyn.tasks.neurogym_adapter.make_neurogym_task",
+    "neurodyn.tasks.neurogym_adapter.neurogym_available",
+    "neurodyn.tasks.path_integration.PathIntegration",
+    "neurodyn.tasks.romo.DelayedDiscrimination",
+    "neurodyn.tasks.sine_wave.SineWave",
+    "neurodyn.training._config.check_device",
+    "neurodyn.training._results.EnsembleResult",
+    "neurodyn.training._results.FitResult",
+    "neurodyn.training._results.TrainResult",
+    "neurodyn.training._results.TrainingDivergedError",
+    "neurodyn.training.curriculum.Curriculum",
+    "neurodyn.training.deflation.ridge_predictivity",
+    "neurodyn.training.deflation.train_deflated",
+    "neurodyn.training.distribution.sample_emissions",
+    "neurodyn.training.distribution.train_distribution",
+    "neurodyn.training.early_stopping.EarlyStopping",
+    "neurodyn.training.ensemble.train_ensemble",
+    "neurodyn.training.ensemble_io.load_ensemble",
+    "neurodyn.training.ensemble_io.save_ensemble",
+    "neurodyn.training.ensemble_params.effective",
+    "neurodyn.training.ensemble_params.readout",
+    "neurodyn.training.ensemble_params.stack_raw",
+    "neurodyn.training.ensemble_params.unstack",
+    "neurodyn.training.generate.Generated",
+    "neurodyn.training.generate.generate",
+    "neurodyn.training.losses.masked_cross_entropy",
+    "neurodyn.training.losses.masked_mse",
+    "neurodyn.training.losses.masked_soft_cross_entropy",
+    "neurodyn.training.observation.affine_readout",
+    "neurodyn.training.observation.check_observation",
+    "neurodyn.training.observation.forcing_mask",
+    "neurodyn.training.observation.forcing_targets",
+    "neurodyn.training.observation.invert",
+    "neurodyn.training.observation.observation_loss",
+    "neurodyn.training.observation.observe",
+    "neurodyn.training.observation.prepare_observation",
+    "neurodyn.training.regularizers.RatePenalty",
+    "neurodyn.training.regularizers.WeightPenalty",
+    "neurodyn.training.regularizers.l1_rate",
+    "neurodyn.training.regularizers.l1_weight",
+    "neurodyn.training.regularizers.l2_rate",
+    "neurodyn.training.regularizers.l2_weight",
+    "neurodyn.training.regularizers.make_regularizers",
+    "neurodyn.training.teacher_forcing.fit_teacher_forcing",
+    "neurodyn.training.train.evaluate",
+    "neurodyn.training.train.train",
+}
+
+OBJECTS = exported_objects()
+BY_MODULE: dict[str, list[tuple[str, object]]] = defaultdict(list)
+for _qualname, _obj in OBJECTS.values():
+    BY_MODULE[_obj.__module__].append((_qualname, _obj))
+
+_EXAMPLES = re.compile(r"^[ \t]*Examples[ \t]*\n[ \t]*-{3,}[ \t]*\n", re.M)
+
+
+def own_doc(obj) -> str:
+    """The object's own docstring (a dataclass's generated signature does not count)."""
+    return (obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__) or ""
+
+
+def has_examples(obj) -> bool:
+    doc = own_doc(obj)
+    match = _EXAMPLES.search(doc)
+    return match is not None and ">>>" in doc[match.end():]
+
+
+def test_the_walk_finds_the_exported_objects():
+    names = {qualname for qualname, _ in OBJECTS.values()}
+    assert len(names) == len(OBJECTS) > 150
+    assert "neurodyn.io._load.load" in names and "neurodyn.tasks.flipflop.FlipFlop" in names
+
+
+def test_every_public_function_and_class_has_an_examples_section():
+    missing = sorted(q for q, obj in OBJECTS.values()
+                     if not has_examples(obj) and q not in EXEMPT | PENDING)
+    assert not missing, f"{len(missing)} public names have no Examples section with a >>> line: {missing}"
+
+
+def test_pending_and_exempt_lists_are_current():
+    names = {q for q, _ in OBJECTS.values()}
+    assert (EXEMPT | PENDING) <= names, f"not public names: {sorted((EXEMPT | PENDING) - names)}"
+    done = sorted(q for q, obj in OBJECTS.values() if q in PENDING and has_examples(obj))
+    assert not done, f"these have an Examples section now; remove them from PENDING: {done}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module_name", sorted(BY_MODULE))
+def test_examples_run(module_name):
+    import matplotlib.pyplot as plt
+
+    module = inspect.getmodule(BY_MODULE[module_name][0][1])
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=OPTIONFLAGS)
+    attempted, seen = 0, set()
+    try:
+        for qualname, obj in BY_MODULE[module_name]:
+            for test in finder.find(obj, qualname, module=module, globs=dict(vars(module))):
+                if test.name in seen:  # a method found through two classes
+                    continue
+                seen.add(test.name)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    runner.run(test)
+                attempted += len(test.examples)
+    finally:
+        plt.close("all")
+    results = runner.summarize(verbose=False)
+    assert results.failed == 0, f"{results.failed} of {results.attempted} examples failed in {module_name}"
+    if not all(q in PENDING | EXEMPT for q, _ in BY_MODULE[module_name]):
+        assert attempted > 0, f"no examples ran in {module_name}"
