@@ -58,11 +58,6 @@ PENDING: set[str] = {
     "neurodyn.io.plrnn_arrays.load_plrnn_arrays",
     "neurodyn.io.timeseries.TimeSeries",
     "neurodyn.io.timeseries.apply_preprocessing",
-    "neurodyn.plotting._style.condition_title",
-    "neurodyn.plotting.phase_portrait.plot_phase_portrait",
-    "neurodyn.plotting.similarity.plot_distance_matrix",
-    "neurodyn.plotting.similarity.plot_embedding",
-    "neurodyn.plotting.similarity.plot_solution_degeneracy",
 }
 
 OBJECTS = exported_objects()
