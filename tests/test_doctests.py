@@ -46,18 +46,6 @@ PENDING: set[str] = {
     "neurodyn.cli.tasks.run",
     "neurodyn.cli.train.add_parser",
     "neurodyn.cli.train.run",
-    "neurodyn.io.checkpoint.Checkpoint",
-    "neurodyn.io.checkpoint.ModelFileError",
-    "neurodyn.io.checkpoint.load_checkpoint",
-    "neurodyn.io.checkpoint.save_checkpoint",
-    "neurodyn.io.foreign.model_from_state_dict",
-    "neurodyn.io.loaders.load_timeseries",
-    "neurodyn.io.model_file.LoadedModel",
-    "neurodyn.io.model_file.load_model",
-    "neurodyn.io.nwb.read_nwb",
-    "neurodyn.io.plrnn_arrays.load_plrnn_arrays",
-    "neurodyn.io.timeseries.TimeSeries",
-    "neurodyn.io.timeseries.apply_preprocessing",
 }
 
 OBJECTS = exported_objects()
