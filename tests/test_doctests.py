@@ -31,21 +31,6 @@ PENDING: set[str] = {
     "neurodyn.analysis.fixed_points._find.find_fixed_points",
     "neurodyn.analysis.fixed_points._result.FixedPointResult",
     "neurodyn.analysis.fixed_points._result.load_fixed_points",
-    "neurodyn.cli.evaluate.add_parser",
-    "neurodyn.cli.evaluate.run",
-    "neurodyn.cli.fit.add_parser",
-    "neurodyn.cli.fit.run",
-    "neurodyn.cli.fixedpoints.add_parser",
-    "neurodyn.cli.fixedpoints.run",
-    "neurodyn.cli.main.CLIError",
-    "neurodyn.cli.main.build_parser",
-    "neurodyn.cli.main.main",
-    "neurodyn.cli.manifolds.add_parser",
-    "neurodyn.cli.manifolds.run",
-    "neurodyn.cli.tasks.add_parser",
-    "neurodyn.cli.tasks.run",
-    "neurodyn.cli.train.add_parser",
-    "neurodyn.cli.train.run",
 }
 
 OBJECTS = exported_objects()
