@@ -78,7 +78,7 @@ def test_examples_run(module_name):
     runner = doctest.DocTestRunner(optionflags=OPTIONFLAGS)
     attempted, seen = 0, set()
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny examples: one thread is fastest and gives the same last digits anywhere
+    torch.set_num_threads(1)  # tiny examples: one thread is fastest, and results do not depend on it
     try:
         for qualname, obj in BY_MODULE[module_name]:
             for test in finder.find(obj, qualname, module=module, globs=dict(vars(module))):
