@@ -56,7 +56,26 @@ _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
 
 class ResultFileError(ValueError):
-    """A result file that cannot be read: not netCDF-4, damaged, no or unknown format, a newer version."""
+    """A result file that cannot be read: not netCDF-4, damaged, no or unknown format, a newer version.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> import xarray as xr
+    >>> from neurodyn.io import ResultFileError, load
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "other.nc"
+    ...     xr.Dataset({"x": ("t", np.zeros(3))}).to_netcdf(path, engine="h5netcdf")
+    ...     try:
+    ...         load(path)
+    ...     except ResultFileError as err:
+    ...         print("not a neurodyn result:", "no format attribute" in str(err))
+    not a neurodyn result: True
+    >>> issubclass(ResultFileError, ValueError)
+    True
+    """
 
 
 def register_format(name: str, target: str) -> None:

@@ -6,24 +6,10 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
-import pkgutil
-import warnings
 from pathlib import Path
 
 import pytest
-
-import neurodyn
-
-#: optional dependencies whose absence skips importing a module (its __all__ is still checked)
-OPTIONAL = ("triton", "numba", "pynwb", "neurogym", "ot")
-
-
-def public_modules() -> list[str]:
-    names = ["neurodyn"]
-    for info in pkgutil.walk_packages(neurodyn.__path__, "neurodyn."):
-        if not any(part.startswith("_") for part in info.name.split(".")):
-            names.append(info.name)
-    return sorted(names)
+from _public import import_module, public_modules
 
 
 def source_path(name: str) -> Path:
@@ -42,17 +28,6 @@ def declared_all(name: str) -> list[str] | None:
         if isinstance(node, ast.ImportFrom) and any(a.name == "__all__" for a in node.names):
             return []  # re-exported from the module it names (deprecated module paths)
     return None
-
-
-def import_module(name: str):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # deprecated module paths
-            return importlib.import_module(name)
-    except ImportError as err:
-        if err.name and err.name.split(".")[0] in OPTIONAL:
-            pytest.skip(f"{name} needs {err.name}")
-        raise
 
 
 MODULES = public_modules()

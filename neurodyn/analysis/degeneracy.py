@@ -41,6 +41,19 @@ class DegeneracyResult(Result):
         Per network: ``"ok"`` or what could not be computed.
     settings : dict
         Task, metric names and options, ``n_trials`` and the resolved ``seed``.
+
+    Examples
+    --------
+    >>> from neurodyn.analysis import compute_solution_degeneracy
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> models = [LeakyRNN(1, 6, 1, seed=s) for s in range(3)]
+    >>> result = compute_solution_degeneracy(models, FlipFlop(n_bits=1, n_steps=20), n_trials=4,
+    ...                                      dynamics_metric="procrustes")
+    >>> result.names, result.dynamics.shape, result.weights.shape
+    (('net0', 'net1', 'net2'), (3, 3), (3, 3))
+    >>> dict(result.to_xarray().sizes)
+    {'network': 3, 'network_': 3}
     """
 
     names: tuple[str, ...]
@@ -169,6 +182,25 @@ def compute_solution_degeneracy(
     ------
     ValueError
         For fewer than 2 models, mismatched sizes or an unknown ``behaviour_metric``.
+
+    Examples
+    --------
+    Three copies of one network are not degenerate at all; three different networks are:
+
+    >>> import numpy as np
+    >>> from neurodyn.analysis import compute_solution_degeneracy
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> task = FlipFlop(n_bits=1, n_steps=20)
+    >>> same = compute_solution_degeneracy([LeakyRNN(1, 6, 1, seed=0)] * 3, task, n_trials=4,
+    ...                                    dynamics_metric="procrustes")
+    >>> values = same.dynamics_degeneracy, same.weight_degeneracy, same.behaviour_degeneracy_id
+    >>> [round(v, 6) for v in values]
+    [0.0, 0.0, 0.0]
+    >>> other = compute_solution_degeneracy([LeakyRNN(1, 6, 1, seed=s) for s in range(3)], task, n_trials=4,
+    ...                                     dynamics_metric="procrustes")
+    >>> bool(other.dynamics_degeneracy > 0), bool(other.weight_degeneracy > 0)
+    (True, True)
     """
     from neurodyn.training import evaluate
 
@@ -270,6 +302,18 @@ def compare_to_references(
         ``predictivity`` (5-fold ridge ``R^2`` of the model's states from all references), ``cka`` (mean
         linear CKA), ``procrustes`` (mean angular Procrustes distance, radians), ``activity`` (mean squared
         state) and the model's task metrics prefixed ``task_``.
+
+    Examples
+    --------
+    >>> from neurodyn.analysis import compare_to_references
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> model = LeakyRNN(1, 6, 1, seed=0)
+    >>> scores = compare_to_references(model, [model], FlipFlop(n_bits=1, n_steps=20), n_trials=8)
+    >>> round(scores["cka"], 6), round(scores["procrustes"], 6)  # a network against itself
+    (1.0, 0.0)
+    >>> sorted(k for k in scores if not k.startswith("task_"))
+    ['activity', 'cka', 'predictivity', 'procrustes']
     """
     from neurodyn.analysis.similarity import cka, linear_predictivity, procrustes_distance
     from neurodyn.training import evaluate

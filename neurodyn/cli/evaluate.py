@@ -19,6 +19,18 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``neurodyn evaluate FIT [DATA]`` and its scoring options.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from neurodyn.cli import evaluate
+    >>> parser = argparse.ArgumentParser(prog="neurodyn")
+    >>> evaluate.add_parser(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["evaluate", "fit.pt", "--pe-steps", "5"])
+    >>> args.func is evaluate.run, args.fit, args.data, args.pe_steps
+    (True, 'fit.pt', None, 5)
+    """
     p = sub.add_parser("evaluate", help="score a fitted model (D_stsp, D_H, PE) against baselines",
                        description=__doc__.split("\n\n")[1] if __doc__ else None)
     p.add_argument("fit", help="checkpoint written by neurodyn fit")
@@ -119,6 +131,38 @@ def _flat(ts):
 
 
 def run(args: argparse.Namespace) -> int:
+    """Score a model written by ``neurodyn fit`` on held-out data (its own split by default) and print
+    the table of :class:`~neurodyn.analysis.reconstruction.ReconstructionResult`; returns the exit status.
+
+    Examples
+    --------
+    >>> import contextlib
+    >>> import io
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from neurodyn.cli.evaluate import run
+    >>> from neurodyn.cli.main import build_parser
+    >>> t = np.arange(300) * 0.1
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     np.save(Path(tmp) / "sine.npy", np.c_[np.sin(t), np.cos(t)])
+    ...     fit = build_parser().parse_args([
+    ...         "fit", str(Path(tmp) / "sine.npy"), "--model", "plrnn", "--latent", "3", "--epochs", "1",
+    ...         "--batches-per-epoch", "2", "--batch-size", "2", "--seq-len", "10", "--no-progress",
+    ...         "--out", str(Path(tmp) / "fit.pt")])
+    ...     with contextlib.redirect_stdout(io.StringIO()):  # the fit's own report
+    ...         _ = fit.func(fit)
+    ...     with contextlib.redirect_stdout(io.StringIO()) as report:
+    ...         status = run(build_parser().parse_args([
+    ...             "evaluate", str(Path(tmp) / "fit.pt"), "--n-transient", "10", "--smoothing", "1",
+    ...             "--no-baselines"]))
+    >>> print(report.getvalue().replace(tmp, "TMP"))
+    TMP/fit.pt: PLRNN, 2 channels, 60 held-out steps, D_stsp by binned
+    model        D_stsp      D_H     PE(20)  status
+    fitted ...  ok
+    >>> status
+    0
+    """
     from neurodyn.analysis.reconstruction import evaluate_reconstruction
     from neurodyn.io import load_model
 

@@ -41,6 +41,18 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``neurodyn fit DATA`` with the data, model, preprocessing and training options.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from neurodyn.cli import fit
+    >>> parser = argparse.ArgumentParser(prog="neurodyn")
+    >>> fit.add_parser(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["fit", "recording.npy", "--model", "plrnn", "--latent", "8"])
+    >>> args.func is fit.run, args.data, args.model, args.latent
+    (True, 'recording.npy', 'plrnn', 8)
+    """
     p = sub.add_parser(
         "fit", help="fit a latent RNN (shPLRNN, PLRNN, ALRNN, leaky) to a recording",
         description="Dynamical systems reconstruction by generalized teacher forcing (Hess et al. 2023) "
@@ -215,6 +227,31 @@ def build_model(args: argparse.Namespace, n_channels: int, n_inputs: int):
 
 
 def run(args: argparse.Namespace) -> int:
+    """Load and preprocess a recording, fit a latent model by teacher forcing and save its checkpoint
+    (with the preprocessing, so ``neurodyn evaluate`` can replay it); returns the exit status.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from neurodyn.cli.fit import run
+    >>> from neurodyn.cli.main import build_parser
+    >>> from neurodyn.io import load_checkpoint
+    >>> t = np.arange(300) * 0.1
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     np.save(Path(tmp) / "sine.npy", np.c_[np.sin(t), np.cos(t)])  # (time, channel)
+    ...     args = build_parser().parse_args([
+    ...         "fit", str(Path(tmp) / "sine.npy"), "--model", "plrnn", "--latent", "3", "--epochs", "1",
+    ...         "--batches-per-epoch", "2", "--batch-size", "2", "--seq-len", "10", "--no-progress",
+    ...         "--out", str(Path(tmp) / "fit.pt")])
+    ...     status = run(args)
+    ...     model = load_checkpoint(Path(tmp) / "fit.pt").model
+    fitted plrnn (latent 3) to 2 channels x 240 steps: 1 epochs, final loss ...
+    saved ...fit.pt
+    >>> status, type(model).__name__, model.n_latent, model.n_outputs
+    (0, 'PLRNN', 3, 2)
+    """
     from neurodyn.io import load_timeseries
 
     check_args(args)

@@ -21,6 +21,18 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``neurodyn fixedpoints MODEL`` and its search options.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from neurodyn.cli import fixedpoints
+    >>> parser = argparse.ArgumentParser(prog="neurodyn")
+    >>> fixedpoints.add_parser(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["fixedpoints", "model.pt", "--n-inits", "16"])
+    >>> args.func is fixedpoints.run, args.model, args.n_inits
+    (True, 'model.pt', 16)
+    """
     p = sub.add_parser(
         "fixedpoints",
         help="find fixed points / slow points of a saved network and their stability",
@@ -93,6 +105,36 @@ def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Find the fixed and slow points of a saved model, print a summary and write the requested files;
+    returns the exit status.
+
+    Examples
+    --------
+    >>> import contextlib
+    >>> import io
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from neurodyn.cli.fixedpoints import run
+    >>> from neurodyn.cli.main import build_parser
+    >>> from neurodyn.io import load
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     model = Path(tmp) / "plrnn.npz"
+    ...     np.savez(model, A=[0.5], W=[[0.0]], h=[1.0])  # z' = z / 2 + 1: one stable point, z* = 2
+    ...     args = build_parser().parse_args(["fixedpoints", str(model), "--arch", "plrnn", "--n-inits", "4",
+    ...                                       "--out", str(Path(tmp) / "fp.nc")])
+    ...     with contextlib.redirect_stdout(io.StringIO()) as report:
+    ...         status = run(args)
+    ...     result = load(Path(tmp) / "fp.nc")
+    >>> print(report.getvalue().replace(tmp, "TMP"))  # a PL model: the exact cycle search
+    TMP/plrnn.npz: PLRNN with 1 state dims, input []
+    order  stable  saddle  unstable  marginal  complete
+        1       1       0         0         0        no
+    (method exact; 'complete' = proven by enumeration)
+    wrote TMP/fp.nc
+    >>> status, np.round(result.fixed_points().states, 6).tolist()
+    (0, [[2.0]])
+    """
     from neurodyn.io import load_model
 
     check_outputs(args.out, args.plot, overwrite=args.overwrite, inputs=[args.model, args.states],

@@ -29,10 +29,37 @@ _USER_ERRORS = (OSError, ValueError, KeyError, ImportError, TypeError)
 
 
 class CLIError(Exception):
-    """An error to report as one line with exit status 2."""
+    """An error to report as one line with exit status 2.
+
+    Examples
+    --------
+    A sub-command raises it for a problem with the user's input; :func:`main` prints it as one line:
+
+    >>> import contextlib
+    >>> import io
+    >>> from unittest import mock
+    >>> from neurodyn.cli.main import CLIError, main
+    >>> def refuse(args):
+    ...     raise CLIError("nothing to list with these options")
+    >>> err = io.StringIO()
+    >>> with mock.patch("neurodyn.cli.tasks.run", refuse), contextlib.redirect_stderr(err):
+    ...     status = main(["tasks"])
+    >>> status, err.getvalue().strip()
+    (2, 'neurodyn tasks: error: nothing to list with these options')
+    """
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``neurodyn`` argument parser with one sub-command per module of :data:`COMMANDS`.
+
+    Examples
+    --------
+    >>> from neurodyn.cli.main import build_parser
+    >>> from neurodyn.cli import fixedpoints
+    >>> args = build_parser().parse_args(["fixedpoints", "model.pt", "--n-inits", "8"])
+    >>> args.command, args.model, args.n_inits, args.func is fixedpoints.run
+    ('fixedpoints', 'model.pt', 8, True)
+    """
     parser = argparse.ArgumentParser(
         prog="neurodyn",
         description="Train recurrent networks and analyse their dynamics.",
@@ -75,7 +102,25 @@ def _check_paths(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``neurodyn`` command; returns the exit status."""
+    """Entry point of the ``neurodyn`` command; returns the exit status.
+
+    Examples
+    --------
+    User errors (bad options or files, :class:`CLIError`) are reported as one line on stderr with
+    exit status 2; ``--debug`` shows the traceback instead.
+
+    >>> import contextlib
+    >>> import io
+    >>> from neurodyn.cli.main import main
+    >>> main(["tasks"])
+    continuous_report ...
+    0
+    >>> err = io.StringIO()
+    >>> with contextlib.redirect_stderr(err):
+    ...     status = main(["fixedpoints", "no-such-model.pt"])
+    >>> status, err.getvalue().startswith("neurodyn fixedpoints: error:"), len(err.getvalue().splitlines())
+    (2, True, 1)
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -19,6 +19,18 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``neurodyn manifolds MODEL`` and its cycle, manifold and output options.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from neurodyn.cli import manifolds
+    >>> parser = argparse.ArgumentParser(prog="neurodyn")
+    >>> manifolds.add_parser(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["manifolds", "model.npz", "--arch", "plrnn", "--max-depth", "4"])
+    >>> args.func is manifolds.run, args.model, args.arch, args.max_depth
+    (True, 'model.npz', 'plrnn', 4)
+    """
     p = sub.add_parser(
         "manifolds",
         help="stable/unstable manifolds of saddle fixed points and cycles of a PLRNN-family model",
@@ -52,6 +64,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Find the cycles of a PLRNN-family model, build the manifolds of its saddles, look for homoclinic
+    points, print a summary and write the requested files; returns the exit status.
+
+    Examples
+    --------
+    The Lozi map ``x' = 1 + y - 1.7|x|, y' = 0.5 x`` as a PLRNN has two saddle fixed points:
+
+    >>> import contextlib
+    >>> import io
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from neurodyn.cli.main import build_parser
+    >>> from neurodyn.cli.manifolds import run
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     model = Path(tmp) / "lozi.npz"
+    ...     np.savez(model, A=[[1.7, 1.0], [0.5, 0.0]], W=[[-3.4, 0.0], [0.0, 0.0]], h=[1.0, 0.0])
+    ...     args = build_parser().parse_args(["manifolds", str(model), "--arch", "plrnn", "--max-depth", "1"])
+    ...     with contextlib.redirect_stdout(io.StringIO()) as report:
+    ...         status = run(args)
+    >>> print(report.getvalue().replace(tmp, "TMP"))
+    TMP/lozi.npz: PLRNN with 2 latent dims
+    order  stable  saddle  unstable  marginal  complete
+        1       0       2         0         0        no
+    (method exact; 'complete' = proven by enumeration)
+    saddle 0 (period 1): ok; 3 stable and 3 unstable pieces
+    saddle 1 (period 1): ok; 3 stable and 3 unstable pieces
+    ...
+    >>> status
+    0
+    """
     from neurodyn.analysis.plrnn import find_cycles
     from neurodyn.analysis.plrnn.homoclinic import find_homoclinic_points
     from neurodyn.analysis.plrnn.manifolds import find_manifolds

@@ -11,11 +11,38 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``neurodyn tasks`` on ``sub`` (the sub-parsers of the ``neurodyn`` parser).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from neurodyn.cli import tasks
+    >>> parser = argparse.ArgumentParser(prog="neurodyn")
+    >>> tasks.add_parser(parser.add_subparsers(dest="command"))
+    >>> parser.parse_args(["tasks"]).func is tasks.run
+    True
+    """
     p = sub.add_parser("tasks", help="list the tasks networks can be trained on")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print each registered task, its one-line description and its options with their defaults.
+
+    Returns the exit status 0.
+
+    Examples
+    --------
+    >>> from neurodyn.cli.main import build_parser
+    >>> from neurodyn.cli.tasks import run
+    >>> run(build_parser().parse_args(["tasks"]))
+    continuous_report        Remember one or two ring-coded angles and report the cued one as (cos, sin).
+    ...
+    flipflop                 N-bit flip-flop: remember the sign of the last pulse on each of n_bits channels.
+                             --n-bits=3 --n-steps=64 --p-pulse=0.1 --dt=10.0
+    ...
+    0
+    """
     for name in sorted(TASKS):
         cls = TASKS[name]
         doc = (cls.__doc__ or "").strip().splitlines()[0].replace("``", "") if cls.__doc__ else ""

@@ -52,6 +52,18 @@ def _task_option(parser: argparse.ArgumentParser, field: dataclasses.Field) -> N
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``neurodyn train TASK`` (one sub-command per registered task, with its options).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from neurodyn.cli import train
+    >>> parser = argparse.ArgumentParser(prog="neurodyn")
+    >>> train.add_parser(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["train", "flipflop", "--n-bits", "2", "--n-units", "16"])
+    >>> args.func is train.run, args.task, args.task__n_bits, args.n_units  # task options: task__<field>
+    (True, 'flipflop', 2, 16)
+    """
     p = sub.add_parser("train", help="train a network on a task and save a checkpoint")
     tasks = p.add_subparsers(dest="task", required=True, metavar="TASK")
     for name in sorted(TASKS):
@@ -202,6 +214,29 @@ def _train_distribution(args: argparse.Namespace, model, task):
 
 
 def run(args: argparse.Namespace) -> int:
+    """Train a network on the chosen task and save its checkpoint; returns the exit status
+    (0, or 1 when training diverged: the good checkpoint already on disk is kept).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from neurodyn.cli.main import build_parser
+    >>> from neurodyn.cli.train import run
+    >>> from neurodyn.io import load_checkpoint
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = Path(tmp) / "flipflop.pt"
+    ...     args = build_parser().parse_args([
+    ...         "train", "flipflop", "--n-bits", "1", "--n-steps", "6", "--n-units", "4",
+    ...         "--n-iterations", "2", "--batch-size", "2", "--eval-every", "0", "--no-progress",
+    ...         "--out", str(out)])
+    ...     status = run(args)
+    ...     checkpoint = load_checkpoint(out)
+    trained leaky (4 units) on flipflop for 2 iterations (completed): ...
+    saved ...flipflop.pt
+    >>> status, type(checkpoint.model).__name__, checkpoint.model.n_units, checkpoint.task.n_bits
+    (0, 'LeakyRNN', 4, 1)
+    """
     import neurodyn
     from neurodyn.tasks import make_task
 

@@ -25,7 +25,23 @@ VERSION = 1
 
 
 class ModelFileError(ValueError):
-    """A file that is not a usable model (the message says what was found and what to do)."""
+    """A file that is not a usable model (the message says what was found and what to do).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import torch
+    >>> from neurodyn.io import ModelFileError, load_checkpoint
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "weights.pt"
+    ...     torch.save({"weight": torch.zeros(2, 2)}, path)  # a plain dict, not a checkpoint
+    ...     try:
+    ...         load_checkpoint(path)
+    ...     except ModelFileError as err:
+    ...         print(type(err).__name__, issubclass(type(err), ValueError))
+    ModelFileError True
+    """
 
 
 @dataclass(frozen=True)
@@ -38,6 +54,22 @@ class Checkpoint:
     seed : the training seed, or None
     versions : package versions at save time
     extra : any additional plain data saved with it
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from neurodyn.io import load_checkpoint, save_checkpoint
+    >>> from neurodyn.models import GRU
+    >>> from neurodyn.tasks import FlipFlop
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = save_checkpoint(Path(tmp) / "gru.pt", GRU(2, 8, 2, seed=0), task=FlipFlop(n_bits=2),
+    ...                            training={"seed": 5, "status": "completed", "iterations_run": 10})
+    ...     checkpoint = load_checkpoint(path)
+    >>> type(checkpoint.model).__name__, checkpoint.task.n_bits, checkpoint.seed, checkpoint.status
+    ('GRU', 2, 5, 'completed')
+    >>> "torch" in checkpoint.versions
+    True
     """
 
     model: RecurrentModel
@@ -111,6 +143,22 @@ def save_checkpoint(
         If ``path`` exists and ``overwrite`` is False.
     TypeError
         If ``model`` is not a registered neurodyn model.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from neurodyn.io import save_checkpoint
+    >>> from neurodyn.models import LeakyRNN
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = save_checkpoint(Path(tmp) / "net.pt", LeakyRNN(1, 4, 1))
+    ...     print(path.name)
+    ...     try:
+    ...         save_checkpoint(path, LeakyRNN(1, 4, 1))  # an existing file is kept
+    ...     except FileExistsError:
+    ...         print("exists")
+    net.pt
+    exists
     """
     path = Path(path)
     if path.exists() and not overwrite:
@@ -181,6 +229,19 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     ModelFileError
         If the file is not a neurodyn checkpoint (use :func:`neurodyn.io.load_model` for plain
         ``state_dict`` files of ``torch.nn.RNN``/``GRU``/``LSTM``), or holds NaN/Inf weights.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import torch
+    >>> from neurodyn.io import load_checkpoint, save_checkpoint
+    >>> from neurodyn.models import LeakyRNN
+    >>> model = LeakyRNN(2, 6, 1, dale=True, seed=3)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     loaded = load_checkpoint(save_checkpoint(Path(tmp) / "net.pt", model)).model
+    >>> bool(torch.equal(loaded.params().w_rec, model.params().w_rec)), loaded.training  # in eval mode
+    (True, False)
     """
     obj = read_torch_file(path)
     if not is_checkpoint(obj):

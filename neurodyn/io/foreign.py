@@ -60,6 +60,18 @@ def model_from_state_dict(
     ModelFileError
         If no single-layer recurrent layer is found, the layer is multi-layer or bidirectional,
         ``arch`` contradicts the shapes, or weights hold NaN/Inf.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.io.foreign import model_from_state_dict
+    >>> rnn = torch.nn.GRU(3, 5, batch_first=True)
+    >>> model = model_from_state_dict(rnn.state_dict())
+    >>> type(model).__name__, model.n_inputs, model.n_units, model.w_hh.dtype  # built in float64
+    ('GRU', 3, 5, torch.float64)
+    >>> x = torch.randn(2, 7, 3, generator=torch.Generator().manual_seed(0))
+    >>> bool(torch.allclose(model(x.double()).states.float(), rnn(x)[0], atol=1e-6))  # the same network
+    True
     """
     if arch is not None and arch not in ARCHS:
         raise ModelFileError(f"unknown --arch {arch!r}; choose one of {', '.join(ARCHS)}")

@@ -63,6 +63,19 @@ def load_timeseries(
         found), or bad data (NaN/Inf, constant channels, mismatched input length).
     ImportError
         For ``.nwb`` without pynwb (install the extra ``neurodyn[nwb]``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from neurodyn.io import load_timeseries
+    >>> t = np.arange(200) * 0.01
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     np.savez(Path(tmp) / "rec.npz", lfp=np.c_[np.sin(t), np.cos(3 * t)], stim=t[:, None])
+    ...     ts = load_timeseries(Path(tmp) / "rec.npz", key="lfp", input_key="stim", dt=0.01)
+    >>> ts.data.shape, ts.inputs.shape, ts.dt, ts.continuous  # (trial, time, channel)
+    ((1, 200, 2), (1, 200, 1), 0.01, True)
     """
     p = Path(path)
     if not p.exists():

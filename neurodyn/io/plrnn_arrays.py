@@ -82,6 +82,21 @@ def load_plrnn_arrays(path: str | os.PathLike, arch: str) -> Any:
     ValueError
         For an unknown ``arch``, missing arrays (the message lists the ones found), shape
         mismatches, or NaN/Inf entries.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> import torch
+    >>> from neurodyn.io.plrnn_arrays import load_plrnn_arrays
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     np.savez(Path(tmp) / "shallow.npz", A=[0.5], W1=[[1.0]], W2=[[1.0]], h1=[0.0], h2=[-1.0])
+    ...     model = load_plrnn_arrays(Path(tmp) / "shallow.npz", "shplrnn")
+    >>> type(model).__name__, model.n_inputs  # no C: no inputs
+    ('ShallowPLRNN', 0)
+    >>> model.step(torch.tensor([[3.0]], dtype=torch.float64)).item()  # 0.5 z + relu(z - 1)
+    3.5
     """
     from neurodyn.models import ALRNN, PLRNN, ShallowPLRNN
 

@@ -62,6 +62,21 @@ class TimeSeries:
         The steps applied so far, oldest first (plain values, storable in checkpoints).
     source : str
         Where the data came from (file path and key), for the record.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.io import TimeSeries
+    >>> t = np.arange(100) * 0.1
+    >>> ts = TimeSeries.from_arrays(np.c_[np.sin(t), 2 + 3 * np.cos(t)], dt=0.1, channel_names=["x", "y"])
+    >>> ts.n_trials, ts.n_steps, ts.n_channels, ts.channel_names
+    (1, 100, 2, ('x', 'y'))
+    >>> z = ts.standardize()
+    >>> bool(np.allclose(z.values.mean(axis=0), 0.0)), bool(np.allclose(z.values.std(axis=0), 1.0))
+    (True, True)
+    >>> train, test = z.split(0.8)
+    >>> train.n_steps, test.n_steps, [s["step"] for s in z.preprocessing]
+    (80, 20, ['standardize'])
     """
 
     data: np.ndarray
@@ -339,6 +354,20 @@ def apply_preprocessing(ts: TimeSeries, steps: Any) -> TimeSeries:
     ------
     ValueError
         For an unknown step name.
+
+    Examples
+    --------
+    Bring new data into the space a model was fitted in:
+
+    >>> import numpy as np
+    >>> from neurodyn.io import TimeSeries, apply_preprocessing
+    >>> rng = np.random.default_rng(0)
+    >>> train = TimeSeries.from_arrays(rng.normal(5.0, 2.0, size=(200, 2))).standardize()
+    >>> new = TimeSeries.from_arrays(np.array([[5.0, 5.0], [7.0, 3.0]]))
+    >>> same = apply_preprocessing(new, train.preprocessing)  # the training mean and std, not new ones
+    >>> mean, std = train.preprocessing[0]["mean"], train.preprocessing[0]["std"]
+    >>> bool(np.allclose(same.values, (new.values - mean) / std))
+    True
     """
     for s in steps:
         kind = s.get("step")

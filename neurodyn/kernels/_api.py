@@ -24,7 +24,16 @@ _NOISE_CHUNK_ELEMENTS = 1 << 24  # noise drawn per chunk of time steps: at most 
 
 
 def backend_available(name: str) -> bool:
-    """Whether backend ``name`` can be imported (without importing it)."""
+    """Whether backend ``name`` can be imported (without importing it).
+
+    Examples
+    --------
+    >>> from neurodyn.kernels import BACKENDS, backend_available
+    >>> backend_available("torch")  # always there; "numba" and "triton" depend on the install
+    True
+    >>> "numba" in BACKENDS
+    True
+    """
     if name == "torch":
         return True
     return importlib.util.find_spec(name) is not None
@@ -155,6 +164,24 @@ def rollout(
         ``ValueError`` (naming the family).
     ImportError
         If an explicitly requested backend is not installed.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels import rollout
+    >>> from neurodyn.models import PLRNN
+    >>> model = PLRNN.from_arrays(A=[0.5], W=[[0.0]], h=[1.0])  # z' = 0.5 z + 1, fixed point 2
+    >>> result = rollout(model, torch.zeros(3, 1, dtype=torch.float64), n_steps=40, backend="torch")
+    >>> tuple(result.states.shape), result.backend  # (batch, time, unit)
+    ((3, 40, 1), 'torch')
+    >>> round(result.final[0, 0].item(), 6)
+    2.0
+    >>> noisy = rollout(model, torch.zeros(3, 1, dtype=torch.float64), n_steps=5, noise_std=0.1, seed=0,
+    ...                 backend="torch")
+    >>> again = rollout(model, torch.zeros(3, 1, dtype=torch.float64), n_steps=5, noise_std=0.1, seed=0,
+    ...                 backend="torch")
+    >>> bool(torch.equal(noisy.states, again.states)), noisy.seed  # same seed, same noise
+    (True, 0)
     """
     params = model_or_params.params() if hasattr(model_or_params, "step") else model_or_params
     family = family_of(params)

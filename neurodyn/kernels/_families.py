@@ -64,6 +64,26 @@ def register_family(
     ------
     ValueError
         If ``family.name`` is taken by another params type, or a kernel backend is unknown.
+
+    Examples
+    --------
+    A new params type becomes a family that ``rollout`` runs on torch (no compiled kernel needed):
+
+    >>> from typing import NamedTuple
+    >>> import torch
+    >>> from neurodyn.kernels import FAMILIES, Family, register_family, rollout
+    >>> class DecayParams(NamedTuple):
+    ...     w: torch.Tensor  # (unit, unit)
+    >>> def decay_step(p, h, u):
+    ...     return h @ p.w.mT
+    >>> register_family(DecayParams, Family(
+    ...     "decay_example", "w", (), decay_step, drive=lambda p, u: 0.0, noise_scale=lambda p: 0.0,
+    ...     n_inputs=lambda p: 0))
+    >>> params = DecayParams(0.5 * torch.eye(2))
+    >>> result = rollout(params, torch.ones(1, 2), n_steps=3)
+    >>> result.final.tolist(), result.backend  # 0.5 ** 3
+    ([[0.125, 0.125]], 'torch')
+    >>> del FAMILIES[DecayParams]  # leave the registry as it was
     """
     taken = {f.name: t for t, f in FAMILIES.items()}
     if taken.get(family.name, params_type) is not params_type:
@@ -99,6 +119,22 @@ def stack_params(params: Sequence[Any]) -> Any:
     ------
     ValueError
         If ``params`` is empty, mixes types or sizes, or the non-tensor fields differ.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels import rollout, stack_params
+    >>> from neurodyn.models import LeakyRNN
+    >>> nets = [LeakyRNN(2, 8, 1, alpha=0.5, seed=s) for s in range(3)]
+    >>> params = stack_params(nets)
+    >>> tuple(params.w_rec.shape), params.alpha  # (network, unit, unit); shared fields stay scalars
+    ((3, 8, 8), 0.5)
+    >>> result = rollout(params, torch.zeros(3, 4, 8), torch.ones(3, 4, 2), n_steps=10, backend="torch")
+    >>> tuple(result.states.shape)  # (network, batch, time, unit)
+    (3, 4, 10, 8)
+    >>> one = rollout(nets[1], torch.zeros(4, 8), torch.ones(4, 2), n_steps=10, backend="torch")
+    >>> bool(torch.allclose(result.final[1], one.final, atol=1e-6))
+    True
     """
     items = [p.params() if hasattr(p, "params") and callable(p.params) else p for p in params]
     if not items:

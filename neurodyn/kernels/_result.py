@@ -41,6 +41,20 @@ class RolloutResult(Result):
         Resolved noise seed (None when noise-free).
     outputs : Tensor, shape (..., time, output), or None
         Readouts (observations) of the recorded states, when the producer computed them.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels import RolloutResult, rollout
+    >>> from neurodyn.models import LeakyRNN
+    >>> result = rollout(LeakyRNN(1, 5, 1, seed=0), torch.zeros(2, 5), n_steps=20, every=5, backend="torch")
+    >>> tuple(result.states.shape), result.status.tolist()  # 20 steps recorded every 5
+    ((2, 4, 5), ['finite', 'finite'])
+    >>> ds = result.to_xarray()
+    >>> dict(ds.sizes), ds["time"].values.tolist()
+    ({'trial': 2, 'unit': 5, 'time': 4}, [5, 10, 15, 20])
+    >>> bool(torch.equal(RolloutResult.from_xarray(ds).final, result.final))
+    True
     """
 
     states: torch.Tensor | None

@@ -23,13 +23,35 @@ def draw_noise_once(gen: torch.Generator, shape: tuple[int, ...], dtype: torch.d
     ``torch.Generator`` seeded by :func:`neurodyn._seed.torch_generator`, so torch, Numba and
     Triton add identical noise for the same seed, and the draws equal those of
     :meth:`RecurrentModel.forward` given the same generator.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels.reference import draw_noise_once
+    >>> xi = draw_noise_once(torch.Generator().manual_seed(0), (4, 3), torch.float32)
+    >>> tuple(xi.shape), bool(torch.equal(xi, torch.randn(4, 3, generator=torch.Generator().manual_seed(0))))
+    ((4, 3), True)
     """
     return torch.randn(shape, generator=gen, dtype=dtype)
 
 
 def draw_noise(gen: torch.Generator, shape: tuple[int, ...], n_steps: int, dtype: torch.dtype,
                ) -> torch.Tensor:
-    """``n_steps`` consecutive step draws stacked as ``(..., time, unit)``."""
+    """``n_steps`` consecutive step draws stacked as ``(..., time, unit)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels.reference import draw_noise, draw_noise_once
+    >>> xi = draw_noise(torch.Generator().manual_seed(0), (4, 3), 5, torch.float32)
+    >>> tuple(xi.shape)  # (batch, time, unit)
+    (4, 5, 3)
+    >>> gen = torch.Generator().manual_seed(0)
+    >>> first = draw_noise_once(gen, (4, 3), torch.float32)
+    >>> second = draw_noise_once(gen, (4, 3), torch.float32)
+    >>> bool(torch.equal(xi[:, 1], second))  # step t is the t-th draw
+    True
+    """
     return torch.stack([draw_noise_once(gen, shape, dtype) for _ in range(n_steps)], dim=-2)
 
 
@@ -69,6 +91,15 @@ def rollout_torch(
     -------
     (states, final)
         ``states`` (..., n_steps // every, unit) or None, ``final`` (..., unit).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels.reference import rollout_torch
+    >>> states, final = rollout_torch(lambda h, u: 0.5 * h + u, torch.zeros(2, 1), torch.ones(2, 1),
+    ...                               n_steps=4, time_varying=False, every=2)
+    >>> tuple(states.shape), states[0, :, 0].tolist(), final[0, 0].item()  # h = 1, 1.5, 1.75, 1.875
+    ((2, 2, 1), [1.5, 1.875], 1.875)
     """
     h = h0
     n_rec = n_steps // every

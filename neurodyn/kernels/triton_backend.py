@@ -29,7 +29,15 @@ _KERNELS = ("leaky_kernel", "gru_kernel", "pl_kernel", "shallow_kernel", "leaky_
 
 
 def interpreting() -> bool:
-    """True when Triton runs kernels in its CPU interpreter (``TRITON_INTERPRET=1``)."""
+    """True when Triton runs kernels in its CPU interpreter (``TRITON_INTERPRET=1``).
+
+    Examples
+    --------
+    >>> import os
+    >>> from neurodyn.kernels.triton_backend import interpreting
+    >>> interpreting() == (os.environ.get("TRITON_INTERPRET", "0") == "1")
+    True
+    """
     return os.environ.get("TRITON_INTERPRET", "0") == "1"
 
 
@@ -57,7 +65,19 @@ def resident_size(family: str, params: Any) -> int:
 
 
 def supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
-    """None when the Triton backend can run this case, else the reason it cannot."""
+    """None when the Triton backend can run this case, else the reason it cannot.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels.triton_backend import supports
+    >>> from neurodyn.models import LeakyRNN
+    >>> params = LeakyRNN(1, 8, 1).params()
+    >>> supports("leaky", params, torch.float32) is None
+    True
+    >>> supports("leaky", params, torch.float64)
+    "the Triton kernels are float32 (got torch.float64); use backend='numba' or 'torch'"
+    """
     if family not in KERNELS:
         return f"the Triton backend has no kernel for model family {family!r}; use backend='torch'"
     if dtype != torch.float32:

@@ -28,6 +28,15 @@ class Rollout(NamedTuple):
 
     A training-time tuple, not a result: the rollout result type (status, ``to_xarray``, ``save``)
     is :class:`neurodyn.kernels.RolloutResult`, which :func:`neurodyn.kernels.rollout` returns.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import LeakyRNN
+    >>> model = LeakyRNN(2, 8, 1, seed=0)
+    >>> outputs, states = model(torch.zeros(3, 5, 2))
+    >>> tuple(outputs.shape), tuple(states.shape)  # (batch, time, output), (batch, time, state)
+    ((3, 5, 1), (3, 5, 8))
     """
 
     outputs: torch.Tensor
@@ -35,7 +44,28 @@ class Rollout(NamedTuple):
 
 
 class RecurrentModel(nn.Module):
-    """Common shell: subclasses implement ``step``, ``readout``, ``params`` and ``config``."""
+    """Common shell: subclasses implement ``step``, ``readout``, ``params`` and ``config``.
+
+    Examples
+    --------
+    Every model is a step map ``F`` and a readout ``G``; ``forward`` iterates them:
+
+    >>> import torch
+    >>> from neurodyn.models import GRU
+    >>> model = GRU(2, 6, 1, seed=0)
+    >>> model.state_size, model.noise_scale
+    (6, 0.0)
+    >>> h0 = model.initial_state(4)
+    >>> u = torch.randn(4, 10, 2, generator=torch.Generator().manual_seed(0))
+    >>> out = model(u, h0)
+    >>> h = h0
+    >>> for t in range(10):
+    ...     h = model.step(h, u[:, t])
+    >>> bool(torch.allclose(out.states[:, -1], h)), bool(torch.allclose(out.outputs[:, -1], model.readout(h)))
+    (True, True)
+    >>> type(model.from_config(model.config())).__name__
+    'GRU'
+    """
 
     n_inputs: int
     n_units: int

@@ -32,6 +32,19 @@ class Family(NamedTuple):
     jacobian : ``(params, h, u) -> dF/dh`` of shape (..., state, state), or None (autodiff then)
     input_jacobian : ``(params, h, u) -> dF/du`` of shape (..., state, input), or None
     state_size : ``params -> int``; None means the last dim of the ``recurrent`` weight
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels import FAMILIES
+    >>> from neurodyn.models import LSTM
+    >>> params = LSTM(2, 5, 1, seed=0).params()
+    >>> family = FAMILIES[type(params)]  # a family is looked up by its params type
+    >>> family.name, family.n_state(params), family.n_inputs(params)  # an LSTM's state is [h, c]
+    ('lstm', 10, 2)
+    >>> s = torch.zeros(3, 10)
+    >>> tuple(family.step(params, s, None).shape), tuple(family.jacobian(params, s, None).shape)
+    ((3, 10), (3, 10, 10))
     """
 
     name: str

@@ -25,6 +25,13 @@ class ALRNNParams(NamedTuple):
     A (latent, latent) full matrix (diagonal unless built from a full ``A``), W (latent, latent)
     masked, h (latent,), C (latent, input), B / b_out (None for the identity observation),
     n_relu (int): the ReLU acts on the last ``n_relu`` units.
+
+    Examples
+    --------
+    >>> from neurodyn.models import ALRNN
+    >>> p = ALRNN(1, 6, 2, n_relu=2, seed=0).params()
+    >>> tuple(p.A.shape), tuple(p.W.shape), tuple(p.C.shape), tuple(p.B.shape), p.n_relu
+    ((6, 6), (6, 6), (6, 1), (2, 6), 2)
     """
 
     A: torch.Tensor
@@ -54,7 +61,18 @@ def alrnn_drive(p: ALRNNParams, u: torch.Tensor | None) -> torch.Tensor:
 
 
 def alrnn_step(p: ALRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    """``A z + W phi*(z) + h (+ C u)``; ``z`` (..., latent)."""
+    """``A z + W phi*(z) + h (+ C u)``; ``z`` (..., latent).
+
+    Examples
+    --------
+    With no ReLU units the ALRNN is the linear map ``(A + W) z + h``:
+
+    >>> import torch
+    >>> from neurodyn.models import ALRNN, alrnn_step
+    >>> model = ALRNN.from_arrays(A=[0.5, 0.5], W=[[0.0, 0.2], [0.1, 0.0]], h=[1.0, 0.0], n_relu=0)
+    >>> alrnn_step(model.params(), torch.tensor([[1.0, -1.0]], dtype=torch.float64), None).tolist()
+    [[1.3, -0.4]]
+    """
     return fam.mm(z, p.A) + fam.mm(alrnn_phi(z, p.n_relu), p.W) + alrnn_drive(p, u)
 
 
@@ -84,6 +102,17 @@ class ALRNN(RecurrentModel):
     seed : int, numpy/torch Generator or None
     dtype : {"float32", "float64"}
         Parameter dtype (stored in :meth:`config`).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import ALRNN
+    >>> model = ALRNN(n_inputs=1, n_latent=6, n_outputs=2, n_relu=2, seed=0)
+    >>> model.n_latent, model.n_relu
+    (6, 2)
+    >>> out = model(torch.zeros(3, 20, 1))
+    >>> tuple(out.outputs.shape), tuple(out.states.shape)  # (batch, time, output), (batch, time, latent)
+    ((3, 20, 2), (3, 20, 6))
     """
 
     def __init__(

@@ -31,6 +31,12 @@ def dale_signs(n_units: int, frac_excitatory: float = 0.8) -> torch.Tensor:
     ------
     ValueError
         If ``frac_excitatory`` is not in [0, 1].
+
+    Examples
+    --------
+    >>> from neurodyn.models.constraints import dale_signs
+    >>> dale_signs(5, frac_excitatory=0.6).tolist()  # 3 excitatory, then 2 inhibitory units
+    [1.0, 1.0, 1.0, -1.0, -1.0]
     """
     if not 0.0 <= frac_excitatory <= 1.0:
         raise ValueError(f"frac_excitatory must be in [0, 1], got {frac_excitatory}")
@@ -45,6 +51,14 @@ def apply_dale(w: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
 
     ``w`` (post, pre), ``signs`` (pre,); the result's column ``j`` has the sign of ``signs[j]``
     (or is zero) whatever the values of ``w``, so gradient steps on ``w`` can never flip it.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models.constraints import apply_dale
+    >>> w = torch.tensor([[0.5, 0.3], [-0.2, -0.4]])
+    >>> apply_dale(w, torch.tensor([1.0, -1.0])).tolist()  # column 0 excitatory, column 1 inhibitory
+    [[0.5, -0.30000001192092896], [0.20000000298023224, -0.4000000059604645]]
     """
     return w.abs() * signs
 
@@ -91,6 +105,13 @@ def make_sparse_mask(shape: tuple[int, int], density: float, *, seed: SeedLike =
     ------
     ValueError
         If ``density`` is outside [0, 1], or ``no_autapse`` is asked for a non-square shape.
+
+    Examples
+    --------
+    >>> from neurodyn.models.constraints import make_sparse_mask
+    >>> mask = make_sparse_mask((50, 50), 0.2, seed=0, no_autapse=True)
+    >>> tuple(mask.shape), float(mask.diagonal().sum()), round(float(mask.mean()), 1)
+    ((50, 50), 0.0, 0.2)
     """
     if not 0.0 <= density <= 1.0:
         raise ValueError(f"density must be in [0, 1], got {density}")
@@ -104,7 +125,15 @@ def make_sparse_mask(shape: tuple[int, int], density: float, *, seed: SeedLike =
 
 
 def spectral_radius(w: torch.Tensor) -> float:
-    """Largest absolute eigenvalue of a square matrix ``w`` (unit, unit)."""
+    """Largest absolute eigenvalue of a square matrix ``w`` (unit, unit).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models.constraints import spectral_radius
+    >>> round(spectral_radius(torch.tensor([[0.0, 2.0], [-2.0, 0.0]])), 6)  # eigenvalues +-2i
+    2.0
+    """
     return float(torch.linalg.eigvals(w.detach().double()).abs().max())
 
 
@@ -114,6 +143,17 @@ def balanced_dale_init(w: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
     With ``|w|`` of equal means in every column, each unit then receives as much expected
     inhibition as excitation, so the effective matrix's mean row sum is zero (the balanced
     initialisation of Song, Yang & Wang 2016).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models.constraints import apply_dale, balanced_dale_init, dale_signs
+    >>> signs = dale_signs(5)  # 4 excitatory, 1 inhibitory
+    >>> w = balanced_dale_init(torch.ones(5, 5), signs)
+    >>> w[0].tolist()  # the inhibitory column is scaled by 4 / 1
+    [1.0, 1.0, 1.0, 1.0, 4.0]
+    >>> apply_dale(w, signs).sum(dim=1).tolist()  # excitation and inhibition balance
+    [0.0, 0.0, 0.0, 0.0, 0.0]
     """
     n_exc = int((signs > 0).sum())
     n_inh = int((signs < 0).sum())

@@ -18,7 +18,15 @@ __all__ = ["GRU", "GRUParams", "gru_step"]
 
 class GRUParams(NamedTuple):
     """w_ih (3*unit, input), w_hh (3*unit, unit), b_ih (3*unit,), b_hh (3*unit,),
-    w_out (output, unit), b_out (output,); gate order (reset, update, new) as in torch."""
+    w_out (output, unit), b_out (output,); gate order (reset, update, new) as in torch.
+
+    Examples
+    --------
+    >>> from neurodyn.models import GRU
+    >>> p = GRU(2, 4, 1, seed=0).params()
+    >>> tuple(p.w_ih.shape), tuple(p.w_hh.shape), tuple(p.w_out.shape)  # gates stacked: 3 * unit rows
+    ((12, 2), (12, 4), (1, 4))
+    """
 
     w_ih: torch.Tensor
     w_hh: torch.Tensor
@@ -45,7 +53,24 @@ def _gru_gates(p: GRUParams, h: torch.Tensor, u: torch.Tensor | None):
 
 def gru_step(p: GRUParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
     """``r = s(Wir u + Whr h)``, ``z = s(Wiz u + Whz h)``, ``n = tanh(Win u + r*(Whn h))``,
-    ``h' = (1 - z) n + z h`` (biases included); ``h`` (..., unit)."""
+    ``h' = (1 - z) n + z h`` (biases included); ``h`` (..., unit).
+
+    Examples
+    --------
+    One step equals ``torch.nn.GRUCell`` with the same weights:
+
+    >>> import torch
+    >>> from neurodyn.models import GRU, gru_step
+    >>> p = GRU(2, 4, 1, seed=0).params()
+    >>> cell = torch.nn.GRUCell(2, 4)
+    >>> with torch.no_grad():
+    ...     for mine, torchs in [("w_ih", "weight_ih"), ("w_hh", "weight_hh"), ("b_ih", "bias_ih"),
+    ...                          ("b_hh", "bias_hh")]:
+    ...         _ = getattr(cell, torchs).copy_(getattr(p, mine))
+    >>> h, u = torch.full((3, 4), 0.1), torch.ones(3, 2)
+    >>> bool(torch.allclose(gru_step(p, h, u), cell(u, h), atol=1e-6))
+    True
+    """
     r, z, n, _ = _gru_gates(p, h, u)
     return (1.0 - z) * n + z * h
 
@@ -84,6 +109,17 @@ class GRU(RecurrentModel):
         Learn the initial state.
     seed : int, numpy/torch Generator or None
         Seed of the initialisation (uniform in ±1/sqrt(n_units), as torch does).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import GRU
+    >>> model = GRU(n_inputs=3, n_units=16, n_outputs=2, seed=0)
+    >>> out = model(torch.zeros(4, 10, 3))
+    >>> tuple(out.outputs.shape), tuple(out.states.shape)
+    ((4, 10, 2), (4, 10, 16))
+    >>> bool(torch.equal(GRU(3, 16, 2, seed=0).w_hh, model.w_hh))  # same seed, same weights
+    True
     """
 
     def __init__(

@@ -29,6 +29,13 @@ class LeakyRNNParams(NamedTuple):
     alpha (float, dt/tau), activation (str), noise_std (float, sigma of the rate noise).
     The weights are *effective*: Dale signs, connectivity masks, fixed entries and the output
     scale are already applied.
+
+    Examples
+    --------
+    >>> from neurodyn.models import LeakyRNN
+    >>> p = LeakyRNN(2, 10, 1, dt=10.0, tau=100.0, seed=0).params()
+    >>> tuple(p.w_in.shape), tuple(p.w_rec.shape), tuple(p.w_out.shape), p.alpha, p.activation
+    ((10, 2), (10, 10), (1, 10), 0.1, 'tanh')
     """
 
     w_in: torch.Tensor
@@ -47,7 +54,20 @@ def leaky_rnn_drive(p: LeakyRNNParams, u: torch.Tensor | None) -> torch.Tensor:
 
 
 def leaky_rnn_step(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    """One Euler step ``h + alpha * (-h + phi(W_rec h + W_in u + b))``; ``h`` (..., unit)."""
+    """One Euler step ``h + alpha * (-h + phi(W_rec h + W_in u + b))``; ``h`` (..., unit).
+
+    Examples
+    --------
+    A unit at rest with zero weights decays by ``1 - alpha`` per step:
+
+    >>> import torch
+    >>> from neurodyn.models import LeakyRNNParams, leaky_rnn_step
+    >>> z = torch.zeros(1, 1)
+    >>> p = LeakyRNNParams(w_in=torch.zeros(1, 0), w_rec=z, b=torch.zeros(1), w_out=z, b_out=torch.zeros(1),
+    ...                    alpha=0.25, activation="tanh", noise_std=0.0)
+    >>> leaky_rnn_step(p, torch.tensor([[2.0]]), None).item()
+    1.5
+    """
     pre = fam.mm(h, p.w_rec) + leaky_rnn_drive(p, u)
     return (1.0 - p.alpha) * h + p.alpha * activation_fn(p.activation)(pre)
 
@@ -156,6 +176,20 @@ class LeakyRNN(RecurrentModel):
     ValueError
         For sizes < 1, alpha outside (0, 1], masks of the wrong shape or values, ``dale_output``
         without ``dale``, unknown ``fixed`` names, or a zero initial spectral radius.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import LeakyRNN
+    >>> model = LeakyRNN(n_inputs=2, n_units=20, n_outputs=1, dt=20.0, tau=100.0, dale=True, seed=0)
+    >>> model.alpha, int(model.excitatory().sum())  # alpha = dt / tau; 80 % excitatory
+    (0.2, 16)
+    >>> w = model.params().w_rec
+    >>> bool((w[:, :16] >= 0).all() and (w[:, 16:] <= 0).all())  # one sign per presynaptic unit
+    True
+    >>> out = model(torch.zeros(3, 25, 2))
+    >>> tuple(out.outputs.shape), tuple(out.states.shape)
+    ((3, 25, 1), (3, 25, 20))
     """
 
     def __init__(

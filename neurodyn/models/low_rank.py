@@ -58,6 +58,17 @@ class LowRankRNN(RecurrentModel):
     ------
     ValueError
         For sizes < 1, ``rank`` outside [1, n_units] or alpha outside (0, 1].
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import LowRankRNN
+    >>> model = LowRankRNN(n_inputs=1, n_units=30, n_outputs=1, rank=2, alpha=0.2, seed=0)
+    >>> w = model.params().w_rec  # m n^T / N: a rank-2 matrix
+    >>> tuple(w.shape), int(torch.linalg.matrix_rank(w))
+    ((30, 30), 2)
+    >>> tuple(model(torch.zeros(2, 10, 1)).states.shape)
+    (2, 10, 30)
     """
 
     def __init__(

@@ -17,7 +17,15 @@ __all__ = ["LSTM", "LSTMParams", "lstm_step"]
 
 class LSTMParams(NamedTuple):
     """w_ih (4*unit, input), w_hh (4*unit, unit), b_ih, b_hh (4*unit,), w_out (output, unit),
-    b_out (output,); gate order (input, forget, cell, output) as in torch."""
+    b_out (output,); gate order (input, forget, cell, output) as in torch.
+
+    Examples
+    --------
+    >>> from neurodyn.models import LSTM
+    >>> p = LSTM(2, 4, 1, seed=0).params()
+    >>> tuple(p.w_ih.shape), tuple(p.w_hh.shape)  # gates stacked: 4 * unit rows
+    ((16, 2), (16, 4))
+    """
 
     w_ih: torch.Tensor
     w_hh: torch.Tensor
@@ -41,7 +49,26 @@ def _lstm_gates(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None):
 
 
 def lstm_step(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    """One step on the joined state ``s = [h, c]`` of shape (..., 2*unit)."""
+    """One step on the joined state ``s = [h, c]`` of shape (..., 2*unit).
+
+    Examples
+    --------
+    The state joins ``h`` and ``c``; one step equals ``torch.nn.LSTMCell``:
+
+    >>> import torch
+    >>> from neurodyn.models import LSTM, lstm_step
+    >>> p = LSTM(2, 4, 1, seed=0).params()
+    >>> cell = torch.nn.LSTMCell(2, 4)
+    >>> with torch.no_grad():
+    ...     for mine, torchs in [("w_ih", "weight_ih"), ("w_hh", "weight_hh"), ("b_ih", "bias_ih"),
+    ...                          ("b_hh", "bias_hh")]:
+    ...         _ = getattr(cell, torchs).copy_(getattr(p, mine))
+    >>> h, c, u = torch.full((3, 4), 0.1), torch.full((3, 4), -0.2), torch.ones(3, 2)
+    >>> s = lstm_step(p, torch.cat([h, c], dim=-1), u)
+    >>> h1, c1 = cell(u, (h, c))
+    >>> tuple(s.shape), bool(torch.allclose(s, torch.cat([h1, c1], dim=-1), atol=1e-6))
+    ((3, 8), True)
+    """
     i, f, g, o, c, c_new = _lstm_gates(p, s, u)
     return torch.cat([o * torch.tanh(c_new), c_new], dim=-1)
 
@@ -77,7 +104,19 @@ def lstm_input_jacobian(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None) 
 
 @register_model
 class LSTM(RecurrentModel):
-    """LSTM network with a linear readout of ``h``; state ``[h, c]`` of size ``2 * n_units``."""
+    """LSTM network with a linear readout of ``h``; state ``[h, c]`` of size ``2 * n_units``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import LSTM
+    >>> model = LSTM(n_inputs=3, n_units=8, n_outputs=2, seed=0)
+    >>> model.state_size  # [h, c]
+    16
+    >>> out = model(torch.zeros(4, 10, 3))
+    >>> tuple(out.outputs.shape), tuple(out.states.shape)
+    ((4, 10, 2), (4, 10, 16))
+    """
 
     def __init__(
         self, n_inputs: int, n_units: int, n_outputs: int, *, seed: SeedLike = 0

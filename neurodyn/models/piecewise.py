@@ -35,6 +35,22 @@ class PLSystem(NamedTuple):
 
     normals (hyperplane, latent), offsets (hyperplane,), linear (latent, latent), bias (latent,),
     mixing (latent, hyperplane).
+
+    Examples
+    --------
+    ``F(z) = L z + b + V relu(N z + o)``; in each region the map is affine:
+
+    >>> import numpy as np
+    >>> from neurodyn.models.piecewise import PLSystem
+    >>> system = PLSystem(normals=np.eye(1), offsets=np.zeros(1), linear=np.array([[0.5]]),
+    ...                   bias=np.array([0.1]), mixing=np.array([[1.0]]))
+    >>> system.n_latent, system.n_hyperplanes
+    (1, 1)
+    >>> system.step([[2.0], [-2.0]]).ravel().tolist()  # 0.5 z + 0.1 + relu(z)
+    [3.1, -0.9]
+    >>> J, c = system.affine_map([True])
+    >>> J.tolist(), c.tolist()
+    ([[1.5]], [0.1])
     """
 
     normals: np.ndarray
@@ -137,7 +153,15 @@ _PARTS = {"PLRNN": _plrnn_parts, "ALRNN": _alrnn_parts, "ShallowPLRNN": _shplrnn
 
 
 def is_piecewise_linear(model: Any) -> bool:
-    """True when :func:`pl_system` supports ``model``'s class."""
+    """True when :func:`pl_system` supports ``model``'s class.
+
+    Examples
+    --------
+    >>> from neurodyn.models import GRU, PLRNN
+    >>> from neurodyn.models.piecewise import is_piecewise_linear
+    >>> is_piecewise_linear(PLRNN(0, 3, 3, observation="identity")), is_piecewise_linear(GRU(1, 3, 1))
+    (True, False)
+    """
     return type(model).__name__ in _PARTS
 
 
@@ -161,6 +185,21 @@ def pl_system(model: Any, u: Any = None) -> PLSystem:
         If ``model`` is not one of the piecewise-linear models.
     ValueError
         If ``u`` has the wrong shape or holds NaN/Inf, or the parameters are not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import torch
+    >>> from neurodyn.models import PLRNN
+    >>> from neurodyn.models.piecewise import pl_system
+    >>> model = PLRNN.from_arrays(A=[0.5, 0.8], W=[[0.0, 0.3], [-0.2, 0.0]], h=[0.1, -0.1], C=[[1.0], [0.0]])
+    >>> system = pl_system(model, u=[0.5])  # the constant input joins the bias
+    >>> system.bias.tolist(), system.normals.shape
+    ([0.6, -0.1], (2, 2))
+    >>> z = np.array([0.3, -0.4])
+    >>> step = model.step(torch.tensor(z), torch.tensor([0.5], dtype=torch.float64))
+    >>> bool(np.allclose(system.step(z), step.detach().numpy()))
+    True
     """
     name = type(model).__name__
     if name not in _PARTS:

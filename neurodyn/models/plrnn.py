@@ -25,6 +25,13 @@ class PLRNNParams(NamedTuple):
     A (latent, latent) — the full matrix (diagonal unless built from a full ``A``),
     W (latent, latent) — the masked connectivity, h (latent,), C (latent, input),
     B (output, latent) or None, b_out (output,) or None (``None`` for the identity observation).
+
+    Examples
+    --------
+    >>> from neurodyn.models import PLRNN
+    >>> p = PLRNN(1, 5, 2, seed=0).params()
+    >>> tuple(p.A.shape), tuple(p.W.shape), tuple(p.h.shape), tuple(p.C.shape), tuple(p.B.shape)
+    ((5, 5), (5, 5), (5,), (5, 1), (2, 5))
     """
 
     A: torch.Tensor
@@ -41,7 +48,17 @@ def plrnn_drive(p: PLRNNParams, u: torch.Tensor | None) -> torch.Tensor:
 
 
 def plrnn_step(p: PLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    """``A z + W relu(z) + h (+ C u)``; ``z`` (..., latent), ``u`` (..., input)."""
+    """``A z + W relu(z) + h (+ C u)``; ``z`` (..., latent), ``u`` (..., input).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import PLRNN, plrnn_step
+    >>> p = PLRNN.from_arrays(A=[0.5], W=[[0.2]], h=[0.1]).params()
+    >>> z = torch.tensor([[1.0], [-1.0]], dtype=torch.float64)
+    >>> plrnn_step(p, z, None).ravel().round(decimals=6).tolist()  # 0.5 z + 0.2 relu(z) + 0.1
+    [0.8, -0.4]
+    """
     return fam.mm(z, p.A) + fam.mm(torch.relu(z), p.W) + plrnn_drive(p, u)
 
 
@@ -80,6 +97,18 @@ class PLRNN(RecurrentModel):
     -----
     The piecewise-affine structure used by exact analyses is given by
     :func:`neurodyn.models.piecewise.pl_system` (region code bit ``i`` = ``z_i > 0``).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import PLRNN
+    >>> model = PLRNN(n_inputs=1, n_latent=4, n_outputs=2, seed=0)
+    >>> out = model(torch.zeros(3, 15, 1))
+    >>> tuple(out.outputs.shape), tuple(out.states.shape)  # (batch, time, output), (batch, time, latent)
+    ((3, 15, 2), (3, 15, 4))
+    >>> fixed = PLRNN.from_arrays(A=[0.5], W=[[0.0]], h=[1.0])  # z* = h / (1 - a) = 2
+    >>> fixed.step(torch.tensor([[2.0]], dtype=torch.float64)).item()
+    2.0
     """
 
     def __init__(

@@ -26,6 +26,13 @@ class ShallowPLRNNParams(NamedTuple):
 
     a (latent,), W1 (latent, hidden), W2 (hidden, latent), h1 (latent,), h2 (hidden,),
     C (latent, input), B (output, latent) or None, b_out (output,) or None, clipped (bool).
+
+    Examples
+    --------
+    >>> from neurodyn.models import ShallowPLRNN
+    >>> p = ShallowPLRNN(1, 3, 2, n_hidden=5, seed=0).params()
+    >>> tuple(p.a.shape), tuple(p.W1.shape), tuple(p.W2.shape), tuple(p.h2.shape), p.clipped
+    ((3,), (3, 5), (5, 3), (5,), False)
     """
 
     a: torch.Tensor
@@ -45,7 +52,17 @@ def shplrnn_drive(p: ShallowPLRNNParams, u: torch.Tensor | None) -> torch.Tensor
 
 
 def shplrnn_step(p: ShallowPLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
-    """One shallow-PLRNN step; ``z`` (..., latent), ``u`` (..., input)."""
+    """One shallow-PLRNN step; ``z`` (..., latent), ``u`` (..., input).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import ShallowPLRNN, shplrnn_step
+    >>> p = ShallowPLRNN.from_arrays(A=[0.5], W1=[[1.0]], W2=[[1.0]], h1=[0.0], h2=[-1.0]).params()
+    >>> z = torch.tensor([[3.0], [0.5]], dtype=torch.float64)
+    >>> shplrnn_step(p, z, None).ravel().tolist()  # 0.5 z + relu(z - 1)
+    [3.5, 0.25]
+    """
     pre = fam.mm(z, p.W2)
     act = torch.relu(pre + p.h2)
     if p.clipped:
@@ -87,6 +104,15 @@ class ShallowPLRNN(RecurrentModel):
         ``±1/sqrt(fan_in)``, ``h2`` uniform in ±1).
     dtype : {"float32", "float64"}
         Parameter dtype (stored in :meth:`config`).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import ShallowPLRNN
+    >>> model = ShallowPLRNN(n_inputs=1, n_latent=3, n_outputs=2, n_hidden=8, clipped=True, seed=0)
+    >>> out = model(torch.zeros(2, 12, 1))
+    >>> tuple(out.outputs.shape), tuple(out.states.shape)
+    ((2, 12, 2), (2, 12, 3))
     """
 
     def __init__(

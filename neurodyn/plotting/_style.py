@@ -73,6 +73,17 @@ def condition_title(result: Any, model: str | None = None) -> str:
 
     The model's class name is ``model`` if given, else ``attrs["model"]`` (or ``attrs["model_class"]``)
     of the result, else left out; the input is ``attrs["input"]`` ("no input" when empty or absent).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> import numpy as np
+    >>> from neurodyn.plotting._style import condition_title
+    >>> result = SimpleNamespace(states=np.zeros((3, 64)), attrs={"model": "LeakyRNN", "input": [0.0, 1.0]})
+    >>> condition_title(result)
+    'LeakyRNN, 64 units, input (0, 1)'
+    >>> condition_title(SimpleNamespace(states=np.zeros((1, 1)), attrs={}), model="PLRNN")
+    'PLRNN, 1 unit, no input'
     """
     attrs = getattr(result, "attrs", None) or {}
     name = model or attrs.get("model") or attrs.get("model_class")

@@ -176,6 +176,23 @@ def plot_phase_portrait(
     ValueError
         If ``dims`` does not name 2 or 3 distinct state dimensions, ``limits`` is malformed, or
         ``base`` is not a finite point of the state space.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from neurodyn.analysis import find_cycles, find_manifolds
+    >>> from neurodyn.models import PLRNN
+    >>> from neurodyn.plotting import plot_phase_portrait
+    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
+    >>> cycles = find_cycles(lozi, max_order=2, exhaustive=True)
+    >>> manifolds = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), box=3.0, max_depth=2)
+    >>> ax = plot_phase_portrait(lozi, cycles=cycles, manifolds=manifolds)
+    >>> ax.get_xlabel(), ax.get_ylabel()
+    ('$z_{0}$', '$z_{1}$')
+    >>> plt.close(ax.figure)
     """
     import matplotlib.pyplot as plt
 

@@ -32,6 +32,21 @@ def plot_distance_matrix(D: Any, *, ax: Any = None, cmap: str = "viridis", label
     -------
     matplotlib Axes
         With one image (``ax.images[0]``) and a colour bar.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from neurodyn.analysis import pairwise_distances
+    >>> from neurodyn.plotting import plot_distance_matrix
+    >>> rng = np.random.default_rng(0)
+    >>> D = pairwise_distances([rng.normal(size=(30, 4)) for _ in range(3)], metric="cka", progress=False)
+    >>> ax = plot_distance_matrix(D)
+    >>> ax.images[0].get_array().shape, ax.get_title()
+    ((3, 3), 'pairwise cka')
+    >>> plt.close(ax.figure)
     """
     ax = _axes(ax)
     M = np.asarray(getattr(D, "values", D), dtype=float)
@@ -65,6 +80,19 @@ def plot_embedding(coords: Any, *, ax: Any = None, labels: Sequence[str] | None 
     -------
     matplotlib Axes
         With one PathCollection holding one point per network.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from neurodyn.plotting import plot_embedding
+    >>> ax = plot_embedding(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), labels=["a", "b", "c"],
+    ...                    color=[8, 16, 32], colorbar_label="units")
+    >>> len(ax.collections[0].get_offsets()), [t.get_text() for t in ax.texts]
+    (3, ['a', 'b', 'c'])
+    >>> plt.close(ax.figure)
     """
     ax = _axes(ax)
     P = np.asarray(coords, dtype=float)
@@ -97,6 +125,23 @@ def plot_solution_degeneracy(result: Any, *, axes: Any = None):
     Returns
     -------
     ndarray of 3 Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> from neurodyn.analysis import compute_solution_degeneracy
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.plotting import plot_solution_degeneracy
+    >>> from neurodyn.tasks import FlipFlop
+    >>> models = [LeakyRNN(1, 6, 1, seed=s) for s in range(3)]
+    >>> result = compute_solution_degeneracy(models, FlipFlop(n_bits=1, n_steps=20), n_trials=4,
+    ...                                      dynamics_metric="procrustes")
+    >>> axes = plot_solution_degeneracy(result)
+    >>> len(axes), axes[1].images[0].get_array().shape  # behaviour, dynamics, weights
+    (3, (3, 3))
+    >>> plt.close(axes[0].figure)
     """
     import matplotlib.pyplot as plt
 

@@ -32,6 +32,18 @@ class TaskBatch:
         Per-trial parameters, each of shape (trial, ...).
     periods : dict[str, ndarray]
         Period boundaries, each of shape (trial, 2) as [start, stop) time-step indices.
+
+    Examples
+    --------
+    >>> from neurodyn.tasks import FlipFlop
+    >>> batch = FlipFlop(n_bits=2, n_steps=10).sample(4, seed=0)
+    >>> batch.inputs.shape, batch.targets.shape, batch.mask.shape  # (trial, time, channel)
+    ((4, 10, 2), (4, 10, 2), (4, 10, 2))
+    >>> batch.n_trials, batch.n_steps, batch.dt, batch.seed
+    (4, 10, 10.0, 0)
+    >>> inputs, targets, mask = batch.to_torch()
+    >>> tuple(inputs.shape), str(inputs.dtype)
+    ((4, 10, 2), 'torch.float32')
     """
 
     inputs: np.ndarray
@@ -70,6 +82,25 @@ class Task:
     ``loss`` (``"mse"`` or ``"cross_entropy"``) and ``_sample(n_trials, seed, first_trial)``.
     Durations are given in ms together with ``dt`` (ms per time step) unless a field is named
     ``n_steps``.
+
+    Examples
+    --------
+    A task is a frozen dataclass; ``sample`` is seeded and the trial stream does not depend on how
+    it is split into batches:
+
+    >>> import numpy as np
+    >>> from neurodyn.tasks import FlipFlop
+    >>> task = FlipFlop(n_bits=2, n_steps=20)
+    >>> whole = task.sample(6, seed=3)
+    >>> tail = task.sample(2, seed=3, first_trial=4)
+    >>> bool(np.array_equal(whole.inputs[4:], tail.inputs))
+    True
+    >>> task.config()
+    {'n_bits': 2, 'n_steps': 20, 'p_pulse': 0.1, 'dt': 10.0}
+    >>> task.replace(n_bits=3).n_inputs
+    3
+    >>> task.evaluate(whole.targets, whole)["mse"]  # the targets themselves score zero error
+    0.0
     """
 
     name: ClassVar[str] = "task"

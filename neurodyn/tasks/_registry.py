@@ -10,7 +10,21 @@ TASKS: dict[str, type[Task]] = {}
 
 
 def register_task(cls: type[Task]) -> type[Task]:
-    """Class decorator adding a task to :data:`TASKS` under ``cls.name``."""
+    """Class decorator adding a task to :data:`TASKS` under ``cls.name``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from neurodyn.tasks import TASKS, FlipFlop, make_task, register_task
+    >>> @register_task
+    ... @dataclass(frozen=True)
+    ... class LongFlipFlop(FlipFlop):
+    ...     name = "long_flipflop_example"
+    ...     n_steps: int = 500
+    >>> make_task("long_flipflop_example", n_bits=1).n_steps
+    500
+    >>> del TASKS["long_flipflop_example"]  # leave the registry as it was
+    """
     TASKS[cls.name] = cls
     return cls
 
@@ -22,6 +36,17 @@ def make_task(name: str, **config: Any) -> Task:
     ------
     KeyError
         If ``name`` is not a registered task (the message lists the known ones).
+
+    Examples
+    --------
+    >>> from neurodyn.tasks import make_task
+    >>> task = make_task("flipflop", n_bits=2, n_steps=16)
+    >>> type(task).__name__, task.n_inputs, task.n_outputs
+    ('FlipFlop', 2, 2)
+    >>> make_task("flip-flop")
+    Traceback (most recent call last):
+    ...
+    KeyError: "unknown task 'flip-flop'; known tasks: ..."
     """
     if name not in TASKS:
         raise KeyError(f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}")

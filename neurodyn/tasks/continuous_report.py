@@ -60,6 +60,21 @@ class ContinuousReport(Task):
     ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
     Per-trial params: ``angles`` (trial, item) in radians, ``cue`` (index of the reported item),
     ``target_angle``, ``delay_ms``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import ContinuousReport
+    >>> task = ContinuousReport(n_items=2, n_ring=8, delay_min_ms=100.0, delay_max_ms=200.0)
+    >>> task.n_inputs, task.n_outputs  # fixation + 2 rings of 8 + 2 cues; (cos, sin)
+    (19, 2)
+    >>> batch = task.sample(3, seed=0)
+    >>> batch.inputs.shape
+    (3, 50, 19)
+    >>> batch.trial_params["angles"].shape  # (trial, item), radians
+    (3, 2)
+    >>> task.evaluate(batch.targets, batch)["accuracy"]  # reporting the target is always correct
+    1.0
     """
 
     name = "continuous_report"

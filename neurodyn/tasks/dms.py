@@ -47,6 +47,20 @@ class DelayedMatchToSample(Task):
     ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
     Per-trial params: ``sample``, ``test`` (stimulus indices), ``delay_ms``,
     ``label`` (1 = match, 2 = non-match).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import DelayedMatchToSample
+    >>> task = DelayedMatchToSample(n_stimuli=3, delay_min_ms=100.0, delay_max_ms=200.0)
+    >>> task.n_inputs, task.n_outputs, task.loss  # fixation + 3 stimuli; fixate / match / non-match
+    (4, 3, 'cross_entropy')
+    >>> batch = task.sample(4, seed=0)
+    >>> batch.inputs.shape, batch.targets.shape
+    ((4, 50, 4), (4, 50, 1))
+    >>> p = batch.trial_params
+    >>> bool(np.all((p["sample"] == p["test"]) == (p["label"] == 1)))
+    True
     """
 
     name = "dms"

@@ -38,6 +38,21 @@ class FlipFlop(Task):
     Notes
     -----
     ``ood()`` returns trials four times longer with half the pulse rate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import FlipFlop
+    >>> task = FlipFlop(n_bits=3, n_steps=32, p_pulse=0.2)
+    >>> batch = task.sample(5, seed=0)
+    >>> batch.inputs.shape, batch.targets.shape  # (trial, time, bit)
+    ((5, 32, 3), (5, 32, 3))
+    >>> sorted(np.unique(batch.targets).tolist())  # every target is a sign
+    [-1.0, 1.0]
+    >>> task.evaluate(batch.targets, batch)["accuracy"]
+    1.0
+    >>> task.ood().n_steps, task.ood().p_pulse  # out of distribution: 4x longer, half the pulses
+    (128, 0.1)
     """
 
     name = "flipflop"

@@ -19,7 +19,17 @@ EMISSIONS = ("linear", "gaussian")
 
 class HMMParams(NamedTuple):
     """A categorical HMM: ``start`` (state,), ``transition`` (state, state) with rows
-    ``P(s[t+1] | s[t])``, ``emission`` (state, symbol) with rows ``P(y[t] | s[t])``."""
+    ``P(s[t+1] | s[t])``, ``emission`` (state, symbol) with rows ``P(y[t] | s[t])``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import HMMParams
+    >>> hmm = HMMParams(start=np.array([1.0, 0.0]), transition=np.array([[0.9, 0.1], [0.2, 0.8]]),
+    ...                 emission=np.eye(2))
+    >>> hmm.transition.shape, hmm.emission.shape  # (state, state), (state, symbol)
+    ((2, 2), (2, 2))
+    """
 
     start: np.ndarray
     transition: np.ndarray
@@ -56,6 +66,18 @@ def make_hmm(
     ValueError
         For unknown ``topology``/``emission``, ``n_states < 2``, ``n_symbols < 2`` or
         ``stay_prob`` outside (0, 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import make_hmm
+    >>> hmm = make_hmm(3, "cyclic", stay_prob=0.9)
+    >>> hmm.start.shape, hmm.transition.shape, hmm.emission.shape  # (state,), (state, state), (state, symbol)
+    ((3,), (3, 3), (3, 3))
+    >>> hmm.transition[0].round(2).tolist()  # stay, or move on to the next state
+    [0.9, 0.1, 0.0]
+    >>> bool(np.allclose(hmm.emission.sum(axis=1), 1.0))
+    True
     """
     if topology not in TOPOLOGIES:
         raise ValueError(f"topology must be one of {TOPOLOGIES}, got {topology!r}")
@@ -108,6 +130,18 @@ def sample_hmm(
     Returns
     -------
     states, symbols : ndarray, shape (trial, time), int64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import make_hmm, sample_hmm
+    >>> hmm = make_hmm(2, stay_prob=0.99)
+    >>> states, symbols = sample_hmm(hmm, 4, 50, seed=0)
+    >>> states.shape, symbols.shape  # (trial, time)
+    ((4, 50), (4, 50))
+    >>> again, _ = sample_hmm(hmm, 2, 50, seed=0, first_trial=2)  # trials depend only on seed and index
+    >>> bool(np.array_equal(states[2:], again))
+    True
     """
     seed = resolve_seed(seed)
     n_states = len(hmm.start)
@@ -129,7 +163,16 @@ def sample_hmm(
 
 
 def stationary_distribution(transition: np.ndarray) -> np.ndarray:
-    """Stationary distribution ``pi = pi A`` of a transition matrix (left eigenvector for 1)."""
+    """Stationary distribution ``pi = pi A`` of a transition matrix (left eigenvector for 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks.hmm import stationary_distribution
+    >>> pi = stationary_distribution(np.array([[0.9, 0.1], [0.2, 0.8]]))
+    >>> pi.round(3).tolist()  # 0.2 / 0.3 and 0.1 / 0.3
+    [0.667, 0.333]
+    """
     w, v = np.linalg.eig(transition.T)
     pi = np.real(v[:, np.argmin(np.abs(w - 1.0))])
     return pi / pi.sum()

@@ -20,13 +20,34 @@ __all__ = [
 
 
 def compute_emission_frequencies(symbols: np.ndarray, n_symbols: int) -> np.ndarray:
-    """Fraction of steps emitting each symbol; ``symbols`` (trial, time) int → (symbol,)."""
+    """Fraction of steps emitting each symbol; ``symbols`` (trial, time) int → (symbol,).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import compute_emission_frequencies
+    >>> compute_emission_frequencies(np.array([[0, 0, 1, 2]]), 3).tolist()
+    [0.5, 0.25, 0.25]
+    """
     return np.bincount(np.asarray(symbols).ravel(), minlength=n_symbols) / np.asarray(symbols).size
 
 
 def compute_symbol_transitions(symbols: np.ndarray, n_symbols: int) -> np.ndarray:
     """Empirical ``P(y[t+1] = j | y[t] = i)`` pooled over trials, (symbol, symbol); rows of
-    symbols that never occur before the last step are NaN."""
+    symbols that never occur before the last step are NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import compute_symbol_transitions
+    >>> p = compute_symbol_transitions(np.array([[0, 0, 1, 0, 1]]), 3)
+    >>> p.shape  # (symbol, symbol)
+    (3, 3)
+    >>> p[0].tolist(), p[1].tolist()  # symbol 2 never occurs: its row is NaN
+    ([0.3333333333333333, 0.6666666666666666, 0.0], [1.0, 0.0, 0.0])
+    >>> bool(np.isnan(p[2]).all())
+    True
+    """
     y = np.asarray(symbols)
     counts = np.bincount((y[:, :-1] * n_symbols + y[:, 1:]).ravel(), minlength=n_symbols**2)
     counts = counts.reshape(n_symbols, n_symbols).astype(np.float64)
@@ -39,6 +60,13 @@ def compute_dwell_times(symbols: np.ndarray, n_symbols: int) -> np.ndarray:
 
     Runs cut by the trial boundaries count with their observed length, so compare dwell times
     only between sequences of the same length.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import compute_dwell_times
+    >>> compute_dwell_times(np.array([[0, 0, 0, 1, 1, 0]]), 3).tolist()  # runs 3 and 1 of 0, one of 2 of 1
+    [2.0, 2.0, nan]
     """
     y = np.asarray(symbols)
     starts = np.ones_like(y, dtype=bool)
@@ -87,6 +115,18 @@ class HMMEmulation(Task):
     -----
     ``ood()`` returns sequences four times longer. Per-trial params: ``states`` and ``symbols``
     (trial, time).
+
+    Examples
+    --------
+    >>> from neurodyn.tasks import HMMEmulation
+    >>> task = HMMEmulation(n_states=2, n_steps=30, n_noise=4)
+    >>> task.n_inputs, task.n_outputs, task.loss
+    (4, 3, 'sinkhorn')
+    >>> batch = task.sample(8, seed=0)
+    >>> batch.inputs.shape, batch.targets.shape  # noise in; one-hot symbols out
+    ((8, 30, 4), (8, 30, 3))
+    >>> batch.trial_params["symbols"].shape
+    (8, 30)
     """
 
     name = "hmm"

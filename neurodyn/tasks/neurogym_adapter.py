@@ -19,7 +19,14 @@ __all__ = ["NeurogymTask", "from_neurogym", "make_neurogym_task", "neurogym_avai
 
 
 def neurogym_available() -> bool:
-    """Whether neurogym can be imported (checked without importing it)."""
+    """Whether neurogym can be imported (checked without importing it).
+
+    Examples
+    --------
+    >>> from neurodyn.tasks.neurogym_adapter import neurogym_available
+    >>> isinstance(neurogym_available(), bool)
+    True
+    """
     return importlib.util.find_spec("neurogym") is not None
 
 
@@ -40,6 +47,30 @@ class NeurogymTask(Task):
         ``gt``, ``dt``, ``observation_space.shape`` and ``action_space`` (``.n`` or ``.shape``).
     n_steps : int
         Padded trial length in steps; longer trials raise ``ValueError``.
+
+    Examples
+    --------
+    Built by :func:`from_neurogym`; any object with the trial interface of a ``TrialEnv`` works:
+
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> from neurodyn.tasks import NeurogymTask
+    >>> class Env:  # a two-step trial: observe a cue, then report it
+    ...     dt = 100
+    ...     observation_space = SimpleNamespace(shape=(2,))
+    ...     action_space = SimpleNamespace(n=3)
+    ...     def seed(self, seed):
+    ...         self.rng = np.random.default_rng(seed)
+    ...     def new_trial(self):
+    ...         cue = int(self.rng.integers(2))
+    ...         self.ob = np.eye(2)[[cue, cue]]
+    ...         self.gt = np.array([0, 1 + cue])
+    >>> task = NeurogymTask(env=Env(), n_steps=4)
+    >>> task.loss, task.n_inputs, task.n_outputs, task.dt
+    ('cross_entropy', 2, 3, 100.0)
+    >>> batch = task.sample(3, seed=0)
+    >>> batch.inputs.shape, batch.targets.shape, batch.mask[0, :, 0].tolist()  # padded to 4 steps
+    ((3, 4, 2), (3, 4, 1), [1.0, 1.0, 0.0, 0.0])
     """
 
     name = "neurogym"
@@ -127,6 +158,28 @@ def from_neurogym(env: Any, *, n_steps: int) -> NeurogymTask:
     TypeError
         If ``env`` lacks ``new_trial``, ``gt``-producing trials, ``observation_space`` or
         ``action_space``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> from neurodyn.tasks import from_neurogym
+    >>> class Env:  # the trial interface of a neurogym TrialEnv, continuous actions
+    ...     dt = 20
+    ...     observation_space = SimpleNamespace(shape=(1,))
+    ...     action_space = SimpleNamespace(shape=(1,))
+    ...     def seed(self, seed):
+    ...         self.rng = np.random.default_rng(seed)
+    ...     def new_trial(self):
+    ...         self.ob = self.rng.normal(size=(5, 1))
+    ...         self.gt = np.cumsum(self.ob, axis=0)
+    >>> task = from_neurogym(Env(), n_steps=5)
+    >>> task.loss, task.sample(2, seed=1).targets.shape
+    ('mse', (2, 5, 1))
+    >>> from_neurogym(object(), n_steps=5)
+    Traceback (most recent call last):
+    ...
+    TypeError: env lacks new_trial, observation_space, action_space, dt; pass a neurogym TrialEnv
     """
     missing = [a for a in ("new_trial", "observation_space", "action_space", "dt")
                if not hasattr(env, a)]
@@ -142,6 +195,20 @@ def make_neurogym_task(env_id: str, *, n_steps: int, **env_kwargs: Any) -> Neuro
     ------
     ImportError
         If neurogym is not installed (``pip install "neurodyn[neurogym]"``).
+
+    Examples
+    --------
+    Needs neurogym; without it the call raises ``ImportError`` naming the extra to install:
+
+    >>> from neurodyn.tasks import make_neurogym_task
+    >>> from neurodyn.tasks.neurogym_adapter import neurogym_available
+    >>> if neurogym_available():
+    ...     task = make_neurogym_task("PerceptualDecisionMaking-v0", n_steps=200)
+    ...     loss = task.loss
+    ... else:
+    ...     loss = "cross_entropy"
+    >>> loss
+    'cross_entropy'
     """
     if not neurogym_available():
         raise ImportError('neurogym is not installed; pip install "neurodyn[neurogym]"')

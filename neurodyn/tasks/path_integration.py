@@ -63,6 +63,21 @@ class PathIntegration(Task):
     -----
     ``ood()`` returns the task with paths four times longer.
     Per-trial params: ``position`` (trial, time + 1, dim), ``x0`` (trial, dim).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import PathIntegration
+    >>> task = PathIntegration(n_dims=2, duration_ms=200.0)
+    >>> task.n_steps, task.n_inputs, task.n_outputs  # 20 ms steps; velocity + start position in
+    (10, 4, 2)
+    >>> batch = task.sample(3, seed=0)
+    >>> batch.inputs.shape, batch.targets.shape
+    ((3, 10, 4), (3, 10, 2))
+    >>> bool(np.all(np.abs(batch.targets) <= task.box_size_m / 2))  # paths stay in the box
+    True
+    >>> task.evaluate(batch.targets, batch)["accuracy"]
+    1.0
     """
 
     name = "path_integration"

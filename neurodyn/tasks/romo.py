@@ -61,6 +61,20 @@ class DelayedDiscrimination(Task):
     -----
     ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
     Per-trial params: ``f1``, ``f2`` (Hz), ``delay_ms``, ``label`` (1 if f1 > f2 else 2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import DelayedDiscrimination
+    >>> task = DelayedDiscrimination(delay_min_ms=100.0, delay_max_ms=200.0)
+    >>> task.n_inputs, task.n_outputs, task.loss
+    (3, 3, 'cross_entropy')
+    >>> batch = task.sample(4, seed=0)
+    >>> batch.inputs.shape  # padded to the longest delay: (200 + 200 + 200 + 200 + 200) ms / 20 ms
+    (4, 50, 3)
+    >>> p = batch.trial_params
+    >>> bool(np.all((p["f1"] > p["f2"]) == (p["label"] == 1))), bool(np.all(abs(p["f1"] - p["f2"]) == 8.0))
+    (True, True)
     """
 
     name = "romo"

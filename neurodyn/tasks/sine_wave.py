@@ -49,6 +49,21 @@ class SineWave(Task):
     -----
     ``ood()`` returns the task with ``frequencies="ood"``.
     Per-trial params: ``frequency_hz`` (trial, channel).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import SineWave
+    >>> task = SineWave(n_frequencies=4, duration_ms=500.0)
+    >>> task.frequency_set().tolist()  # Hz
+    [1.0, 2.0, 3.0, 4.0]
+    >>> batch = task.sample(2, seed=0)
+    >>> batch.inputs.shape, batch.targets.shape  # (trial, time, channel): 50 steps of 10 ms
+    ((2, 50, 1), (2, 50, 1))
+    >>> f = batch.trial_params["frequency_hz"][:, 0]
+    >>> t = np.arange(50) * task.dt / 1000.0
+    >>> bool(np.allclose(batch.targets[:, :, 0], np.sin(2 * np.pi * f[:, None] * t), atol=1e-6))
+    True
     """
 
     name = "sine_wave"

@@ -15,7 +15,18 @@ OPTIMIZERS = {"adam": torch.optim.Adam, "radam": torch.optim.RAdam}
 
 
 def check_device(device: Any) -> torch.device:
-    """``device`` as a ``torch.device``; a clear ``ValueError`` if it is malformed or unavailable."""
+    """``device`` as a ``torch.device``; a clear ``ValueError`` if it is malformed or unavailable.
+
+    Examples
+    --------
+    >>> from neurodyn.training.train import check_device
+    >>> check_device("cpu")
+    device(type='cpu')
+    >>> check_device("gpu0")
+    Traceback (most recent call last):
+    ...
+    ValueError: device 'gpu0' is not a torch device; use e.g. 'cpu' or 'cuda:0'
+    """
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as err:

@@ -16,7 +16,24 @@ STATUSES = ("completed", "diverged", "stopped_early", "target_reached")
 
 
 class TrainingDivergedError(FloatingPointError):
-    """Training met a NaN/Inf loss or parameter; raised only by ``result.raise_if_diverged()``."""
+    """Training met a NaN/Inf loss or parameter; raised only by ``result.raise_if_diverged()``.
+
+    Examples
+    --------
+    Training does not raise on NaN/Inf; the result says so and raises only when asked:
+
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.training import TrainingDivergedError, TrainResult
+    >>> divergence = {"message": "loss is NaN at iteration 7"}
+    >>> result = TrainResult(LeakyRNN(1, 4, 1), config={"divergence": divergence}, status="diverged")
+    >>> try:
+    ...     result.raise_if_diverged()
+    ... except TrainingDivergedError as err:
+    ...     print(err)
+    loss is NaN at iteration 7
+    >>> issubclass(TrainingDivergedError, FloatingPointError)
+    True
+    """
 
 
 class _Outcome:
@@ -40,6 +57,19 @@ class TrainResult(_Outcome):
         (``eval_iteration``, ``eval_<metric>``, ``eval_loss``)
     config : the settings (stored in checkpoints) with the resolved ``seed``, ``iterations_run``,
         ``status``, ``stop_reason``, early stopping / curriculum outcomes and ``divergence``
+
+    Examples
+    --------
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> from neurodyn.training import train
+    >>> result = train(LeakyRNN(1, 8, 1, seed=0), FlipFlop(n_bits=1, n_steps=20), n_iterations=4,
+    ...                batch_size=4, eval_every=2, progress=False)
+    >>> result.status, result.divergence, result.config["iterations_run"]
+    ('completed', None, 4)
+    >>> result.history["iteration"], result.history["eval_iteration"]  # 0-based; evaluated every 2nd
+    ([0, 1, 2, 3], [1, 3])
+    >>> result.raise_if_diverged()  # nothing to raise
     """
 
     model: RecurrentModel
@@ -56,7 +86,20 @@ class TrainResult(_Outcome):
 @dataclass(frozen=True)
 class FitResult(TrainResult):
     """What :func:`~neurodyn.training.fit_teacher_forcing` returns: history per epoch (``epoch``,
-    ``loss``, ``alpha``, ``lr``, ``seconds`` and the ``callback`` values), ``config["epochs_run"]``."""
+    ``loss``, ``alpha``, ``lr``, ``seconds`` and the ``callback`` values), ``config["epochs_run"]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.models import PLRNN
+    >>> from neurodyn.training import fit_teacher_forcing
+    >>> t = np.arange(300) * 0.1
+    >>> data = np.stack([np.sin(t), np.cos(t)], axis=1)  # (time, channel)
+    >>> result = fit_teacher_forcing(PLRNN(0, 4, 2, seed=0), data, n_epochs=2, batches_per_epoch=2,
+    ...                              batch_size=4, seq_len=20, progress=False)
+    >>> result.status, result.config["epochs_run"], result.history["epoch"]
+    ('completed', 2, [0, 1])
+    """
 
 
 #: config entries of an ensemble that hold one value per network
@@ -71,6 +114,20 @@ class EnsembleResult(_Outcome):
     histories : per-network dicts of lists (``iteration``, ``loss``, ``eval_<metric>``)
     config : shared settings plus per-network ``seeds``, ``hyperparameters`` and :data:`PER_NETWORK`
     status : per network (a diverged network keeps its last finite weights, the others train on)
+
+    Examples
+    --------
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> from neurodyn.training import train_ensemble
+    >>> result = train_ensemble(lambda seed: LeakyRNN(1, 6, 1, seed=seed), FlipFlop(n_bits=1, n_steps=10),
+    ...                         seeds=[3, 4], n_iterations=3, batch_size=4, eval_every=0, progress=False)
+    >>> len(result.models), result.status
+    (2, ['completed', 'completed'])
+    >>> result.network_config(1)["seed"]
+    4
+    >>> dict(result.to_xarray().sizes)
+    {'network': 2, 'iteration': 3}
     """
 
     models: list[RecurrentModel]

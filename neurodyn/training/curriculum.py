@@ -36,6 +36,18 @@ class Curriculum:
     ------
     ValueError
         If ``values`` is empty or ``advance_when`` is not a (name, number) pair.
+
+    Examples
+    --------
+    >>> from neurodyn.tasks import FlipFlop
+    >>> from neurodyn.training import Curriculum
+    >>> curriculum = Curriculum("n_steps", [10, 20, 40], advance_when=("accuracy", 0.9))
+    >>> curriculum.n_stages, curriculum.task_at(FlipFlop(), 2).n_steps
+    (3, 40)
+    >>> curriculum.ready({"accuracy": 0.95}), curriculum.ready({"accuracy": 0.5})
+    (True, False)
+    >>> curriculum.task_at(FlipFlop(), 0).replace(n_bits=2) == FlipFlop(n_bits=2, n_steps=10)
+    True
     """
 
     param: str

@@ -34,6 +34,17 @@ def ridge_predictivity(source: torch.Tensor, target: torch.Tensor, ridge: float)
     Returns
     -------
     Tensor, scalar
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.training import ridge_predictivity
+    >>> s = torch.randn(200, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> round(ridge_predictivity(s, s @ torch.randn(3, 2, dtype=torch.float64), 0.0).item(), 6)  # linear
+    1.0
+    >>> noise = torch.randn(200, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    >>> bool(ridge_predictivity(s, noise, 0.1) < 0.1)  # unrelated: close to 0
+    True
     """
     S = source - source.mean(0)
     T = target - target.mean(0)
@@ -117,6 +128,18 @@ def train_deflated(
     ----------
     Qian & Pehlevan (2025). Discovering alternative solutions beyond the simplicity bias in recurrent
     neural networks (iterative neural similarity deflation, INSD).
+
+    Examples
+    --------
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> from neurodyn.training import train_deflated
+    >>> task = FlipFlop(n_bits=1, n_steps=10)
+    >>> first = LeakyRNN(1, 6, 1, seed=0)
+    >>> result = train_deflated(LeakyRNN(1, 6, 1, seed=1), task, reference_models=[first], lam=1.0,
+    ...                         n_iterations=3, batch_size=4, eval_every=0, progress=False)
+    >>> result.status, len(result.history["predictivity"])
+    ('completed', 3)
     """
     if not reference_models:
         raise ValueError("reference_models is empty; give at least one trained network to deflate against")

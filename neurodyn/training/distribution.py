@@ -138,7 +138,20 @@ def emit(model: RecurrentModel, inputs: torch.Tensor, *, tau: float = 1.0,
 def sample_emissions(model: RecurrentModel, task: Task, n_trials: int = 512, *,
                      seed: SeedLike = 0, device: Any = "cpu") -> tuple[np.ndarray, Any]:
     """Emit symbols for a fresh batch of ``task``; returns ``(one_hot (trial, time, symbol),
-    batch)`` so that ``task.evaluate(one_hot, batch)`` compares them with the HMM samples."""
+    batch)`` so that ``task.evaluate(one_hot, batch)`` compares them with the HMM samples.
+
+    Examples
+    --------
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import HMMEmulation
+    >>> from neurodyn.training.distribution import sample_emissions
+    >>> task = HMMEmulation(n_states=2, n_steps=12, n_noise=4)
+    >>> one_hot, batch = sample_emissions(LeakyRNN(4, 8, 3, seed=0), task, n_trials=16, seed=0)
+    >>> one_hot.shape, bool((one_hot.sum(axis=-1) == 1).all())  # (trial, time, symbol), one symbol per step
+    ((16, 12, 3), True)
+    >>> "accuracy" in task.evaluate(one_hot, batch)  # compared with the HMM's own sequences
+    True
+    """
     seed = resolve_seed(seed)
     batch = task.sample(n_trials, seed=seed)
     x, _, _ = batch.to_torch(device)
@@ -201,6 +214,17 @@ def train_distribution(
     ValueError
         On size mismatch, unknown ``divergence``, or settings out of range (``epsilon``, ``tau`` and
         ``n_sinkhorn_iter`` must be positive; see also :class:`~neurodyn.training.TrainConfig`).
+
+    Examples
+    --------
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import HMMEmulation
+    >>> from neurodyn.training.distribution import train_distribution
+    >>> task = HMMEmulation(n_states=2, n_steps=8, n_noise=4)
+    >>> result = train_distribution(LeakyRNN(4, 8, 3, seed=0), task, n_iterations=3, batch_size=16,
+    ...                             divergence="mmd", eval_every=0, progress=False)
+    >>> result.status, len(result.history["loss"])
+    ('completed', 3)
     """
     check_sizes(model, task)
     if divergence not in DIVERGENCES:

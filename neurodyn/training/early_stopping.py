@@ -41,6 +41,19 @@ class EarlyStopping:
         Improvement smaller than this does not count.
     restore_best : bool
         Return the weights of the best evaluation rather than the last.
+
+    Examples
+    --------
+    >>> from neurodyn.training import EarlyStopping
+    >>> rule = EarlyStopping("loss", patience=3)
+    >>> rule.direction, EarlyStopping("accuracy", 3).direction  # inferred from the metric's name
+    ('min', 'max')
+    >>> EarlyStopping.coerce(("accuracy", 5)) == EarlyStopping("accuracy", 5)
+    True
+    >>> EarlyStopping("loss", patience=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: early stopping patience must be >= 1, got 0
     """
 
     metric: str

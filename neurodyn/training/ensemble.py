@@ -120,6 +120,18 @@ def train_ensemble(
         length, an unknown loss, a negative or non-finite ``weight_decay``, ``n_active`` outside
         ``[1, n_units]``, or malformed settings (see :class:`~neurodyn.training.TrainConfig`);
         ``TypeError`` for an unknown model family.
+
+    Examples
+    --------
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> from neurodyn.training import train_ensemble
+    >>> result = train_ensemble(lambda seed, gain: LeakyRNN(1, 6, 1, gain=gain, seed=seed),
+    ...                         FlipFlop(n_bits=1, n_steps=10), n_networks=3,
+    ...                         hyperparameters={"gain": [0.5, 1.0, 1.5]}, n_iterations=2, batch_size=4,
+    ...                         eval_every=0, progress=False)
+    >>> len(result.models), result.config["seeds"], result.config["hyperparameters"]["gain"]
+    (3, [0, 1, 2], [0.5, 1.0, 1.5])
     """
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
                       clip_grad_norm=clip_grad_norm, eval_every=eval_every, progress=progress, device=device)

@@ -35,6 +35,21 @@ def save_ensemble(
     ------
     FileExistsError
         If a checkpoint or the index exists and ``overwrite`` is False (nothing is written then).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> from neurodyn.training import save_ensemble, train_ensemble
+    >>> task = FlipFlop(n_bits=1, n_steps=10)
+    >>> result = train_ensemble(lambda seed: LeakyRNN(1, 4, 1, seed=seed), task, n_networks=2, n_iterations=1,
+    ...                         batch_size=2, eval_every=0, progress=False)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     index = save_ensemble(result, tmp, task=task)
+    ...     print(index.name, sorted(p.name for p in Path(tmp).glob("*.pt")))
+    ensemble.json ['network_000.pt', 'network_001.pt']
     """
     from neurodyn.io import save_checkpoint
 
@@ -73,6 +88,20 @@ def load_ensemble(index_path: str | os.PathLike) -> list[Any]:
         If the index or a listed checkpoint is missing.
     ValueError
         If the file is not an ensemble index or is of a newer version.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> from neurodyn.training import load_ensemble, save_ensemble, train_ensemble
+    >>> task = FlipFlop(n_bits=1, n_steps=10)
+    >>> result = train_ensemble(lambda seed: LeakyRNN(1, 4, 1, seed=seed), task, seeds=[7, 8], n_iterations=1,
+    ...                         batch_size=2, eval_every=0, progress=False)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     checkpoints = load_ensemble(save_ensemble(result, tmp, task=task))
+    >>> [c.seed for c in checkpoints], type(checkpoints[0].model).__name__
+    ([7, 8], 'LeakyRNN')
     """
     from neurodyn.io import load_checkpoint
 

@@ -16,7 +16,16 @@ MASKED = {"leaky": ("w_rec", "w_out"), "gru": ("w_hh", "w_out"), "plrnn": ("A", 
 
 
 def stack_raw(models, device):
-    """Stacked raw parameters (leaves with gradients) and buffers, each ``(network, ...)``."""
+    """Stacked raw parameters (leaves with gradients) and buffers, each ``(network, ...)``.
+
+    Examples
+    --------
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.training.ensemble_params import stack_raw
+    >>> raw, buffers = stack_raw([LeakyRNN(1, 5, 1, seed=s) for s in range(3)], "cpu")
+    >>> tuple(raw["w_rec"].shape), raw["w_rec"].requires_grad  # (network, unit, unit), a leaf to train
+    ((3, 5, 5), True)
+    """
     raw = {k: torch.stack([dict(m.named_parameters())[k].detach() for m in models]).to(device)
            for k, _ in models[0].named_parameters()}
     bufs = {k: torch.stack([dict(m.named_buffers())[k] for m in models]).to(device)
@@ -36,7 +45,20 @@ class _ParamsOf(torch.nn.Module):
 
 
 def effective(template, raw, bufs, mask, family):
-    """Ensemble params (tensor fields stacked over networks) from the stacked raw parameters."""
+    """Ensemble params (tensor fields stacked over networks) from the stacked raw parameters.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels import FAMILIES
+    >>> from neurodyn.models import LeakyRNN, LeakyRNNParams
+    >>> from neurodyn.training.ensemble_params import effective, stack_raw
+    >>> models = [LeakyRNN(1, 5, 1, dale=True, seed=s) for s in range(3)]
+    >>> raw, buffers = stack_raw(models, "cpu")
+    >>> params, _ = effective(models[0], raw, buffers, None, FAMILIES[LeakyRNNParams])
+    >>> tuple(params.w_rec.shape), bool(torch.allclose(params.w_rec[2], models[2].params().w_rec))
+    ((3, 5, 5), True)
+    """
     if mask is not None:
         raw = {k: (v * (mask if v.ndim == 2 else mask[:, None, :]) if k in MASKED[family.name] else v)
                for k, v in raw.items()}
@@ -48,7 +70,21 @@ def effective(template, raw, bufs, mask, family):
 
 
 def readout(p, states):
-    """Linear readout of ensemble states (network, trial, time, unit); identity when there is none."""
+    """Linear readout of ensemble states (network, trial, time, unit); identity when there is none.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels import stack_params
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.training.ensemble_params import readout
+    >>> models = [LeakyRNN(1, 5, 2, seed=s) for s in range(3)]
+    >>> gen = torch.Generator().manual_seed(0)
+    >>> states = torch.randn(3, 4, 6, 5, generator=gen)  # (network, trial, time, unit)
+    >>> y = readout(stack_params(models), states)
+    >>> tuple(y.shape), bool(torch.allclose(y[1], models[1].readout(states[1]), atol=1e-6))
+    ((3, 4, 6, 2), True)
+    """
     w = getattr(p, "w_out", None) if hasattr(p, "w_out") else p.B
     if w is None:
         return states
@@ -56,7 +92,21 @@ def readout(p, states):
 
 
 def unstack(template, raw, bufs, mask, family) -> list[RecurrentModel]:
-    """One model per network, the size mask baked into its raw weights."""
+    """One model per network, the size mask baked into its raw weights.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels import FAMILIES
+    >>> from neurodyn.models import LeakyRNN, LeakyRNNParams
+    >>> from neurodyn.training.ensemble_params import stack_raw, unstack
+    >>> models = [LeakyRNN(1, 4, 1, seed=s) for s in range(2)]
+    >>> raw, buffers = stack_raw(models, "cpu")
+    >>> mask = torch.tensor([[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]])  # network 0 acts as 2 units
+    >>> back = unstack(models[0], raw, buffers, mask, FAMILIES[LeakyRNNParams])
+    >>> float(back[0].w_rec.detach()[:, 2:].abs().sum()), bool(torch.equal(back[1].w_rec, models[1].w_rec))
+    (0.0, True)
+    """
     with torch.no_grad():
         if mask is not None:
             raw = {k: (v * (mask if v.ndim == 2 else mask[:, None, :]) if k in MASKED[family.name] else v)

@@ -26,6 +26,19 @@ class Generated(Result):
     :meth:`save` writes that rollout's file (format ``neurodyn.rollout``, ``outputs`` holding the
     observations), which ``neurodyn.io.load`` reads as a ``RolloutResult`` and
     :meth:`Generated.load <neurodyn._result.Result.load>` as a ``Generated``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.models import PLRNN
+    >>> from neurodyn.training import generate
+    >>> model = PLRNN.from_arrays(A=[0.5, 0.5], W=np.zeros((2, 2)), h=[1.0, 0.0])
+    >>> run = generate(model, np.array([0.0, 4.0]), 3, observation="identity")
+    >>> observations, states = run  # unpacks like a pair
+    >>> observations.shape, observations[:, 1].tolist()  # channel 1 halves every step
+    ((3, 2), [2.0, 1.0, 0.5])
+    >>> run.to_rollout().backend
+    'torch'
     """
 
     observations: np.ndarray
@@ -82,6 +95,18 @@ def generate(
     Generated
         ``observations`` (time, channel) or (batch, time, channel) and the latent ``states``;
         NumPy float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.models import PLRNN
+    >>> from neurodyn.training import generate
+    >>> model = PLRNN.from_arrays(A=[0.5], W=[[0.0]], h=[1.0])  # z' = 0.5 z + 1 → fixed point 2
+    >>> run = generate(model, np.array([[0.0], [4.0]]), 20, observation="identity")  # a batch of 2 starts
+    >>> run.observations.shape, run.states.shape  # (batch, time, channel), (batch, time, state)
+    ((2, 20, 1), (2, 20, 1))
+    >>> np.round(run.observations[:, -1, 0], 4).tolist()
+    [2.0, 2.0]
     """
     obs.check_observation(observation)
     ref = next(model.parameters())

@@ -28,6 +28,17 @@ _EPS = 1e-3
 
 
 def check_observation(observation: str) -> None:
+    """Raise a ``ValueError`` listing :data:`OBSERVATIONS` unless ``observation`` is one of them.
+
+    Examples
+    --------
+    >>> from neurodyn.training.observation import check_observation
+    >>> check_observation("poisson")
+    >>> check_observation("gaussian")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown observation model 'gaussian'; choose one of identity, affine, poisson
+    """
     if observation not in OBSERVATIONS:
         raise ValueError(
             f"unknown observation model {observation!r}; choose one of {', '.join(OBSERVATIONS)}")
@@ -37,6 +48,19 @@ def affine_readout(model) -> tuple[torch.Tensor, torch.Tensor]:
     """``(B (output, state), b (output,))`` with ``readout(z) = z @ B.T + b`` (differentiable).
 
     Found by evaluating the readout at 0 and at the unit vectors, so it works for any model.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.training.observation import affine_readout
+    >>> model = LeakyRNN(1, 5, 2, seed=0)
+    >>> B, b = affine_readout(model)
+    >>> tuple(B.shape), tuple(b.shape)  # (output, state), (output,)
+    ((2, 5), (2,))
+    >>> z = torch.randn(3, 5, generator=torch.Generator().manual_seed(0))
+    >>> bool(torch.allclose(model.readout(z), z @ B.T + b, atol=1e-6))
+    True
     """
     ref = next(model.parameters())
     n = model.state_size
@@ -60,6 +84,17 @@ def prepare_observation(model, observation: str, n_channels: int) -> list[str]:
     ValueError
         If ``model.n_outputs != n_channels``, the readout is not affine, or ``"identity"`` is asked
         of a model with fewer latent units than channels.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import PLRNN
+    >>> from neurodyn.training.observation import affine_readout, prepare_observation
+    >>> model = PLRNN(0, 4, 2, seed=0)
+    >>> prepare_observation(model, "identity", 2)  # the readout becomes [I 0] and is frozen
+    ['B', 'b_out']
+    >>> affine_readout(model)[0].tolist()
+    [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]
     """
     check_observation(observation)
     if model.n_outputs != n_channels:
@@ -97,7 +132,16 @@ def prepare_observation(model, observation: str, n_channels: int) -> list[str]:
 
 
 def forcing_mask(model, observation: str, n_channels: int) -> torch.Tensor:
-    """``(state,)`` mask of the teacher-forced latent dimensions (first ``n_channels`` for identity)."""
+    """``(state,)`` mask of the teacher-forced latent dimensions (first ``n_channels`` for identity).
+
+    Examples
+    --------
+    >>> from neurodyn.models import PLRNN
+    >>> from neurodyn.training.observation import forcing_mask
+    >>> model = PLRNN(0, 4, 2, seed=0)
+    >>> forcing_mask(model, "identity", 2).tolist(), forcing_mask(model, "affine", 2).tolist()
+    ([1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0])
+    """
     ref = next(model.parameters())
     mask = torch.ones(model.state_size, dtype=ref.dtype, device=ref.device)
     if observation == "identity":
@@ -110,6 +154,17 @@ def forcing_targets(x: np.ndarray, observation: str, smoothing: float = 2.0) -> 
 
     Gaussian models use the data themselves; the Poisson model uses the inverse softplus of the
     counts smoothed along time with a Gaussian of ``smoothing`` bins. ``x`` is (trial, time, channel).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.training.observation import forcing_targets
+    >>> counts = np.full((1, 50, 2), 3.0)  # (trial, time, channel)
+    >>> forcing_targets(counts, "affine") is counts  # Gaussian models force with the data
+    True
+    >>> y = forcing_targets(counts, "poisson")  # inverse softplus of the smoothed rate
+    >>> y.shape, round(float(np.log1p(np.exp(y[0, 25, 0]))), 3)
+    ((1, 50, 2), 3.001)
     """
     if observation != "poisson":
         return x
@@ -123,18 +178,53 @@ def forcing_targets(x: np.ndarray, observation: str, smoothing: float = 2.0) -> 
 
 
 def invert(B: torch.Tensor, b: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Latent estimate ``B⁺ (y - b)``; ``y`` (..., output) → (..., state)."""
+    """Latent estimate ``B⁺ (y - b)``; ``y`` (..., output) → (..., state).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.training.observation import invert
+    >>> B, b = torch.tensor([[2.0, 0.0], [0.0, 4.0]]), torch.tensor([1.0, 1.0])
+    >>> invert(B, b, torch.tensor([[3.0, 9.0]])).tolist()  # B⁺ (y - b)
+    [[1.0, 2.0]]
+    """
     return (y - b) @ torch.linalg.pinv(B).T
 
 
 def observe(model, z: torch.Tensor, observation: str) -> torch.Tensor:
-    """Predicted observations: the readout, passed through softplus for the Poisson model."""
+    """Predicted observations: the readout, passed through softplus for the Poisson model.
+
+    Examples
+    --------
+    >>> import math
+    >>> import torch
+    >>> from neurodyn.models import PLRNN
+    >>> from neurodyn.training.observation import observe, prepare_observation
+    >>> model = PLRNN(0, 2, 2, seed=0)
+    >>> _ = prepare_observation(model, "identity", 2)
+    >>> z = torch.tensor([[0.0, 1.0]])
+    >>> observe(model, z, "identity").tolist()
+    [[0.0, 1.0]]
+    >>> round(observe(model, z, "poisson")[0, 0].item(), 6) == round(math.log(2), 6)  # softplus(0)
+    True
+    """
     y = model.readout(z)
     return torch.nn.functional.softplus(y) if observation == "poisson" else y
 
 
 def observation_loss(pred: torch.Tensor, x: torch.Tensor, observation: str) -> torch.Tensor:
-    """MSE (Gaussian models) or mean Poisson negative log-likelihood (``pred`` are rates)."""
+    """MSE (Gaussian models) or mean Poisson negative log-likelihood (``pred`` are rates).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.training.observation import observation_loss
+    >>> pred, x = torch.tensor([[1.0, 2.0]]), torch.tensor([[1.0, 4.0]])
+    >>> observation_loss(pred, x, "affine").item()  # mean squared error
+    2.0
+    >>> round(observation_loss(pred, x, "poisson").item(), 4)  # mean of rate - x log(rate)
+    0.1137
+    """
     if observation == "poisson":
         return torch.nn.functional.poisson_nll_loss(pred, x, log_input=False, full=False, eps=1e-6)
     return torch.mean((pred - x) ** 2)

@@ -29,6 +29,17 @@ class WeightPenalty:
     p : 1 (L1, sparse weights) or 2 (L2)
     weights : names of params fields to penalise; ``None`` means every matrix (ndim >= 2), e.g.
         ``w_in``, ``w_rec`` and ``w_out`` of a leaky RNN (biases are never included by default).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.training import WeightPenalty
+    >>> params = LeakyRNN(1, 4, 1, seed=0).params()
+    >>> penalty = WeightPenalty(0.5, p=2, weights=("w_rec",))
+    >>> value = penalty(params, torch.zeros(1, 1, 4))  # states do not enter a weight penalty
+    >>> penalty.name, bool(torch.isclose(value, 0.5 * params.w_rec.pow(2).mean()))
+    ('l2_weight', True)
     """
 
     strength: float
@@ -59,6 +70,14 @@ class RatePenalty:
 
     For :class:`~neurodyn.models.LeakyRNN` and :class:`~neurodyn.models.LowRankRNN` the state is
     the firing rate. ``p = 1`` favours sparse activity, ``p = 2`` low-energy activity.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.training import RatePenalty
+    >>> states = torch.full((2, 3, 4), 0.5)  # (trial, time, unit)
+    >>> RatePenalty(2.0, p=1)(None, states).item(), RatePenalty(2.0, p=2).name
+    (1.0, 'l2_rate')
     """
 
     strength: float
@@ -73,22 +92,53 @@ class RatePenalty:
 
 
 def l1_weight(strength: float, weights: tuple[str, ...] | None = None) -> WeightPenalty:
-    """L1 penalty on weights (see :class:`WeightPenalty`)."""
+    """L1 penalty on weights (see :class:`WeightPenalty`).
+
+    Examples
+    --------
+    >>> from neurodyn.training import WeightPenalty, l1_weight
+    >>> l1_weight(1e-3) == WeightPenalty(1e-3, p=1)
+    True
+    """
     return WeightPenalty(strength, 1, weights)
 
 
 def l2_weight(strength: float, weights: tuple[str, ...] | None = None) -> WeightPenalty:
-    """L2 penalty on weights (see :class:`WeightPenalty`)."""
+    """L2 penalty on weights (see :class:`WeightPenalty`).
+
+    Examples
+    --------
+    >>> from neurodyn.training import WeightPenalty, l2_weight
+    >>> penalty = l2_weight(1e-3, weights=("w_rec",))
+    >>> penalty == WeightPenalty(1e-3, p=2, weights=("w_rec",)), penalty.name
+    (True, 'l2_weight')
+    """
     return WeightPenalty(strength, 2, weights)
 
 
 def l1_rate(strength: float) -> RatePenalty:
-    """L1 penalty on firing rates (see :class:`RatePenalty`)."""
+    """L1 penalty on firing rates (see :class:`RatePenalty`).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.training import l1_rate
+    >>> round(l1_rate(0.1)(None, torch.full((1, 2, 3), -2.0)).item(), 6)  # 0.1 * mean |r|
+    0.2
+    """
     return RatePenalty(strength, 1)
 
 
 def l2_rate(strength: float) -> RatePenalty:
-    """L2 penalty on firing rates (see :class:`RatePenalty`)."""
+    """L2 penalty on firing rates (see :class:`RatePenalty`).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.training import l2_rate
+    >>> round(l2_rate(0.1)(None, torch.full((1, 2, 3), -2.0)).item(), 6)  # 0.1 * mean r**2
+    0.4
+    """
     return RatePenalty(strength, 2)
 
 
@@ -106,6 +156,16 @@ def make_regularizers(spec: Mapping[str, float] | Iterable[Any] | None) -> tuple
     ------
     ValueError
         For an unknown key, a negative or non-finite strength, or ``p`` other than 1 or 2.
+
+    Examples
+    --------
+    >>> from neurodyn.training.regularizers import make_regularizers
+    >>> [r.name for r in make_regularizers({"l2_weight": 1e-3, "l1_rate": 0.0, "l2_rate": 1e-2})]  # 0 drops
+    ['l2_weight', 'l2_rate']
+    >>> make_regularizers({"l3_weight": 1.0})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown regularizer ['l3_weight']; choose from l1_weight, l2_weight, l1_rate, l2_rate
     """
     if spec is None:
         return ()

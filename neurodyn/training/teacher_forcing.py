@@ -159,6 +159,20 @@ def fit_teacher_forcing(
     ValueError
         On mismatched channel or input counts, recordings shorter than ``seq_len + 1``, or settings
         out of range (see also :class:`~neurodyn.training.TrainConfig`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.models import PLRNN
+    >>> from neurodyn.training import fit_teacher_forcing, generate
+    >>> t = np.arange(400) * 0.2
+    >>> data = np.stack([np.sin(t), np.cos(t)], axis=1)  # (time, channel): a rotation
+    >>> result = fit_teacher_forcing(PLRNN(0, 6, 2, seed=0), data, alpha=0.2, n_epochs=3, batches_per_epoch=4,
+    ...                              batch_size=8, seq_len=25, lr=1e-2, seed=0, progress=False)
+    >>> result.status, len(result.history["loss"]), result.history["alpha"][0]
+    ('completed', 3, 0.2)
+    >>> generate(result.model, data[0], 10, observation="identity").observations.shape
+    (10, 2)
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")

@@ -87,6 +87,24 @@ def train(
         If the model's input/output sizes do not match the task's, ``loss`` is unknown, a setting
         is out of range (:class:`~neurodyn.training.TrainConfig`), or a regulariser, early-stopping
         rule or curriculum is malformed.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> from neurodyn.training import train
+    >>> model, task = LeakyRNN(1, 8, 1, seed=0), FlipFlop(n_bits=1, n_steps=20)
+    >>> result = train(model, task, n_iterations=5, batch_size=8, lr=1e-2, eval_every=5, seed=1,
+    ...                progress=False)
+    >>> result.status, len(result.history["loss"]), sorted(k for k in result.history if k.startswith("eval_"))
+    ('completed', 5, ['eval_accuracy', 'eval_iteration', 'eval_loss', 'eval_mse'])
+    >>> bool(torch.equal(model.w_rec, LeakyRNN(1, 8, 1, seed=0).w_rec))  # the argument is left untouched
+    True
+    >>> again = train(model, task, n_iterations=5, batch_size=8, lr=1e-2, eval_every=5, seed=1,
+    ...               progress=False)
+    >>> bool(torch.equal(again.model.w_rec, result.model.w_rec))  # same seed, same network, bit for bit
+    True
     """
     check_sizes(model, task)
     if target_metric is not None and not (
@@ -195,6 +213,18 @@ def evaluate(model: RecurrentModel, task: Task, batch=None, *, n_trials: int = 2
 
     Returns ``task.evaluate``'s metrics plus ``"loss"``, the masked training loss (``loss`` or
     ``task.loss``) on the batch, unless the task already reports a metric of that name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> from neurodyn.training import evaluate
+    >>> metrics = evaluate(LeakyRNN(1, 8, 1, seed=0), FlipFlop(n_bits=1, n_steps=20), n_trials=8)
+    >>> sorted(metrics)  # the task's metrics plus the masked training loss
+    ['accuracy', 'loss', 'mse']
+    >>> 0.0 <= metrics["accuracy"] <= 1.0
+    True
     """
     if batch is None:
         batch = task.sample(n_trials, seed=seed)

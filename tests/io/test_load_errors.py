@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
-
 import numpy as np
 import pytest
 import xarray as xr
 
-import neurodyn.io
 from neurodyn._result import FORMATS, decode_attrs, encode_attrs
 from neurodyn.analysis import find_fixed_points, find_manifolds, load_fixed_points
 from neurodyn.io import Checkpoint, ResultFileError, load, save_checkpoint
@@ -46,9 +43,6 @@ def test_load_reads_a_checkpoint_and_a_result(saved, tmp_path):
     assert isinstance(load(ckpt), Checkpoint)
     assert type(load(saved)).__name__ == "FixedPointResult"
 
-
-def test_load_docstring_example_runs():
-    assert doctest.testmod(neurodyn.io._load).failed == 0
 
 
 def test_missing_file(tmp_path):

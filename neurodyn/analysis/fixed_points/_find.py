@@ -151,6 +151,23 @@ def find_fixed_points(
         (``RuntimeWarning``, one line with the estimate and how to reduce it).
     TypeError
         If ``model`` is a callable and ``state_size`` is missing.
+
+    Examples
+    --------
+    One tanh unit with self-weight 2 is bistable: ``h = tanh(2 h)`` has the stable points ±0.9575 and
+    the unstable point 0.
+
+    >>> import numpy as np
+    >>> import torch
+    >>> from neurodyn.analysis import find_fixed_points
+    >>> from neurodyn.models import LeakyRNN
+    >>> model = LeakyRNN(0, 1, 1, alpha=1.0, seed=0)
+    >>> with torch.no_grad():
+    ...     _ = model.w_rec.fill_(2.0), model.b.zero_()
+    >>> result = find_fixed_points(model, initial_states=np.linspace(-2.0, 2.0, 16)[:, None], seed=0)
+    >>> points = result.fixed_points()
+    >>> np.round(points.states[:, 0], 4).tolist(), points.stability.tolist()
+    ([0.9575, -0.9575, 0.0], ['stable', 'stable', 'unstable'])
     """
     if method not in (*METHODS, "auto"):
         raise ValueError(f"unknown method {method!r}; choose one of auto, {', '.join(METHODS)}")

@@ -170,6 +170,30 @@ class FixedPointResult(PointResult):
     ----------
     jacobians : ndarray, shape (fixed_point, unit, unit), optional
         The (monodromy) Jacobians; not stored in the netCDF file.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import torch
+    >>> from neurodyn.analysis import find_fixed_points
+    >>> from neurodyn.models import LeakyRNN
+    >>> model = LeakyRNN(0, 1, 1, alpha=1.0, seed=0)
+    >>> with torch.no_grad():
+    ...     _ = model.w_rec.fill_(2.0), model.b.zero_()
+    >>> result = find_fixed_points(model, initial_states=np.linspace(-2.0, 2.0, 16)[:, None], seed=0)
+    >>> result.states.shape, result.status.tolist()  # (fixed_point, unit), one row per distinct point
+    ((3, 1), ['converged', 'converged', 'converged'])
+    >>> print(result.summary())
+    kind                          count       max q
+    fixed points (converged)          3    0.00e+00
+      stable                          2    0.00e+00
+      saddle                          0           -
+      unstable                        1    0.00e+00
+      marginal                        0           -
+    slow points (not converged)       0           -
+    (converged: q < tol_q = 1.0e-12; method levenberg_marquardt)
+    >>> result.to_xarray().attrs["format"]
+    'neurodyn.fixed_points'
     """
 
     jacobians: np.ndarray | None = None
@@ -277,5 +301,20 @@ def load_fixed_points(path) -> FixedPointResult:
         If ``path`` does not exist.
     neurodyn.io.ResultFileError
         If the file is not a fixed-point or cycle file, or is damaged (see :func:`neurodyn.io.load`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> from neurodyn.analysis import find_fixed_points, load_fixed_points
+    >>> from neurodyn.models import PLRNN
+    >>> model = PLRNN.from_arrays(A=[0.5], W=[[0.0]], h=[1.0])  # z* = 2
+    >>> result = find_fixed_points(model, initial_states=np.zeros((2, 1)), seed=0)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = result.save(Path(tmp) / "fp.nc")
+    ...     loaded = load_fixed_points(path)
+    >>> np.round(loaded.states, 6).tolist(), loaded.stability.tolist()
+    ([[2.0]], ['stable'])
     """
     return read_result(path, expect=FixedPointResult)

@@ -36,6 +36,20 @@ class LyapunovResult(Result):
     n_steps, n_transient, seed : int
     backend : str
         ``"torch"`` (the reference: torch rollout, NumPy QR) or ``"numba"``: what ran the steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis import lyapunov_spectrum
+    >>> from neurodyn.models import PLRNN
+    >>> model = PLRNN.from_arrays(A=[0.5, 0.25], W=np.zeros((2, 2)), h=[0.0, 0.0])  # linear, diagonal
+    >>> result = lyapunov_spectrum(model, n_steps=50, n_transient=10, n_checkpoints=5, backend="torch")
+    >>> result.exponents.shape, result.running.shape, result.status.tolist()  # (batch, exponent)
+    ((1, 2), (1, 5, 2), ['finite'])
+    >>> np.round(result.exponents[0] / np.log([0.5, 0.25]), 6).tolist()  # log |eigenvalues| per step
+    [1.0, 1.0]
+    >>> dict(result.to_xarray().sizes)["exponent"]
+    2
     """
 
     exponents: np.ndarray

@@ -42,6 +42,18 @@ class BasinResult(Result):
         The grid coordinates per latent dimension when built from ``grid``.
     attrs : dict
         ``max_steps``, ``tol``, ``diverge_radius`` and the backend that ran.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis import compute_basins
+    >>> from neurodyn.models import PLRNN
+    >>> model = PLRNN.from_arrays(A=[0.5], W=[[0.0]], h=[1.0])  # one stable point, z* = 2
+    >>> basins = compute_basins(model, [np.array([2.0])], grid=([(-3.0, 3.0)], 7), max_steps=100)
+    >>> basins.states.shape, basins.labels_grid().shape, basins.fractions  # every start reaches it
+    ((7, 1), (7,), {0: 1.0})
+    >>> dict(basins.to_xarray().sizes)["batch"]
+    7
     """
 
     states: np.ndarray
@@ -243,6 +255,24 @@ def compute_basins(
     ValueError
         Without exactly one of ``states``/``grid``, on bad shapes, NaN/Inf, no attractors, a
         non-positive ``tol`` or ``diverge_radius``, or ``max_steps < 1``.
+
+    Examples
+    --------
+    ``x' = f(x) + relu(y)/2, y' = (y + 1)/2`` with ``f`` of slope 2 for ``|x| < 1`` and 1/2 outside has
+    the stable points (-2, 1) and (4, 1), separated by the saddle at x = -1/2:
+
+    >>> import numpy as np
+    >>> from neurodyn.analysis import compute_basins, find_cycles
+    >>> from neurodyn.models import ShallowPLRNN
+    >>> normals = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    >>> mixing = np.array([[-1.5, 1.5, 0.5], [0.0, 0.0, 0.0]])
+    >>> model = ShallowPLRNN.from_arrays([2.0, 0.5], mixing, normals, [0.0, 0.5], [-1.0, -1.0, 0.0])
+    >>> cycles = find_cycles(model, max_order=1, exhaustive=True)
+    >>> basins = compute_basins(model, cycles, states=[[-3.0, 1.0], [0.0, 1.0], [-1.0, 1.0]], max_steps=300)
+    >>> [basins.attractors[k].tolist() for k in basins.labels]  # the attractor each start reaches
+    [[[-2.0, 1.0]], [[4.0, 1.0]], [[-2.0, 1.0]]]
+    >>> basins.status.tolist()
+    ['attracted', 'attracted', 'attracted']
     """
     if not (math.isfinite(tol) and tol > 0 and math.isfinite(diverge_radius) and diverge_radius > 0):
         raise ValueError(f"tol and diverge_radius must be finite and > 0, got {tol}, {diverge_radius}")
@@ -311,6 +341,23 @@ def _simulate(block, z, pts, owner, max_steps, tol, radius, chunk=32):
 
 
 def basin_boundary(manifolds: Any) -> list:
-    """The stable-manifold pieces of codimension 1, which separate basins of attraction."""
+    """The stable-manifold pieces of codimension 1, which separate basins of attraction.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis import find_cycles, find_manifolds
+    >>> from neurodyn.analysis.plrnn import basin_boundary
+    >>> from neurodyn.models import ShallowPLRNN
+    >>> normals = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    >>> mixing = np.array([[-1.5, 1.5, 0.5], [0.0, 0.0, 0.0]])
+    >>> model = ShallowPLRNN.from_arrays([2.0, 0.5], mixing, normals, [0.0, 0.5], [-1.0, -1.0, 0.0])
+    >>> cycles = find_cycles(model, max_order=1, exhaustive=True)
+    >>> boundary = basin_boundary(find_manifolds(model, cycles, kind="stable", box=(-4.0, 5.0)))
+    >>> pts = np.concatenate([p.samples for p in boundary])
+    >>> near = (pts[:, 1] > 0) & (np.abs(pts[:, 0]) < 1)  # near the saddle: x = -1/2 - (y - 1)/3
+    >>> all(p.dim == 1 for p in boundary), bool(np.allclose(pts[near, 0], -0.5 - (pts[near, 1] - 1) / 3))
+    (True, True)
+    """
     n = len(manifolds.box[0])
     return [p for p in manifolds.select("stable") if p.dim == n - 1]

@@ -52,6 +52,23 @@ class CycleResult(PointResult):
         ``wall_time`` (s).
     attrs : dict
         method ("exact", "exhaustive" or "orbits"), max_order, seed, tolerances, neurodyn version, ...
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis import find_cycles
+    >>> from neurodyn.models import PLRNN
+    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
+    >>> cycles = find_cycles(lozi, max_order=2, exhaustive=True)
+    >>> cycles.states.shape, cycles.region_code.shape  # (fixed_point, latent), (fixed_point, hyperplane)
+    ((4, 2), (4, 2))
+    >>> cycles.cycle_step.tolist(), cycles.status.tolist()  # the 2-cycle takes two consecutive rows
+    ([0, 0, 0, 1], ['converged', 'converged', 'converged', 'converged'])
+    >>> len(cycles.fixed_points().states)  # the order-1 rows
+    2
+    >>> ds = cycles.to_xarray()
+    >>> ds.attrs["format"], int(ds.sizes["fixed_point"])
+    ('neurodyn.cycles', 4)
     """
 
     region_margin: np.ndarray

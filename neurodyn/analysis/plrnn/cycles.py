@@ -102,6 +102,26 @@ def find_cycles(
         For non-positive ``max_order``/``n_restarts``/``max_iter``, negative or non-finite
         tolerances, ``max_condition <= 1``, a wrong ``u``, or (exhaustive) too many regions or
         sequences.
+
+    Examples
+    --------
+    The Lozi map ``x' = 1 + y - 1.7|x|, y' = 0.5 x`` as a PLRNN (``|x| = 2 relu(x) - x``): the
+    exhaustive search proves that it has two fixed points and one 2-cycle, all saddles.
+
+    >>> import numpy as np
+    >>> from neurodyn.analysis import find_cycles
+    >>> from neurodyn.models import PLRNN
+    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
+    >>> cycles = find_cycles(lozi, max_order=2, exhaustive=True)
+    >>> cycles.order.tolist(), cycles.stability.tolist(), cycles.n_cycles
+    ([1, 1, 2, 2], ['saddle', 'saddle', 'saddle', 'saddle'], 3)
+    >>> np.round(cycles.states[1], 6).tolist()  # x = 1 / 2.2, y = x / 2
+    [0.454545, 0.227273]
+    >>> print(cycles.summary())
+    order  stable  saddle  unstable  marginal  complete
+        1       0       2         0         0       yes
+        2       0       1         0         0       yes
+    (method exhaustive; 'complete' = proven by enumeration)
     """
     for name, value in (("max_order", max_order), ("n_restarts", n_restarts), ("max_iter", max_iter)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):

@@ -48,6 +48,19 @@ class HomoclinicResult(Result):
     approach : ndarray, shape (point,)
         Smallest distance to the stable piece's saddle cycle along the first ``n_check`` forward
         iterates of the point (a numerical confirmation that it lies on the stable manifold).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis import find_cycles, find_homoclinic_points, find_manifolds
+    >>> from neurodyn.models import PLRNN
+    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
+    >>> manifolds = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), box=3.0, max_depth=5)
+    >>> result = find_homoclinic_points(lozi, manifolds)
+    >>> result.points.shape[1], sorted(set(result.kind.tolist())), sorted(set(result.status.tolist()))
+    (2, ['heteroclinic', 'homoclinic'], ['transversal'])
+    >>> print(result.report().splitlines()[-1][:40])
+    transversal homoclinic point of saddle 1
     """
 
     points: np.ndarray
@@ -206,6 +219,16 @@ def find_homoclinic_points(
     ValueError
         If ``manifolds`` has no stable or no unstable pieces, or was computed for another model
         or input (its saddles are not cycles of this map).
+
+    Examples
+    --------
+    >>> from neurodyn.analysis import find_cycles, find_homoclinic_points, find_manifolds
+    >>> from neurodyn.models import PLRNN
+    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
+    >>> manifolds = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), box=3.0, max_depth=5)
+    >>> homoclinic = find_homoclinic_points(lozi, manifolds)
+    >>> homoclinic.proves_chaos  # a transversal homoclinic point of the saddle at x = 1/2.2
+    True
     """
     from neurodyn.analysis.plrnn._manifold_seed import check_orbit
     from neurodyn.analysis.plrnn.manifolds import _as_system

@@ -47,6 +47,19 @@ class ManifoldPiece:
     residual : float
         Stable pieces: largest distance of ``F(sample)`` from the parent piece (self-consistency of
         the region-wise inverse); 0 for unstable pieces (exact forward images).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis import find_cycles, find_manifolds
+    >>> from neurodyn.models import PLRNN
+    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
+    >>> manifolds = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), box=3.0, max_depth=2)
+    >>> piece = manifolds.select("unstable", saddle=1)[0]
+    >>> piece.kind, piece.dim, piece.basis.shape, piece.samples.shape  # a segment in the plane
+    ('unstable', 1, (2, 1), (8, 2))
+    >>> bool(np.allclose(piece.points(np.zeros(1)), piece.base))
+    True
     """
 
     kind: str
@@ -98,6 +111,18 @@ class Saddle:
     matrix sorted by decreasing modulus, n_unstable, and status: "ok", "not_saddle" (no stable or no
     unstable direction), "not_hyperbolic", "on_boundary" (a cycle point on a switching hyperplane),
     "outside_box".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis import find_cycles, find_manifolds
+    >>> from neurodyn.models import PLRNN
+    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
+    >>> saddle = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), box=3.0, max_depth=1).saddles[1]
+    >>> saddle.points.shape, saddle.n_unstable, saddle.status  # (period, latent)
+    ((1, 2), 1, 'ok')
+    >>> bool(abs(saddle.eigenvalues[0]) > 1 > abs(saddle.eigenvalues[1]))
+    True
     """
 
     points: np.ndarray
@@ -115,6 +140,20 @@ class ManifoldResult(Result):
     ``warnings`` lists non-invertible regions, failed self-consistency checks and skipped saddles.
     :attr:`status` is per piece (``"ok"`` or ``"inconsistent"``: a stable piece whose samples map
     farther than ``consistency_tol`` from its parent), :attr:`saddle_status` per saddle.
+
+    Examples
+    --------
+    >>> from neurodyn.analysis import find_cycles, find_manifolds
+    >>> from neurodyn.models import PLRNN
+    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
+    >>> manifolds = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), kind="unstable", box=3.0,
+    ...                            max_depth=2)
+    >>> manifolds.n_pieces == len(manifolds.pieces) == len(manifolds.status)
+    True
+    >>> {p.kind for p in manifolds.pieces}, set(manifolds.status)
+    ({'unstable'}, {'ok'})
+    >>> manifolds.to_xarray().attrs["format"]
+    'neurodyn.manifolds'
     """
 
     pieces: tuple[ManifoldPiece, ...]

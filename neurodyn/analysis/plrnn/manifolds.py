@@ -223,6 +223,20 @@ def find_manifolds(
         On an unknown ``kind``, a bad ``box`` or caps, or cycles that are not cycles of the map.
     TypeError
         If ``model`` is not piecewise-linear.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis import find_cycles, find_manifolds
+    >>> from neurodyn.models import PLRNN
+    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
+    >>> cycles = find_cycles(lozi, max_order=1, exhaustive=True)
+    >>> manifolds = find_manifolds(lozi, cycles, box=3.0, max_depth=5)
+    >>> manifolds.saddle_status.tolist(), sorted({p.kind for p in manifolds.pieces})
+    (['ok', 'ok'], ['stable', 'unstable'])
+    >>> piece = manifolds.select("stable", saddle=1)[0]  # the local piece through the saddle
+    >>> piece.dim, round(float(piece.distance(manifolds.saddles[1].points[0])), 9)
+    (1, 0.0)
     """
     if kind not in ("both", "stable", "unstable"):
         raise ValueError(f"kind must be 'both', 'stable' or 'unstable', got {kind!r}")

@@ -124,6 +124,22 @@ def find_attracting_cycles(
     ValueError
         For non-positive ``n_inits``/``max_order``, negative ``n_transient``, non-finite or wrong-shaped
         ``initial_states``, a ``closure_rtol`` outside (0, 1) or bad tolerances.
+
+    Examples
+    --------
+    Orbits of a bistable map settle on its two stable fixed points, which are then solved exactly:
+
+    >>> import numpy as np
+    >>> from neurodyn.analysis import find_attracting_cycles
+    >>> from neurodyn.models import ShallowPLRNN
+    >>> normals = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    >>> mixing = np.array([[-1.5, 1.5, 0.5], [0.0, 0.0, 0.0]])
+    >>> model = ShallowPLRNN.from_arrays([2.0, 0.5], mixing, normals, [0.0, 0.5], [-1.0, -1.0, 0.0])
+    >>> cycles = find_attracting_cycles(model, n_inits=8, n_transient=200, seed=0)
+    >>> cycles.states.tolist(), cycles.stability.tolist()
+    ([[-2.0, 1.0], [4.0, 1.0]], ['stable', 'stable'])
+    >>> cycles.attrs["method"]
+    'orbits'
     """
     for name, value in (("n_inits", n_inits), ("max_order", max_order), ("n_transient", n_transient)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):

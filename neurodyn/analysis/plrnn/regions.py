@@ -42,6 +42,15 @@ def enumerate_regions(system: PLSystem, *, max_regions: int = 1_000_000, slack_t
     ------
     ValueError
         If the number of regions exceeds ``max_regions``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.plrnn import enumerate_regions
+    >>> from neurodyn.models import PLRNN, pl_system
+    >>> system = pl_system(PLRNN.from_arrays(A=[0.5, 0.5], W=np.eye(2), h=[0.0, 0.0]))
+    >>> enumerate_regions(system).astype(int).tolist()  # 2 ReLUs: 2**2 regions
+    [[0, 0], [0, 1], [1, 0], [1, 1]]
     """
     N, o = system.normals, system.offsets
     H, n = N.shape
@@ -88,6 +97,17 @@ def transition_graph(system: PLSystem, codes: np.ndarray, J: np.ndarray, c: np.n
     to walks of this graph keeps the exhaustive search complete. ``codes`` (region, hyperplane),
     ``J`` (region, latent, latent), ``c`` (region, latent) → bool (region, region). The closures are
     relaxed by ``tol`` (in units of distance), which can only add edges.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.plrnn.regions import enumerate_regions, transition_graph
+    >>> from neurodyn.models import PLRNN, pl_system
+    >>> system = pl_system(PLRNN.from_arrays(A=[0.5], W=[[0.0]], h=[1.0]))  # z' = z / 2 + 1
+    >>> codes = enumerate_regions(system)
+    >>> J, c = system.affine_map(codes)
+    >>> transition_graph(system, codes, J, c).astype(int).tolist()  # z > 0 never maps below 0
+    [[1, 1], [0, 1]]
     """
     N, o = system.normals, system.offsets
     norms = np.linalg.norm(N, axis=1)
@@ -117,6 +137,16 @@ def cyclic_sequences(adj: np.ndarray, k: int, *, max_sequences: int) -> np.ndarr
     ------
     ValueError
         If there are more than ``max_sequences``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.plrnn.regions import cyclic_sequences
+    >>> adj = np.array([[True, True], [True, False]])  # 0 -> 0, 0 -> 1, 1 -> 0
+    >>> [cyclic_sequences(adj, k, max_sequences=10).tolist() for k in (1, 2)]
+    [[[0]], [[0, 1]]]
+    >>> cyclic_sequences(adj, 3, max_sequences=10).tolist()  # one rotation class, primitive only
+    [[0, 0, 1]]
     """
     R = adj.shape[0]
     if adj.all() and float(R) ** k <= 2_000_000:

@@ -13,7 +13,18 @@ __all__ = ["LinearBaseline", "fit_linear_baseline"]
 
 @dataclass(frozen=True)
 class LinearBaseline:
-    """``x[t+1] = A x[t] + C u[t+1] + c``; ``A`` (channel, channel), ``C`` (channel, input), ``c``."""
+    """``x[t+1] = A x[t] + C u[t+1] + c``; ``A`` (channel, channel), ``C`` (channel, input), ``c``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.reconstruction import LinearBaseline
+    >>> baseline = LinearBaseline(A=np.array([[0.5]]), C=np.zeros((1, 0)), c=np.array([1.0]))
+    >>> baseline.run(np.array([0.0]), 3)[:, 0].tolist()  # x' = 0.5 x + 1 from 0
+    [1.0, 1.5, 1.75]
+    >>> baseline.predict(np.array([[0.0], [2.0], [4.0]]), 1)[:, 0].tolist()  # one step ahead of x[:-1]
+    [1.0, 2.0]
+    """
 
     A: np.ndarray
     C: np.ndarray
@@ -58,6 +69,18 @@ def fit_linear_baseline(x_train: np.ndarray, inputs: np.ndarray | None = None) -
     ------
     ValueError
         For fewer than 2 time points, wrong shapes, or NaN/Inf in the data or inputs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.reconstruction import fit_linear_baseline
+    >>> x = np.empty((50, 1))
+    >>> x[0] = 5.0
+    >>> for t in range(49):
+    ...     x[t + 1] = 0.8 * x[t] + 0.2
+    >>> baseline = fit_linear_baseline(x)
+    >>> round(float(baseline.A[0, 0]), 6), round(float(baseline.c[0]), 6)
+    (0.8, 0.2)
     """
     x = np.asarray(x_train, dtype=np.float64)
     if x.ndim != 2 or len(x) < 2:

@@ -51,6 +51,17 @@ def canonical_correlations(X: Any, Y: Any) -> np.ndarray:
     ------
     ValueError
         For non-2-D inputs, differing sample counts or NaN/Inf.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import canonical_correlations
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 3))
+    >>> Y = np.c_[X[:, :2] @ rng.normal(size=(2, 2)), rng.normal(size=100)]  # shares 2 directions with X
+    >>> rho = canonical_correlations(X, Y)
+    >>> rho.shape, np.round(rho[:2], 6).tolist(), bool(rho[2] < 0.5)
+    ((3,), [1.0, 1.0], True)
     """
     Xa, Ya = as_pair(X, Y)
     return _cca(center(Xa), center(Ya))[0]
@@ -83,6 +94,17 @@ def cca_similarity(X: Any, Y: Any, *, kind: Literal["mean_rho", "mean_rho2"] = "
     ------
     ValueError
         For bad inputs or an unknown ``kind``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import cca_similarity
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 4))
+    >>> round(cca_similarity(X, X @ rng.normal(size=(4, 4)) + 3.0), 6)  # invertible map and shift: 1
+    1.0
+    >>> bool(cca_similarity(X, rng.normal(size=(200, 4))) < 0.3)  # independent data
+    True
     """
     check_choice(kind, ("mean_rho", "mean_rho2"), "kind")
     Xa, Ya = as_pair(X, Y)
@@ -130,6 +152,17 @@ def svcca(X: Any, Y: Any, *, keep: float | int = 0.99) -> float:
     ----------
     Raghu, Gilmer, Yosinski & Sohl-Dickstein (2017). SVCCA: Singular vector canonical correlation analysis
     for deep learning dynamics and interpretability. NeurIPS 30.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import svcca
+    >>> rng = np.random.default_rng(0)
+    >>> latent = rng.normal(size=(200, 2))
+    >>> X = latent @ rng.normal(size=(2, 10)) + 1e-3 * rng.normal(size=(200, 10))  # 10 units, 2 dims
+    >>> Y = latent @ rng.normal(size=(2, 8))
+    >>> round(svcca(X, Y, keep=2), 3)  # the 2 leading components of each carry the shared signal
+    1.0
     """
     Xa, Ya = as_pair(X, Y)
     Xr, Yr = _svd_reduce(center(Xa), keep), _svd_reduce(center(Ya), keep)
@@ -163,6 +196,15 @@ def pwcca(X: Any, Y: Any) -> float:
     ----------
     Morcos, Raghu & Bengio (2018). Insights on representational similarity in neural networks with
     canonical correlation. NeurIPS 31.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import pwcca
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> round(pwcca(X, X @ rng.normal(size=(3, 5))), 6), bool(pwcca(X, rng.normal(size=(200, 3))) < 0.3)
+    (1.0, True)
     """
     Xa, Ya = as_pair(X, Y)
     Xc, Yc = center(Xa), center(Ya)

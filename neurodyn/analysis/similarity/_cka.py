@@ -38,6 +38,14 @@ def rbf_bandwidth(X: Any, *, factor: float = 1.0) -> float:
     ------
     ValueError
         If ``factor <= 0``, for bad input, or if all samples coincide (the median distance is 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import rbf_bandwidth
+    >>> X = np.array([[0.0], [1.0], [3.0]])  # pairwise distances 1, 2, 3
+    >>> rbf_bandwidth(X), rbf_bandwidth(X, factor=0.5)
+    (2.0, 1.0)
     """
     if not factor > 0:
         raise ValueError(f"factor must be > 0; got {factor}")
@@ -141,6 +149,20 @@ def cka(
     ----------
     Kornblith, Norouzi, Lee & Hinton (2019). Similarity of neural network representations revisited. ICML.
     Song, Smola, Gretton, Bedo & Borgwardt (2012). Feature selection via dependence maximization. JMLR 13.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import cka
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 5))
+    >>> Q, _ = np.linalg.qr(rng.normal(size=(5, 5)))
+    >>> round(cka(X, 3.0 * X @ Q + 1.0), 6)  # invariant to rotation, isotropic scaling and shifts
+    1.0
+    >>> bool(cka(X, rng.normal(size=(100, 5)), debiased=True) < 0.1)  # unrelated
+    True
+    >>> round(cka(X, X, kernel="rbf"), 6)
+    1.0
     """
     check_choice(kernel, ("linear", "rbf"), "kernel")
     Xa, Ya = as_pair(X, Y, min_rows=4 if debiased else 2)

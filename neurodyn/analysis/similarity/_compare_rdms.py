@@ -162,6 +162,17 @@ def compare_rdms(
     Nili et al. (2014). A toolbox for representational similarity analysis. PLoS Comput Biol 10.
     Diedrichsen et al. (2021). Comparing representational geometries using whitened unbiased-distance-
     matrix similarity. Neurons, Behavior, Data analysis, and Theory 5(3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import compare_rdms, rdm
+    >>> rng = np.random.default_rng(0)
+    >>> R = rdm(rng.normal(size=(6, 10)))  # 6 conditions
+    >>> compare_rdms(R, R ** 2)  # Spearman: any increasing map of the distances gives 1
+    1.0
+    >>> round(compare_rdms(R, R, method="kendall_tau_a"), 6)
+    1.0
     """
     check_choice(method, METHODS, "method")
     a, b = upper_triangle(R1, "R1"), upper_triangle(R2, "R2")

@@ -23,6 +23,15 @@ class HavokFit(NamedTuple):
     n_delays, delay_interval : int
     method : str
         ``"pcr"`` (SVD-truncated DMD) or ``"rrr"`` (reduced-rank regression).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import fit_havok
+    >>> t = np.arange(100) * 0.1
+    >>> fit = fit_havok(np.c_[np.cos(t), np.sin(t)], n_delays=2)
+    >>> fit.operator.shape, fit.rank, fit.full_rank, fit.n_delays, fit.method  # a circle spans 2 dims
+    ((2, 2), 2, 2, 2, 'pcr')
     """
 
     operator: np.ndarray
@@ -70,6 +79,17 @@ def delay_embed(X: Any, *, n_delays: int, delay_interval: int = 1) -> np.ndarray
     ------
     ValueError
         For bad shapes, NaN/Inf, or more delays than the trajectories are long.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import delay_embed
+    >>> X = np.arange(5.0)[:, None]  # (time, unit): 0, 1, 2, 3, 4
+    >>> H = delay_embed(X, n_delays=3)
+    >>> H.shape  # (trial, time - 2, unit * 3)
+    (1, 3, 3)
+    >>> H[0].tolist()  # newest copy first
+    [[2.0, 1.0, 0.0], [3.0, 2.0, 1.0], [4.0, 3.0, 2.0]]
     """
     a = as_trajectories(X, "X")
     n_delays, delay_interval = int(n_delays), int(delay_interval)
@@ -128,6 +148,20 @@ def fit_havok(
     ------
     ValueError
         For bad inputs, ``rank`` outside ``[1, full_rank]`` or negative ``ridge``.
+
+    Examples
+    --------
+    A rotation by 0.1 rad per step is recovered as an operator with eigenvalues ``exp(+-0.1 i)``:
+
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import fit_havok
+    >>> t = np.arange(200) * 0.1
+    >>> fit = fit_havok(np.c_[np.cos(t), np.sin(t)], n_delays=1)
+    >>> fit.operator.shape
+    (2, 2)
+    >>> ev = np.linalg.eigvals(fit.operator)
+    >>> np.round(np.abs(ev), 4).tolist(), np.round(np.sort(np.abs(np.angle(ev))), 4).tolist()
+    ([1.0, 1.0], [0.1, 0.1])
     """
     check_choice(method, ("pcr", "rrr"), "method")
     if not ridge >= 0:

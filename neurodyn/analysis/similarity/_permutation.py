@@ -35,6 +35,18 @@ class PermutationMetric(ParamsMixin):
     perm_ : ndarray of int, shape (n_dim,)
         Column ``perm_[k]`` of the zero-padded ``Y`` is matched to column ``k`` of the zero-padded ``X``,
         ``n_dim = max(unit_x, unit_y)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import PermutationMetric
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 4))
+    >>> metric = PermutationMetric(kind="euclidean").fit(X, X[:, [2, 0, 3, 1]])
+    >>> metric.perm_.tolist()  # column perm_[k] of Y matches column k of X
+    [1, 3, 0, 2]
+    >>> round(metric.score(X, X[:, [2, 0, 3, 1]]), 6)
+    0.0
     """
 
     def __init__(self, *, kind: Literal["angular", "euclidean"] = "angular", center: bool = True) -> None:
@@ -100,6 +112,18 @@ def permutation_distance(
     ------
     ValueError
         For non-2-D inputs, differing sample counts, NaN/Inf or an unknown ``kind``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import permutation_distance, procrustes_distance
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 4))
+    >>> round(permutation_distance(X, X[:, ::-1]), 6)  # relabelled units: distance 0
+    0.0
+    >>> Q, _ = np.linalg.qr(rng.normal(size=(4, 4)))
+    >>> bool(permutation_distance(X, X @ Q) > procrustes_distance(X, X @ Q))  # a rotation is no relabelling
+    True
     """
     return PermutationMetric(kind=kind, center=center).fit(X, Y).score(X, Y)
 
@@ -149,6 +173,20 @@ def soft_matching_distance(
     ----------
     Khosla & Williams (2023). Soft matching distance: a metric on neural representations that captures
     single-neuron tuning. Proceedings of UniReps, PMLR 243.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import permutation_distance, soft_matching_distance
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.normal(size=(40, 3)), rng.normal(size=(40, 3))
+    >>> round(soft_matching_distance(X, X[:, [1, 2, 0]]), 6)
+    0.0
+    >>> d = soft_matching_distance(X, Y, solver="linprog")  # equal unit counts: permutation / sqrt(n)
+    >>> bool(np.isclose(d, permutation_distance(X, Y, kind="euclidean") / np.sqrt(3)))
+    True
+    >>> soft_matching_distance(X, np.c_[X, X], solver="linprog") >= 0.0  # unit counts may differ
+    True
     """
     check_choice(kind, ("euclidean", "angular"), "kind")
     check_choice(solver, ("auto", "pot", "linprog"), "solver")

@@ -32,6 +32,19 @@ class LinearPredictivity(ParamsMixin):
     ----------
     coef_ : ndarray, shape (unit_target, unit_source)
     intercept_ : ndarray, shape (unit_target,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import LinearPredictivity
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 3))
+    >>> Y = X @ np.array([[1.0], [2.0], [0.0]]) + 5.0
+    >>> fit = LinearPredictivity(alpha=1e-6).fit(X, Y)
+    >>> np.round(fit.coef_, 3).tolist(), np.round(fit.intercept_, 3).tolist()  # (unit_target, unit_source)
+    ([[1.0, 2.0, 0.0]], [5.0])
+    >>> round(fit.score(X, Y), 6)
+    1.0
     """
 
     def __init__(self, *, alpha: float = 1.0) -> None:
@@ -45,7 +58,9 @@ class LinearPredictivity(ParamsMixin):
             raise ValueError(f"alpha must be >= 0; got {self.alpha}")
         Xa, Ya = as_pair(X, Y)
         model = Ridge(alpha=self.alpha, fit_intercept=True).fit(Xa, Ya)
-        self.coef_, self.intercept_ = model.coef_, model.intercept_
+        # a one-unit target gives 1-D coef_ in recent scikit-learn; keep (unit_target, unit_source)
+        self.coef_ = np.reshape(model.coef_, (Ya.shape[1], Xa.shape[1]))
+        self.intercept_ = np.reshape(model.intercept_, (Ya.shape[1],))
         return self
 
     def predict(self, X: Any) -> np.ndarray:
@@ -82,6 +97,20 @@ class PredictivityResult:
         Per-unit out-of-fold ``R^2``.
     direction, alpha, cv, seed
         The conventions used.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import linear_predictivity
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 4))
+    >>> result = linear_predictivity(X, X[:, :2], alpha=1e-3, direction="both")
+    >>> round(result.r2_x_to_y, 3), bool(result.r2_y_to_x < 0.7)  # X predicts its own units, not the reverse
+    (1.0, True)
+    >>> result.r_y.shape, result.r_x.shape
+    ((2,), (4,))
+    >>> dict(result.to_xarray().sizes)
+    {'unit_y': 2, 'unit_x': 4}
     """
 
     r2: float
@@ -173,6 +202,19 @@ def linear_predictivity(
     ValueError
         For bad inputs, ``cv`` out of range, negative ``alpha``, an unknown ``direction``, or a
         predicted representation that is constant across samples (``R^2`` undefined).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import linear_predictivity
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 5))
+    >>> Y = X @ rng.normal(size=(5, 3)) + 0.1 * rng.normal(size=(80, 3))
+    >>> result = linear_predictivity(X, Y, alpha=1e-2, cv=4, seed=0)
+    >>> bool(result.r2 > 0.95), result.r2_y.shape, result.seed
+    (True, (3,), 0)
+    >>> linear_predictivity(X, Y, alpha=1e-2, cv=4, seed=0).r2 == result.r2  # same seed, same folds
+    True
     """
     from sklearn.model_selection import KFold
 

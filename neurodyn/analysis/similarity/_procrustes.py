@@ -48,6 +48,19 @@ def partial_whitening(Xc: np.ndarray, alpha: float) -> np.ndarray:
     Returns
     -------
     ndarray, shape (unit, unit)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import partial_whitening
+    >>> rng = np.random.default_rng(0)
+    >>> Xc = rng.normal(size=(500, 2)) * [1.0, 10.0]
+    >>> Xc = Xc - Xc.mean(axis=0)
+    >>> Z = partial_whitening(Xc, 0.0)  # full whitening: identity covariance
+    >>> np.round((Xc @ Z).T @ (Xc @ Z) / 500, 6).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    >>> np.allclose(partial_whitening(Xc, 1.0), np.eye(2))  # alpha = 1 leaves the data unchanged
+    True
     """
     n_units = Xc.shape[1]
     if alpha >= 1.0:
@@ -99,6 +112,19 @@ class ProcrustesMetric(ParamsMixin):
     ----------
     Williams, Kunz, Kornblith & Linderman (2021). Generalized shape metrics on neural representations.
     NeurIPS 34.
+
+    Examples
+    --------
+    Fit the alignment on training samples, score held-out ones:
+
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import ProcrustesMetric
+    >>> rng = np.random.default_rng(0)
+    >>> Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    >>> X = rng.normal(size=(100, 3))
+    >>> metric = ProcrustesMetric(kind="euclidean").fit(X[:50], X[:50] @ Q)
+    >>> metric.map_x_.shape, round(metric.score(X[50:], X[50:] @ Q), 6)
+    ((3, 3), 0.0)
     """
 
     def __init__(
@@ -192,6 +218,20 @@ def procrustes_distance(
     See Also
     --------
     ProcrustesMetric : the same distance as an estimator, to fit on training and score on test data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import procrustes_distance
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 4))
+    >>> Q, _ = np.linalg.qr(rng.normal(size=(4, 4)))
+    >>> round(procrustes_distance(X, 2.0 * X @ Q + 1.0), 6)  # angular: rotation, scale and shift removed
+    0.0
+    >>> round(procrustes_distance(X, X @ Q, kind="euclidean"), 6)
+    0.0
+    >>> bool(procrustes_distance(X, rng.normal(size=(100, 4))) > 1.0)  # radians, at most pi / 2
+    True
     """
     return ProcrustesMetric(kind=kind, alpha=alpha, center=center).fit(X, Y).score(X, Y)
 

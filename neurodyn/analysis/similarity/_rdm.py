@@ -106,6 +106,17 @@ def rdm(
     Nili et al. (2014). A toolbox for representational similarity analysis. PLoS Comput Biol 10.
     Walther et al. (2016). Reliability of dissimilarity measures for multi-voxel pattern analysis.
     NeuroImage 137.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import rdm
+    >>> X = np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])  # (condition, unit)
+    >>> rdm(X).tolist()
+    [[0.0, 5.0, 1.0], [5.0, 0.0, 4.242640687119285], [1.0, 4.242640687119285, 0.0]]
+    >>> R = rdm(np.r_[X, X + 0.1], conditions=[0, 1, 2, 0, 1, 2], method="sqeuclidean")  # condition means
+    >>> round(float(R[0, 1]), 6)
+    25.0
     """
     check_choice(method, METHODS, "method")
     Xa = as_matrix(X, "X")

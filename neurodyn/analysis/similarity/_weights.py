@@ -87,6 +87,18 @@ def match_recurrent_units(W1: Any, W2: Any, *, n_iter: int = 20) -> np.ndarray:
     ------
     ValueError
         For non-square matrices or NaN/Inf.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import match_recurrent_units
+    >>> rng = np.random.default_rng(0)
+    >>> W1 = rng.normal(size=(6, 6))
+    >>> relabel = np.array([3, 0, 5, 1, 4, 2])
+    >>> W2 = W1[relabel][:, relabel]  # the same network, units renamed
+    >>> perm = match_recurrent_units(W1, W2)
+    >>> bool(np.allclose(W2[perm][:, perm], W1))
+    True
     """
     from scipy.optimize import quadratic_assignment
 
@@ -147,6 +159,16 @@ def weight_distance(
     References
     ----------
     Vogelstein et al. (2015). Fast approximate quadratic programming for graph matching. PLoS ONE 10.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import weight_distance
+    >>> rng = np.random.default_rng(0)
+    >>> W1 = rng.normal(size=(5, 5))
+    >>> W2 = W1[::-1, ::-1]  # relabelled units
+    >>> round(weight_distance(W1, W2), 6), bool(weight_distance(W1, W2, permutation_invariant=False) > 0.5)
+    (0.0, True)
     """
     check_choice(kind, ("angular", "euclidean"), "kind")
     A, B = _square(W1, "W1"), _square(W2, "W2")

@@ -38,6 +38,15 @@ def eigenvalue_wasserstein(A: np.ndarray, B: np.ndarray) -> float:
     Uniform weights on each set; ``sqrt(min_P mean |lambda_i - mu_P(i)|^2)``. Equal counts use the
     optimal matching (``scipy.optimize.linear_sum_assignment``), unequal counts optimal transport
     (``ot.emd2``, extra ``neurodyn[ot]``). dsa-metric reports the square of this value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import eigenvalue_wasserstein
+    >>> eigenvalue_wasserstein(np.diag([0.5, 0.9]), np.diag([0.9, 0.5]))  # same eigenvalues, any order
+    0.0
+    >>> round(eigenvalue_wasserstein(np.diag([0.0, 0.0]), np.diag([0.6, 0.8])), 6)  # sqrt((0.36 + 0.64) / 2)
+    0.707107
     """
     la, lb = np.linalg.eigvals(A), np.linalg.eigvals(B)
     cost = np.abs(la[:, None] - lb[None, :]) ** 2
@@ -166,6 +175,18 @@ def operator_distance(
     ------
     ValueError
         For non-square, non-finite or all-zero operators or an unknown ``score``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import operator_distance
+    >>> rng = np.random.default_rng(0)
+    >>> A = rng.normal(size=(3, 3))
+    >>> Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    >>> round(operator_distance(A, Q @ A @ Q.T, n_restarts=4, seed=0), 4)  # orthogonally conjugate: 0
+    0.0
+    >>> bool(operator_distance(A, A.T @ A, n_restarts=4, seed=0) > 0.1)
+    True
     """
     check_choice(score, SCORES, "score")
     Aa, Ba = _operator(A, "A"), _operator(B, "B")
@@ -238,6 +259,21 @@ def dsa_distance(
     ----------
     Ostrow, Eisen, Kozachkov & Fiete (2023). Beyond geometry: comparing the temporal structure of
     computation in neural circuits with dynamical similarity analysis. NeurIPS 36.
+
+    Examples
+    --------
+    Two rotations at the same speed are the same dynamics whatever the coordinates; another speed is not:
+
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import dsa_distance
+    >>> t = np.arange(150) * 0.1
+    >>> X = np.c_[np.cos(t), np.sin(t)]
+    >>> Y = X @ np.array([[0.0, 1.0], [1.0, 0.0]])  # a reflection of the units
+    >>> Z = np.c_[np.cos(3 * t), np.sin(3 * t)]
+    >>> round(dsa_distance(X, Y, n_delays=1, n_restarts=4), 4)
+    0.0
+    >>> bool(dsa_distance(X, Z, n_delays=1, n_restarts=4) > 0.05)
+    True
     """
     fits = [fit_havok(Z, n_delays=n_delays, rank=rank, delay_interval=delay_interval, method=method,
                       ridge=ridge) for Z in (X, Y)]

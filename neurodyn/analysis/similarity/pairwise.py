@@ -189,6 +189,20 @@ def pairwise_distances(
     ------
     ValueError
         For fewer than 2 networks, mismatched sample counts, bad inputs or an unknown metric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import pairwise_distances
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 4))
+    >>> Q, _ = np.linalg.qr(rng.normal(size=(4, 4)))
+    >>> activity = [X, X @ Q, rng.normal(size=(50, 6))]  # (sample, unit) per network
+    >>> D = pairwise_distances(activity, metric="procrustes", names=["a", "b", "c"], progress=False)
+    >>> D.dims, D.shape
+    (('network', 'network_'), (3, 3))
+    >>> round(float(D.sel(network="a", network_="b")), 6), bool(D[0, 2] > 0.5)  # a and b: one rotation apart
+    (0.0, True)
     """
     import xarray as xr
 
@@ -256,6 +270,16 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
     ------
     ValueError
         For a non-numeric, non-square, asymmetric or non-finite matrix, or an unknown method.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import embed_distances
+    >>> points = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 4.0]])
+    >>> D = np.linalg.norm(points[:, None] - points[None], axis=-1)  # a 3-4-5 triangle
+    >>> Y = embed_distances(D, n_components=2, seed=0)
+    >>> Y.shape, round(float(np.linalg.norm(Y[1] - Y[2])), 2)  # MDS keeps the distances
+    ((3, 2), 5.0)
     """
     from sklearn.manifold import MDS
 

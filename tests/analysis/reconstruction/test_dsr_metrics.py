@@ -143,3 +143,14 @@ def test_prediction_error_of_the_generator_is_zero():
         z = A * z + W @ np.maximum(z, 0) + h
         xs.append(z)
     assert prediction_error(model, np.array(xs), 10, observation="identity") == pytest.approx(0.0, abs=1e-20)
+
+
+def test_prediction_error_takes_reversed_views():
+    from neurodyn.analysis import prediction_error
+    from neurodyn.models import PLRNN
+
+    model = PLRNN.from_arrays(A=[0.5], W=[[0.0]], h=[1.0])
+    x = np.array([[1.75], [1.5], [1.0], [0.0]])
+    assert prediction_error(model, x[::-1], 1, observation="identity") == 0.0
+    errors = np.array([0.375, 0.75, 1.5])  # 0.5 x + 1 - x' along the reversed series
+    assert prediction_error(model, x, 1, observation="identity") == pytest.approx(np.mean(errors**2))

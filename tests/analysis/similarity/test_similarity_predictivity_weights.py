@@ -65,6 +65,17 @@ def test_linear_predictivity_estimator_fit_score():
         est.predict(X[:, :2])
 
 
+def test_linear_predictivity_estimator_with_one_target_unit_keeps_2d_coefficients():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(60, 3))
+    Y = X @ np.array([[1.0], [2.0], [0.0]]) + 5.0
+    est = LinearPredictivity(alpha=1e-8).fit(X, Y)
+    assert est.coef_.shape == (1, 3) and est.intercept_.shape == (1,)
+    assert est.predict(X).shape == (60, 1)
+    assert est.score(X, Y) == pytest.approx(1.0, abs=1e-9)
+    assert linear_predictivity(X, Y, alpha=1e-6, cv=3).r2 == pytest.approx(1.0, abs=1e-6)
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("n_unit", [8, 40])
 def test_weight_distance_zero_under_simultaneous_permutation(seed, n_unit):
