@@ -76,7 +76,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--batch-size", type=int, default=16)
     t.add_argument("--seq-len", type=int, default=200)
     t.add_argument("--lr", type=float, default=1e-3)
-    t.add_argument("--lr-end", type=float, default=1e-5)
+    t.add_argument("--lr-end", type=float, default=1e-6, help="learning rate reached by exponential decay")
     t.add_argument("--lambda-latent", type=float, default=0.0)
     t.add_argument("--lambda-obs", type=float, default=0.0)
     t.add_argument("--clip-grad-norm", type=float, default=None, help="gradient-norm clipping (0: none)")
