@@ -93,11 +93,14 @@ def save_trained(command: str, path: str | Path, result: Any, *, overwrite: bool
     A diverged model never replaces a file at ``path``: its last finite weights go to the side file
     ``<stem>.diverged<suffix>`` (if an iteration finished, and unless that file exists without
     ``overwrite``), and one line on stderr says where training diverged and what to change.
-    ``checkpoint`` holds the other arguments of :func:`neurodyn.io.save_checkpoint`.
+    ``checkpoint`` holds the other arguments of :func:`neurodyn.io.save_checkpoint`. An interrupted
+    training (Ctrl-C) saves its weights, marked ``status: "interrupted"``, and returns 130.
     """
     from neurodyn.io import save_checkpoint
 
     training = checkpoint.pop("training", result.config)
+    if result.status == "interrupted":
+        return _save_interrupted(command, path, result, training, checkpoint)
     if result.status != "diverged":
         save_checkpoint(path, result.model, training=training, overwrite=overwrite, **checkpoint)
         print(f"saved {path}")
@@ -119,8 +122,25 @@ def save_trained(command: str, path: str | Path, result: Any, *, overwrite: bool
     return 1
 
 
+def _save_interrupted(command: str, path: str | Path, result: Any, training: dict, checkpoint: dict) -> int:
+    """Save the weights kept when Ctrl-C ended training (status "interrupted"); one line on stderr; 130."""
+    from neurodyn.io import save_checkpoint
+
+    name = "iteration" if "iterations_run" in training else "epoch"
+    n_run = training.get(f"{name}s_run") or 0
+    if not n_run:
+        print(f"neurodyn {command}: interrupted before the first {name} finished; nothing was saved",
+              file=sys.stderr)
+        return 130
+    save_checkpoint(path, result.model, training=training, overwrite=True, **checkpoint)
+    kept = "the best weights so far" if (training.get("early_stopping") or {}).get("restored_best") \
+        else f"the weights after {n_run} {name}s"
+    print(f"neurodyn {command}: interrupted; saved {kept} to {path} (marked interrupted)", file=sys.stderr)
+    return 130
+
+
 def warn_training_status(command: str, path: str | Path, checkpoint: Any) -> None:
-    """Print one line on stderr if ``checkpoint`` (or None) holds a diverged or untrained model."""
+    """One line on stderr if ``checkpoint`` (or None) holds a diverged, interrupted or untrained model."""
     from neurodyn.io.checkpoint import training_status
 
     status = None if checkpoint is None else training_status(checkpoint.training)
@@ -128,9 +148,19 @@ def warn_training_status(command: str, path: str | Path, checkpoint: Any) -> Non
         where = (checkpoint.training.get("divergence") or {}).get("message", "training diverged")
         print(f"neurodyn {command}: warning: {path} holds a diverged model ({where.split(';')[0]}); "
               "the results describe its last finite weights", file=sys.stderr)
+    elif status == "interrupted":
+        name = "iteration" if "iterations_run" in checkpoint.training else "epoch"
+        n_run = checkpoint.training.get(f"{name}s_run")
+        print(f"neurodyn {command}: warning: {path} holds a model whose training was interrupted (Ctrl-C) "
+              f"after {n_run} {name}s; the results describe those weights", file=sys.stderr)
     elif status == "untrained":
         print(f"neurodyn {command}: warning: {path} holds an untrained model (no iteration finished); "
               "the results describe its initial weights", file=sys.stderr)
+
+
+def progress_enabled(quiet: bool = False) -> bool:
+    """Whether to show a progress bar: on a terminal (stderr is a TTY) unless ``--quiet``."""
+    return not quiet and sys.stderr.isatty()
 
 
 def check_figure_suffix(path: str | Path) -> None:

@@ -242,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
         "standardize": standardize, "observation": args.observation, "dt": train.dt,
         "channel_names": list(train.channel_names), "history": result.history, "status": result.status,
     }
-    if result.status != "diverged":
+    if result.status not in ("diverged", "interrupted"):
         print(f"fitted {args.model} (latent {model.state_size}) to {train.n_channels} channels x "
               f"{train.n_steps} steps: {result.config['epochs_run']} epochs, final loss "
               f"{result.history['loss'][-1]:.5f}")

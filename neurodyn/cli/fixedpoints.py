@@ -12,6 +12,7 @@ from neurodyn.cli._common import (
     check_netcdf_writer,
     check_outputs,
     parse_vector,
+    progress_enabled,
     save_figure,
     warn_training_status,
     write_netcdf,
@@ -53,6 +54,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None, help="netCDF file for the results (e.g. fixedpoints.nc)")
     p.add_argument("--plot", default=None, help="figure file (e.g. fixedpoints.png)")
     p.add_argument("--overwrite", action="store_true", help="replace existing --out/--plot files")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar (one shows while searching when stderr is a terminal)")
     p.set_defaults(func=run)
 
 
@@ -162,7 +165,7 @@ def _search(model, task, u, states, args):
         result = find_fixed_points(
             model, inputs=u, initial_states=states, task=task if states is None else None,
             n_inits=args.n_inits, noise_scale=args.noise_scale, seed=args.seed,
-            max_order=args.max_order,
+            max_order=args.max_order, progress=progress_enabled(args.quiet),
         )
     trajectories = states if states is not None and states.ndim == 3 else None
     if trajectories is None and task is not None:

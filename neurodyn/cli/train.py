@@ -201,7 +201,7 @@ def _train_distribution(args: argparse.Namespace, model, task):
         lr=args.lr, divergence=task.loss, clip_grad_norm=args.clip_grad_norm, seed=args.seed,
         progress=not args.no_progress, device=args.device, eval_every=args.eval_every,
     )
-    if result.status == "diverged":
+    if result.status in ("diverged", "interrupted"):
         return result, {}
     emitted, batch = sample_emissions(result.model.cpu(), task, 512, seed=args.seed + 1)
     return result, task.evaluate(emitted, batch)
@@ -269,9 +269,9 @@ def run(args: argparse.Namespace) -> int:
             )
         if curriculum is not None:
             task = curriculum.task_at(task, result.config["curriculum"]["final_stage"])
-        metrics = {} if result.status == "diverged" else neurodyn.training.evaluate(
+        metrics = {} if result.status in ("diverged", "interrupted") else neurodyn.training.evaluate(
             result.model.cpu(), task, seed=args.seed + 1)
-    if result.status != "diverged":
+    if result.status not in ("diverged", "interrupted"):
         shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
         print(f"trained {args.model} ({args.n_units} units) on {task.name} for "
               f"{result.config['iterations_run']} iterations ({result.status}): {shown}")

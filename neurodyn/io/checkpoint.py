@@ -55,7 +55,8 @@ class Checkpoint:
 
 def training_status(training: dict[str, Any]) -> str | None:
     """``"diverged"``, ``"untrained"`` (no iteration or epoch finished), the recorded ``status``
-    (``"completed"``, ``"stopped_early"``, ``"target_reached"``), or None when nothing was recorded."""
+    (``"completed"``, ``"stopped_early"``, ``"target_reached"``, ``"interrupted"``: Ctrl-C ended training),
+    or None when nothing was recorded."""
     if training.get("status") == "diverged":
         return "diverged"
     if training.get("iterations_run", training.get("epochs_run")) == 0:

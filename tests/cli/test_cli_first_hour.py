@@ -59,3 +59,64 @@ def test_default_learning_rates_match_the_docs_and_the_api():
     fit = parser.parse_args(["fit", "data.npy"])
     api = inspect.signature(fit_teacher_forcing).parameters
     assert (fit.lr, fit.lr_end) == (api["lr"].default, api["lr_end"].default) == (1e-3, 1e-6)
+
+
+def _ctrl_c(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_during_train_saves_the_model_marked_interrupted(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(FlipFlop, "evaluate", _ctrl_c)  # at the evaluation after iteration 2
+    out = tmp_path / "m.pt"
+    assert main([*TINY, "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "interrupted; saved the weights after 2 iterations" in err
+    ckpt = load_checkpoint(out)
+    assert ckpt.status == "interrupted" and ckpt.training["iterations_run"] == 2
+    monkeypatch.undo()
+    assert main(["fixedpoints", str(out), "--n-inits", "4", "--quiet"]) == 0
+    assert "training was interrupted (Ctrl-C) after 2 iterations" in capsys.readouterr().err
+
+
+def test_ctrl_c_during_fit_saves_the_model_marked_interrupted(tmp_path, capsys, monkeypatch):
+    import numpy as np
+
+    from neurodyn.training import teacher_forcing
+
+    t = np.arange(300) * 0.1
+    np.save(tmp_path / "d.npy", np.stack([np.sin(t), np.cos(t)], 1))
+    calls, real = [0], teacher_forcing.forced_rollout
+
+    def rollout(*args, **kwargs):  # Ctrl-C in the second batch of epoch 1
+        calls[0] += 1
+        if calls[0] == 4:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(teacher_forcing, "forced_rollout", rollout)
+    out = tmp_path / "f.pt"
+    assert main(["fit", str(tmp_path / "d.npy"), "--model", "plrnn", "--epochs", "3", "--batches-per-epoch",
+                 "3", "--batch-size", "4", "--seq-len", "20", "--no-progress", "--out", str(out)]) == 130
+    assert "interrupted; saved the weights after 1 epochs" in capsys.readouterr().err
+    ckpt = load_checkpoint(out)
+    assert ckpt.status == "interrupted" and ckpt.training["epochs_run"] == 1
+
+
+@pytest.fixture
+def flipflop_model(tmp_path):
+    out = tmp_path / "ff.pt"
+    assert main([*TINY, "--n-iterations", "1", "--out", str(out)]) == 0
+    return out
+
+
+def test_fixedpoints_shows_a_progress_bar_on_a_terminal_unless_quiet(flipflop_model, capsys, monkeypatch):
+    import sys
+
+    args = ["fixedpoints", str(flipflop_model), "--n-inits", "4"]
+    assert main(args) == 0
+    assert "fixed points (" not in capsys.readouterr().err  # not a terminal: no bar
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main(args) == 0
+    assert "fixed points (Levenberg-Marquardt)" in capsys.readouterr().err
+    assert main([*args, "--quiet"]) == 0
+    assert "fixed points (" not in capsys.readouterr().err
