@@ -6,12 +6,10 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from neurodyn._checks import check_finite
-from neurodyn._result import write_atomically
+if TYPE_CHECKING:  # numpy and the rest load inside the functions: `neurodyn --help` stays fast
+    import numpy as np
 
 
 def check_outputs(
@@ -190,6 +188,8 @@ def check_netcdf_writer() -> None:
 
 def write_netcdf(ds, path: str | Path) -> None:
     """Write an ``xarray.Dataset`` (engine h5netcdf); an existing file is replaced only on success."""
+    from neurodyn._result import write_atomically
+
     write_atomically(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
 
 
@@ -201,6 +201,10 @@ def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
     ValueError
         If the text is not comma-separated numbers or has the wrong length.
     """
+    import numpy as np
+
+    from neurodyn._checks import check_finite
+
     try:
         values = np.array([float(v) for v in text.split(",")], dtype=np.float64)
     except ValueError:
@@ -218,6 +222,8 @@ def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
 def save_figure(fig, path: str | Path) -> None:
     """Save a matplotlib figure (format from the suffix) and close it; replaces a file only on success."""
     import matplotlib.pyplot as plt
+
+    from neurodyn._result import write_atomically
 
     fmt = Path(path).suffix.lower().lstrip(".") or None
     try:

@@ -9,18 +9,19 @@ held out and preprocessed with the stored steps (training statistics).
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
-
-import numpy as np
 
 from neurodyn.cli._common import check_outputs, warn_training_status, write_netcdf
 
 __all__ = ["add_parser", "run"]
 
+HELP = "score a fitted model (D_stsp, D_H, PE) against baselines"
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("evaluate", help="score a fitted model (D_stsp, D_H, PE) against baselines",
-                       description=__doc__.split("\n\n")[1] if __doc__ else None)
+    p = sub.add_parser("evaluate", help=HELP, description=__doc__.split("\n\n")[1].replace("``", "")
+                       if __doc__ else None)
     p.add_argument("fit", help="checkpoint written by neurodyn fit")
     p.add_argument("data", nargs="?", default=None,
                    help="held-out recording (default: the held-out part of the training file)")
@@ -106,7 +107,7 @@ def check_args(args: argparse.Namespace) -> None:
     for flag, v in counts:
         if v is not None and v < 1:
             raise ValueError(f"{flag} must be >= 1, got {v}")
-    if not np.isfinite(args.smoothing) or args.smoothing < 0:
+    if not math.isfinite(args.smoothing) or args.smoothing < 0:
         raise ValueError(f"--smoothing must be a finite number >= 0, got {args.smoothing}")
 
 
@@ -168,4 +169,4 @@ def run(args: argparse.Namespace) -> int:
         ds.attrs["fit_file"] = str(args.fit)
         write_netcdf(ds, args.out)
         print(f"wrote {args.out}")
-    return 0 if np.all(np.isfinite(result.d_stsp[:1])) else 1
+    return 0 if all(math.isfinite(v) for v in result.d_stsp[:1]) else 1

@@ -15,6 +15,8 @@ from neurodyn.cli._common import check_outputs, save_trained, train_quietly
 
 __all__ = ["add_parser", "run"]
 
+HELP = "fit a latent RNN (shPLRNN, PLRNN, ALRNN, leaky) to a recording"
+
 #: --model choices → (registered class, extra constructor arguments)
 DSR_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
     "shplrnn": ("ShallowPLRNN", {"clipped": False}),
@@ -42,7 +44,7 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "fit", help="fit a latent RNN (shPLRNN, PLRNN, ALRNN, leaky) to a recording",
+        "fit", help=HELP,
         description="Dynamical systems reconstruction by generalized teacher forcing (Hess et al. 2023) "
                     "or sparse teacher forcing (Mikhaeil et al. 2022). DATA: .npy/.npz/.csv/.mat/.nc/.nwb, "
                     "(time, channel) or (trial, time, channel).",

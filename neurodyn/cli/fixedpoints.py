@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from neurodyn._checks import check_finite
 from neurodyn.cli._common import (
     check_netcdf_writer,
     check_outputs,
@@ -18,13 +16,18 @@ from neurodyn.cli._common import (
     write_netcdf,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+
 __all__ = ["add_parser", "run"]
+
+HELP = "find fixed points / slow points of a saved network and their stability"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "fixedpoints",
-        help="find fixed points / slow points of a saved network and their stability",
+        help=HELP,
         description=(
             "Find the fixed points of a network's one-step map at a constant input (Sussillo & "
             "Barak 2013). MODEL is a neurodyn checkpoint, a state_dict of a torch.nn.RNN/GRU/LSTM, "
@@ -71,6 +74,10 @@ def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:
     ValueError
         For a file that is not a numeric ``.npy`` array, a wrong trailing size, other ranks, or NaN/Inf.
     """
+    import numpy as np
+
+    from neurodyn._checks import check_finite
+
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no such file: {p}")
@@ -96,6 +103,8 @@ def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from neurodyn.io import load_model
 
     check_outputs(args.out, args.plot, overwrite=args.overwrite, inputs=[args.model, args.states],
@@ -183,6 +192,7 @@ def _figure(result, trajectories, title: str):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
     from neurodyn.plotting import plot_eigenvalues, plot_fixed_points
 

@@ -5,17 +5,19 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from neurodyn.tasks import TASKS
-
 __all__ = ["add_parser", "run"]
+
+HELP = "list the tasks networks can be trained on"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tasks", help="list the tasks networks can be trained on")
+    p = sub.add_parser("tasks", help=HELP, description="List the registered tasks and their options.")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from neurodyn.tasks import TASKS
+
     for name in sorted(TASKS):
         cls = TASKS[name]
         doc = (cls.__doc__ or "").strip().splitlines()[0].replace("``", "") if cls.__doc__ else ""

@@ -13,9 +13,10 @@ from typing import Any
 
 from neurodyn.cli import _deflation
 from neurodyn.cli._common import check_outputs, save_trained, train_quietly
-from neurodyn.tasks import TASKS
 
 __all__ = ["add_parser", "run"]
+
+HELP = "train a network on a task and save a checkpoint"
 
 #: --model choices → (model class name in the registry, which model options it takes)
 MODEL_CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -55,8 +56,14 @@ def _task_option(parser: argparse.ArgumentParser, field: dataclasses.Field) -> N
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="train a network on a task and save a checkpoint")
-    tasks = p.add_subparsers(dest="task", required=True, metavar="TASK")
+    from neurodyn.tasks import TASKS
+
+    p = sub.add_parser(
+        "train", help=HELP, description=f"{HELP[0].upper()}{HELP[1:]}. Each TASK has its own task options, "
+        "and all take the model and training options: see them with `neurodyn train TASK --help` (e.g. "
+        "`neurodyn train flipflop --help`); `neurodyn tasks` lists the tasks with their defaults.")
+    tasks = p.add_subparsers(dest="task", required=True, metavar="TASK",
+                             help="options: neurodyn train TASK --help")
     for name in sorted(TASKS):
         cls = TASKS[name]
         doc = (cls.__doc__ or name).strip().splitlines()[0].replace("``", "")

@@ -120,3 +120,61 @@ def test_fixedpoints_shows_a_progress_bar_on_a_terminal_unless_quiet(flipflop_mo
     assert "fixed points (Levenberg-Marquardt)" in capsys.readouterr().err
     assert main([*args, "--quiet"]) == 0
     assert "fixed points (" not in capsys.readouterr().err
+
+
+def _parsers(parser, path=("neurodyn",)):
+    """Every (command path, parser) below ``parser``, sub-commands and train tasks included."""
+    import argparse
+
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, (*path, name))
+
+
+def test_help_shows_the_default_of_every_option():
+    from neurodyn.cli.main import _default_text
+
+    missing = []
+    for path, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            if _default_text(action) is None:
+                continue
+            formatter = parser._get_formatter()
+            formatter.add_argument(action)
+            if "default" not in formatter.format_help():
+                missing.append(f"{' '.join(path)} {action.option_strings[0]}")
+    assert missing == []
+
+
+def test_help_texts_point_to_task_options_and_hold_no_markup(capsys):
+    for args in (["train", "--help"], ["evaluate", "--help"], ["train", "romo", "--help"], ["--help"]):
+        with pytest.raises(SystemExit):
+            main(args)
+        text = capsys.readouterr().out
+        assert "``" not in text and ":func:" not in text and ":class:" not in text
+        if args[:2] == ["train", "--help"]:
+            assert "neurodyn train TASK --help" in text
+        if args[:2] == ["train", "romo"]:
+            assert "--n-units N_UNITS     (default: 64)" in text and "(default: 0.003)" in text
+
+
+def _modules_after(code: str) -> set[str]:
+    import subprocess
+    import sys
+
+    probe = f"import sys\n{code}\nprint(' '.join(m for m in ('numpy', 'torch') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(out.stdout.splitlines()[-1].split())
+
+
+def test_the_command_line_imports_torch_only_to_run_a_command():
+    assert "torch" not in _modules_after("import neurodyn.cli.main")
+    calls = (["--help"], ["nosuchcommand"], ["fixedpoints", "m.pt", "--n-inits", "x"], ["train", "--help"])
+    for argv in calls:
+        loaded = _modules_after(f"from neurodyn.cli.main import main\ntry:\n    main({argv!r})\n"
+                                "except SystemExit:\n    pass")
+        assert "torch" not in loaded, argv
+        if argv[0] != "train":  # the task registry needs NumPy
+            assert loaded == set(), argv
