@@ -178,3 +178,60 @@ def test_the_command_line_imports_torch_only_to_run_a_command():
         assert "torch" not in loaded, argv
         if argv[0] != "train":  # the task registry needs NumPy
             assert loaded == set(), argv
+
+
+class _Net(__import__("torch").nn.Module):
+    """A lab's own module: one torch.nn.RNN and a linear readout (3 inputs and 3 outputs, as Romo)."""
+
+    def __init__(self):
+        import torch
+
+        super().__init__()
+        torch.manual_seed(0)
+        self.rnn = torch.nn.RNN(3, 8, batch_first=True)
+        self.readout = torch.nn.Linear(8, 3)
+
+
+@pytest.fixture
+def foreign_rnn(tmp_path):
+    import torch
+
+    path = tmp_path / "lab_rnn.pt"
+    torch.save(_Net().state_dict(), path)
+    return path
+
+
+def test_foreign_rnn_is_named_by_what_was_loaded_and_searched_from_task_states(foreign_rnn, tmp_path, capsys,
+                                                                                monkeypatch):
+    import xarray as xr
+
+    from neurodyn.cli import fixedpoints
+
+    titles = []
+    monkeypatch.setattr(fixedpoints, "save_figure", lambda fig, path: titles.append(fig._suptitle.get_text()))
+    out = tmp_path / "fps.nc"
+    assert main(["fixedpoints", str(foreign_rnn), "--arch", "rnn_tanh", "--task", "romo", "--n-inits", "16",
+                 "--out", str(out), "--plot", str(tmp_path / "fps.png")]) == 0
+    text = capsys.readouterr().out
+    assert "torch.nn.RNN (tanh), 8 units, input u* = [1.0, 0.0, 0.0] (romo's delay period)" in text
+    assert "LeakyRNN" not in text and "LeakyRNN" not in titles[0]
+    assert titles[0].startswith("torch.nn.RNN (tanh), 8 units: input u* = [1.0, 0.0, 0.0]")
+    attrs = xr.load_dataset(out, engine="h5netcdf").attrs
+    assert attrs["initial_state_source"] == "task" and list(attrs["input"]) == [1.0, 0.0, 0.0]
+    assert main(["fixedpoints", str(foreign_rnn), "--arch", "rnn_tanh", "--task", "dms"]) == 2
+    assert "--task dms has 5 inputs / 3 outputs but the model has 3 / 3" in capsys.readouterr().err
+
+
+def test_fixedpointfinder_flags_reach_the_search(foreign_rnn, tmp_path, capsys):
+    import xarray as xr
+
+    out = tmp_path / "fps.nc"
+    base = ["fixedpoints", str(foreign_rnn), "--arch", "rnn_tanh", "--n-inits", "8", "--quiet"]
+    flags = ["--method", "gradient", "--tol-q", "1e-10", "--max-iters", "50", "--tol-unique", "0.01"]
+    assert main([*base, *flags, "--out", str(out)]) == 0
+    attrs = xr.load_dataset(out, engine="h5netcdf").attrs
+    settings = (attrs["method"], attrs["tol_q"], attrs["max_iters"], attrs["tol_unique"])
+    assert settings == ("gradient", 1e-10, 50, 0.01)
+    assert attrs["initial_state_source"] == "free_rollouts" and list(attrs["input"]) == [0.0, 0.0, 0.0]
+    assert main([*base, "--method", "newtonish"]) == 2
+    assert "unknown method 'newtonish'" in capsys.readouterr().err
