@@ -119,6 +119,42 @@ def _flat(ts):
     return ts.data.reshape(-1, ts.n_channels), u
 
 
+def data_floor(train, test, u_test, settings: dict) -> tuple[float, float] | None:
+    """``(D_stsp, D_H)`` of the training data scored against the held-out data as if generated.
+
+    Two stretches of one recording differ by sampling noise and non-stationarity; a model cannot be
+    expected to score below this floor. None when the training file is gone.
+    """
+    from neurodyn.analysis.reconstruction import power_spectrum_distance, state_space_divergence
+
+    if train is None:
+        return None
+    x_ref = test if u_test is None else test[1 + settings["n_transient"]:]  # what the fit is scored on
+    d_stsp = state_space_divergence(x_ref, train, method=settings["method"], n_bins=settings["n_bins"],
+                                    seed=settings["seed"])
+    return float(d_stsp), float(power_spectrum_distance(x_ref, train, smoothing=settings["smoothing"]))
+
+
+def reading_guide(result, floor: tuple[float, float] | None, have_train: bool) -> str:
+    """How to read the table: the direction of each measure, the floor, what the baselines are."""
+    n = result.settings["pe_steps"]
+    lines = [f"lower is better: D_stsp (state-space divergence, 0: the held-out distribution), D_H "
+             f"(Hellinger distance of power spectra, 0 to 1), PE({n}) (mean squared {n}-step prediction "
+             "error)"]
+    if floor is not None:
+        lines.append(f"{'floor':<8} {floor[0]:>10.4f} {floor[1]:>8.4f} {'-':>10}  the training data scored "
+                     "against the held-out data: no model can be expected to score lower")
+    else:
+        lines.append("no floor: the training file is not at its recorded path")
+    if "linear" in result.models:
+        lines.append("baselines: 'linear' is a linear model fitted by least squares, 'mean' the training "
+                     "mean; a useful fit scores below both")
+    else:
+        why = "--no-baselines" if have_train else "the training file is not at its recorded path"
+        lines.append(f"no baselines ({why})")
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     from neurodyn.analysis.reconstruction import evaluate_reconstruction
     from neurodyn.io import load_model
@@ -163,10 +199,14 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"{args.fit}: {type(loaded.model).__name__}, {test.shape[1]} channels, "
           f"{len(test)} held-out steps, D_stsp by {result.settings['method']}")
+    floor = data_floor(train, test, u_test, result.settings)
     print(result.summary())
+    print(reading_guide(result, floor, train is not None))
     if args.out:
         ds = result.to_xarray()
         ds.attrs["fit_file"] = str(args.fit)
+        if floor is not None:
+            ds.attrs["floor_d_stsp"], ds.attrs["floor_d_h"] = floor
         write_netcdf(ds, args.out)
         print(f"wrote {args.out}")
     return 0 if all(math.isfinite(v) for v in result.d_stsp[:1]) else 1

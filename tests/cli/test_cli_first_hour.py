@@ -235,3 +235,29 @@ def test_fixedpointfinder_flags_reach_the_search(foreign_rnn, tmp_path, capsys):
     assert attrs["initial_state_source"] == "free_rollouts" and list(attrs["input"]) == [0.0, 0.0, 0.0]
     assert main([*base, "--method", "newtonish"]) == 2
     assert "unknown method 'newtonish'" in capsys.readouterr().err
+
+
+def test_evaluate_says_which_way_is_better_and_prints_a_floor(tmp_path, capsys):
+    import numpy as np
+    import xarray as xr
+
+    from neurodyn.analysis.reconstruction import power_spectrum_distance, state_space_divergence
+    from neurodyn.cli.evaluate import held_out_data
+
+    t = np.arange(600) * 0.1
+    np.save(tmp_path / "sine.npy", np.stack([np.sin(t), np.cos(2 * t)], 1))
+    fit = tmp_path / "fit.pt"
+    tiny = ["--epochs", "1", "--batches-per-epoch", "2", "--batch-size", "4", "--seq-len", "20"]
+    data = str(tmp_path / "sine.npy")
+    assert main(["fit", data, "--model", "plrnn", *tiny, "--no-progress", "--out", str(fit)]) == 0
+    capsys.readouterr()
+    main(["evaluate", str(fit), "--n-transient", "10", "--smoothing", "1", "--out", str(tmp_path / "ev.nc")])
+    text = capsys.readouterr().out
+    assert "lower is better: D_stsp" in text and "a useful fit scores below both" in text
+    (train, _), (test, _) = held_out_data(load_checkpoint(fit).extra, None, None)
+    floor = (state_space_divergence(test, train, method="binned", n_bins=30, seed=0),
+             power_spectrum_distance(test, train, smoothing=1.0))
+    assert f"floor    {floor[0]:>10.4f} {floor[1]:>8.4f}" in text
+    ds = xr.load_dataset(tmp_path / "ev.nc", engine="h5netcdf")
+    np.testing.assert_allclose([ds.attrs["floor_d_stsp"], ds.attrs["floor_d_h"]], floor)
+    assert floor[0] < ds["d_stsp"].sel(model="mean").item()  # a periodic signal: both halves look alike
