@@ -143,7 +143,8 @@ def run(args: argparse.Namespace) -> int:
         hint = f" (an LSTM's state is h and c joined: 2 x {model.state_size // 2} units)"
     states = load_states(args.states, model.state_size, hint) if args.states else None
     result, trajectories = _search(model, task, u, states, args)
-    print(f"{args.model}: {loaded.description}, input u* = {_rounded(u)} ({condition})")
+    shown = f"input u* = {_rounded(u)} ({condition})" if u.size else "no input"
+    print(f"{args.model}: {loaded.description}, {shown}")
     print(result.summary())
     if args.out:
         ds = result.to_xarray()
@@ -151,8 +152,7 @@ def run(args: argparse.Namespace) -> int:
         write_netcdf(ds, args.out)
         print(f"wrote {args.out}")
     if args.plot:
-        title = f"{loaded.description}: input u* = {_rounded(u)} ({condition})" if u.size \
-            else f"{loaded.description}, no input"
+        title = f"{loaded.description}: {shown}"
         save_figure(_figure(result, trajectories, title), args.plot)
         print(f"wrote {args.plot}")
     return 0
