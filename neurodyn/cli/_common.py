@@ -6,12 +6,10 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from neurodyn._checks import check_finite
-from neurodyn._result import write_atomically
+if TYPE_CHECKING:  # numpy and the rest load inside the functions: `neurodyn --help` stays fast
+    import numpy as np
 
 
 def check_outputs(
@@ -93,11 +91,14 @@ def save_trained(command: str, path: str | Path, result: Any, *, overwrite: bool
     A diverged model never replaces a file at ``path``: its last finite weights go to the side file
     ``<stem>.diverged<suffix>`` (if an iteration finished, and unless that file exists without
     ``overwrite``), and one line on stderr says where training diverged and what to change.
-    ``checkpoint`` holds the other arguments of :func:`neurodyn.io.save_checkpoint`.
+    ``checkpoint`` holds the other arguments of :func:`neurodyn.io.save_checkpoint`. An interrupted
+    training (Ctrl-C) saves its weights, marked ``status: "interrupted"``, and returns 130.
     """
     from neurodyn.io import save_checkpoint
 
     training = checkpoint.pop("training", result.config)
+    if result.status == "interrupted":
+        return _save_interrupted(command, path, result, training, checkpoint)
     if result.status != "diverged":
         save_checkpoint(path, result.model, training=training, overwrite=overwrite, **checkpoint)
         print(f"saved {path}")
@@ -119,8 +120,25 @@ def save_trained(command: str, path: str | Path, result: Any, *, overwrite: bool
     return 1
 
 
+def _save_interrupted(command: str, path: str | Path, result: Any, training: dict, checkpoint: dict) -> int:
+    """Save the weights kept when Ctrl-C ended training (status "interrupted"); one line on stderr; 130."""
+    from neurodyn.io import save_checkpoint
+
+    name = "iteration" if "iterations_run" in training else "epoch"
+    n_run = training.get(f"{name}s_run") or 0
+    if not n_run:
+        print(f"neurodyn {command}: interrupted before the first {name} finished; nothing was saved",
+              file=sys.stderr)
+        return 130
+    save_checkpoint(path, result.model, training=training, overwrite=True, **checkpoint)
+    kept = "the best weights so far" if (training.get("early_stopping") or {}).get("restored_best") \
+        else f"the weights after {n_run} {name}s"
+    print(f"neurodyn {command}: interrupted; saved {kept} to {path} (marked interrupted)", file=sys.stderr)
+    return 130
+
+
 def warn_training_status(command: str, path: str | Path, checkpoint: Any) -> None:
-    """Print one line on stderr if ``checkpoint`` (or None) holds a diverged or untrained model."""
+    """One line on stderr if ``checkpoint`` (or None) holds a diverged, interrupted or untrained model."""
     from neurodyn.io.checkpoint import training_status
 
     status = None if checkpoint is None else training_status(checkpoint.training)
@@ -128,9 +146,19 @@ def warn_training_status(command: str, path: str | Path, checkpoint: Any) -> Non
         where = (checkpoint.training.get("divergence") or {}).get("message", "training diverged")
         print(f"neurodyn {command}: warning: {path} holds a diverged model ({where.split(';')[0]}); "
               "the results describe its last finite weights", file=sys.stderr)
+    elif status == "interrupted":
+        name = "iteration" if "iterations_run" in checkpoint.training else "epoch"
+        n_run = checkpoint.training.get(f"{name}s_run")
+        print(f"neurodyn {command}: warning: {path} holds a model whose training was interrupted (Ctrl-C) "
+              f"after {n_run} {name}s; the results describe those weights", file=sys.stderr)
     elif status == "untrained":
         print(f"neurodyn {command}: warning: {path} holds an untrained model (no iteration finished); "
               "the results describe its initial weights", file=sys.stderr)
+
+
+def progress_enabled(quiet: bool = False) -> bool:
+    """Whether to show a progress bar: on a terminal (stderr is a TTY) unless ``--quiet``."""
+    return not quiet and sys.stderr.isatty()
 
 
 def check_figure_suffix(path: str | Path) -> None:
@@ -160,6 +188,8 @@ def check_netcdf_writer() -> None:
 
 def write_netcdf(ds, path: str | Path) -> None:
     """Write an ``xarray.Dataset`` (engine h5netcdf); an existing file is replaced only on success."""
+    from neurodyn._result import write_atomically
+
     write_atomically(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
 
 
@@ -171,6 +201,10 @@ def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
     ValueError
         If the text is not comma-separated numbers or has the wrong length.
     """
+    import numpy as np
+
+    from neurodyn._checks import check_finite
+
     try:
         values = np.array([float(v) for v in text.split(",")], dtype=np.float64)
     except ValueError:
@@ -188,6 +222,8 @@ def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
 def save_figure(fig, path: str | Path) -> None:
     """Save a matplotlib figure (format from the suffix) and close it; replaces a file only on success."""
     import matplotlib.pyplot as plt
+
+    from neurodyn._result import write_atomically
 
     fmt = Path(path).suffix.lower().lstrip(".") or None
     try:

@@ -9,13 +9,14 @@ held out and preprocessed with the stored steps (training statistics).
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
-
-import numpy as np
 
 from neurodyn.cli._common import check_outputs, warn_training_status, write_netcdf
 
 __all__ = ["add_parser", "run"]
+
+HELP = "score a fitted model (D_stsp, D_H, PE) against baselines"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,8 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     >>> args.func is evaluate.run, args.fit, args.data, args.pe_steps
     (True, 'fit.pt', None, 5)
     """
-    p = sub.add_parser("evaluate", help="score a fitted model (D_stsp, D_H, PE) against baselines",
-                       description=__doc__.split("\n\n")[1] if __doc__ else None)
+    p = sub.add_parser("evaluate", help=HELP, description=__doc__.split("\n\n")[1].replace("``", "")
+                       if __doc__ else None)
     p.add_argument("fit", help="checkpoint written by neurodyn fit")
     p.add_argument("data", nargs="?", default=None,
                    help="held-out recording (default: the held-out part of the training file)")
@@ -118,7 +119,7 @@ def check_args(args: argparse.Namespace) -> None:
     for flag, v in counts:
         if v is not None and v < 1:
             raise ValueError(f"{flag} must be >= 1, got {v}")
-    if not np.isfinite(args.smoothing) or args.smoothing < 0:
+    if not math.isfinite(args.smoothing) or args.smoothing < 0:
         raise ValueError(f"--smoothing must be a finite number >= 0, got {args.smoothing}")
 
 
@@ -128,6 +129,42 @@ def _flat(ts):
         return None
     u = None if ts.inputs is None else ts.inputs.reshape(-1, ts.inputs.shape[-1])
     return ts.data.reshape(-1, ts.n_channels), u
+
+
+def data_floor(train, test, u_test, settings: dict) -> tuple[float, float] | None:
+    """``(D_stsp, D_H)`` of the training data scored against the held-out data as if generated.
+
+    Two stretches of one recording differ by sampling noise and non-stationarity; a model cannot be
+    expected to score below this floor. None when the training file is gone.
+    """
+    from neurodyn.analysis.reconstruction import power_spectrum_distance, state_space_divergence
+
+    if train is None:
+        return None
+    x_ref = test if u_test is None else test[1 + settings["n_transient"]:]  # what the fit is scored on
+    d_stsp = state_space_divergence(x_ref, train, method=settings["method"], n_bins=settings["n_bins"],
+                                    seed=settings["seed"])
+    return float(d_stsp), float(power_spectrum_distance(x_ref, train, smoothing=settings["smoothing"]))
+
+
+def reading_guide(result, floor: tuple[float, float] | None, have_train: bool) -> str:
+    """How to read the table: the direction of each measure, the floor, what the baselines are."""
+    n = result.settings["pe_steps"]
+    lines = [f"lower is better: D_stsp (state-space divergence, 0: the held-out distribution), D_H "
+             f"(Hellinger distance of power spectra, 0 to 1), PE({n}) (mean squared {n}-step prediction "
+             "error)"]
+    if floor is not None:
+        lines.append(f"{'floor':<8} {floor[0]:>10.4f} {floor[1]:>8.4f} {'-':>10}  the training data scored "
+                     "against the held-out data: no model can be expected to score lower")
+    else:
+        lines.append("no floor: the training file is not at its recorded path")
+    if "linear" in result.models:
+        lines.append("baselines: 'linear' is a linear model fitted by least squares, 'mean' the training "
+                     "mean; a useful fit scores below both")
+    else:
+        why = "--no-baselines" if have_train else "the training file is not at its recorded path"
+        lines.append(f"no baselines ({why})")
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -206,10 +243,14 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"{args.fit}: {type(loaded.model).__name__}, {test.shape[1]} channels, "
           f"{len(test)} held-out steps, D_stsp by {result.settings['method']}")
+    floor = data_floor(train, test, u_test, result.settings)
     print(result.summary())
+    print(reading_guide(result, floor, train is not None))
     if args.out:
         ds = result.to_xarray()
         ds.attrs["fit_file"] = str(args.fit)
+        if floor is not None:
+            ds.attrs["floor_d_stsp"], ds.attrs["floor_d_h"] = floor
         write_netcdf(ds, args.out)
         print(f"wrote {args.out}")
-    return 0 if np.all(np.isfinite(result.d_stsp[:1])) else 1
+    return 0 if all(math.isfinite(v) for v in result.d_stsp[:1]) else 1

@@ -15,6 +15,8 @@ from neurodyn.cli._common import check_outputs, save_trained, train_quietly
 
 __all__ = ["add_parser", "run"]
 
+HELP = "fit a latent RNN (shPLRNN, PLRNN, ALRNN, leaky) to a recording"
+
 #: --model choices → (registered class, extra constructor arguments)
 DSR_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
     "shplrnn": ("ShallowPLRNN", {"clipped": False}),
@@ -54,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     (True, 'recording.npy', 'plrnn', 8)
     """
     p = sub.add_parser(
-        "fit", help="fit a latent RNN (shPLRNN, PLRNN, ALRNN, leaky) to a recording",
+        "fit", help=HELP,
         description="Dynamical systems reconstruction by generalized teacher forcing (Hess et al. 2023) "
                     "or sparse teacher forcing (Mikhaeil et al. 2022). DATA: .npy/.npz/.csv/.mat/.nc/.nwb, "
                     "(time, channel) or (trial, time, channel).",
@@ -88,7 +90,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--batch-size", type=int, default=16)
     t.add_argument("--seq-len", type=int, default=200)
     t.add_argument("--lr", type=float, default=1e-3)
-    t.add_argument("--lr-end", type=float, default=1e-5)
+    t.add_argument("--lr-end", type=float, default=1e-6, help="learning rate reached by exponential decay")
     t.add_argument("--lambda-latent", type=float, default=0.0)
     t.add_argument("--lambda-obs", type=float, default=0.0)
     t.add_argument("--clip-grad-norm", type=float, default=None, help="gradient-norm clipping (0: none)")
@@ -279,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
         "standardize": standardize, "observation": args.observation, "dt": train.dt,
         "channel_names": list(train.channel_names), "history": result.history, "status": result.status,
     }
-    if result.status != "diverged":
+    if result.status not in ("diverged", "interrupted"):
         print(f"fitted {args.model} (latent {model.state_size}) to {train.n_channels} channels x "
               f"{train.n_steps} steps: {result.config['epochs_run']} epochs, final loss "
               f"{result.history['loss'][-1]:.5f}")

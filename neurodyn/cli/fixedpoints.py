@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from neurodyn._checks import check_finite
 from neurodyn.cli._common import (
     check_netcdf_writer,
     check_outputs,
     parse_vector,
+    progress_enabled,
     save_figure,
     warn_training_status,
     write_netcdf,
 )
 
+if TYPE_CHECKING:
+    import numpy as np
+
 __all__ = ["add_parser", "run"]
+
+HELP = "find fixed points / slow points of a saved network and their stability"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """
     p = sub.add_parser(
         "fixedpoints",
-        help="find fixed points / slow points of a saved network and their stability",
+        help=HELP,
         description=(
             "Find the fixed points of a network's one-step map at a constant input (Sussillo & "
             "Barak 2013). MODEL is a neurodyn checkpoint, a state_dict of a torch.nn.RNN/GRU/LSTM, "
@@ -48,7 +52,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="architecture of a plain state_dict or array file: rnn_tanh, rnn_relu, gru, lstm, "
                         "plrnn, shplrnn, clipped-shplrnn, alrnn")
     p.add_argument("--n-inits", type=int, default=1024, help="number of initial states (default 1024)")
-    p.add_argument("--input", default=None, help="constant input u*, comma-separated (default zeros)")
+    p.add_argument("--input", default=None,
+                   help="constant input u*, comma-separated (default: the mean input of the task's delay "
+                        "period, where the checkpoint or --task names a task with one; else zeros)")
+    p.add_argument("--task", default=None, metavar="NAME",
+                   help="a registered task (default options) whose trajectories start the search and whose "
+                        "delay period gives u*; for state_dicts, which name none (default: the checkpoint's)")
     p.add_argument("--states", default=None,
                    help=".npy of initial states (n, unit) or trajectories (trial, time, unit)")
     p.add_argument("--noise-scale", type=float, default=0.0,
@@ -62,9 +71,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-transient", type=int, default=5000,
                    help="--attractors: steps each orbit runs before its return is checked (default 5000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the initial states and noise (default 0)")
+    f = p.add_argument_group("search of smooth models (FixedPointFinder's settings; PLRNNs: exact)")
+    f.add_argument("--method", default=None,
+                   help="auto, levenberg_marquardt, gradient, joint, … (default auto: Levenberg-Marquardt up "
+                        "to 32 state dims, else gradient)")
+    f.add_argument("--tol-q", type=float, default=None, help="converged once q < TOL_Q (default 1e-12)")
+    f.add_argument("--max-iters", type=int, default=None, help="iterations per candidate (default 5000)")
+    f.add_argument("--tol-unique", type=float, default=None,
+                   help="points closer than this in every unit are one point (default 1e-3)")
     p.add_argument("--out", default=None, help="netCDF file for the results (e.g. fixedpoints.nc)")
     p.add_argument("--plot", default=None, help="figure file (e.g. fixedpoints.png)")
     p.add_argument("--overwrite", action="store_true", help="replace existing --out/--plot files")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar (one shows while searching when stderr is a terminal)")
     p.set_defaults(func=run)
 
 
@@ -80,6 +99,10 @@ def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:
     ValueError
         For a file that is not a numeric ``.npy`` array, a wrong trailing size, other ranks, or NaN/Inf.
     """
+    import numpy as np
+
+    from neurodyn._checks import check_finite
+
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no such file: {p}")
@@ -152,17 +175,18 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_model(args.model, arch=args.arch)
     warn_training_status("fixedpoints", args.model, loaded.checkpoint)
     model = loaded.model
-    u = (
-        parse_vector(args.input, model.n_inputs)
-        if args.input is not None
-        else np.zeros(model.n_inputs)
-    )
+    task = _task(args.task, model) if args.task is not None else loaded.task
+    if args.input is not None:
+        u, condition = parse_vector(args.input, model.n_inputs), "--input"
+    else:
+        u, condition = delay_input(task, model.n_inputs)
     hint = ""
     if type(model).__name__ == "LSTM":
         hint = f" (an LSTM's state is h and c joined: 2 x {model.state_size // 2} units)"
     states = load_states(args.states, model.state_size, hint) if args.states else None
-    result, trajectories = _search(model, loaded.task, u, states, args)
-    print(f"{args.model}: {type(model).__name__} with {model.state_size} state dims, input {u.tolist()}")
+    result, trajectories = _search(model, task, u, states, args)
+    shown = f"input u* = {_rounded(u)} ({condition})" if u.size else "no input"
+    print(f"{args.model}: {loaded.description}, {shown}")
     print(result.summary())
     if args.out:
         ds = result.to_xarray()
@@ -170,11 +194,52 @@ def run(args: argparse.Namespace) -> int:
         write_netcdf(ds, args.out)
         print(f"wrote {args.out}")
     if args.plot:
-        title = f"{Path(args.model).name}: {type(model).__name__}, {model.state_size} state dims"
-        title += f", input u* = {u.tolist()}" if u.size else ", no input"
+        title = f"{loaded.description}: {shown}"
         save_figure(_figure(result, trajectories, title), args.plot)
         print(f"wrote {args.plot}")
     return 0
+
+
+def _task(name: str, model):
+    """The registered task ``name`` (default options), checked against the model's sizes."""
+    from neurodyn.tasks import TASKS, make_task
+
+    if name not in TASKS:
+        raise ValueError(f"--task {name!r} is not a registered task; choose one of "
+                         f"{', '.join(sorted(TASKS))}")
+    task = make_task(name)
+    if (task.n_inputs, task.n_outputs) != (model.n_inputs, model.n_outputs):
+        raise ValueError(f"--task {name} has {task.n_inputs} inputs / {task.n_outputs} outputs but the model "
+                         f"has {model.n_inputs} / {model.n_outputs}; give the task it was trained on "
+                         "(or --states)")
+    return task
+
+
+def delay_input(task, n_inputs: int):
+    """``(u*, what it is)``: the mean noise-free input of ``task``'s delay period, else zeros.
+
+    The mean runs over 128 trials (seed 0) and the steps of each trial's ``"delay"`` period, with the
+    task's ``input_noise`` set to 0 (Romo's delay: fixation 1, stimulus 0).
+    """
+    import dataclasses
+
+    import numpy as np
+
+    if task is None or task.n_inputs != n_inputs:
+        return np.zeros(n_inputs), "zeros"
+    if any(f.name == "input_noise" for f in dataclasses.fields(task)):
+        task = dataclasses.replace(task, input_noise=0.0)
+    batch = task.sample(128, seed=0)
+    if "delay" not in batch.periods:
+        return np.zeros(n_inputs), f"zeros: {task.name} has no delay period"
+    steps = [batch.inputs[i, s:e] for i, (s, e) in enumerate(batch.periods["delay"]) if e > s]
+    if not steps:
+        return np.zeros(n_inputs), f"zeros: {task.name}'s delay periods are empty"
+    return np.concatenate(steps).mean(0), f"{task.name}'s delay period"
+
+
+def _rounded(u) -> list[float]:
+    return [round(float(v), 4) + 0.0 for v in u]
 
 
 def _search(model, task, u, states, args):
@@ -182,6 +247,10 @@ def _search(model, task, u, states, args):
     from neurodyn.analysis import find_cycles, find_fixed_points
     from neurodyn.models.piecewise import is_piecewise_linear
 
+    if is_piecewise_linear(model) and search_settings(args):
+        flags = ", ".join("--" + k.replace("_", "-") for k in search_settings(args))
+        raise ValueError(f"{flags} tune the search of smooth models; a {type(model).__name__} is solved "
+                         "exactly by linear region, so drop them")
     if args.attractors:
         if not is_piecewise_linear(model):
             raise ValueError("--attractors needs a PLRNN, ShallowPLRNN or ALRNN model")
@@ -204,7 +273,7 @@ def _search(model, task, u, states, args):
         result = find_fixed_points(
             model, inputs=u, initial_states=states, task=task if states is None else None,
             n_inits=args.n_inits, noise_scale=args.noise_scale, seed=args.seed,
-            max_order=args.max_order,
+            max_order=args.max_order, progress=progress_enabled(args.quiet), **search_settings(args),
         )
     trajectories = states if states is not None and states.ndim == 3 else None
     if trajectories is None and task is not None:
@@ -217,11 +286,19 @@ def _search(model, task, u, states, args):
     return result, trajectories
 
 
+def search_settings(args: argparse.Namespace) -> dict:
+    """The FixedPointFinder-style options that were given, as :func:`find_fixed_points` arguments
+    (it validates them: an unknown ``--method`` lists the known ones)."""
+    given = {k: getattr(args, k) for k in ("method", "tol_q", "max_iters", "tol_unique")}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def _figure(result, trajectories, title: str):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
     from neurodyn.plotting import plot_eigenvalues, plot_fixed_points
 

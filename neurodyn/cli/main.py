@@ -1,12 +1,16 @@
 """``neurodyn`` command: one sub-command per module listed in :data:`COMMANDS`.
 
 Each module ``neurodyn.cli.<name>`` defines ``add_parser(subparsers)``, which registers its
-sub-command and sets ``func`` (``args -> int`` exit status) as a parser default.
+sub-command and sets ``func`` (``args -> int`` exit status) as a parser default, and may define
+``HELP``, its one-line summary. The modules import NumPy, torch and the rest of neurodyn only inside
+their functions, and :func:`main` builds only the sub-command it runs (the others from ``HELP``), so
+``neurodyn --help`` and a mistyped option answer without loading them.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib
 import sys
 
@@ -49,8 +53,45 @@ class CLIError(Exception):
     """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``neurodyn`` argument parser with one sub-command per module of :data:`COMMANDS`.
+class HelpFormatter(argparse.HelpFormatter):
+    """Appends ``(default: …)`` to every option whose help does not already name its default."""
+
+    def add_argument(self, action: argparse.Action) -> None:
+        if action.help is None and _default_text(action) is not None:  # an option without help text
+            action = copy.copy(action)
+            action.help = ""
+            action.help = self._get_help_string(action)
+        super().add_argument(action)
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text, shown = action.help or "", _default_text(action)
+        if shown is None or "default" in text:
+            return text
+        return f"{text} (default: {shown})".lstrip()
+
+
+def _default_text(action: argparse.Action) -> str | None:
+    """How to show an option's default in its help, or None when there is nothing to show."""
+    if not action.option_strings or action.default in (None, False, argparse.SUPPRESS):
+        return None
+    if isinstance(action.default, tuple):
+        return ",".join(map(str, action.default))
+    return "%(default)s"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose help (and sub-commands' help) shows the defaults."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``neurodyn`` parser; with ``command``, only that sub-command is built in full.
+
+    The other sub-commands are listed from their module's ``HELP`` (modules without one are built in
+    full), so parsing one command imports no other command's dependencies.
 
     Examples
     --------
@@ -60,16 +101,25 @@ def build_parser() -> argparse.ArgumentParser:
     >>> args.command, args.model, args.n_inits, args.func is fixedpoints.run
     ('fixedpoints', 'model.pt', 8, True)
     """
-    parser = argparse.ArgumentParser(
-        prog="neurodyn",
-        description="Train recurrent networks and analyse their dynamics.",
-    )
+    parser = _Parser(prog="neurodyn", description="Train recurrent networks and analyse their dynamics.")
     parser.add_argument("--version", action="version", version=f"neurodyn {__version__}")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"neurodyn.cli.{name}").add_parser(sub)
+        module = importlib.import_module(f"neurodyn.cli.{name}")
+        if command is None or name == command or not hasattr(module, "HELP"):
+            module.add_parser(sub)
+        else:
+            sub.add_parser(name, help=module.HELP)
     return parser
+
+
+def _command(argv: list[str]) -> str | None:
+    """The sub-command named in ``argv`` (the first word that is not an option), if any."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
 
 
 # Argument names that every sub-command uses for files it reads and files it writes.
@@ -121,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     >>> status, err.getvalue().startswith("neurodyn fixedpoints: error:"), len(err.getvalue().splitlines())
     (2, True, 1)
     """
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command(argv) or "")
     args = parser.parse_args(argv)
     try:
         _check_paths(args)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
-
 from neurodyn.cli._common import (
     check_outputs,
     parse_vector,
@@ -16,6 +14,8 @@ from neurodyn.cli._common import (
 )
 
 __all__ = ["add_parser", "run"]
+
+HELP = "stable/unstable manifolds of saddle fixed points and cycles of a PLRNN-family model"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """
     p = sub.add_parser(
         "manifolds",
-        help="stable/unstable manifolds of saddle fixed points and cycles of a PLRNN-family model",
+        help=HELP,
         description=(
             "Find the fixed points and k-cycles of a PLRNN / shallow PLRNN / ALRNN exactly, then "
             "build the stable and unstable manifolds of its saddles piece by piece per linear region "
@@ -148,6 +148,7 @@ def _figure(model, cycles, result, dims, u, source: str = "model"):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
     from neurodyn.models.piecewise import pl_system
     from neurodyn.plotting.phase_portrait import plot_phase_portrait

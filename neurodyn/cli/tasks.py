@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from neurodyn.tasks import TASKS
-
 __all__ = ["add_parser", "run"]
+
+HELP = "list the tasks networks can be trained on"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     >>> parser.parse_args(["tasks"]).func is tasks.run
     True
     """
-    p = sub.add_parser("tasks", help="list the tasks networks can be trained on")
+    p = sub.add_parser("tasks", help=HELP, description="List the registered tasks and their options.")
     p.set_defaults(func=run)
 
 
@@ -43,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     ...
     0
     """
+    from neurodyn.tasks import TASKS
+
     for name in sorted(TASKS):
         cls = TASKS[name]
         doc = (cls.__doc__ or "").strip().splitlines()[0].replace("``", "") if cls.__doc__ else ""

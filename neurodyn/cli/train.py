@@ -13,9 +13,10 @@ from typing import Any
 
 from neurodyn.cli import _deflation
 from neurodyn.cli._common import check_outputs, save_trained, train_quietly
-from neurodyn.tasks import TASKS
 
 __all__ = ["add_parser", "run"]
+
+HELP = "train a network on a task and save a checkpoint"
 
 #: --model choices → (model class name in the registry, which model options it takes)
 MODEL_CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -27,6 +28,9 @@ MODEL_CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
     "gru": ("GRU", ("train_h0",)),
     "lstm": ("LSTM", ()),
 }
+#: held-out accuracy at which ``train`` stops by default (the task counts as solved); per task if listed
+SOLVED_ACCURACY = 0.99
+SOLVED_BY_TASK = {"flipflop": 1.0}
 #: every model option (``None`` when not given, so the model's own default applies)
 MODEL_OPTIONS = sorted({o for _, opts in MODEL_CHOICES.values() for o in opts})
 
@@ -64,8 +68,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     >>> args.func is train.run, args.task, args.task__n_bits, args.n_units  # task options: task__<field>
     (True, 'flipflop', 2, 16)
     """
-    p = sub.add_parser("train", help="train a network on a task and save a checkpoint")
-    tasks = p.add_subparsers(dest="task", required=True, metavar="TASK")
+    from neurodyn.tasks import TASKS
+
+    p = sub.add_parser(
+        "train", help=HELP, description=f"{HELP[0].upper()}{HELP[1:]}. Each TASK has its own task options, "
+        "and all take the model and training options: see them with `neurodyn train TASK --help` (e.g. "
+        "`neurodyn train flipflop --help`); `neurodyn tasks` lists the tasks with their defaults.")
+    tasks = p.add_subparsers(dest="task", required=True, metavar="TASK",
+                             help="options: neurodyn train TASK --help")
     for name in sorted(TASKS):
         cls = TASKS[name]
         doc = (cls.__doc__ or name).strip().splitlines()[0].replace("``", "")
@@ -102,7 +112,7 @@ def _common_options(p: argparse.ArgumentParser) -> None:
     t = p.add_argument_group("training options")
     t.add_argument("--n-iterations", type=int, default=1000)
     t.add_argument("--batch-size", type=int, default=64)
-    t.add_argument("--lr", type=float, default=1e-2)
+    t.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate (docs/tasks.md)")
     t.add_argument("--weight-decay", type=float, default=0.0)
     t.add_argument("--clip-grad-norm", type=float, default=1.0, help="gradient-norm clipping (0: none)")
     for name, what in (("l1-weight", "L1 on weights"), ("l2-weight", "L2 on weights"),
@@ -110,7 +120,10 @@ def _common_options(p: argparse.ArgumentParser) -> None:
         t.add_argument(f"--{name}", type=float, default=0.0, help=f"strength of the {what} penalty")
     t.add_argument("--eval-every", type=int, default=100, help="evaluation period in iterations")
     t.add_argument("--target-accuracy", type=float, default=None,
-                   help="stop early once the held-out accuracy reaches this value")
+                   help="stop once the held-out accuracy reaches this value (default: the task is solved, "
+                        f"{SOLVED_ACCURACY}; {', '.join(f'{v} for {k}' for k, v in SOLVED_BY_TASK.items())})")
+    t.add_argument("--no-target", action="store_true",
+                   help="train all --n-iterations instead of stopping when the held-out batch is solved")
     t.add_argument("--early-stopping", type=_pair(int), metavar="METRIC:PATIENCE",
                    help="stop after PATIENCE evaluations without improvement of METRIC (e.g. loss:5)")
     t.add_argument("--curriculum", metavar="PARAM=V1,V2,…",
@@ -207,10 +220,38 @@ def _train_distribution(args: argparse.Namespace, model, task):
         lr=args.lr, divergence=task.loss, clip_grad_norm=args.clip_grad_norm, seed=args.seed,
         progress=not args.no_progress, device=args.device, eval_every=args.eval_every,
     )
-    if result.status == "diverged":
+    if result.status in ("diverged", "interrupted"):
         return result, {}
     emitted, batch = sample_emissions(result.model.cpu(), task, 512, seed=args.seed + 1)
     return result, task.evaluate(emitted, batch)
+
+
+def stopping_target(args: argparse.Namespace, task: Any) -> tuple[str, float] | None:
+    """``("accuracy", threshold)`` at which training stops, or None (``--no-target``, deflation,
+    sequence-distribution tasks, which have no per-trial accuracy to stop on)."""
+    if args.no_target or args.deflate_against or task.loss in _DISTRIBUTION_LOSSES:
+        return None
+    if args.target_accuracy is not None:
+        return "accuracy", args.target_accuracy
+    return "accuracy", SOLVED_BY_TASK.get(task.name, SOLVED_ACCURACY)
+
+
+def stopping_report(args: argparse.Namespace, task: Any, target: tuple[str, float] | None, result) -> str:
+    """One line: why training stopped, and the flag that changes it."""
+    n_run, n_max = result.config["iterations_run"], args.n_iterations
+    if target is None:
+        why = ("--no-target" if args.no_target
+               else "--deflate-against has no stopping rule" if args.deflate_against
+               else f"{task.name} is trained on a sequence distribution, with no accuracy to stop on")
+        return f"ran all {n_run} iterations ({why})"
+    reached = result.history.get("eval_accuracy") or [float("nan")]
+    if result.status == "target_reached":
+        return (f"stopped at iteration {n_run} of {n_max}: held-out accuracy {reached[-1]:.4f} reached the "
+                f"target {target[1]} (solved; --no-target trains all iterations)")
+    if result.status == "stopped_early":
+        return f"stopped early at iteration {n_run} of {n_max} (--early-stopping), before the target"
+    return (f"held-out accuracy {reached[-1]:.4f} after {n_run} iterations did not reach the target "
+            f"{target[1]}; train longer (--n-iterations) or change --lr (now {args.lr})")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -247,17 +288,19 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--clip-grad-norm must be >= 0 (0: no clipping), got {args.clip_grad_norm}")
     if args.target_accuracy is not None and not 0.0 < args.target_accuracy <= 1.0:
         raise ValueError(f"--target-accuracy must be in (0, 1], got {args.target_accuracy}")
+    if args.target_accuracy is not None and args.no_target:
+        raise ValueError("--target-accuracy and --no-target exclude each other; drop one")
     config = {k[len("task__"):]: v for k, v in vars(args).items() if k.startswith("task__")}
     task = make_task(args.task_name, **config)
     model = build_model(args, task)
     curriculum = _curriculum(args, task)
-    target = ("accuracy", args.target_accuracy) if args.target_accuracy is not None else None
+    target = stopping_target(args, task)
     strengths = {k: getattr(args, k) for k in ("l1_weight", "l2_weight", "l1_rate", "l2_rate")}
     if task.loss in _DISTRIBUTION_LOSSES:
         result, metrics = _train_distribution(args, model, task)
     else:
         if args.deflate_against:
-            result = train_quietly(_deflation.train, args, model, task)
+            result = train_quietly(_deflation.train, args, model, task)  # deflation: no target
         else:
             result = train_quietly(
                 neurodyn.train, model, task, n_iterations=args.n_iterations, batch_size=args.batch_size,
@@ -268,11 +311,12 @@ def run(args: argparse.Namespace) -> int:
             )
         if curriculum is not None:
             task = curriculum.task_at(task, result.config["curriculum"]["final_stage"])
-        metrics = {} if result.status == "diverged" else neurodyn.training.evaluate(
+        metrics = {} if result.status in ("diverged", "interrupted") else neurodyn.training.evaluate(
             result.model.cpu(), task, seed=args.seed + 1)
-    if result.status != "diverged":
+    if result.status not in ("diverged", "interrupted"):
         shown = ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
         print(f"trained {args.model} ({args.n_units} units) on {task.name} for "
               f"{result.config['iterations_run']} iterations ({result.status}): {shown}")
+        print(stopping_report(args, task, target, result))
     return save_trained("train", args.out, result, overwrite=args.overwrite, task=task,
                         extra={"final_metrics": metrics})

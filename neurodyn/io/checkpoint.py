@@ -22,6 +22,8 @@ __all__ = ["Checkpoint", "ModelFileError", "load_checkpoint", "save_checkpoint"]
 
 FORMAT = "neurodyn-checkpoint"
 VERSION = 1
+#: dtype of loaded models unless the model records its own or another is asked for (see load_model)
+DEFAULT_DTYPE = torch.float32
 
 
 class ModelFileError(ValueError):
@@ -87,7 +89,8 @@ class Checkpoint:
 
 def training_status(training: dict[str, Any]) -> str | None:
     """``"diverged"``, ``"untrained"`` (no iteration or epoch finished), the recorded ``status``
-    (``"completed"``, ``"stopped_early"``, ``"target_reached"``), or None when nothing was recorded."""
+    (``"completed"``, ``"stopped_early"``, ``"target_reached"``, ``"interrupted"``: Ctrl-C ended training),
+    or None when nothing was recorded."""
     if training.get("status") == "diverged":
         return "diverged"
     if training.get("iterations_run", training.get("epochs_run")) == 0:
@@ -187,8 +190,10 @@ def is_checkpoint(obj: Any) -> bool:
     return isinstance(obj, dict) and obj.get("format") == FORMAT
 
 
-def checkpoint_from_dict(obj: dict[str, Any], source: str = "checkpoint") -> Checkpoint:
-    """Rebuild a :class:`Checkpoint` from the dict stored by :func:`save_checkpoint`."""
+def checkpoint_from_dict(obj: dict[str, Any], source: str = "checkpoint", *,
+                         dtype: torch.dtype | None = None) -> Checkpoint:
+    """Rebuild a :class:`Checkpoint` from the dict stored by :func:`save_checkpoint`; ``dtype``
+    converts the model before its weights are copied in (so float64 weights load exactly)."""
     if obj.get("version", 0) > VERSION:
         raise ModelFileError(
             f"{source} is checkpoint format version {obj['version']}, newer than this neurodyn "
@@ -198,6 +203,7 @@ def checkpoint_from_dict(obj: dict[str, Any], source: str = "checkpoint") -> Che
         model = make_model(obj["model_class"], **obj["model_config"])
     except KeyError as err:
         raise ModelFileError(f"{source}: {err.args[0]}") from None
+    model = with_dtype(model, dtype)
     missing, unexpected = model.load_state_dict(obj["state_dict"], strict=False)
     if missing or unexpected:
         raise ModelFileError(
@@ -217,6 +223,16 @@ def checkpoint_from_dict(obj: dict[str, Any], source: str = "checkpoint") -> Che
         versions=dict(obj.get("versions") or {}),
         extra=dict(obj.get("extra") or {}),
     )
+
+
+def with_dtype(model: RecurrentModel, dtype: torch.dtype | None) -> RecurrentModel:
+    """``model`` converted to ``dtype`` (unchanged for None); a PLRNN-family model records it."""
+    if dtype is None:
+        return model
+    model = model.to(dtype)
+    if hasattr(model, "dtype_name"):
+        model.dtype_name = str(dtype).replace("torch.", "")
+    return model
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:

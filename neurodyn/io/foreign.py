@@ -44,7 +44,7 @@ def _readout_keys(sd: dict[str, torch.Tensor], rnn_keys: set[str], n_units: int)
 
 
 def model_from_state_dict(
-    sd: dict[str, Any], arch: str | None = None, source: str = "file"
+    sd: dict[str, Any], arch: str | None = None, source: str = "file", *, dtype: torch.dtype = torch.float32
 ) -> RecurrentModel:
     """Build a :class:`LeakyRNN` (alpha=1), :class:`GRU` or :class:`LSTM` from a torch state_dict.
 
@@ -54,6 +54,9 @@ def model_from_state_dict(
         The state_dict; keys may carry a module prefix (``rnn.weight_hh_l0``).
     arch : {"rnn_tanh", "rnn_relu", "gru", "lstm"}, optional
         Required for plain RNNs; checked against the shapes otherwise.
+    dtype : torch dtype
+        Parameter dtype of the model (float32, as every loaded model; the two biases of a plain RNN
+        are summed in float64 first).
 
     Raises
     ------
@@ -125,4 +128,4 @@ def model_from_state_dict(
         new = {"w_ih": w_ih, "w_hh": w_hh, "b_ih": b_ih, "b_hh": b_hh, "w_out": w_out, "b_out": b_out}
     model = model.double()
     model.load_state_dict(new, strict=False)
-    return model.eval()
+    return model.to(dtype).eval()

@@ -6,19 +6,25 @@ import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from neurodyn.io.checkpoint import (
+    DEFAULT_DTYPE,
     Checkpoint,
     ModelFileError,
     checkpoint_from_dict,
     describe,
     is_checkpoint,
     read_torch_file,
+    with_dtype,
 )
 from neurodyn.io.foreign import ARCHS as STATE_DICT_ARCHS
 from neurodyn.io.foreign import model_from_state_dict
 from neurodyn.models import RecurrentModel
 from neurodyn.tasks import Task
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["LoadedModel", "load_model"]
 
@@ -50,8 +56,22 @@ class LoadedModel:
     source: str
     checkpoint: Checkpoint | None = None
 
+    @property
+    def description(self) -> str:
+        """What was loaded, for reports and figure titles: ``"torch.nn.RNN (tanh), 64 units"`` for a
+        converted state_dict, ``"LeakyRNN, 64 units"`` for a checkpoint, ``"PLRNN, 3 latent dims"``."""
+        model, name = self.model, type(self.model).__name__
+        if self.source == "state_dict":
+            name = {"GRU": "torch.nn.GRU", "LSTM": "torch.nn.LSTM"}.get(
+                name, f"torch.nn.RNN ({model.config().get('activation')})")
+        if hasattr(model, "n_latent"):
+            return f"{name}, {model.n_latent} latent dims"
+        return f"{name}, {model.n_units} units"
 
-def load_model(path: str | os.PathLike, *, arch: str | None = None) -> LoadedModel:
+
+def load_model(
+    path: str | os.PathLike, *, arch: str | None = None, dtype: str | torch.dtype | None = None
+) -> LoadedModel:
     """Load a model from a neurodyn checkpoint, a torch ``state_dict`` or an array file.
 
     Supported files: a ``.pt`` written by :func:`neurodyn.io.save_checkpoint`; a plain
@@ -60,25 +80,55 @@ def load_model(path: str | os.PathLike, *, arch: str | None = None) -> LoadedMod
     ``.npz`` / ``.mat`` files holding PLRNN-family arrays (``arch`` in plrnn, shplrnn,
     clipped-shplrnn, alrnn). Nothing pickled is ever executed (``weights_only=True``).
 
+    One dtype rule: a model loads in the dtype its class is built with, float32 for checkpoints and
+    converted state_dicts alike, unless the model records its own (the PLRNN family keeps the dtype
+    in its config, float64 for array files, so exact region-wise analyses see the stored numbers);
+    ``dtype`` asks for another (float64 weights saved in a checkpoint then load exactly).
+    :func:`neurodyn.analysis.find_fixed_points` accepts the result as it is.
+
+    Parameters
+    ----------
+    path : path-like
+    arch : str, optional
+        Architecture of a plain state_dict (rnn_tanh, rnn_relu, gru, lstm) or an array file.
+    dtype : {"float32", "float64"} or torch dtype, optional
+        Parameter dtype of the loaded model (default: the rule above).
+
+    Returns
+    -------
+    LoadedModel
+        ``model``, its ``task`` (checkpoints of task-trained models), ``source`` and ``checkpoint``;
+        ``description`` names what was loaded.
+
     Raises
     ------
     FileNotFoundError
         If the file does not exist.
     ModelFileError
         With a one-line description of what was found when the file is not a usable model.
+    ValueError
+        If ``dtype`` is not float32 or float64.
 
     Examples
     --------
     >>> import tempfile
     >>> from pathlib import Path
     >>> import numpy as np
+    >>> import torch
     >>> from neurodyn.io import load_model
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     np.savez(Path(tmp) / "plrnn.npz", A=[0.5, 0.5], W=[[0.0, 0.2], [0.1, 0.0]], h=[1.0, 0.0])
     ...     loaded = load_model(Path(tmp) / "plrnn.npz", arch="plrnn")
     >>> type(loaded.model).__name__, loaded.source, loaded.model.n_latent
     ('PLRNN', 'arrays', 2)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     torch.save(torch.nn.RNN(3, 16).state_dict(), Path(tmp) / "rnn.pt")
+    ...     loaded = load_model(Path(tmp) / "rnn.pt", arch="rnn_tanh")
+    ...     wide = load_model(Path(tmp) / "rnn.pt", arch="rnn_tanh", dtype="float64")
+    >>> loaded.description, loaded.model.w_rec.dtype, wide.model.w_rec.dtype
+    ('torch.nn.RNN (tanh), 16 units', torch.float32, torch.float64)
     """
+    dtype = _check_dtype(dtype)
     path = Path(path)
     if path.suffix.lower() in ARRAY_SUFFIXES:
         from neurodyn.io.plrnn_arrays import ARCHS as ARRAY_ARCHS
@@ -104,10 +154,10 @@ def load_model(path: str | os.PathLike, *, arch: str | None = None) -> LoadedMod
             raise ModelFileError(
                 f"{path} could not be read ({type(err).__name__}: {err}); write it again"
             ) from None
-        return LoadedModel(model, None, "arrays")
+        return LoadedModel(with_dtype(model, dtype), None, "arrays")
     obj = read_torch_file(path)
     if is_checkpoint(obj):  # the checkpoint names its model class; ``arch`` is not needed
-        ckpt = checkpoint_from_dict(obj, str(path))
+        ckpt = checkpoint_from_dict(obj, str(path), dtype=dtype)
         return LoadedModel(ckpt.model, ckpt.task, "checkpoint", ckpt)
     if arch is not None and arch not in STATE_DICT_ARCHS:
         from neurodyn.io.plrnn_arrays import ARCHS as ARRAY_ARCHS
@@ -120,10 +170,23 @@ def load_model(path: str | os.PathLike, *, arch: str | None = None) -> LoadedMod
     if isinstance(obj, dict) and isinstance(obj.get("state_dict"), dict) and "format" not in obj:
         obj = obj["state_dict"]
     if isinstance(obj, dict) and obj and all(isinstance(k, str) for k in obj):
-        return LoadedModel(model_from_state_dict(obj, arch, str(path)), None, "state_dict")
+        model = model_from_state_dict(obj, arch, str(path), dtype=dtype or DEFAULT_DTYPE)
+        return LoadedModel(model, None, "state_dict")
     raise ModelFileError(
         f"{path} is neither a neurodyn checkpoint nor a state_dict (found {describe(obj)})"
     )
+
+
+def _check_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
+    """``dtype`` as a torch dtype (float32 or float64), or None; ``ValueError`` otherwise."""
+    if dtype is None:
+        return None
+    import torch
+
+    name = str(dtype).replace("torch.", "")
+    if name not in ("float32", "float64"):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+    return getattr(torch, name)
 
 
 def check_array_file(path: Path) -> None:

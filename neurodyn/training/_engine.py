@@ -25,7 +25,8 @@ from neurodyn.training.early_stopping import EarlyStopping, metric_mode, reached
 
 #: a batch whose largest |value| exceeds this makes the data's scale the likely cause of a divergence
 DATA_SCALE_LIMIT = 1e3
-_REASONS = {"target_reached": "target_metric", "stopped_early": "early_stopping"}  # config["stop_reason"]
+_REASONS = {"target_reached": "target_metric", "stopped_early": "early_stopping",  # config["stop_reason"]
+            "interrupted": "interrupted"}
 
 
 def to_device(model: Any, device: torch.device) -> Any:
@@ -57,6 +58,8 @@ def run(
     ``evaluate(epoch)`` (a list per network when stacked) is logged as ``eval_<name>``; then
     ``hooks`` (``"hold"`` skips the stopping rules, as a curriculum before its last stage does),
     ``target_metric`` and ``early_stopping`` decide. ``on_epoch(epoch, lr, seconds)`` adds logs.
+    A ``KeyboardInterrupt`` (Ctrl-C) ends training with status ``"interrupted"`` and the weights of
+    the last finished epoch (the best ones with early stopping) instead of propagating.
     """
     n, name, stacked = n_networks or 1, config.epoch_name, n_networks is not None
     wd = network_weight_decay
@@ -84,67 +87,73 @@ def run(
     from tqdm.auto import tqdm
 
     bar = tqdm(range(config.n_epochs), disable=not config.progress, desc=desc)
-    for epoch in bar:
-        t0, logs = time.perf_counter(), [{} for _ in range(n)]
-        for step in range(epoch * config.batches_per_epoch, (epoch + 1) * config.batches_per_epoch):
-            batch = batches(step)
-            loss, step_logs = objective(batch)
-            for e, v in enumerate(loss.detach().reshape(-1).tolist()):
-                if alive[e] and not math.isfinite(v):
-                    diverge(e, epoch, step, "the loss", v, batch)
-            if not any(alive):
-                break
-            opt.zero_grad(set_to_none=True)
-            mask = None if all(alive) else torch.tensor(alive, dtype=loss.dtype, device=loss.device)
-            (loss.sum() if mask is None else (loss * mask).sum()).backward()
-            if not stacked and config.clip_grad_norm is not None:
-                torch.nn.utils.clip_grad_norm_(params, config.clip_grad_norm)
-            elif stacked:
-                _clip_and_decay_per_network(params, mask, config.clip_grad_norm, wd, n)
-            opt.step()
-            with torch.no_grad():
-                finite = torch.stack([torch.isfinite(p).reshape(n, -1).all(1) for p in params]).all(0)
-            for e in [e for e, ok in enumerate(finite.tolist()) if alive[e] and not ok]:
-                diverge(e, epoch, step, "a parameter", math.nan, batch)
-            restore([e for e in range(n) if not alive[e]])  # also undoes Adam's momentum on them
-            if not any(alive):
-                break
-            for e in [e for e in range(n) if alive[e]]:
-                for k, v in step_logs.items():
-                    v = v.reshape(-1)[e if stacked else 0].item() if isinstance(v, torch.Tensor) else v
-                    logs[e].setdefault(k, []).append(v)
-        if not any(alive):
-            restore(list(range(n)))
-            break
-        if sched is not None:
-            sched.step()
-        with torch.no_grad():
-            for p, g in zip(params, good):
-                g.copy_(p)
-        for e in [e for e in range(n) if alive[e]]:
-            runs[e] += 1
-            hist[e][name].append(epoch)
-            for k, vals in logs[e].items():
-                hist[e].setdefault(k, []).append(vals[0] if len(vals) == 1 else float(np.mean(vals)))
-        lr_now = float(opt.param_groups[0]["lr"])
-        for k, v in (on_epoch(epoch, lr_now, time.perf_counter() - t0) if on_epoch else {}).items():
-            hist[0].setdefault(k, []).append(v)
-        shown = {"loss": f"{hist[0]['loss'][-1]:.4f}"} if hist[0].get("loss") else {}
-        if evaluate is not None and config.eval_every and (
-                (epoch + 1) % config.eval_every == 0 or epoch == config.n_epochs - 1):
-            metrics = evaluate(epoch)
-            for e, m in enumerate(metrics if stacked else [metrics]):
-                if alive[e]:
-                    hist[e].setdefault(f"eval_{name}", []).append(epoch)
-                    for k, v in m.items():
-                        hist[e].setdefault(f"eval_{k}", []).append(v)
-            if not stacked:
-                shown.update({k: f"{v:.3f}" for k, v in metrics.items()})
-                reason = _stopping_rules(epoch, metrics, hooks, target_metric, tracker, params)
-                if reason is not None:
-                    status[0] = "target_reached" if reason == "target_metric" else "stopped_early"
+    try:
+        for epoch in bar:
+            t0, logs = time.perf_counter(), [{} for _ in range(n)]
+            for step in range(epoch * config.batches_per_epoch, (epoch + 1) * config.batches_per_epoch):
+                batch = batches(step)
+                loss, step_logs = objective(batch)
+                for e, v in enumerate(loss.detach().reshape(-1).tolist()):
+                    if alive[e] and not math.isfinite(v):
+                        diverge(e, epoch, step, "the loss", v, batch)
+                if not any(alive):
                     break
-        bar.set_postfix(shown, refresh=False)
+                opt.zero_grad(set_to_none=True)
+                mask = None if all(alive) else torch.tensor(alive, dtype=loss.dtype, device=loss.device)
+                (loss.sum() if mask is None else (loss * mask).sum()).backward()
+                if not stacked and config.clip_grad_norm is not None:
+                    torch.nn.utils.clip_grad_norm_(params, config.clip_grad_norm)
+                elif stacked:
+                    _clip_and_decay_per_network(params, mask, config.clip_grad_norm, wd, n)
+                opt.step()
+                with torch.no_grad():
+                    finite = torch.stack([torch.isfinite(p).reshape(n, -1).all(1) for p in params]).all(0)
+                for e in [e for e, ok in enumerate(finite.tolist()) if alive[e] and not ok]:
+                    diverge(e, epoch, step, "a parameter", math.nan, batch)
+                restore([e for e in range(n) if not alive[e]])  # also undoes Adam's momentum on them
+                if not any(alive):
+                    break
+                for e in [e for e in range(n) if alive[e]]:
+                    for k, v in step_logs.items():
+                        v = v.reshape(-1)[e if stacked else 0].item() if isinstance(v, torch.Tensor) else v
+                        logs[e].setdefault(k, []).append(v)
+            if not any(alive):
+                restore(list(range(n)))
+                break
+            if sched is not None:
+                sched.step()
+            with torch.no_grad():
+                for p, g in zip(params, good):
+                    g.copy_(p)
+            for e in [e for e in range(n) if alive[e]]:
+                runs[e] += 1
+                hist[e][name].append(epoch)
+                for k, vals in logs[e].items():
+                    hist[e].setdefault(k, []).append(vals[0] if len(vals) == 1 else float(np.mean(vals)))
+            lr_now = float(opt.param_groups[0]["lr"])
+            for k, v in (on_epoch(epoch, lr_now, time.perf_counter() - t0) if on_epoch else {}).items():
+                hist[0].setdefault(k, []).append(v)
+            shown = {"loss": f"{hist[0]['loss'][-1]:.4f}"} if hist[0].get("loss") else {}
+            if evaluate is not None and config.eval_every and (
+                    (epoch + 1) % config.eval_every == 0 or epoch == config.n_epochs - 1):
+                metrics = evaluate(epoch)
+                for e, m in enumerate(metrics if stacked else [metrics]):
+                    if alive[e]:
+                        hist[e].setdefault(f"eval_{name}", []).append(epoch)
+                        for k, v in m.items():
+                            hist[e].setdefault(f"eval_{k}", []).append(v)
+                if not stacked:
+                    shown.update({k: f"{v:.3f}" for k, v in metrics.items()})
+                    reason = _stopping_rules(epoch, metrics, hooks, target_metric, tracker, params)
+                    if reason is not None:
+                        status[0] = "target_reached" if reason == "target_metric" else "stopped_early"
+                        break
+            bar.set_postfix(shown, refresh=False)
+    except KeyboardInterrupt:  # Ctrl-C: keep the weights of the last finished epoch, report "interrupted"
+        bar.close()
+        restore(list(range(n)))
+        for e in [e for e in range(n) if alive[e]]:
+            status[e] = "interrupted"
     if tracker is not None and tracker.best_state is not None:
         with torch.no_grad():
             for p, b in zip(params, tracker.best_state):

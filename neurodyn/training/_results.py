@@ -1,7 +1,9 @@
 """What training returns: one family of results with a common ``status`` (one per network for an
 ensemble): ``"completed"``, ``"diverged"`` (NaN/Inf met: the model holds the weights of the last epoch
 that ended finite, the history stops there, ``config["divergence"]`` says where and why),
-``"stopped_early"`` (early stopping) or ``"target_reached"`` (target metric met)."""
+``"stopped_early"`` (early stopping), ``"target_reached"`` (target metric met) or ``"interrupted"``
+(Ctrl-C / ``KeyboardInterrupt``: the model holds the weights of the last finished epoch, or the best
+ones under early stopping)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import numpy as np
 
 from neurodyn.models._base import RecurrentModel
 
-STATUSES = ("completed", "diverged", "stopped_early", "target_reached")
+STATUSES = ("completed", "diverged", "stopped_early", "target_reached", "interrupted")
 
 
 class TrainingDivergedError(FloatingPointError):

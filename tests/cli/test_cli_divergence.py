@@ -90,7 +90,7 @@ def test_clip_zero_agrees_between_command_line_and_api(tmp_path, capsys):
     assert ckpt.training["clip_grad_norm"] is None
     task = make_task("flipflop", n_bits=2, n_steps=6)
     model = make_model("LeakyRNN", n_inputs=task.n_inputs, n_units=8, n_outputs=task.n_outputs, seed=0)
-    api = neurodyn.train(model, task, n_iterations=3, batch_size=4, lr=1e-2, eval_every=2, clip_grad_norm=0,
+    api = neurodyn.train(model, task, n_iterations=3, batch_size=4, lr=3e-3, eval_every=2, clip_grad_norm=0,
                          progress=False, seed=0)
     assert all(torch.equal(a, b) for a, b in zip(api.model.state_dict().values(),
                                                  ckpt.model.state_dict().values()))

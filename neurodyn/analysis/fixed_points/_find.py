@@ -74,9 +74,12 @@ def find_fixed_points(
 
     Parameters
     ----------
-    model : RecurrentModel or callable ``F(h, u)``
-        A model (its ``step(h, u)`` is used on a float64 copy) or a plain batched map
-        ``(batch, state), (batch, input) or None -> (batch, state)``; then give ``state_size``.
+    model : RecurrentModel, loaded model or callable ``F(h, u)``
+        A model (its ``step(h, u)`` is used on a float64 copy), what
+        :func:`neurodyn.io.load_model` or :func:`~neurodyn.io.load_checkpoint` return (their
+        ``model``, and their ``task`` as ``task`` when neither it nor ``initial_states`` is given),
+        or a plain batched map ``(batch, state), (batch, input) or None -> (batch, state)``; then
+        give ``state_size``.
     inputs : array-like, shape (input,), optional
         The constant input ``u*``; zeros by default (``None`` is passed to a callable).
     initial_states : array-like, shape (n, state) or (trial, time, state), optional
@@ -169,6 +172,10 @@ def find_fixed_points(
     >>> np.round(points.states[:, 0], 4).tolist(), points.stability.tolist()
     ([0.9575, -0.9575, 0.0], ['stable', 'stable', 'unstable'])
     """
+    if not isinstance(model, RecurrentModel) and isinstance(getattr(model, "model", None), RecurrentModel):
+        if task is None and initial_states is None:  # a LoadedModel or Checkpoint
+            task = getattr(model, "task", None)
+        model = model.model
     if method not in (*METHODS, "auto"):
         raise ValueError(f"unknown method {method!r}; choose one of auto, {', '.join(METHODS)}")
     for name, value in (("n_inits", n_inits), ("max_iters", max_iters), ("max_order", max_order)):

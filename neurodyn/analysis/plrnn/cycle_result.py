@@ -122,6 +122,8 @@ class CycleResult(PointResult):
             if self.n_points == 0:
                 lines.append("no cycle found: raise max_order (--max-order) above the period or n_transient "
                              "(--n-transient) for slow convergence; a chaotic attractor closes no cycle")
+            elif n["not_closed"]:
+                lines.append(_not_closed_advice(n["not_closed"], self.attrs))
         lines.append(f"(method {self.attrs.get('method', '?')}; 'complete' = proven by enumeration)")
         return "\n".join(lines)
 
@@ -148,3 +150,12 @@ class CycleResult(PointResult):
         out.update(region_margin=ds["region_margin"].values.astype(np.float64),
                    region_code=ds["region_code"].values.astype(bool), search=search)
         return out
+
+
+def _not_closed_advice(n_open: int, attrs: dict) -> str:
+    """What to try when some orbits did not return: longer transients, longer periods, or chaos."""
+    steps, period = attrs.get("n_transient"), attrs.get("max_order")
+    return (f"{n_open} orbits did not return: they may still be converging (raise n_transient, "
+            f"--n-transient, now {steps}, e.g. to {2 * int(steps or 0) or 1000}), lie on a cycle longer than "
+            f"{period} (raise max_order, --max-order), or on a chaotic attractor, which closes no cycle (a "
+            "positive largest Lyapunov exponent, neurodyn.analysis.lyapunov_spectrum, says so)")

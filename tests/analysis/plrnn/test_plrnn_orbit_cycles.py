@@ -127,3 +127,13 @@ def test_non_isolated_cycles_and_slow_divergence_are_not_counted_as_closed():
     assert res.attrs["n_diverged"] == 3 and res.attrs["n_not_closed"] == 0
     with pytest.raises(ValueError, match="batch >= 1"):
         find_attracting_cycles(slow, np.zeros((0, 1)))
+
+
+def test_orbits_that_did_not_return_get_advice():
+    # z' = 0.999 z for z < 0 (slow), 0.1 z for z > 0 (fast): one start settles within 50 steps, one does not
+    model = PLRNN.from_arrays([0.999], [[-0.899]], [0.0])
+    res = find_attracting_cycles(model, np.array([[-1.0], [1.0]]), n_transient=50, max_order=4)
+    assert (res.attrs["n_closed"], res.attrs["n_not_closed"]) == (1, 1)
+    text = res.summary()
+    assert "1 orbits did not return" in text and "--n-transient, now 50, e.g. to 100" in text
+    assert "--max-order" in text and "chaotic" in text
