@@ -103,7 +103,8 @@ def analyse(model, task, analysis: dict[str, Any]):
         metrics["ood"] = {}
     else:
         metrics["ood"] = evaluate(model, ood, ood.sample(analysis["n_trials"], seed=analysis["seed"]))
-    fps = find_fixed_points(model, task=task, n_inits=analysis["n_inits"], seed=analysis["seed"])
+    fps = find_fixed_points(model, task=task, n_inits=analysis["n_inits"], max_iters=analysis["max_iters"],
+                            seed=analysis["seed"])
     graph = fixed_point_graph(fps, model) if analysis["graph"] else None
     return metrics, fps, graph
 

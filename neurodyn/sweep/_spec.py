@@ -26,8 +26,8 @@ TRAINING_DEFAULTS: dict[str, Any] = {
 REGULARIZER_KEYS = ("l1_weight", "l2_weight", "l1_rate", "l2_rate")
 #: per-network and per-cell analysis options and their defaults
 ANALYSIS_DEFAULTS: dict[str, Any] = {
-    "n_trials": 64, "seed": 12345, "n_inits": 128, "dynamics_metric": "dsa", "weight_kind": "euclidean",
-    "graph": True,
+    "n_trials": 64, "seed": 12345, "n_inits": 128, "max_iters": 5000, "dynamics_metric": "dsa",
+    "weight_kind": "euclidean", "graph": True,
 }
 _SIZE_ARGS = ("n_inputs", "n_outputs")
 #: the metrics of :func:`~neurodyn.analysis.pairwise_distances`
@@ -126,7 +126,8 @@ def load_spec(source: str | Path | Mapping[str, Any] | SweepSpec) -> SweepSpec:
     sizes come from the task), ``[training]`` (options of :func:`neurodyn.training.train`: ``n_iterations``,
     ``batch_size``, ``lr``, ``weight_decay``, ``clip_grad_norm``, ``loss``, ``eval_every`` and the
     regularisation strengths ``l1_weight``, ``l2_weight``, ``l1_rate``, ``l2_rate``), ``[analysis]``
-    (``n_trials``, ``seed`` of the evaluation batches, ``n_inits`` of the fixed-point search,
+    (``n_trials``, ``seed`` of the evaluation batches, ``n_inits`` and ``max_iters`` of the fixed-point
+    search,
     ``dynamics_metric`` and ``weight_kind`` of :func:`~neurodyn.analysis.compute_solution_degeneracy`,
     ``graph``), ``[grid]`` (``"section.name" = [values]`` for sections task, model, training) and the
     top-level ``seeds`` (a list of distinct integers >= 0, or a count ``n`` meaning ``0 .. n-1``).
@@ -327,7 +328,7 @@ def _check_values(spec: SweepSpec) -> None:
             msg = " ".join(str(err.args[0] if isinstance(err, KeyError) and err.args else err).split())
             raise SpecError(f"spec: {stage} options at grid cell ({where}): {msg}") from None
     a = spec.analysis
-    for name in ("n_trials", "n_inits"):
+    for name in ("n_trials", "n_inits", "max_iters"):
         if not (isinstance(a[name], int) and not isinstance(a[name], bool) and a[name] >= 1):
             raise SpecError(f"spec: analysis.{name} must be an integer >= 1, got {a[name]!r}")
     if a["dynamics_metric"] not in DYNAMICS_METRICS:
