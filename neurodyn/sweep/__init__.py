@@ -9,8 +9,10 @@ training and analysis; the command line (``neurodyn sweep``) uses it.
 """
 
 from neurodyn.sweep._dataset import SweepResult
+from neurodyn.sweep._estimate import estimate_sweep
 from neurodyn.sweep._item import run_item
 from neurodyn.sweep._run import run_sweep
 from neurodyn.sweep._spec import SpecError, SweepItem, SweepSpec, load_spec
 
-__all__ = ["SpecError", "SweepItem", "SweepResult", "SweepSpec", "load_spec", "run_item", "run_sweep"]
+__all__ = ["SpecError", "SweepItem", "SweepResult", "SweepSpec", "estimate_sweep", "load_spec", "run_item",
+           "run_sweep"]
