@@ -191,7 +191,7 @@ class _executor:
             return self._serial
         distributed = import_distributed()
         if self.mode == "scheduler":
-            self.client = distributed.Client(self.scheduler)
+            self.client = distributed.Client(self.scheduler, set_as_default=False)
         elif self.mode == "slurm":
             try:
                 from dask_jobqueue import SLURMCluster
@@ -200,12 +200,12 @@ class _executor:
                                   ) from None
             self.cluster = SLURMCluster()
             self.cluster.scale(self.workers or 1)
-            self.client = distributed.Client(self.cluster)
+            self.client = distributed.Client(self.cluster, set_as_default=False)
         else:
             n = self.workers or os.cpu_count() or 1
             self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                     dashboard_address=None)
-            self.client = distributed.Client(self.cluster)
+            self.client = distributed.Client(self.cluster, set_as_default=False)
         return self._dask
 
     def __exit__(self, *exc: Any) -> None:
@@ -230,7 +230,7 @@ class _executor:
         futures = [self.client.submit(fn, *args, key=key, retries=1, pure=False) for args, key in jobs]
         label_of = {f.key: lab for f, lab in zip(futures, labels)}
         bar = tqdm(total=len(futures), desc=desc, disable=not progress or not futures)
-        for future in distributed.as_completed(futures):
+        for future in distributed.as_completed(futures, loop=self.client.loop):
             bar.update()
             try:
                 result = future.result()
