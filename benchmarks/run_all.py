@@ -25,6 +25,7 @@ BENCHMARKS = {
     "bench_similarity.py": ["--small"],
     "bench_fit.py": ["--quick"],
     "bench_lyapunov.py": ["--quick"],
+    "bench_sweep.py": ["--quick", "--out", "/dev/null"],
 }
 
 
