@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import tempfile
@@ -86,6 +87,7 @@ def main() -> int:
     per = est["seconds_per_item"]
     core_hours = per * args.plan_networks / 3600
     wall_hours = per * -(-args.plan_networks // args.plan_workers) / 3600
+    walltime = f"{max(4, math.ceil(2 * wall_hours)):02d}:00:00"  # room for the slowest worker's share
     command = (f"neurodyn sweep study.toml --out /scratch/$USER/degeneracy --cluster slurm "
                f"--workers {args.plan_workers}")
     plan = {
@@ -94,14 +96,14 @@ def main() -> int:
         "analysis_seconds": est["analysis_seconds_per_item"], "core_hours": core_hours,
         "workers": args.plan_workers, "wall_hours": wall_hours, "command": command,
         "dask_config": {"jobqueue": {"slurm": {"cores": 1, "processes": 1, "memory": "2GB",
-                                               "walltime": "04:00:00"}}},
+                                               "walltime": walltime}}},
     }
     print(f"\nplan: {args.plan_networks} networks of {args.plan_units} units × {args.plan_iterations} "
           f"iterations, {per:.1f} s each on one core (measured here, extrapolated from a calibration run)")
     print(f"  {core_hours:.0f} core-hours; about {wall_hours:.1f} h on {args.plan_workers} one-core SLURM "
           "workers (plus queueing); per-cell degeneracy runs after its networks")
     print("  ~/.config/dask/jobqueue.yaml:  jobqueue: {slurm: {cores: 1, processes: 1, memory: 2GB, "
-          "walltime: '04:00:00'}}")
+          f"walltime: '{walltime}'}}}}")
     print(f"  {command}")
     print("  (an interrupted run resumes with the same command; finished networks are skipped)")
     record = {"neurodyn": __version__, "machine": platform.platform(), "cpus": os.cpu_count(),
