@@ -55,7 +55,7 @@ def estimate_sweep(
     Examples
     --------
     >>> est = estimate_sweep({"task": {"name": "flipflop", "n_bits": 1, "n_steps": 8},
-    ...                       "model": {"n_units": 4}, "training": {"n_iterations": 100},
+    ...                       "model": {"alpha": 1.0}, "training": {"n_iterations": 100},
     ...                       "analysis": {"n_inits": 8, "max_iters": 20},
     ...                       "grid": {"model.n_units": [4, 8]}, "seeds": 3}, n_iterations=2)
     >>> est["n_items"], est["n_cells"], est["seconds_per_item"] > 0
