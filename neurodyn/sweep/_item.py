@@ -19,7 +19,7 @@ import numpy as np
 
 from neurodyn._result import write_atomically
 
-__all__ = ["read_graph", "read_metrics", "run_item"]
+__all__ = ["read_graph", "read_metrics", "run_group", "run_item"]
 
 METRICS_FILE, ERROR_FILE = "metrics.json", "error.json"
 
@@ -136,42 +136,99 @@ def run_item(item: Any, out: str | Path) -> dict[str, Any]:
         The item's metrics (``status`` ``"ok"``), or ``{"key", "status": "failed", "error"}`` after
         writing ``error.json`` when training or an analysis raised.
     """
-    folder = item_folder(out, item.key)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / ERROR_FILE).unlink(missing_ok=True)
-    try:
-        with one_thread():
-            metrics = _run(item, folder)
-    except Exception as err:  # recorded in the item folder and the dataset; the sweep goes on
-        message = " ".join(f"{type(err).__name__}: {err}".split())
-        write_json(folder / ERROR_FILE, {"key": item.key, "error": message,
-                                         "traceback": traceback.format_exc()})
-        return {"key": item.key, "status": "failed", "error": message}
-    write_json(folder / METRICS_FILE, metrics)
-    return metrics
+    return run_group([item], out)[0]
 
 
-def _run(item: Any, folder: Path) -> dict[str, Any]:
+def run_group(items: list[Any], out: str | Path) -> list[dict[str, Any]]:
+    """:func:`run_item` for items of one grid cell; with ``training.ensemble`` they train as one
+    :func:`~neurodyn.training.train_ensemble` call (each network equal, to float rounding, to the one
+    trained alone), else one after the other. Returns one result per item."""
+    folders = [item_folder(out, it.key) for it in items]
+    for it, folder in zip(items, folders):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / ERROR_FILE).unlink(missing_ok=True)
+        write_json(folder / "config.json", it.config)
+    results = []
+    with one_thread():
+        trained: list[Any] = []
+        if items[0].config["training"].get("ensemble") and len(items) > 1:
+            try:
+                t0 = time.perf_counter()
+                trained = _train_ensemble(items)
+                per = (time.perf_counter() - t0) / len(items)
+                trained = [(*t, per) for t in trained]
+            except Exception as err:  # every network of the group fails with the same error
+                return [_failed(it, folder, err) for it, folder in zip(items, folders)]
+        for k, (it, folder) in enumerate(zip(items, folders)):
+            try:
+                if trained:
+                    task, model, train_info, seconds = trained[k]
+                else:
+                    t0 = time.perf_counter()
+                    task, result = train_item(it.config)
+                    model = result.model
+                    train_info = _train_info(result.config, result.history, result.status)
+                    seconds = time.perf_counter() - t0
+                metrics = _finish(it, folder, task, model, train_info, seconds)
+            except Exception as err:  # recorded in the item folder and the dataset; the sweep goes on
+                results.append(_failed(it, folder, err))
+            else:
+                write_json(folder / METRICS_FILE, metrics)
+                results.append(metrics)
+    return results
+
+
+def _failed(item: Any, folder: Path, err: Exception) -> dict[str, Any]:
+    message = " ".join(f"{type(err).__name__}: {err}".split())
+    write_json(folder / ERROR_FILE, {"key": item.key, "error": message, "traceback": traceback.format_exc()})
+    return {"key": item.key, "status": "failed", "error": message}
+
+
+def _train_info(config: dict[str, Any], history: dict[str, list], status: str) -> dict[str, Any]:
+    losses = history.get("loss", [])
+    return {"config": config, "status": str(status),
+            "iterations_run": int(config.get("iterations_run", len(losses))),
+            "final_train_loss": float(losses[-1]) if len(losses) else math.nan}
+
+
+def _train_ensemble(items: list[Any]) -> list[tuple]:
+    from neurodyn.models import MODELS
+    from neurodyn.sweep._spec import REGULARIZER_KEYS
+    from neurodyn.tasks import make_task
+    from neurodyn.training import train_ensemble
+
+    config = items[0].config
+    task = make_task(config["task"]["name"], **config["task"]["config"])
+    cls, opts, tr = MODELS[config["model"]["class"]], config["model"]["options"], config["training"]
+
+    def factory(seed):
+        return cls(n_inputs=task.n_inputs, n_outputs=task.n_outputs, seed=seed, **opts)
+
+    hyper = {k: tr[k] for k in REGULARIZER_KEYS if tr[k]}
+    ens = train_ensemble(factory, task, seeds=[it.seed for it in items], hyperparameters=hyper or None,
+                         n_iterations=tr["n_iterations"], batch_size=tr["batch_size"], lr=tr["lr"],
+                         weight_decay=tr["weight_decay"], clip_grad_norm=tr["clip_grad_norm"],
+                         loss=tr["loss"], eval_every=tr["eval_every"], progress=False)
+    return [(task, m, _train_info(ens.network_config(e), ens.histories[e], ens.status[e]))
+            for e, m in enumerate(ens.models)]
+
+
+def _finish(item: Any, folder: Path, task, model, train_info: dict[str, Any], train_seconds: float
+            ) -> dict[str, Any]:
     from neurodyn.io import save_checkpoint
 
-    write_json(folder / "config.json", item.config)
-    t0 = time.perf_counter()
-    task, result = train_item(item.config)
     t1 = time.perf_counter()
-    model = result.model
-    save_checkpoint(folder / "model.pt", model, task=task, training=result.config,
+    save_checkpoint(folder / "model.pt", model, task=task, training=train_info["config"],
                     extra={"sweep_key": item.key, "seed": item.seed}, overwrite=True)
     metrics, fps, graph = analyse(model, task, item.config["analysis"])
     fps.save(folder / "fixed_points.nc")
     if graph is not None:
         write_json(folder / "graph.json", graph_to_dict(graph))
-    losses = result.history.get("loss", [])
     return {
-        "key": item.key, "status": "ok", "seed": item.seed, "train_status": str(result.status),
-        "iterations_run": int(result.config.get("iterations_run", len(losses))),
-        "final_train_loss": float(losses[-1]) if len(losses) else math.nan,
+        "key": item.key, "status": "ok", "seed": item.seed, "train_status": train_info["status"],
+        "iterations_run": train_info["iterations_run"], "final_train_loss": train_info["final_train_loss"],
         "id": metrics["id"], "ood": metrics["ood"], "fixed_points": fixed_point_counts(fps, graph),
-        "seconds": {"train": t1 - t0, "analysis": time.perf_counter() - t1},
+        "seconds": {"train": train_seconds, "analysis": time.perf_counter() - t1},
     }
 
 

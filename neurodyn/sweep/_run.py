@@ -10,7 +10,7 @@ from typing import Any
 
 from neurodyn.sweep._cells import cell_key, read_cell, run_cell
 from neurodyn.sweep._dataset import SweepResult, build_dataset
-from neurodyn.sweep._item import read_error, read_metrics, run_item, write_json
+from neurodyn.sweep._item import read_error, read_metrics, run_group, write_json
 from neurodyn.sweep._spec import SweepSpec, load_spec
 
 __all__ = ["run_sweep"]
@@ -108,12 +108,17 @@ def run_sweep(
     n_skipped = len(items) - len(todo)
     lost: dict[str, str] = {}
     with _executor(mode, workers, scheduler) as submit_all:
-        for key, result in submit_all(run_item, [((it, str(out)), f"item-{it.key}") for it in todo],
-                                      progress, "train + analyse"):
-            if result.get("status") == "ok":
-                metrics[key.removeprefix("item-")] = result
-            else:
-                lost[key.removeprefix("item-")] = result.get("error", "")
+        groups = _groups(todo, ensemble=spec.training.get("ensemble", False))
+        jobs = [((g, str(out)), f"item-{g[0].key}") for g in groups]
+        for keys, results in submit_all(run_group, jobs, progress, "train + analyse",
+                                        labels=[[it.key for it in g] for g in groups]):
+            if isinstance(results, dict):  # the task itself was lost
+                results = [results] * len(keys)
+            for key, result in zip(keys, results):
+                if result.get("status") == "ok":
+                    metrics[key] = result
+                else:
+                    lost[key] = result.get("error", "")
         errors = {it.key: read_error(out, it.key) or lost.get(it.key) or "no result (the item did not finish)"
                   for it in items if it.key not in metrics}
         cells: dict[tuple, Any] = {}
@@ -137,6 +142,16 @@ def run_sweep(
                          n_skipped=n_skipped, n_failed=len(errors))
     result.save(out / "sweep.nc")
     return result
+
+
+def _groups(items: list, *, ensemble: bool) -> list[list]:
+    """One group per item, or with ``ensemble`` one per grid cell (its items differ only by seed)."""
+    if not ensemble:
+        return [[it] for it in items]
+    cells: dict[tuple, list] = {}
+    for it in items:
+        cells.setdefault(it.cell, []).append(it)
+    return list(cells.values())
 
 
 def _mode(workers: int | None, scheduler: str | None, cluster: str | None) -> str:

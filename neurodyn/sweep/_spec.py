@@ -22,6 +22,7 @@ GRID_SECTIONS = ("task", "model", "training")
 TRAINING_DEFAULTS: dict[str, Any] = {
     "n_iterations": 1000, "batch_size": 64, "lr": 1e-3, "weight_decay": 0.0, "clip_grad_norm": 1.0,
     "loss": None, "eval_every": 100, "l1_weight": 0.0, "l2_weight": 0.0, "l1_rate": 0.0, "l2_rate": 0.0,
+    "ensemble": False,
 }
 REGULARIZER_KEYS = ("l1_weight", "l2_weight", "l1_rate", "l2_rate")
 #: per-network and per-cell analysis options and their defaults
@@ -125,7 +126,9 @@ def load_spec(source: str | Path | Mapping[str, Any] | SweepSpec) -> SweepSpec:
     (``name`` of a registered model class, default ``"LeakyRNN"``, and its options; the input and output
     sizes come from the task), ``[training]`` (options of :func:`neurodyn.training.train`: ``n_iterations``,
     ``batch_size``, ``lr``, ``weight_decay``, ``clip_grad_norm``, ``loss``, ``eval_every`` and the
-    regularisation strengths ``l1_weight``, ``l2_weight``, ``l1_rate``, ``l2_rate``), ``[analysis]``
+    regularisation strengths ``l1_weight``, ``l2_weight``, ``l1_rate``, ``l2_rate``; ``ensemble = true``
+    trains the networks of a grid cell as one :func:`~neurodyn.training.train_ensemble` call, each equal
+    to float rounding to the one trained alone), ``[analysis]``
     (``n_trials``, ``seed`` of the evaluation batches, ``n_inits`` and ``max_iters`` of the fixed-point
     search,
     ``dynamics_metric`` and ``weight_kind`` of :func:`~neurodyn.analysis.compute_solution_degeneracy`,
@@ -300,6 +303,15 @@ def _build_model(cls, opts: dict[str, Any], task, seed: int):
     return cls(n_inputs=task.n_inputs, n_outputs=task.n_outputs, seed=seed, **opts)
 
 
+def _check_ensemble(model) -> None:
+    from neurodyn.kernels._families import family_of
+    from neurodyn.training.ensemble_params import MASKED
+
+    family = family_of(model.params())
+    if family is None or family.name not in MASKED:
+        raise ValueError(f"ensemble = true cannot train {type(model).__name__}; set ensemble = false")
+
+
 def _check_values(spec: SweepSpec) -> None:
     """Build every cell's task, model and training settings once (seed 0): bad values fail here."""
     from neurodyn.models import MODELS
@@ -314,14 +326,18 @@ def _check_values(spec: SweepSpec) -> None:
         try:
             task = _build_task(opts["task"])
             stage = "model"
-            _build_model(MODELS[spec.model["name"]], {k: v for k, v in opts["model"].items() if k != "name"},
-                         task, 0)
+            model = _build_model(MODELS[spec.model["name"]],
+                                 {k: v for k, v in opts["model"].items() if k != "name"}, task, 0)
             stage = "training"
             tr = {**TRAINING_DEFAULTS, **opts["training"]}
             TrainConfig(n_epochs=tr["n_iterations"], batch_size=tr["batch_size"], lr=tr["lr"],
                         weight_decay=tr["weight_decay"], clip_grad_norm=tr["clip_grad_norm"],
                         eval_every=tr["eval_every"], progress=False)
             make_regularizers({k: tr[k] for k in REGULARIZER_KEYS})
+            if not isinstance(tr["ensemble"], bool):
+                raise ValueError(f"ensemble must be true or false, got {tr['ensemble']!r}")
+            if tr["ensemble"]:
+                _check_ensemble(model)
             if (tr["loss"] or task.loss) not in LOSSES:
                 raise ValueError(f"unknown loss {tr['loss']!r}; choose one of {', '.join(LOSSES)}")
         except (ValueError, TypeError, KeyError) as err:

@@ -135,3 +135,14 @@ def test_missing_dask_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.delitem(sys.modules, "distributed")
     with pytest.raises(ImportError, match=r"cluster='slurm' needs dask-jobqueue; install it with pip"):
         run_sweep(TINY, tmp_path / "o", cluster="slurm", progress=False)
+
+
+def test_ensemble_training_matches_single_training(serial_sweep, tmp_path):
+    """training.ensemble trains a cell's seeds in one train_ensemble call: the same networks to float
+    rounding (so new keys), the same layout."""
+    result = run_sweep(tiny(training={"ensemble": True}), tmp_path / "ens", workers=0, progress=False)
+    ref = serial_sweep[0].dataset
+    assert (result.n_computed, result.n_failed) == (4, 0)
+    assert not set(result.dataset["key"].values.ravel()) & set(ref["key"].values.ravel())
+    np.testing.assert_allclose(result.dataset["final_train_loss"], ref["final_train_loss"], rtol=1e-4)
+    np.testing.assert_allclose(result.dataset["id_loss"], ref["id_loss"], rtol=1e-3)

@@ -52,6 +52,7 @@ def test_grid_dims_and_cells():
     ({"model": {"seed": 1}}, "seeds come from the top-level 'seeds' list"),
     ({"model": {"n_inputs": 2}}, "model.n_inputs is set by the task"),
     ({"training": {"epochs": 3}}, "unknown option training.epochs"),
+    ({"training": {"ensemble": "yes"}}, "ensemble must be true or false"),
     ({"analysis": {"n_init": 3}}, "unknown option analysis.n_init"),
     ({"analysis": {"dynamics_metric": "dtw"}}, "dynamics_metric 'dtw' is unknown"),
     ({"seeds": []}, "seeds must be a count or a non-empty list"),
