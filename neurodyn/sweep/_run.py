@@ -10,7 +10,7 @@ from typing import Any
 
 from neurodyn.sweep._cells import cell_key, read_cell, run_cell
 from neurodyn.sweep._dataset import SweepResult, build_dataset
-from neurodyn.sweep._item import read_error, read_metrics, run_group, write_json
+from neurodyn.sweep._item import ERROR_FILE, item_folder, read_error, read_metrics, run_group, write_json
 from neurodyn.sweep._spec import SweepSpec, load_spec
 
 __all__ = ["run_sweep"]
@@ -105,43 +105,57 @@ def run_sweep(
     items = spec.items()
     metrics = {it.key: m for it in items if (m := read_metrics(out, it.key)) is not None}
     todo = [it for it in items if it.key not in metrics]
-    n_skipped = len(items) - len(todo)
-    lost: dict[str, str] = {}
     with _executor(mode, workers, scheduler) as submit_all:
-        groups = _groups(todo, ensemble=spec.training.get("ensemble", False))
-        jobs = [((g, str(out)), f"item-{g[0].key}") for g in groups]
-        for keys, results in submit_all(run_group, jobs, progress, "train + analyse",
-                                        labels=[[it.key for it in g] for g in groups]):
-            if isinstance(results, dict):  # the task itself was lost
-                results = [results] * len(keys)
-            for key, result in zip(keys, results):
-                if result.get("status") == "ok":
-                    metrics[key] = result
-                else:
-                    lost[key] = result.get("error", "")
-        errors = {it.key: read_error(out, it.key) or lost.get(it.key) or "no result (the item did not finish)"
-                  for it in items if it.key not in metrics}
-        cells: dict[tuple, Any] = {}
-        jobs = []
-        for cell in spec.cells:
-            keys = [it.key for it in items if it.cell == cell and it.key in metrics]
-            stored = read_cell(out, cell_key(keys, spec.analysis, cell))
-            if stored is not None:
-                cells[cell] = stored
-            else:
-                jobs.append(((keys, str(out), spec.analysis, cell), cell))
-        for cell, result in submit_all(run_cell, [(args, f"cell-{cell_key(args[0], spec.analysis, cell)}")
-                                                  for args, cell in jobs], progress, "cells",
-                                       labels=[cell for _, cell in jobs]):
-            if "items" not in result:  # the task itself was lost
-                result = {"status": "failed", "error": result.get("error", ""), "items": [], "topology": [],
-                          "n_topologies": 0}
-            cells[cell] = result
+        errors = _run_items(submit_all, spec, todo, out, metrics, progress)
+        errors.update({it.key: read_error(out, it.key) or "no result" for it in items
+                       if it.key not in metrics and it.key not in errors})
+        cells = _run_cells(submit_all, spec, items, out, metrics, progress)
     ds = build_dataset(spec, items, metrics, errors, cells)
-    result = SweepResult(ds, n_computed=len(todo) - sum(1 for it in todo if it.key in errors),
-                         n_skipped=n_skipped, n_failed=len(errors))
+    result = SweepResult(ds, n_computed=sum(1 for it in todo if it.key in metrics),
+                         n_skipped=len(items) - len(todo), n_failed=len(errors))
     result.save(out / "sweep.nc")
     return result
+
+
+def _run_items(submit_all, spec: SweepSpec, todo: list, out: Path, metrics: dict, progress: bool
+               ) -> dict[str, str]:
+    """Train and analyse ``todo``; finished metrics go into ``metrics``; returns the errors by key."""
+    groups = _groups(todo, ensemble=spec.training.get("ensemble", False))
+    jobs = [((g, str(out)), f"item-{g[0].key}") for g in groups]
+    errors = {}
+    for keys, results in submit_all(run_group, jobs, progress, "train + analyse",
+                                    labels=[[it.key for it in g] for g in groups]):
+        if isinstance(results, dict):  # the task itself was lost (its workers died too often)
+            results = [results] * len(keys)
+        for key, result in zip(keys, results):
+            if result.get("status") == "ok":
+                metrics[key] = result
+                continue
+            errors[key] = read_error(out, key) or result.get("error") or "no result"
+            if read_error(out, key) is None:
+                write_json(item_folder(out, key) / ERROR_FILE, {"key": key, "error": errors[key]})
+    return errors
+
+
+def _run_cells(submit_all, spec: SweepSpec, items: list, out: Path, metrics: dict, progress: bool
+               ) -> dict[tuple, Any]:
+    """Per-cell degeneracy and topologies (stored ones reused); returns the summaries by cell."""
+    cells: dict[tuple, Any] = {}
+    jobs = []
+    for cell in spec.cells:
+        keys = [it.key for it in items if it.cell == cell and it.key in metrics]
+        key = cell_key(keys, spec.analysis, cell)
+        stored = read_cell(out, key)
+        if stored is not None:
+            cells[cell] = stored
+        else:
+            jobs.append(((keys, str(out), spec.analysis, cell), f"cell-{key}"))
+    for cell, result in submit_all(run_cell, jobs, progress, "cells", labels=[a[3] for a, _ in jobs]):
+        if "items" not in result:  # the task itself was lost
+            result = {"status": "failed", "error": result.get("error", ""), "items": [], "topology": [],
+                      "n_topologies": 0}
+        cells[cell] = result
+    return cells
 
 
 def _groups(items: list, *, ensemble: bool) -> list[list]:
