@@ -2,7 +2,6 @@
 
 import json
 import shutil
-import sys
 
 import numpy as np
 import pytest
@@ -114,27 +113,6 @@ def test_a_different_spec_is_refused_unless_forced(out_copy):
     result = run_sweep(subset, out_copy, workers=0, progress=False, force=True)
     assert (result.n_computed, result.n_skipped) == (0, 2)  # its items were finished under the old spec
     assert json.loads((out_copy / "spec.json").read_text())["grid"] == {"model.gain": [1.0]}
-
-
-def test_unwritable_out_and_bad_executor_settings(tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("")
-    with pytest.raises(PermissionError, match="cannot create sweep output folder .*; choose a writable"):
-        run_sweep(TINY, blocker / "out", workers=0, progress=False)
-    with pytest.raises(ValueError, match="either a scheduler address or a cluster kind"):
-        run_sweep(TINY, tmp_path / "o", scheduler="tcp://x:1", cluster="slurm")
-    with pytest.raises(ValueError, match="workers must be an integer >= 0"):
-        run_sweep(TINY, tmp_path / "o", workers=-1)
-
-
-def test_missing_dask_names_the_extra(tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "distributed", None)
-    with pytest.raises(ImportError, match=r'pip install "neurodyn\[dist\]"'):
-        run_sweep(TINY, tmp_path / "o", workers=2, progress=False)
-    monkeypatch.setitem(sys.modules, "dask_jobqueue", None)
-    monkeypatch.delitem(sys.modules, "distributed")
-    with pytest.raises(ImportError, match=r"cluster='slurm' needs dask-jobqueue; install it with pip"):
-        run_sweep(TINY, tmp_path / "o", cluster="slurm", progress=False)
 
 
 def test_ensemble_training_matches_single_training(serial_sweep, tmp_path):
