@@ -19,13 +19,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
             "networks run on a local Dask cluster of one process per CPU (extra 'dist')."
         ),
     )
-    p.add_argument("spec", help="sweep specification (.toml)")
-    p.add_argument("--out", required=True, help="output folder (created; remembers its spec)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("spec", metavar="SPEC", help="sweep specification (.toml)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created; remembers its spec)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="worker processes of the local cluster (default: CPU count; 0: serial, no Dask); "
                         "with --cluster slurm: workers to ask for")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--scheduler", default=None, help="address of a running Dask scheduler (tcp://host:8786)")
+    where.add_argument("--scheduler", default=None, metavar="ADDR", help="address of a running Dask scheduler (tcp://host:8786)")
     where.add_argument("--cluster", choices=["local", "slurm"], default=None,
                        help="slurm: a dask-jobqueue SLURMCluster from your Dask configuration")
     p.add_argument("--dry-run", action="store_true",
