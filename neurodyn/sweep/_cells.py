@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn.sweep._item import item_folder, one_thread, read_graph, write_json
+from neurodyn.sweep._item import build, item_folder, one_thread, read_graph, write_json
 from neurodyn.sweep._spec import config_key
 
 __all__ = ["cell_key", "run_cell"]
@@ -37,8 +37,9 @@ def read_cell(out: str | Path, key: str) -> dict[str, Any] | None:
         summary = json.loads((folder / "cell.json").read_text())
     except (OSError, ValueError):
         return None
-    path = folder / "degeneracy.nc"
-    summary["degeneracy"] = DegeneracyResult.load(path) if path.exists() else None
+    for name in ("degeneracy", "baseline"):
+        path = folder / f"{name}.nc"
+        summary[name] = DegeneracyResult.load(path) if path.exists() else None
     return summary
 
 
@@ -61,8 +62,9 @@ def run_cell(item_keys: list[str], out: str | Path, analysis: dict[str, Any], ce
     -------
     dict
         ``key``, ``status`` (``"ok"``, ``"too few networks"`` or ``"failed"``), ``error``, ``topology``
-        (class per network) and ``n_topologies``; the :class:`~neurodyn.analysis.DegeneracyResult` is
-        saved beside it.
+        (class per network) and ``n_topologies``; the :class:`~neurodyn.analysis.DegeneracyResult` of the
+        trained networks (``degeneracy.nc``) and of the same networks untrained, at their initial weights
+        (``baseline.nc``, the reference level of each measure), are saved beside it.
     """
     from neurodyn.analysis import compute_solution_degeneracy, compute_topology_classes
     from neurodyn.io import load_checkpoint
@@ -82,12 +84,13 @@ def run_cell(item_keys: list[str], out: str | Path, analysis: dict[str, Any], ce
         try:
             with one_thread():
                 ckpts = [load_checkpoint(item_folder(out, k) / "model.pt") for k in item_keys]
-                res = compute_solution_degeneracy(
-                    [c.model for c in ckpts], ckpts[0].task, n_trials=analysis["n_trials"],
-                    seed=analysis["seed"],
-                    dynamics_metric=analysis["dynamics_metric"], weight_kind=analysis["weight_kind"],
-                    names=list(item_keys))
-            res.save(folder / "degeneracy.nc")
+                untrained = [build(json.loads((item_folder(out, k) / "config.json").read_text()))[1]
+                             for k in item_keys]
+                for name, models in (("degeneracy", [c.model for c in ckpts]), ("baseline", untrained)):
+                    compute_solution_degeneracy(
+                        models, ckpts[0].task, n_trials=analysis["n_trials"], seed=analysis["seed"],
+                        dynamics_metric=analysis["dynamics_metric"], weight_kind=analysis["weight_kind"],
+                        names=list(item_keys)).save(folder / f"{name}.nc")
         except Exception as err:  # recorded in the cell and the dataset; the sweep goes on
             summary.update(status="failed", error=" ".join(f"{type(err).__name__}: {err}".split()),
                            traceback=traceback.format_exc())

@@ -34,7 +34,8 @@ class SweepResult(Result):
         ``n_marginal``, ``n_slow_points``, graph counts, ``topology`` (class of its fixed-point
         graph within the cell, -1 if none) and ``train_seconds``/``analysis_seconds`` (wall clock).
         Per cell (grid...): ``behaviour_degeneracy_id``, ``behaviour_degeneracy_ood``,
-        ``dynamics_degeneracy``, ``weight_degeneracy`` (Huang et al. 2025), ``n_topologies``,
+        ``dynamics_degeneracy``, ``weight_degeneracy`` (Huang et al. 2025), the same four of the untrained
+        networks (their initial weights) prefixed ``baseline_``, ``n_topologies``,
         ``n_networks`` (finished) and ``cell_status``. Per pair (grid..., seed, seed_):
         ``dynamics_distance`` and ``weight_distance``. Attributes: the spec (JSON) and the grid keys.
     n_computed, n_skipped, n_failed : int
@@ -124,6 +125,7 @@ def build_dataset(spec, items, metrics: dict[str, dict], errors: dict[str, str],
         for name in count_names:
             data[name][at] = m["fixed_points"].get(name, -1)
     cell_data = {**{k: arr(np.nan, extra=()) for k in CELL_SUMMARIES},
+                 **{f"baseline_{k}": arr(np.nan, extra=()) for k in CELL_SUMMARIES},
                  "n_topologies": arr(0, np.int64, extra=()), "n_networks": arr(0, np.int64, extra=()),
                  "cell_status": arr("", object, extra=()), "cell_error": arr("", object, extra=())}
     pair = {"dynamics_distance": arr(np.nan, extra=(n_seed, n_seed)),
@@ -138,6 +140,10 @@ def build_dataset(spec, items, metrics: dict[str, dict], errors: dict[str, str],
         pos = [seed_pos[by_key[k].seed] for k in summary["items"]]
         for k, cls in zip(summary["items"], summary["topology"]):
             data["topology"][(*at, seed_pos[by_key[k].seed])] = cls
+        base = summary.get("baseline")
+        if base is not None:
+            for name in CELL_SUMMARIES:
+                cell_data[f"baseline_{name}"][at] = getattr(base, name)
         res = summary.get("degeneracy")
         if res is not None:
             for name in CELL_SUMMARIES:

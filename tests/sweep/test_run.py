@@ -62,6 +62,17 @@ def test_cell_summaries_are_those_of_the_pairwise_matrices(serial_sweep):
     assert (ds["n_fixed_points"].values >= 1).all()
 
 
+def test_untrained_baseline_per_cell(serial_sweep):
+    """The baseline is the same measure on the networks at their initial weights."""
+    ds = serial_sweep[0].dataset
+    for gain in (0.5, 1.0):
+        init = [neurodyn.models.LeakyRNN(1, 8, 1, alpha=1.0, gain=gain, seed=s) for s in (0, 1)]
+        w = [m.params().w_rec.detach().double().numpy() for m in init]
+        expected = neurodyn.analysis.weight_distance(w[0], w[1], kind="euclidean")
+        assert float(ds["baseline_weight_degeneracy"].sel(gain=gain)) == pytest.approx(expected, rel=1e-12)
+        assert np.isfinite(float(ds["baseline_dynamics_degeneracy"].sel(gain=gain)))
+
+
 def test_sweep_file_reads_back(serial_sweep):
     result, out = serial_sweep
     back = neurodyn.io.load(out / "sweep.nc")
