@@ -15,8 +15,6 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from neurodyn._result import write_atomically
 
 __all__ = ["read_graph", "read_metrics", "run_group", "run_item"]
@@ -255,14 +253,3 @@ def read_graph(out: str | Path, key: str):
     for e in data["edges"]:
         g.add_edge(e["source"], e["target"], **{k: v for k, v in e.items() if k not in ("source", "target")})
     return g
-
-
-def as_float(value: Any) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("nan")
-
-
-def finite_or_nan(values: list[float]) -> np.ndarray:
-    return np.asarray([as_float(v) for v in values], dtype=np.float64)
