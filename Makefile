@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-EXTRAS ?= dev,docs,gpu,ot,nwb
+EXTRAS ?= dev,docs,gpu,ot,nwb,dist
 STAMP := $(VENV)/.installed
 RUN ?= runs/flipflop
 

@@ -26,6 +26,7 @@ BENCHMARKS = {
     "bench_fit.py": ["--quick"],
     "bench_lyapunov.py": ["--quick"],
     "bench_cli_startup.py": ["--quick", "--out", "/dev/null"],
+    "bench_sweep.py": ["--quick", "--out", "/dev/null"],
 }
 
 

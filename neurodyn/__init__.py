@@ -1,8 +1,8 @@
 """neurodyn: train recurrent networks on tasks or fit them to recordings, then take their dynamics apart.
 
 Sub-packages: ``tasks`` → ``models`` → ``kernels`` → ``training`` → ``analysis`` → ``plotting``;
-``io`` holds checkpoints and data loaders, ``cli`` the command line. Sub-packages are imported on
-first use, so ``import neurodyn.tasks`` needs only NumPy.
+``io`` holds checkpoints and data loaders, ``sweep`` runs populations of networks on Dask, ``cli`` the
+command line. Sub-packages are imported on first use, so ``import neurodyn.tasks`` needs only NumPy.
 """
 
 import importlib
@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 from neurodyn._version import __version__
 
 if TYPE_CHECKING:
-    from neurodyn import analysis, io, kernels, models, plotting, tasks, training
+    from neurodyn import analysis, io, kernels, models, plotting, sweep, tasks, training
     from neurodyn._seed import SeedLike
     from neurodyn.training import train
 
-_SUBPACKAGES = ("analysis", "io", "kernels", "models", "plotting", "tasks", "training")
+_SUBPACKAGES = ("analysis", "io", "kernels", "models", "plotting", "sweep", "tasks", "training")
 __all__ = [
-    "SeedLike", "__version__", "analysis", "io", "kernels", "models", "plotting", "tasks", "train",
+    "SeedLike", "__version__", "analysis", "io", "kernels", "models", "plotting", "sweep", "tasks", "train",
     "training",
 ]
 

@@ -38,6 +38,7 @@ FORMATS: dict[str, str] = {
     "neurodyn.reconstruction": "neurodyn.analysis.reconstruction._evaluate:ReconstructionResult",
     "neurodyn.degeneracy": "neurodyn.analysis.degeneracy:DegeneracyResult",
     "neurodyn.rollout": "neurodyn.kernels._result:RolloutResult",
+    "neurodyn.sweep": "neurodyn.sweep._dataset:SweepResult",
 }
 
 #: files written before every result carried a format attribute, told apart by their variables

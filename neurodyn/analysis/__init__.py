@@ -9,7 +9,13 @@ Every public name is re-exported here.
 """
 
 from neurodyn.analysis.degeneracy import DegeneracyResult, compare_to_references, compute_solution_degeneracy
-from neurodyn.analysis.fixed_points import FixedPointResult, find_fixed_points, load_fixed_points
+from neurodyn.analysis.fixed_points import (
+    FixedPointResult,
+    compute_topology_classes,
+    find_fixed_points,
+    fixed_point_graph,
+    load_fixed_points,
+)
 from neurodyn.analysis.jacobians import jacobians
 from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum
 from neurodyn.analysis.plrnn import (
@@ -61,7 +67,8 @@ from neurodyn.analysis.similarity import (
 __all__ = [
     "jacobians",
     # fixed points, Lyapunov spectra, exact PLRNN analyses
-    "FixedPointResult", "find_fixed_points", "load_fixed_points", "LyapunovResult", "lyapunov_spectrum",
+    "FixedPointResult", "compute_topology_classes", "find_fixed_points", "fixed_point_graph",
+    "load_fixed_points", "LyapunovResult", "lyapunov_spectrum",
     "BasinResult", "CycleResult", "HomoclinicResult", "ManifoldResult", "compute_basins",
     "find_attracting_cycles", "find_cycles", "find_homoclinic_points", "find_manifolds",
     # reconstruction of recordings

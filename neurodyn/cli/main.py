@@ -25,6 +25,7 @@ COMMANDS = [
     "fit",
     "evaluate",
     "manifolds",
+    "sweep",
 ]
 
 # Errors that are the user's input, reported as one line (``--debug`` shows the traceback).

@@ -18,7 +18,7 @@ import pytest
 from _paths import REPO
 
 pytestmark = pytest.mark.slow
-API_PACKAGES = ["tasks", "models", "kernels", "training", "analysis", "plotting", "io"]
+API_PACKAGES = ["tasks", "models", "kernels", "training", "analysis", "plotting", "io", "sweep"]
 
 
 @pytest.fixture(scope="module")

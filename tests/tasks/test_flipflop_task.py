@@ -48,7 +48,8 @@ def test_evaluate_perfect_and_ood():
     assert task.evaluate(b.targets * 0.7, b)["accuracy"] == 1.0
     assert task.evaluate(-b.targets, b)["accuracy"] == 0.0
     ood = task.ood()
-    assert ood.n_steps == 4 * task.n_steps and ood.p_pulse == task.p_pulse / 2
+    assert ood.n_steps == 4 * task.n_steps and ood.p_pulse == 2 * task.p_pulse
+    assert FlipFlop(p_pulse=0.7).ood().p_pulse == 1.0
 
 
 def test_registry_and_errors():

@@ -108,7 +108,9 @@ def match_recurrent_units(W1: Any, W2: Any, *, n_iter: int = 20) -> np.ndarray:
     if n == 1:
         return np.zeros(1, dtype=int)
     start = _descriptor_matching(A, B)
-    faq = quadratic_assignment(A, B, method="faq", options={"maximize": True, "P0": _perm_matrix(start)})
+    # rng is unused with P0 given; a Generator keeps scipy from reading (and warning about) np.random
+    faq = quadratic_assignment(A, B, method="faq", options={"maximize": True, "P0": _perm_matrix(start),
+                                                            "rng": np.random.default_rng(0)})
     candidates = [_refine(A, B, start, n_iter), _refine(A, B, faq.col_ind, n_iter)]
     return max(candidates, key=lambda perm: _overlap(A, B, perm))
 

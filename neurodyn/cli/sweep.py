@@ -1,0 +1,70 @@
+"""``neurodyn sweep SPEC.toml --out DIR``: train and analyse a population of networks on Dask."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="train and analyse a grid of networks × seeds on Dask; degeneracy per grid cell",
+        description=(
+            "Run the sweep described by SPEC (TOML: [task], [model], [training], [analysis], [grid], "
+            "seeds; see docs/sweeps.md). Every network is stored under DIR/items/<key>/ and the "
+            "results are gathered into DIR/sweep.nc. A rerun skips finished networks. By default the "
+            "networks run on a local Dask cluster of one process per CPU (extra 'dist')."
+        ),
+    )
+    p.add_argument("spec", metavar="SPEC", help="sweep specification (.toml)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created; remembers its spec)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes of the local cluster (default: CPU count; 0: serial, no Dask); "
+                        "with --cluster slurm: workers to ask for")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", default=None, metavar="ADDR", help="address of a running Dask scheduler (tcp://host:8786)")
+    where.add_argument("--cluster", choices=["local", "slurm"], default=None,
+                       help="slurm: a dask-jobqueue SLURMCluster from your Dask configuration")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the number of networks and a cost estimate from a short calibration run")
+    p.add_argument("--force", action="store_true",
+                   help="reuse an --out made with a different spec (finished networks still in it are kept)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from neurodyn.sweep import load_spec, run_sweep
+
+    spec = load_spec(args.spec)
+    if args.workers is not None and args.workers < 0:
+        raise ValueError(f"--workers must be >= 0 (0: serial), got {args.workers}")
+    if args.dry_run:
+        return _dry_run(spec, args)
+    result = run_sweep(spec, args.out, workers=args.workers, scheduler=args.scheduler, cluster=args.cluster,
+                       force=args.force, progress=not args.no_progress)
+    print(f"{result}; results in {os.path.join(args.out, 'sweep.nc')}")
+    return 0 if result.n_failed == 0 else 1
+
+
+def _dry_run(spec, args: argparse.Namespace) -> int:
+    from neurodyn.sweep._estimate import estimate_sweep
+    from neurodyn.sweep._item import read_metrics
+
+    items = spec.items()
+    finished = sum(read_metrics(args.out, it.key) is not None for it in items)
+    workers = args.workers or os.cpu_count() or 1
+    est = estimate_sweep(spec, workers=workers)
+    todo = len(items) - finished
+    print(f"{len(items)} networks in {est['n_cells']} grid cells × {len(spec.seeds)} seeds; "
+          f"{finished} finished in {args.out}, {todo} to compute")
+    per = est["seconds_per_item"]
+    print(f"estimate (calibrated on {est['calibrated_cells']} cell(s)): {per:.1f} s per network on one core "
+          f"(train {est['train_seconds_per_item']:.1f} s, analyses {est['analysis_seconds_per_item']:.1f} s);"
+          " "
+          f"{per * todo / 3600:.2f} core-hours, about {per * -(-todo // workers) / 3600:.2f} h on {workers} "
+          "worker(s)")
+    return 0
