@@ -9,6 +9,18 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``neurodyn sweep SPEC --out DIR`` and its execution options.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> from neurodyn.cli import sweep
+    >>> parser = argparse.ArgumentParser(prog="neurodyn")
+    >>> sweep.add_parser(parser.add_subparsers(dest="command"))
+    >>> args = parser.parse_args(["sweep", "study.toml", "--out", "runs/study", "--workers", "0"])
+    >>> args.func is sweep.run, args.spec, args.out, args.workers, args.cluster
+    (True, 'study.toml', 'runs/study', 0, None)
+    """
     p = sub.add_parser(
         "sweep",
         help="train and analyse a grid of networks × seeds on Dask; degeneracy per grid cell",
@@ -37,6 +49,41 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run (or, with ``--dry-run``, estimate) the sweep; exit status 0, or 1 if a network failed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from neurodyn.cli.main import build_parser
+    >>> from neurodyn.cli.sweep import run
+    >>> spec = '''
+    ... seeds = 1
+    ... [task]
+    ... name = "flipflop"
+    ... n_bits = 1
+    ... n_steps = 8
+    ... [model]
+    ... n_units = 4
+    ... [training]
+    ... n_iterations = 2
+    ... batch_size = 4
+    ... eval_every = 0
+    ... [analysis]
+    ... n_trials = 8
+    ... n_inits = 8
+    ... [grid]
+    ... "model.gain" = [1.0]
+    ... '''
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "spec.toml").write_text(spec)
+    ...     args = build_parser().parse_args(["sweep", f"{tmp}/spec.toml", "--out", f"{tmp}/out",
+    ...                                       "--workers", "0", "--no-progress"])
+    ...     status = run(args)
+    sweep of 1 networks: 1 computed, 0 skipped (finished before), 0 failed; results in .../out/sweep.nc
+    >>> status
+    0
+    """
     from neurodyn.sweep import load_spec, run_sweep
 
     spec = load_spec(args.spec)

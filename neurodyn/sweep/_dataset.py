@@ -42,6 +42,23 @@ class SweepResult(Result):
         Items trained in this run, found finished, failed (in this run or before).
     status : ndarray of str, shape (item,)
         Per network, flattened in grid order.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from neurodyn.io import load
+    >>> from neurodyn.sweep import run_sweep
+    >>> spec = {"task": {"name": "flipflop", "n_bits": 1, "n_steps": 8}, "model": {"n_units": 4},
+    ...         "training": {"n_iterations": 2, "batch_size": 4, "eval_every": 0},
+    ...         "analysis": {"n_trials": 8, "n_inits": 8, "dynamics_metric": "procrustes"},
+    ...         "grid": {"model.gain": [1.0]}, "seeds": 2}
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     result = run_sweep(spec, out, workers=0, progress=False)
+    ...     back = load(out + "/sweep.nc")
+    >>> print(result)
+    sweep of 2 networks: 2 computed, 0 skipped (finished before), 0 failed
+    >>> result.status.tolist(), type(back).__name__, back.n_items
+    (['ok', 'ok'], 'SweepResult', 2)
     """
 
     dataset: Any

@@ -133,6 +133,22 @@ def run_item(item: Any, out: str | Path) -> dict[str, Any]:
     dict
         The item's metrics (``status`` ``"ok"``), or ``{"key", "status": "failed", "error"}`` after
         writing ``error.json`` when training or an analysis raised.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from neurodyn.sweep import load_spec, run_item
+    >>> spec = load_spec({"task": {"name": "flipflop", "n_bits": 1, "n_steps": 8}, "model": {"n_units": 4},
+    ...                   "training": {"n_iterations": 2, "batch_size": 4, "eval_every": 0},
+    ...                   "analysis": {"n_trials": 8, "n_inits": 8}, "grid": {"model.gain": [1.0]},
+    ...                   "seeds": 1})
+    >>> item = spec.items()[0]
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     metrics = run_item(item, out)
+    ...     written = (Path(out) / "items" / item.key / "metrics.json").exists()
+    >>> metrics["status"], metrics["key"] == item.key, written
+    ('ok', True, True)
     """
     return run_group([item], out)[0]
 

@@ -36,7 +36,18 @@ DYNAMICS_METRICS = ("dsa", "procrustes", "cka", "rsa", "cca", "svcca", "pwcca")
 
 
 class SpecError(ValueError):
-    """A sweep specification that cannot run (one line naming the problem and the fix)."""
+    """A sweep specification that cannot run (one line naming the problem and the fix).
+
+    Examples
+    --------
+    >>> from neurodyn.sweep import SpecError, load_spec
+    >>> try:
+    ...     load_spec({"task": {"name": "flipflop", "n_bitz": 2}, "model": {"n_units": 8},
+    ...                "grid": {"model.gain": [1.0]}, "seeds": 1})
+    ... except SpecError as err:
+    ...     print(isinstance(err, ValueError), str(err).startswith("spec: "))
+    True True
+    """
 
 
 def config_key(config: Any) -> str:
@@ -51,6 +62,15 @@ class SweepItem:
 
     ``config`` is plain data (task name and options, model class and options, training and analysis
     options, seed) that :func:`~neurodyn.sweep.run_item` rebuilds the network from; ``key`` is its hash.
+
+    Examples
+    --------
+    >>> from neurodyn.sweep import load_spec
+    >>> spec = load_spec({"task": {"name": "flipflop", "n_bits": 1, "n_steps": 8},
+    ...         "model": {"n_units": 4}, "grid": {"model.gain": [0.5, 1.0]}, "seeds": [0, 1]})
+    >>> item = spec.items()[3]                   # cells in grid order, seeds innermost
+    >>> item.cell, item.seed, len(item.key), item.config["model"]["options"]["gain"]
+    ((1.0,), 1, 16, 1.0)
     """
 
     key: str
@@ -65,6 +85,16 @@ class SweepSpec:
 
     Build it with :func:`load_spec`. ``dims`` names the dataset's dimension of each grid key (the
     option's name, or ``section_name`` where two sections share it).
+
+    Examples
+    --------
+    >>> from neurodyn.sweep import load_spec
+    >>> spec = load_spec({"task": {"name": "flipflop", "n_bits": 1, "n_steps": 8},
+    ...         "model": {"n_units": 4}, "grid": {"model.gain": [0.5, 1.0]}, "seeds": [0, 1]})
+    >>> spec.dims, spec.cells, spec.seeds
+    (('gain',), [(0.5,), (1.0,)], (0, 1))
+    >>> spec.cell_options((0.5,))["model"]["gain"]
+    0.5
     """
 
     task: dict[str, Any]
