@@ -31,6 +31,10 @@ NEWTON_SWITCH_LR = 1e2
 #: (state x state) float64 blocks held per active candidate by the damped-Newton search
 #: (the Jacobian, ``J − I``, the normal matrix of Levenberg–Marquardt rows, the solver's copy)
 NEWTON_COPIES = 4
+#: a candidate in Levenberg–Marquardt steps is a slow point when q fell by less than this factor over
+#: the last SLOW_WINDOW iterations (near a slow point q decreases sublinearly for thousands of steps)
+SLOW_FACTOR = 0.5
+SLOW_WINDOW = 50
 
 
 def minimise_levenberg_marquardt(
@@ -117,11 +121,14 @@ def minimise_newton(
     Each candidate steps ``x ← x − s (J − I)⁻¹ r`` with ``J = ∂G/∂x`` from ``jacobian`` (the
     closed forms of :func:`neurodyn.analysis.jacobians` for a model, autograd otherwise) and its
     own step length ``s``: doubled (up to 1) after an accepted step, halved and the step
-    rejected when q would not decrease. The Newton direction always descends q where ``J − I``
-    is invertible; a candidate whose step length falls below ``NEWTON_MIN_STEP`` (a slow point,
-    where ``J − I`` is singular) continues with the steps of
-    :func:`minimise_levenberg_marquardt`, whose stopping rules then apply. Near a fixed point the
-    convergence is quadratic: a few iterations per candidate.
+    rejected when q would not decrease. Each candidate starts with the damped steps of
+    :func:`minimise_levenberg_marquardt`, their inverse damping ×``NEWTON_LM_GROW`` per accepted
+    step, and turns to Newton steps once it reaches ``NEWTON_SWITCH_LR``: the damped start follows
+    q downhill along slow directions (to saddles) before Newton's quadratic convergence. The
+    Newton direction always descends q where ``J − I`` is invertible; a candidate whose step
+    length falls below ``NEWTON_MIN_STEP`` (a slow point, where ``J − I`` is singular) returns to
+    Levenberg–Marquardt steps, whose stopping rules then apply, and one whose q fell by less than
+    ×``SLOW_FACTOR`` over ``SLOW_WINDOW`` such steps stops as a slow point.
 
     Candidates run in chunks of ``chunk_size`` (memory ``NEWTON_COPIES × chunk × state²``
     floats), and an active candidate that comes within ``tol_unique`` (in every unit) of a point
@@ -189,6 +196,7 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
     step = torch.ones_like(qa)  # Newton step length
     lr = torch.full_like(qa, float(lr_init))  # inverse damping of Levenberg–Marquardt rows
     lm = torch.full_like(qa, NEWTON_SWITCH_LR > lr_init, dtype=torch.bool)
+    q_mark, since = qa.clone(), torch.zeros_like(na)  # q at the start of each slow-point window
     M, r = _residual_jacobian(G, xa, jacobian)
     direction = torch.zeros_like(xa)
     if not bool(lm.all()):
@@ -197,8 +205,8 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         if tol_unique is not None and found_x.shape[0] and idx.numel():
             keep = _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique)
             if keep is not None:
-                idx, xa, qa, na, step, lr, lm, M, r, direction = (
-                    t[keep] for t in (idx, xa, qa, na, step, lr, lm, M, r, direction))
+                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, since = (
+                    t[keep] for t in (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, since))
         if idx.numel() == 0:
             break
         delta = step[:, None] * direction
@@ -225,6 +233,11 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         if bool(fresh.any()):
             direction[fresh] = _newton_direction(M[fresh], r[fresh])
         na += 1
+        since += 1
+        window = since >= SLOW_WINDOW
+        done_dq = done_dq | (window & lm & (qa > SLOW_FACTOR * q_mark))
+        q_mark = torch.where(window, qa, q_mark)
+        since = torch.where(window, torch.zeros_like(since), since)
         converged_now = qa < tol_q
         if bool(converged_now.any()):
             found_x = torch.cat([found_x, xa[converged_now]])
@@ -232,8 +245,8 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         lr_eff = torch.where(lm, lr, torch.ones_like(lr))
         keep = retire(out, idx, xa, qa, na, done_dq, lr_eff, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
         if keep is not None:
-            idx, xa, qa, na, step, lr, lm, M, r, direction = (
-                t[keep] for t in (idx, xa, qa, na, step, lr, lm, M, r, direction))
+            idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, since = (
+                t[keep] for t in (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, since))
     out.states[idx], out.q[idx], out.iterations[idx] = xa, qa, na  # ran out of iterations
     return found_x, found_q
 
