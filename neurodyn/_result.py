@@ -282,7 +282,14 @@ def read_result(path: str | os.PathLike, expect: type | None = None):
         raise ResultFileError(f"{path} is truncated or damaged ({reason}); write it again") from None
     cls = expect if expect is not None else result_type(identify(ds, str(path))[0])
     check_format(ds, cls, str(path))
-    return cls.from_xarray(ds)
+    try:
+        return cls.from_xarray(ds)
+    except ResultFileError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError) as err:  # variables of the wrong type or shape
+        reason = " ".join(str(err).split())[:160] or type(err).__name__
+        raise ResultFileError(f"{path} is a {cls.FORMAT} file whose contents do not fit its format "
+                              f"({reason}); it is damaged or was edited: write it again") from None
 
 
 def _check_hdf5(path: Path) -> None:

@@ -44,9 +44,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def held_out_data(extra: dict, data: str | None, key: str | None):
+def training_file(extra: dict, fit_path: str | Path | None) -> Path:
+    """The training recording named in a fit checkpoint's ``extra``.
+
+    A relative path is taken relative to the checkpoint's folder (``neurodyn fit`` stores it so),
+    never to the current directory; checkpoints written before that stored the path as given on
+    the command line, which is used only when no such file lies beside the checkpoint.
+    """
+    path = Path(extra["data"])
+    if path.is_absolute() or fit_path is None:
+        return path
+    beside = Path(fit_path).parent / path
+    if extra.get("data_relative_to") == "checkpoint" or beside.exists():
+        return beside
+    return path
+
+
+def held_out_data(extra: dict, data: str | None, key: str | None, fit_path: str | Path | None = None):
     """(train, test) rebuilt from a fit checkpoint's ``extra``, each ``(x, u)``: data (time, channel)
     and external inputs (time, input) or ``None``; ``train`` is ``None`` if the training file moved.
+    ``fit_path`` is the checkpoint, whose folder a relative training path is resolved against.
 
     Raises
     ------
@@ -58,6 +75,7 @@ def held_out_data(extra: dict, data: str | None, key: str | None):
 
     if extra.get("kind") != "dsr_fit":
         raise ValueError("this checkpoint was not written by 'neurodyn fit'; it has no data record")
+    extra = {**extra, "data": str(training_file(extra, fit_path))}
     opts = dict(extra["load_options"])
     prep = {"channels": extra.get("channels"), "delay_lags": extra.get("delay_lags"),
             "standardize": extra.get("standardize", True), "holdout": extra.get("holdout", 0.0),
@@ -130,10 +148,10 @@ def run(args: argparse.Namespace) -> int:
     warn_training_status("evaluate", args.fit, loaded.checkpoint)
     extra = loaded.checkpoint.extra or {}
     if args.out is not None and extra.get("data") is not None:
-        if Path(args.out).resolve() == Path(extra["data"]).resolve():
+        if Path(args.out).resolve() == training_file(extra, args.fit).resolve():
             raise FileExistsError(f"--out {args.out} is the training data of {args.fit}; "
                                   f"choose another output name")
-    train, (test, u_test) = held_out_data(extra, args.data, args.key)
+    train, (test, u_test) = held_out_data(extra, args.data, args.key, args.fit)
     train, u_train = (None, None) if train is None else train
     if args.max_steps is not None:
         test = test[: args.max_steps]

@@ -221,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
     check_delay_lags(_ints(args.delay_lags, "--delay-lags"))
     check_outputs(args.out, overwrite=args.overwrite, inputs=[args.data])
     ts = load_timeseries(args.data, **load_options(args))
+    check_orientation(ts, args.transpose)
     standardize = not args.no_standardize and args.observation != "poisson"
     train, test = prepare_data(ts, channels=_ints(args.channels, "--channels"),
                                delay_lags=_ints(args.delay_lags, "--delay-lags"),
@@ -234,7 +235,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:  # library messages name Python arguments; point to the flags instead
         raise ValueError(str(err).replace("observation='affine'", "--observation affine")) from None
     extra = {
-        "kind": "dsr_fit", "data": str(args.data), "load_options": load_options(args),
+        "kind": "dsr_fit", "data": _relative_to(args.data, args.out), "data_relative_to": "checkpoint",
+        "load_options": load_options(args),
         "n_channels_raw": ts.n_channels,
         "preprocessing": list(train.preprocessing), "holdout": args.holdout,
         "channels": _ints(args.channels, "--channels"), "delay_lags": _ints(args.delay_lags, "--delay-lags"),
@@ -248,6 +250,28 @@ def run(args: argparse.Namespace) -> int:
               f"{result.history['loss'][-1]:.5f}")
     return save_trained("fit", args.out, result, overwrite=args.overwrite,
                         training={**result.config, "model_choice": args.model}, extra=extra)
+
+
+def _relative_to(data: str, out: str) -> str:
+    """``data`` as a path relative to the folder of the checkpoint ``out`` (absolute if impossible)."""
+    import os
+    from pathlib import Path
+
+    target = Path(data).resolve()
+    try:
+        return os.path.relpath(target, Path(out).resolve().parent)
+    except ValueError:  # another drive (Windows)
+        return str(target)
+
+
+def check_orientation(ts, transpose: bool) -> None:
+    """Refuse a recording with more channels than time points: almost surely stored (channel, time)."""
+    if ts.n_channels > ts.n_trials * ts.n_steps:
+        hint = ("it was read with --transpose; drop it" if transpose
+                else "if the file stores (channel, time), add --transpose")
+        per = " per trial" if ts.n_trials > 1 else ""
+        raise ValueError(f"{ts.source or 'the recording'} has {ts.n_channels} channels but only {ts.n_steps} "
+                         f"time points{per}, too few to fit dynamics; {hint}")
 
 
 def _fit(args: argparse.Namespace, model, train):
