@@ -222,7 +222,7 @@ class FixedPointResult(PointResult):
 def _check_columns(ds) -> None:
     """Raise ``ValueError`` for text variables stored as numbers or vice versa (edited files)."""
     for name, dtype in _COLUMNS:
-        if name not in ds:
+        if name not in ds or ds[name].size == 0:  # an empty variable's type is not preserved
             continue
         kind = ds[name].dtype.kind
         if dtype is object and kind not in "USO":
