@@ -239,3 +239,34 @@ def test_result_with_unknown_stability_labels_is_refused(fp_file):
     rewrite(fp_file, lambda ds: ds.assign(stability=("fixed_point", labels.repeat(ds.sizes["fixed_point"]))))
     with pytest.raises(ResultFileError, match="unknown stability label"):
         load(fp_file)
+
+
+# -- checkpoint versions and formats ------------------------------------------------------------
+@pytest.mark.parametrize("version", ["1", 1.0, None, True])
+def test_checkpoint_version_of_another_type(ckpt, version):
+    bad = edited(ckpt, lambda o: o.__setitem__("version", version))
+    with pytest.raises(ModelFileError, match=f"version is stored as {type(version).__name__}") as info:
+        load_checkpoint(bad)
+    assert "save the model again" in one_line(info)
+
+
+def test_checkpoint_from_a_newer_release_with_an_unknown_option(ckpt):
+    def newer(o):
+        o["versions"]["neurodyn"] = "9.0"
+        o["model_config"]["synaptic_delay"] = 2
+
+    match = "model LeakyRNN has option.s. synaptic_delay that this neurodyn"
+    with pytest.raises(ModelFileError, match=match) as info:
+        load_model(edited(ckpt, newer))
+    assert "written by neurodyn 9.0: upgrade neurodyn" in one_line(info)
+
+
+def test_checkpoint_of_a_newer_version_number(ckpt):
+    with pytest.raises(ModelFileError, match="checkpoint format version 2, newer .* upgrade neurodyn"):
+        load_checkpoint(edited(ckpt, lambda o: o.__setitem__("version", 2)))
+
+
+def test_checkpoint_of_a_foreign_format(ckpt):
+    bad = edited(ckpt, lambda o: o.__setitem__("format", "lightning-checkpoint"))
+    with pytest.raises(ModelFileError, match="is a 'lightning-checkpoint' file, not a 'neurodyn-checkpoint'"):
+        load_checkpoint(bad)
