@@ -9,6 +9,7 @@ held out and preprocessed with the stored steps (training statistics).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -86,12 +87,15 @@ def held_out_data(extra: dict, data: str | None, key: str | None, fit_path: str 
                          f"fitting (key {opts.get('key')!r}), so drop --key or give another DATA")
     train = test = None
     if Path(extra["data"]).exists():
-        train, test = prepare_data(load_timeseries(extra["data"], **opts), **prep)
+        raw_train = load_timeseries(extra["data"], **opts)
+        _warn_changed(raw_train, extra)
+        train, test = prepare_data(raw_train, **prep)
     if data is not None and Path(data).resolve() != Path(extra["data"]).resolve():
         if key is not None:
             opts["key"] = key
         steps = [s for s in extra["preprocessing"] if s.get("step") != "time_slice"]
         raw = load_timeseries(data, **opts)
+        _warn_overlap(raw, extra, data)
         n_fit = extra.get("n_channels_raw")
         if n_fit is None and train is not None:
             n_fit = load_timeseries(extra["data"], **dict(extra["load_options"])).n_channels
@@ -100,6 +104,37 @@ def held_out_data(extra: dict, data: str | None, key: str | None, fit_path: str 
     if test is None:
         raise ValueError("no held-out data: the fit used --holdout 0 (or the file moved); give DATA")
     return _flat(train), _flat(test)
+
+
+def _warn_changed(raw, extra: dict) -> None:
+    """One line on stderr if the training file no longer holds the data the model was fitted on."""
+    from neurodyn.io.timeseries import content_hashes
+
+    if extra.get("data_sha256") and content_hashes(raw)["sha256"] != extra["data_sha256"]:
+        print(f"neurodyn evaluate: warning: {extra['data']} has changed since the fit (its content hash "
+              f"differs); the held-out part may not be the data the model was not fitted on",
+              file=sys.stderr)
+
+
+def _warn_overlap(raw, extra: dict, data: str) -> None:
+    """One line on stderr if DATA is the training data (same content) or shares trials with it."""
+    from neurodyn.io.timeseries import content_hashes
+
+    if not extra.get("data_sha256"):
+        return
+    h = content_hashes(raw)
+    fix = "give a recording that was not used for fitting, or omit DATA to score the held-out tail"
+    if h["sha256"] == extra["data_sha256"]:
+        print(f"neurodyn evaluate: warning: {data} holds the same data as the training file "
+              f"{extra['data']} (same content hash); the model was fitted on it, so these are not held-out "
+              f"scores: {fix}", file=sys.stderr)
+        return
+    seen = set(extra.get("data_trial_sha256") or ())
+    shared = sum(t in seen for t in h["trial_sha256"])
+    if shared:
+        print(f"neurodyn evaluate: warning: {shared} of the {len(h['trial_sha256'])} trials of {data} are "
+              f"trials of the training file {extra['data']}; the model was fitted on them, so the scores "
+              f"are not fully held-out: {fix}", file=sys.stderr)
 
 
 def _check_channel_count(n_data: int, n_fit: int | None, channels: list[int] | None, data: str) -> None:

@@ -237,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     extra = {
         "kind": "dsr_fit", "data": _relative_to(args.data, args.out), "data_relative_to": "checkpoint",
         "load_options": load_options(args),
-        "n_channels_raw": ts.n_channels,
+        "n_channels_raw": ts.n_channels, **_hashes(ts),
         "preprocessing": list(train.preprocessing), "holdout": args.holdout,
         "channels": _ints(args.channels, "--channels"), "delay_lags": _ints(args.delay_lags, "--delay-lags"),
         "lowpass": args.lowpass, "downsample": args.downsample,
@@ -250,6 +250,14 @@ def run(args: argparse.Namespace) -> int:
               f"{result.history['loss'][-1]:.5f}")
     return save_trained("fit", args.out, result, overwrite=args.overwrite,
                         training={**result.config, "model_choice": args.model}, extra=extra)
+
+
+def _hashes(ts) -> dict[str, Any]:
+    """The training recording's content hashes, stored as ``data_sha256`` and ``data_trial_sha256``."""
+    from neurodyn.io.timeseries import content_hashes
+
+    h = content_hashes(ts)
+    return {"data_sha256": h["sha256"], "data_trial_sha256": h["trial_sha256"]}
 
 
 def _relative_to(data: str, out: str) -> str:

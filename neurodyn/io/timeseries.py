@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TimeSeries", "apply_preprocessing"]
+__all__ = ["TimeSeries", "apply_preprocessing", "content_hashes"]
 
 
 def _as_3d(name: str, arr: Any) -> tuple[np.ndarray, bool]:
@@ -327,6 +327,39 @@ class TimeSeries:
         ds.attrs.update(dt=self.dt, continuous=int(self.continuous), source=self.source,
                         preprocessing=json.dumps(list(self.preprocessing)))
         return ds
+
+
+def content_hashes(ts: TimeSeries) -> dict[str, Any]:
+    """SHA-256 fingerprints of a series' values, to recognise the same data under another file name.
+
+    Returns ``{"sha256": <hex of all data and inputs>, "trial_sha256": [<hex per trial>, ...]}``.
+    The hashes cover the values as float64 with their shape, not the file's bytes, so a copy saved
+    in another format hashes alike; ``neurodyn fit`` stores them in its checkpoint and ``neurodyn
+    evaluate`` warns when held-out data match the training data (all of it or some trials).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.arange(12.0).reshape(2, 3, 2)
+    >>> a = content_hashes(TimeSeries.from_arrays(x))
+    >>> b = content_hashes(TimeSeries.from_arrays(x[::-1]))
+    >>> a["sha256"] == b["sha256"], a["trial_sha256"] == b["trial_sha256"][::-1]
+    (False, True)
+    """
+    import hashlib
+
+    def digest(*arrays: np.ndarray | None) -> str:
+        h = hashlib.sha256()
+        for a in arrays:
+            if a is not None:
+                a = np.ascontiguousarray(a, dtype=np.float64)
+                h.update(repr(a.shape).encode())
+                h.update(a.tobytes())
+        return h.hexdigest()
+
+    u = ts.inputs
+    return {"sha256": digest(ts.data, u),
+            "trial_sha256": [digest(ts.data[i], None if u is None else u[i]) for i in range(ts.n_trials)]}
 
 
 def apply_preprocessing(ts: TimeSeries, steps: Any) -> TimeSeries:

@@ -35,3 +35,50 @@ def test_evaluate_resolves_the_training_file_beside_the_checkpoint(tmp_path, mon
     main(["evaluate", "../run/fit.pt", "--n-transient", "10", "--smoothing", "1", "--no-baselines"])
     out = capsys.readouterr().out
     assert "120 held-out steps" in out  # the last 20 % of the 600 steps fitted, not of the 1000 here
+
+
+def test_fit_stores_content_hashes_of_the_training_data(tmp_path):
+    from neurodyn.io import load_checkpoint, load_timeseries
+    from neurodyn.io.timeseries import content_hashes
+
+    np.save(tmp_path / "data.npy", sine(300))
+    assert main(["fit", str(tmp_path / "data.npy"), "--out", str(tmp_path / "fit.pt"), *TINY]) == 0
+    extra = load_checkpoint(tmp_path / "fit.pt").extra
+    expected = content_hashes(load_timeseries(tmp_path / "data.npy"))
+    assert extra["data_sha256"] == expected["sha256"] and len(extra["data_sha256"]) == 64
+    assert extra["data_trial_sha256"] == expected["trial_sha256"]
+
+
+def test_evaluate_warns_when_the_test_data_are_the_training_data(tmp_path, capsys):
+    data = sine(600)
+    np.save(tmp_path / "data.npy", data)
+    assert main(["fit", str(tmp_path / "data.npy"), "--model", "plrnn", "--out", str(tmp_path / "fit.pt"),
+                 *TINY]) == 0
+    (tmp_path / "copy.npy").write_bytes((tmp_path / "data.npy").read_bytes())  # byte-identical, other name
+    np.savez(tmp_path / "copy.npz", x=data)  # same values, another format
+    other = tmp_path / "other.npy"
+    np.save(other, sine(600, scale=2.0))
+    ev = ["--n-transient", "10", "--smoothing", "1", "--no-baselines"]
+    for copy in ("copy.npy", "copy.npz"):
+        capsys.readouterr()
+        main(["evaluate", str(tmp_path / "fit.pt"), str(tmp_path / copy), *ev])
+        err = capsys.readouterr().err
+        assert "holds the same data as the training file" in err and "not held-out" in err
+    main(["evaluate", str(tmp_path / "fit.pt"), str(other), *ev])
+    assert "warning" not in capsys.readouterr().err
+    np.save(tmp_path / "data.npy", sine(600, scale=3.0))  # the training file is replaced after the fit
+    main(["evaluate", str(tmp_path / "fit.pt"), *ev])
+    assert "has changed since the fit" in capsys.readouterr().err
+
+
+def test_evaluate_warns_about_shared_trials(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    trials = np.stack([sine(120, scale=s) + 0.1 * rng.normal(size=(120, 2)) for s in (1.0, 1.5, 2.0, 2.5)])
+    np.save(tmp_path / "train.npy", trials)
+    assert main(["fit", str(tmp_path / "train.npy"), "--model", "plrnn", "--out", str(tmp_path / "fit.pt"),
+                 *TINY]) == 0
+    np.save(tmp_path / "test.npy", np.stack([trials[2], sine(120, scale=4.0)]))
+    capsys.readouterr()
+    main(["evaluate", str(tmp_path / "fit.pt"), str(tmp_path / "test.npy"), "--n-transient", "10",
+          "--smoothing", "1", "--no-baselines", "--pe-steps", "5"])
+    assert "1 of the 2 trials of" in capsys.readouterr().err
