@@ -17,10 +17,12 @@ booleans, dicts, nested or mixed lists) as JSON text prefixed ``json:``.
 
 from __future__ import annotations
 
+import glob
 import importlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -118,23 +120,93 @@ class Result:
 def write_atomically(path: str | Path, write: Callable[[str], Any]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then move it into place.
 
-    The temporary file is hidden (``.name.*.tmp``) and removed if ``write`` fails; the final file
-    gets the usual permissions (``0o666`` less the umask). Returns ``path``.
+    The temporary file is hidden (``.name.<pid>.*.tmp``) and removed if ``write`` fails; temporary
+    files that killed processes left beside ``path`` are removed first (see
+    :func:`remove_stale_temporaries`); the final file gets the usual permissions (``0o666`` less the
+    umask). Returns ``path``.
+    """
+    write_atomically_together({path: write})
+    return Path(path)
+
+
+def write_atomically_together(writes: Mapping[str | Path, Callable[[str], Any]]) -> list[Path]:
+    """Write several files (e.g. a result and its figure) so that a failure replaces none of them.
+
+    Each ``write(tmp)`` fills a temporary file beside its path; only when all have succeeded are
+    they moved into place, one ``os.replace`` after another (nothing is computed in between). A
+    failure or a kill before that leaves every existing file as it was; the temporaries are
+    removed on failure, and by the next write to the same paths after a kill.
+
+    The environment variable ``NEURODYN_WRITE_DELAY`` (seconds) pauses after each temporary file
+    is written, so that tests can kill a command during its final write.
+    """
+    paths = [Path(p) for p in writes]
+    tmps: list[str] = []
+    try:
+        for path, write in zip(paths, writes.values()):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries(path)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+            os.close(fd)
+            tmps.append(tmp)
+            write(tmp)
+            mask = os.umask(0)  # mkstemp creates the file 0600
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
+            delay = os.environ.get("NEURODYN_WRITE_DELAY")
+            if delay:
+                time.sleep(float(delay))
+        for path, tmp in zip(paths, tmps):
+            os.replace(tmp, path)
+    finally:
+        for tmp in tmps:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+    return paths
+
+
+#: temporary files of earlier releases carried no process id; such a file is stale after this long
+_STALE_AFTER_S = 3600.0
+
+
+def remove_stale_temporaries(path: str | Path) -> list[Path]:
+    """Remove the hidden temporary files of :func:`write_atomically` that killed processes left
+    beside ``path``: those whose process no longer runs (and, without a process id, those older than
+    an hour). Files of running processes are kept. Returns the files removed.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
+    folder = path.parent if str(path.parent) else Path(".")
+    removed = []
     try:
-        write(tmp)
-        mask = os.umask(0)  # mkstemp creates the file 0600
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+        candidates = list(folder.glob(f".{glob.escape(path.name)}.*.tmp"))
+    except OSError:
+        return removed
+    for tmp in candidates:
+        middle = tmp.name[len(path.name) + 2:-len(".tmp")]
+        pid_text = middle.split(".", 1)[0] if "." in middle else ""
+        try:
+            if pid_text.isdigit():
+                if _running(int(pid_text)):
+                    continue
+            elif time.time() - tmp.stat().st_mtime < _STALE_AFTER_S:
+                continue
+            tmp.unlink()
+            removed.append(tmp)
+        except OSError:  # removed meanwhile, or not ours to remove
+            continue
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
 
 
 # -- attributes ----------------------------------------------------------------------------------

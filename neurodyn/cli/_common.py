@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from neurodyn._checks import check_finite
-from neurodyn._result import write_atomically
+from neurodyn._result import remove_stale_temporaries, write_atomically, write_atomically_together
 
 
 def check_outputs(
@@ -21,6 +21,8 @@ def check_outputs(
     figures: Iterable[str | Path | None] = (),
 ) -> None:
     """Refuse unusable outputs; called before any work starts, so nothing is computed in vain.
+
+    Hidden temporary files that a killed earlier run left beside the outputs are removed.
 
     Parameters
     ----------
@@ -44,6 +46,8 @@ def check_outputs(
         A figure's suffix is not an image format.
     """
     given = [Path(p) for p in paths if p is not None]
+    for p in [*given, *(Path(f) for f in figures if f is not None)]:
+        remove_stale_temporaries(p)  # left by a killed earlier run
     read = {Path(p).resolve() for p in inputs if p is not None}
     seen: dict[Path, Path] = {}
     for p in given:
@@ -183,6 +187,24 @@ def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
         )
     check_finite(values, what)
     return values
+
+
+def write_result_and_figure(ds, out: str | Path | None, fig, plot: str | Path | None) -> None:
+    """Write a dataset (netCDF, to ``out``) and a figure (to ``plot``) as a pair: both are replaced or,
+    after a failure or a kill, neither. Either may be None. The figure is closed."""
+    import matplotlib.pyplot as plt
+
+    writes = {}
+    if out is not None:
+        writes[out] = lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf")
+    if plot is not None:
+        fmt = Path(plot).suffix.lower().lstrip(".") or None
+        writes[plot] = lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt)
+    try:
+        write_atomically_together(writes)
+    finally:
+        if fig is not None:
+            plt.close(fig)
 
 
 def save_figure(fig, path: str | Path) -> None:

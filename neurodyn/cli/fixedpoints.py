@@ -12,9 +12,8 @@ from neurodyn.cli._common import (
     check_netcdf_writer,
     check_outputs,
     parse_vector,
-    save_figure,
     warn_training_status,
-    write_netcdf,
+    write_result_and_figure,
 )
 
 __all__ = ["add_parser", "run"]
@@ -122,16 +121,17 @@ def run(args: argparse.Namespace) -> int:
     result, trajectories = _search(model, loaded.task, u, states, args)
     print(f"{args.model}: {type(model).__name__} with {model.state_size} state dims, input {u.tolist()}")
     print(result.summary())
+    ds = fig = None
     if args.out:
         ds = result.to_xarray()
         ds.attrs["model_file"] = str(args.model)
-        write_netcdf(ds, args.out)
-        print(f"wrote {args.out}")
     if args.plot:
         title = f"{Path(args.model).name}: {type(model).__name__}, {model.state_size} state dims"
         title += f", input u* = {u.tolist()}" if u.size else ", no input"
-        save_figure(_figure(result, trajectories, title), args.plot)
-        print(f"wrote {args.plot}")
+        fig = _figure(result, trajectories, title)
+    if args.out or args.plot:  # both files or, on failure, neither
+        write_result_and_figure(ds, args.out, fig, args.plot)
+        print("\n".join(f"wrote {p}" for p in (args.out, args.plot) if p))
     return 0
 
 
