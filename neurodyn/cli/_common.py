@@ -82,6 +82,26 @@ _FLAGS = {"lr (now": "--lr (now", "clip_grad_norm": "--clip-grad-norm", "lower l
           "(gain, spectral_radius)": "(--gain, --spectral-radius)"}
 
 
+#: Python argument names in recording-loader messages and the flags that set them
+_LOADER_FLAGS = {"drop them with .select_channels(...) or the loader's drop_constant=True":
+                 "drop them with --drop-constant (or keep others with --channels)",
+                 "choose one with key=": "choose one with --key",
+                 "inputs were asked for (input_key / --input-key": "inputs were asked for (--input-key"}
+
+
+def load_recording(path: str | Path, **options: Any) -> Any:
+    """:func:`neurodyn.io.load_timeseries` whose error messages name command-line flags, not arguments."""
+    from neurodyn.io import load_timeseries
+
+    try:
+        return load_timeseries(path, **options)
+    except ValueError as err:
+        message = str(err)
+        for name, flag in _LOADER_FLAGS.items():
+            message = message.replace(name, flag)
+        raise ValueError(message) from None
+
+
 def train_quietly(fit: Any, *args: Any, **kwargs: Any) -> Any:
     """``fit(*args, **kwargs)`` without the divergence warning, which :func:`save_trained` reports."""
     import warnings

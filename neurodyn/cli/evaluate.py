@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neurodyn.cli._common import check_outputs, warn_training_status, write_netcdf
+from neurodyn.cli._common import check_outputs, load_recording, warn_training_status, write_netcdf
 
 __all__ = ["add_parser", "run"]
 
@@ -72,7 +72,7 @@ def held_out_data(extra: dict, data: str | None, key: str | None, fit_path: str 
         If the checkpoint was not written by ``neurodyn fit`` or there is no held-out data.
     """
     from neurodyn.cli.fit import prepare_data
-    from neurodyn.io import apply_preprocessing, load_timeseries
+    from neurodyn.io import apply_preprocessing
 
     if extra.get("kind") != "dsr_fit":
         raise ValueError("this checkpoint was not written by 'neurodyn fit'; it has no data record")
@@ -87,18 +87,18 @@ def held_out_data(extra: dict, data: str | None, key: str | None, fit_path: str 
                          f"fitting (key {opts.get('key')!r}), so drop --key or give another DATA")
     train = test = None
     if Path(extra["data"]).exists():
-        raw_train = load_timeseries(extra["data"], **opts)
+        raw_train = load_recording(extra["data"], **opts)
         _warn_changed(raw_train, extra)
         train, test = prepare_data(raw_train, **prep)
     if data is not None and Path(data).resolve() != Path(extra["data"]).resolve():
         if key is not None:
             opts["key"] = key
         steps = [s for s in extra["preprocessing"] if s.get("step") != "time_slice"]
-        raw = load_timeseries(data, **opts)
+        raw = load_recording(data, **opts)
         _warn_overlap(raw, extra, data)
         n_fit = extra.get("n_channels_raw")
         if n_fit is None and train is not None:
-            n_fit = load_timeseries(extra["data"], **dict(extra["load_options"])).n_channels
+            n_fit = load_recording(extra["data"], **dict(extra["load_options"])).n_channels
         _check_channel_count(raw.n_channels, n_fit, extra.get("channels"), data)
         test = apply_preprocessing(raw, steps)
     if test is None:

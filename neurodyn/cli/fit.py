@@ -11,7 +11,7 @@ import argparse
 import math
 from typing import Any
 
-from neurodyn.cli._common import check_outputs, save_trained, train_quietly
+from neurodyn.cli._common import check_outputs, load_recording, save_trained, train_quietly
 
 __all__ = ["add_parser", "run"]
 
@@ -215,12 +215,11 @@ def build_model(args: argparse.Namespace, n_channels: int, n_inputs: int):
 
 
 def run(args: argparse.Namespace) -> int:
-    from neurodyn.io import load_timeseries
 
     check_args(args)
     check_delay_lags(_ints(args.delay_lags, "--delay-lags"))
     check_outputs(args.out, overwrite=args.overwrite, inputs=[args.data])
-    ts = load_timeseries(args.data, **load_options(args))
+    ts = load_recording(args.data, **load_options(args))
     check_orientation(ts, args.transpose)
     standardize = not args.no_standardize and args.observation != "poisson"
     train, test = prepare_data(ts, channels=_ints(args.channels, "--channels"),

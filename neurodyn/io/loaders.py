@@ -86,14 +86,21 @@ def load_timeseries(
     if drop_constant:
         x, names = _drop_constant(np.asarray(x, dtype=np.float64), names)
     src = f"{p}" + (f"[{arrays.get('key')}]" if arrays.get("key") else "")
-    return TimeSeries.from_arrays(
-        x, dt=dt if dt is not None else arrays.get("dt", 1.0), channel_names=names, inputs=u,
-        source=src,
-    )
+    try:
+        return TimeSeries.from_arrays(
+            x, dt=dt if dt is not None else arrays.get("dt", 1.0), channel_names=names, inputs=u,
+            source=src,
+        )
+    except TypeError as err:  # a file of text or other non-numeric values is bad data, not a bad call
+        raise ValueError(f"{src}: {err}; save numbers (e.g. x.astype(float))") from None
 
 
 def _drop_constant(x: np.ndarray, names: Any) -> tuple[np.ndarray, Any]:
-    flat = x.reshape(-1, x.shape[-1])
+    if x.ndim not in (1, 2, 3):
+        return x, names  # TimeSeries.from_arrays names the problem
+    if x.size == 0:
+        raise ValueError(f"the recording is empty (shape {x.shape}); there is nothing to fit")
+    flat = x.reshape(-1, x.shape[-1]) if x.ndim > 1 else x[:, None]
     keep = flat.max(axis=0) != flat.min(axis=0)
     if not keep.any():
         raise ValueError("every channel is constant; there is nothing to fit")

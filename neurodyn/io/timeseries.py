@@ -121,8 +121,9 @@ class TimeSeries:
         x = self.data
         if not np.isfinite(self.dt) or self.dt <= 0:
             raise ValueError(f"dt must be a positive number of seconds, got {self.dt}")
-        if x.shape[1] < 2 or x.shape[2] < 1:
-            raise ValueError(f"need at least 2 time points and 1 channel, got shape {x.shape}")
+        if x.shape[0] < 1 or x.shape[1] < 2 or x.shape[2] < 1:
+            raise ValueError(f"need at least 2 time points, 1 channel and 1 trial, got shape {x.shape} "
+                             "(trial, time, channel)")
         if len(self.channel_names) != x.shape[2]:
             raise ValueError(f"{len(self.channel_names)} channel names for {x.shape[2]} channels")
         if self.inputs is not None and len(self.input_names) != self.inputs.shape[2]:

@@ -82,3 +82,14 @@ def test_evaluate_warns_about_shared_trials(tmp_path, capsys):
     main(["evaluate", str(tmp_path / "fit.pt"), str(tmp_path / "test.npy"), "--n-transient", "10",
           "--smoothing", "1", "--no-baselines", "--pe-steps", "5"])
     assert "1 of the 2 trials of" in capsys.readouterr().err
+
+
+def test_constant_channel_error_names_the_flag(tmp_path, capsys):
+    x = sine(300)
+    x[:, 1] = 2.0
+    np.save(tmp_path / "flat.npy", x)
+    assert main(["fit", str(tmp_path / "flat.npy"), "--out", str(tmp_path / "fit.pt"), *TINY]) == 2
+    err = capsys.readouterr().err
+    assert "--drop-constant" in err and "drop_constant=True" not in err and len(err.splitlines()) == 1
+    assert main(["fit", str(tmp_path / "flat.npy"), "--drop-constant", "--out", str(tmp_path / "fit.pt"),
+                 *TINY]) == 0

@@ -270,3 +270,20 @@ def test_checkpoint_of_a_foreign_format(ckpt):
     bad = edited(ckpt, lambda o: o.__setitem__("format", "lightning-checkpoint"))
     with pytest.raises(ModelFileError, match="is a 'lightning-checkpoint' file, not a 'neurodyn-checkpoint'"):
         load_checkpoint(bad)
+
+
+@pytest.mark.parametrize("shape", [(0, 10, 3), (2, 0, 3), (2, 10, 0), (0, 3)])
+@pytest.mark.parametrize("drop_constant", [False, True])
+def test_empty_recordings_get_a_one_line_error(tmp_path, shape, drop_constant):
+    np.save(tmp_path / "empty.npy", np.zeros(shape))
+    with pytest.raises(ValueError) as info:
+        load_timeseries(tmp_path / "empty.npy", drop_constant=drop_constant)
+    text = one_line(info)
+    assert "zero-size" not in text
+    assert "empty" in text or "need at least 2 time points, 1 channel and 1 trial" in text
+
+
+def test_a_text_array_is_a_value_error_naming_the_file(tmp_path):
+    np.save(tmp_path / "words.npy", np.array([["a", "b"], ["c", "d"]]))
+    with pytest.raises(ValueError, match="words.npy: data must be a numeric array"):
+        load_timeseries(tmp_path / "words.npy")
