@@ -21,6 +21,9 @@ def _as_3d(name: str, arr: Any) -> tuple[np.ndarray, bool]:
     a = np.asarray(arr)
     if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
         raise TypeError(f"{name} must be a numeric array, got dtype {a.dtype}")
+    if np.iscomplexobj(a):
+        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}; pass the real part, "
+                        "magnitude or phase explicitly")
     if a.ndim == 1:
         a = a[:, None]
     if a.ndim == 2:

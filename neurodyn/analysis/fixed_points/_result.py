@@ -220,7 +220,12 @@ class FixedPointResult(PointResult):
 
 
 def _check_columns(ds) -> None:
-    """Raise ``ValueError`` for text variables stored as numbers or vice versa (edited files)."""
+    """Raise ``ValueError`` for variables on other dims, or text stored as numbers and vice versa."""
+    expected = {"state": ("fixed_point", "unit"), "eigenvalue_real": ("fixed_point", "eigenvalue"),
+                "eigenvalue_imag": ("fixed_point", "eigenvalue"), **{name: FP for name, _ in _COLUMNS}}
+    for name, dims in expected.items():
+        if name in ds and tuple(ds[name].dims) != dims:
+            raise ValueError(f"{name!r} has dims {tuple(ds[name].dims)}, not {dims}")
     for name, dtype in _COLUMNS:
         if name not in ds or ds[name].size == 0:  # an empty variable's type is not preserved
             continue
