@@ -102,11 +102,14 @@ def load_recording(path: str | Path, **options: Any) -> Any:
         raise ValueError(message) from None
 
 
-def train_quietly(fit: Any, *args: Any, **kwargs: Any) -> Any:
-    """``fit(*args, **kwargs)`` without the divergence warning, which :func:`save_trained` reports."""
+def train_quietly(fit: Any, *args: Any, deterministic: bool = False, **kwargs: Any) -> Any:
+    """``fit(*args, **kwargs)`` without the divergence warning, which :func:`save_trained` reports;
+    with ``deterministic`` (``--deterministic``): one thread, deterministic algorithms (restored after)."""
     import warnings
 
-    with warnings.catch_warnings():
+    from neurodyn.training._config import deterministic_mode
+
+    with warnings.catch_warnings(), deterministic_mode(deterministic):
         warnings.filterwarnings("ignore", message=".*training diverged", category=RuntimeWarning)
         return fit(*args, **kwargs)
 
