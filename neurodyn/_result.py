@@ -29,6 +29,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from neurodyn._guard import available_memory
+
 #: format name -> "module:Class" of the result type that reads it
 FORMATS: dict[str, str] = {
     "neurodyn.fixed_points": "neurodyn.analysis.fixed_points._result:FixedPointResult",
@@ -348,7 +350,13 @@ def read_result(path: str | os.PathLike, expect: type | None = None):
     _check_hdf5(path)
     try:
         with xr.open_dataset(path, engine="h5netcdf") as ds:
+            nbytes = sum(int(v.size) * v.dtype.itemsize for v in ds.variables.values())
+            if nbytes > available_memory():
+                raise ResultFileError(f"{path} declares {nbytes / 2**30:.3g} GiB of variables, more than the "
+                                      "memory available; it is damaged, or read parts of it with xarray")
             ds = ds.load()
+    except ResultFileError:
+        raise
     except Exception as err:  # h5py raises OSError, KeyError, ValueError, RuntimeError on damage
         reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
         raise ResultFileError(f"{path} is truncated or damaged ({reason}); write it again") from None

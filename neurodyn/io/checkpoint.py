@@ -12,9 +12,9 @@ import numpy as np
 import torch
 
 from neurodyn._checks import all_finite
+from neurodyn._guard import check_zip
 from neurodyn._result import write_atomically
 from neurodyn._version import __version__
-from neurodyn.io._guard import check_zip
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import MODELS, make_model
 from neurodyn.tasks._base import Task

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn.io._guard import check_declared_size, check_npy, check_zip
+from neurodyn._guard import check_declared_size, check_mat_v5, check_npy, check_zip
 from neurodyn.io.timeseries import TimeSeries
 
 __all__ = ["load_timeseries"]
@@ -219,6 +219,7 @@ def _read_mat(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]
     if p.stat().st_size == 0:
         raise ValueError(f"{p.name} is empty; save the recording with MATLAB save(..., '-v7') or "
                          f"scipy.io.savemat")
+    check_mat_v5(p, p.name)  # scipy's reader crashes the process on some damaged elements
     try:
         for name, shape, cls in whosmat(p):
             if cls in _MAT_ITEMSIZE:

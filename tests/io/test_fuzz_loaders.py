@@ -349,3 +349,30 @@ def test_result_file_contents(clean, tmp_path_factory):
             check_result(res)
 
     run()
+
+
+@pytest.mark.slow
+def test_damaged_nwb_recordings(tmp_path_factory):
+    pytest.importorskip("pynwb")
+    from datetime import UTC, datetime
+
+    from pynwb import NWBHDF5IO, NWBFile
+    from pynwb import TimeSeries as NWBSeries
+
+    tmp = tmp_path_factory.mktemp("nwb")
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    nwb = NWBFile(session_description="fuzz", identifier="f1", session_start_time=start)
+    nwb.add_acquisition(NWBSeries(name="lfp", data=X, unit="V", rate=100.0))
+    with NWBHDF5IO(str(tmp / "clean.nwb"), "w") as io:
+        io.write(nwb)
+    clean = (tmp / "clean.nwb").read_bytes()
+
+    @FUZZ
+    @given(data=st.data())
+    def run(data):
+        path = write(tmp, "rec.nwb", data.draw(damaged(clean)))
+        ts = outcome(lambda: load_timeseries(path, key="lfp"))
+        if ts is not None:
+            check_timeseries(ts)
+
+    run()

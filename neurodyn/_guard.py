@@ -1,4 +1,4 @@
-"""Checks made before a loader trusts a file: array headers, declared sizes, zip checksums.
+"""Checks made before a loader trusts a file: array headers, declared sizes, zip checksums (numpy only).
 
 A damaged or hostile file can declare an array far larger than itself (allocating it exhausts
 memory), carry a ``.npy`` header that NumPy misreads, or hold a zip member whose bytes no longer
@@ -168,3 +168,99 @@ def check_zip(path: Path, source: str | None = None, *, error: type[Exception] =
             raise
         raise error(f"{source} is truncated or damaged ({type(err).__name__}: "
                     f"{' '.join(str(err).split())[:100]}); write the file again") from None
+
+
+#: MATLAB v5 data types (miINT8 = 1 ...) and their sizes in bytes
+_MI_SIZE = {1: 1, 2: 1, 3: 2, 4: 2, 5: 4, 6: 4, 7: 4, 9: 8, 12: 8, 13: 8, 16: 1, 17: 2, 18: 4}
+_MI_MATRIX, _MI_COMPRESSED = 14, 15
+#: numeric MATLAB array classes (mxDOUBLE_CLASS = 6 ... mxUINT64_CLASS = 15; char data may be UTF-8)
+_NUMERIC_CLASSES = {6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+
+
+def check_mat_v5(path: Path, source: str | None = None, *, error: type[Exception] = ValueError) -> None:
+    """Check the numeric variables of a MATLAB v5/v7 file before ``scipy.io.loadmat`` reads it.
+
+    scipy's reader trusts the sizes in a file: a damaged data element (say, a zeroed tag) under a
+    matrix that declares its dimensions makes it read past its buffer and crash the process. This
+    walks the top-level elements (decompressing ``miCOMPRESSED`` ones, at most the memory
+    available) and raises ``error`` when a numeric matrix's data do not hold
+    ``prod(dims)`` elements of their declared type, or an element runs past its container. Char,
+    cell, struct and sparse matrices are not inspected. Files that are not v5 (v4, v7.3) are left to
+    the reader.
+    """
+    import struct
+    import zlib
+
+    source = source or str(path)
+    raw = Path(path).read_bytes()
+    if len(raw) < 128 or raw[126:128] not in (b"IM", b"MI"):
+        return
+    end = "<" if raw[126:128] == b"IM" else ">"
+
+    def bad(what: str) -> Exception:
+        return error(f"{source} is not a readable MATLAB .mat file: truncated or damaged ({what}); save it "
+                     f"again with MATLAB save(..., '-v7') or scipy.io.savemat")
+
+    def tag(buf: bytes, pos: int) -> tuple[int, int, int, int]:
+        """(type, size, data start, next element) of the element at ``pos``."""
+        if pos + 8 > len(buf):
+            raise bad("an element tag runs past the end")
+        first, second = struct.unpack_from(end + "II", buf, pos)
+        if first >> 16:  # small data element: size and type packed in 4 bytes, data in the next 4
+            if first >> 16 > 4:
+                raise bad(f"a small data element declares {first >> 16} bytes")
+            return first & 0xFFFF, first >> 16, pos + 4, pos + 8
+        size = second
+        stop = pos + 8 + size
+        if first != _MI_COMPRESSED:
+            stop = pos + 8 + ((size + 7) // 8) * 8
+        if pos + 8 + size > len(buf):
+            raise bad(f"an element declares {size} bytes but {len(buf) - pos - 8} remain")
+        return first, size, pos + 8, stop
+
+    def matrix(buf: bytes, start: int, stop: int) -> None:
+        kind, size, data, pos = tag(buf, start)  # array flags
+        if kind != 6 or size < 8:
+            raise bad("a matrix without array flags")
+        flags = struct.unpack_from(end + "I", buf, data)[0]
+        cls, complex_ = flags & 0xFF, bool(flags & 0x0800)
+        kind, size, data, pos = tag(buf, pos)  # dimensions
+        if kind != 5 or size % 4:
+            raise bad("a matrix without valid dimensions")
+        dims = struct.unpack_from(f"{end}{size // 4}i", buf, data)
+        if any(d < 0 for d in dims):
+            raise bad(f"negative dimensions {dims}")
+        if cls not in _NUMERIC_CLASSES:
+            return
+        _, _, _, pos = tag(buf, pos)  # name
+        n = int(np.prod(dims, dtype=object))
+        for _ in range(2 if complex_ else 1):
+            if pos >= stop:
+                raise bad("a matrix without its data")
+            kind, size, data, pos = tag(buf, pos)
+            if kind not in _MI_SIZE or size != n * _MI_SIZE[kind]:
+                raise bad(f"a {tuple(dims)} matrix holds {size} bytes of data type {kind}")
+            if pos > stop:
+                raise bad("a matrix's data run past it")
+
+    def walk() -> None:
+        pos = 128
+        while pos < len(raw):
+            kind, size, data, nxt = tag(raw, pos)
+            if kind == _MI_COMPRESSED:
+                try:
+                    body = zlib.decompressobj().decompress(raw[data:data + size], available_memory())
+                except zlib.error as err:
+                    raise bad(f"compressed data: {err}") from None
+                if len(body) >= 8:
+                    k, _, d, stop = tag(body, 0)
+                    if k == _MI_MATRIX:
+                        matrix(body, d, stop)
+            elif kind == _MI_MATRIX:
+                matrix(raw, data, nxt)
+            pos = nxt
+
+    try:
+        walk()
+    except struct.error as err:  # a field cut short
+        raise bad(str(err).split(" (")[0]) from None
