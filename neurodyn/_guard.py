@@ -16,7 +16,8 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["available_memory", "check_declared_size", "check_zip", "read_npy_header"]
+__all__ = ["available_memory", "check_declared_size", "check_mat_v5", "check_npy", "check_zip",
+           "read_npy_header"]
 
 #: longest .npy header NumPy itself accepts without ``max_header_size`` (version 2/3 headers allow more)
 _MAX_HEADER = 10_000
