@@ -185,6 +185,13 @@ def checkpoint_from_dict(obj: dict[str, Any], source: str = "checkpoint") -> Che
     except Exception as err:  # constructors raise ValueError/TypeError for values they refuse
         raise ModelFileError(f"{source}: the stored {obj['model_class']} settings are unusable "
                              f"({_one_line(err)}); save the model again") from None
+    expected = model.state_dict()
+    for name, value in obj["state_dict"].items():
+        want = expected.get(name)
+        if isinstance(value, torch.Tensor) and isinstance(want, torch.Tensor) \
+                and value.dtype.is_floating_point != want.dtype.is_floating_point:
+            raise ModelFileError(f"{source}: the weight {name} is stored as {value.dtype}, not as "
+                                 f"{want.dtype}; the file is damaged or was edited: save the model again")
     try:
         missing, unexpected = model.load_state_dict(obj["state_dict"], strict=False)
     except Exception as err:  # RuntimeError for wrong shapes, values that are not tensors

@@ -59,6 +59,12 @@ def test_checkpoint_weights_of_the_wrong_shape_or_type(ckpt, value, match):
         assert match in one_line(info) and str(bad) in str(info.value)
 
 
+def test_checkpoint_weights_of_an_integer_type(ckpt):
+    bad = edited(ckpt, lambda o: o["state_dict"].__setitem__("w_rec", torch.ones(3, 3, dtype=torch.int64)))
+    with pytest.raises(ModelFileError, match="the weight w_rec is stored as torch.int64, not as torch.float"):
+        load_checkpoint(bad)
+
+
 @pytest.mark.parametrize("field, value", [("state_dict", [1]), ("model_config", 3), ("model_class", 5)])
 def test_checkpoint_fields_of_the_wrong_type(ckpt, field, value):
     bad = edited(ckpt, lambda o: o.__setitem__(field, value))
