@@ -103,3 +103,21 @@ def test_train_refuses_out_of_range_options(tmp_path, capsys):
                                        value])
 
     run()
+
+
+def test_evaluate_refuses_garbage_test_data(files, capsys):
+    tmp, clean = files
+    t = np.arange(200) * 0.1
+    np.save(tmp / "sine.npy", np.stack([np.sin(t), np.cos(t)], 1))
+    assert main(["fit", str(tmp / "sine.npy"), "--model", "plrnn", "--out", str(tmp / "fit.pt"),
+                 "--overwrite", *TINY_FIT]) == 0
+    capsys.readouterr()
+
+    @CLI_FUZZ
+    @given(data=garbage(clean[".npy"]))
+    def run(data):
+        (tmp / "test.npy").write_bytes(data)
+        argv = ["evaluate", str(tmp / "fit.pt"), str(tmp / "test.npy"), "--no-baselines"]
+        assert_one_line_error(capsys, argv)
+
+    run()
