@@ -17,15 +17,19 @@ booleans, dicts, nested or mixed lists) as JSON text prefixed ``json:``.
 
 from __future__ import annotations
 
+import glob
 import importlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+
+from neurodyn._guard import available_memory
 
 #: format name -> "module:Class" of the result type that reads it
 FORMATS: dict[str, str] = {
@@ -138,23 +142,93 @@ class Result:
 def write_atomically(path: str | Path, write: Callable[[str], Any]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then move it into place.
 
-    The temporary file is hidden (``.name.*.tmp``) and removed if ``write`` fails; the final file
-    gets the usual permissions (``0o666`` less the umask). Returns ``path``.
+    The temporary file is hidden (``.name.<pid>.*.tmp``) and removed if ``write`` fails; temporary
+    files that killed processes left beside ``path`` are removed first (see
+    :func:`remove_stale_temporaries`); the final file gets the usual permissions (``0o666`` less the
+    umask). Returns ``path``.
+    """
+    write_atomically_together({path: write})
+    return Path(path)
+
+
+def write_atomically_together(writes: Mapping[str | Path, Callable[[str], Any]]) -> list[Path]:
+    """Write several files (e.g. a result and its figure) so that a failure replaces none of them.
+
+    Each ``write(tmp)`` fills a temporary file beside its path; only when all have succeeded are
+    they moved into place, one ``os.replace`` after another (nothing is computed in between). A
+    failure or a kill before that leaves every existing file as it was; the temporaries are
+    removed on failure, and by the next write to the same paths after a kill.
+
+    The environment variable ``NEURODYN_WRITE_DELAY`` (seconds) pauses after each temporary file
+    is written, so that tests can kill a command during its final write.
+    """
+    paths = [Path(p) for p in writes]
+    tmps: list[str] = []
+    try:
+        for path, write in zip(paths, writes.values()):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries(path)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+            os.close(fd)
+            tmps.append(tmp)
+            write(tmp)
+            mask = os.umask(0)  # mkstemp creates the file 0600
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
+            delay = os.environ.get("NEURODYN_WRITE_DELAY")
+            if delay:
+                time.sleep(float(delay))
+        for path, tmp in zip(paths, tmps):
+            os.replace(tmp, path)
+    finally:
+        for tmp in tmps:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+    return paths
+
+
+#: temporary files of earlier releases carried no process id; such a file is stale after this long
+_STALE_AFTER_S = 3600.0
+
+
+def remove_stale_temporaries(path: str | Path) -> list[Path]:
+    """Remove the hidden temporary files of :func:`write_atomically` that killed processes left
+    beside ``path``: those whose process no longer runs (and, without a process id, those older than
+    an hour). Files of running processes are kept. Returns the files removed.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
+    folder = path.parent if str(path.parent) else Path(".")
+    removed = []
     try:
-        write(tmp)
-        mask = os.umask(0)  # mkstemp creates the file 0600
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+        candidates = list(folder.glob(f".{glob.escape(path.name)}.*.tmp"))
+    except OSError:
+        return removed
+    for tmp in candidates:
+        middle = tmp.name[len(path.name) + 2:-len(".tmp")]
+        pid_text = middle.split(".", 1)[0] if "." in middle else ""
+        try:
+            if pid_text.isdigit():
+                if _running(int(pid_text)):
+                    continue
+            elif time.time() - tmp.stat().st_mtime < _STALE_AFTER_S:
+                continue
+            tmp.unlink()
+            removed.append(tmp)
+        except OSError:  # removed meanwhile, or not ours to remove
+            continue
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
 
 
 # -- attributes ----------------------------------------------------------------------------------
@@ -296,13 +370,26 @@ def read_result(path: str | os.PathLike, expect: type | None = None):
     _check_hdf5(path)
     try:
         with xr.open_dataset(path, engine="h5netcdf") as ds:
+            nbytes = sum(int(v.size) * v.dtype.itemsize for v in ds.variables.values())
+            if nbytes > available_memory():
+                raise ResultFileError(f"{path} declares {nbytes / 2**30:.3g} GiB of variables, more than the "
+                                      "memory available; it is damaged, or read parts of it with xarray")
             ds = ds.load()
+    except ResultFileError:
+        raise
     except Exception as err:  # h5py raises OSError, KeyError, ValueError, RuntimeError on damage
         reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
         raise ResultFileError(f"{path} is truncated or damaged ({reason}); write it again") from None
     cls = expect if expect is not None else result_type(identify(ds, str(path))[0])
     check_format(ds, cls, str(path))
-    return cls.from_xarray(ds)
+    try:
+        return cls.from_xarray(ds)
+    except ResultFileError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError) as err:  # variables of the wrong type or shape
+        reason = " ".join(str(err).split())[:160] or type(err).__name__
+        raise ResultFileError(f"{path} is a {cls.FORMAT} file whose contents do not fit its format "
+                              f"({reason}); it is damaged or was edited: write it again") from None
 
 
 def _check_hdf5(path: Path) -> None:

@@ -20,6 +20,8 @@ def check_outputs(
 ) -> None:
     """Refuse unusable outputs; called before any work starts, so nothing is computed in vain.
 
+    Hidden temporary files that a killed earlier run left beside the outputs are removed.
+
     Parameters
     ----------
     *paths : path-like or None
@@ -42,6 +44,10 @@ def check_outputs(
         A figure's suffix is not an image format.
     """
     given = [Path(p) for p in paths if p is not None]
+    for p in [*given, *(Path(f) for f in figures if f is not None)]:
+        from neurodyn._result import remove_stale_temporaries
+
+        remove_stale_temporaries(p)  # left by a killed earlier run
     read = {Path(p).resolve() for p in inputs if p is not None}
     seen: dict[Path, Path] = {}
     for p in given:
@@ -76,11 +82,34 @@ _FLAGS = {"lr (now": "--lr (now", "clip_grad_norm": "--clip-grad-norm", "lower l
           "(gain, spectral_radius)": "(--gain, --spectral-radius)"}
 
 
-def train_quietly(fit: Any, *args: Any, **kwargs: Any) -> Any:
-    """``fit(*args, **kwargs)`` without the divergence warning, which :func:`save_trained` reports."""
+#: Python argument names in recording-loader messages and the flags that set them
+_LOADER_FLAGS = {"drop them with .select_channels(...) or the loader's drop_constant=True":
+                 "drop them with --drop-constant (or keep others with --channels)",
+                 "choose one with key=": "choose one with --key",
+                 "inputs were asked for (input_key / --input-key": "inputs were asked for (--input-key"}
+
+
+def load_recording(path: str | Path, **options: Any) -> Any:
+    """:func:`neurodyn.io.load_timeseries` whose error messages name command-line flags, not arguments."""
+    from neurodyn.io import load_timeseries
+
+    try:
+        return load_timeseries(path, **options)
+    except ValueError as err:
+        message = str(err)
+        for name, flag in _LOADER_FLAGS.items():
+            message = message.replace(name, flag)
+        raise ValueError(message) from None
+
+
+def train_quietly(fit: Any, *args: Any, deterministic: bool = False, **kwargs: Any) -> Any:
+    """``fit(*args, **kwargs)`` without the divergence warning, which :func:`save_trained` reports;
+    with ``deterministic`` (``--deterministic``): one thread, deterministic algorithms (restored after)."""
     import warnings
 
-    with warnings.catch_warnings():
+    from neurodyn.training._config import deterministic_mode
+
+    with warnings.catch_warnings(), deterministic_mode(deterministic):
         warnings.filterwarnings("ignore", message=".*training diverged", category=RuntimeWarning)
         return fit(*args, **kwargs)
 
@@ -217,6 +246,26 @@ def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
         )
     check_finite(values, what)
     return values
+
+
+def write_result_and_figure(ds, out: str | Path | None, fig, plot: str | Path | None) -> None:
+    """Write a dataset (netCDF, to ``out``) and a figure (to ``plot``) as a pair: both are replaced or,
+    after a failure or a kill, neither. Either may be None. The figure is closed."""
+    import matplotlib.pyplot as plt
+
+    from neurodyn._result import write_atomically_together
+
+    writes = {}
+    if out is not None:
+        writes[out] = lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf")
+    if plot is not None:
+        fmt = Path(plot).suffix.lower().lstrip(".") or None
+        writes[plot] = lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt)
+    try:
+        write_atomically_together(writes)
+    finally:
+        if fig is not None:
+            plt.close(fig)
 
 
 def save_figure(fig, path: str | Path) -> None:

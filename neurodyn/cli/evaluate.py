@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
-from neurodyn.cli._common import check_outputs, warn_training_status, write_netcdf
+from neurodyn.cli._common import check_outputs, load_recording, warn_training_status, write_netcdf
 
 __all__ = ["add_parser", "run"]
 
@@ -57,9 +58,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def held_out_data(extra: dict, data: str | None, key: str | None):
+def training_file(extra: dict, fit_path: str | Path | None) -> Path:
+    """The training recording named in a fit checkpoint's ``extra``.
+
+    A relative path is taken relative to the checkpoint's folder (``neurodyn fit`` stores it so),
+    never to the current directory; checkpoints written before that stored the path as given on
+    the command line, which is used only when no such file lies beside the checkpoint.
+    """
+    path = Path(extra["data"])
+    if path.is_absolute() or fit_path is None:
+        return path
+    beside = Path(fit_path).parent / path
+    if extra.get("data_relative_to") == "checkpoint" or beside.exists():
+        return beside
+    return path
+
+
+def held_out_data(extra: dict, data: str | None, key: str | None, fit_path: str | Path | None = None):
     """(train, test) rebuilt from a fit checkpoint's ``extra``, each ``(x, u)``: data (time, channel)
     and external inputs (time, input) or ``None``; ``train`` is ``None`` if the training file moved.
+    ``fit_path`` is the checkpoint, whose folder a relative training path is resolved against.
 
     Raises
     ------
@@ -67,10 +85,11 @@ def held_out_data(extra: dict, data: str | None, key: str | None):
         If the checkpoint was not written by ``neurodyn fit`` or there is no held-out data.
     """
     from neurodyn.cli.fit import prepare_data
-    from neurodyn.io import apply_preprocessing, load_timeseries
+    from neurodyn.io import apply_preprocessing
 
     if extra.get("kind") != "dsr_fit":
         raise ValueError("this checkpoint was not written by 'neurodyn fit'; it has no data record")
+    extra = {**extra, "data": str(training_file(extra, fit_path))}
     opts = dict(extra["load_options"])
     prep = {"channels": extra.get("channels"), "delay_lags": extra.get("delay_lags"),
             "standardize": extra.get("standardize", True), "holdout": extra.get("holdout", 0.0),
@@ -81,20 +100,54 @@ def held_out_data(extra: dict, data: str | None, key: str | None):
                          f"fitting (key {opts.get('key')!r}), so drop --key or give another DATA")
     train = test = None
     if Path(extra["data"]).exists():
-        train, test = prepare_data(load_timeseries(extra["data"], **opts), **prep)
+        raw_train = load_recording(extra["data"], **opts)
+        _warn_changed(raw_train, extra)
+        train, test = prepare_data(raw_train, **prep)
     if data is not None and Path(data).resolve() != Path(extra["data"]).resolve():
         if key is not None:
             opts["key"] = key
         steps = [s for s in extra["preprocessing"] if s.get("step") != "time_slice"]
-        raw = load_timeseries(data, **opts)
+        raw = load_recording(data, **opts)
+        _warn_overlap(raw, extra, data)
         n_fit = extra.get("n_channels_raw")
         if n_fit is None and train is not None:
-            n_fit = load_timeseries(extra["data"], **dict(extra["load_options"])).n_channels
+            n_fit = load_recording(extra["data"], **dict(extra["load_options"])).n_channels
         _check_channel_count(raw.n_channels, n_fit, extra.get("channels"), data)
         test = apply_preprocessing(raw, steps)
     if test is None:
         raise ValueError("no held-out data: the fit used --holdout 0 (or the file moved); give DATA")
     return _flat(train), _flat(test)
+
+
+def _warn_changed(raw, extra: dict) -> None:
+    """One line on stderr if the training file no longer holds the data the model was fitted on."""
+    from neurodyn.io.timeseries import content_hashes
+
+    if extra.get("data_sha256") and content_hashes(raw)["sha256"] != extra["data_sha256"]:
+        print(f"neurodyn evaluate: warning: {extra['data']} has changed since the fit (its content hash "
+              f"differs); the held-out part may not be the data the model was not fitted on",
+              file=sys.stderr)
+
+
+def _warn_overlap(raw, extra: dict, data: str) -> None:
+    """One line on stderr if DATA is the training data (same content) or shares trials with it."""
+    from neurodyn.io.timeseries import content_hashes
+
+    if not extra.get("data_sha256"):
+        return
+    h = content_hashes(raw)
+    fix = "give a recording that was not used for fitting, or omit DATA to score the held-out tail"
+    if h["sha256"] == extra["data_sha256"]:
+        print(f"neurodyn evaluate: warning: {data} holds the same data as the training file "
+              f"{extra['data']} (same content hash); the model was fitted on it, so these are not held-out "
+              f"scores: {fix}", file=sys.stderr)
+        return
+    seen = set(extra.get("data_trial_sha256") or ())
+    shared = sum(t in seen for t in h["trial_sha256"])
+    if shared:
+        print(f"neurodyn evaluate: warning: {shared} of the {len(h['trial_sha256'])} trials of {data} are "
+              f"trials of the training file {extra['data']}; the model was fitted on them, so the scores "
+              f"are not fully held-out: {fix}", file=sys.stderr)
 
 
 def _check_channel_count(n_data: int, n_fit: int | None, channels: list[int] | None, data: str) -> None:
@@ -211,10 +264,10 @@ def run(args: argparse.Namespace) -> int:
     warn_training_status("evaluate", args.fit, loaded.checkpoint)
     extra = loaded.checkpoint.extra or {}
     if args.out is not None and extra.get("data") is not None:
-        if Path(args.out).resolve() == Path(extra["data"]).resolve():
+        if Path(args.out).resolve() == training_file(extra, args.fit).resolve():
             raise FileExistsError(f"--out {args.out} is the training data of {args.fit}; "
                                   f"choose another output name")
-    train, (test, u_test) = held_out_data(extra, args.data, args.key)
+    train, (test, u_test) = held_out_data(extra, args.data, args.key, args.fit)
     train, u_train = (None, None) if train is None else train
     if args.max_steps is not None:
         test = test[: args.max_steps]

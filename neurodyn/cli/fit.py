@@ -11,7 +11,7 @@ import argparse
 import math
 from typing import Any
 
-from neurodyn.cli._common import check_outputs, save_trained, train_quietly
+from neurodyn.cli._common import check_outputs, load_recording, save_trained, train_quietly
 
 __all__ = ["add_parser", "run"]
 
@@ -97,6 +97,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--noise-level", type=float, default=0.0)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--no-progress", action="store_true")
+    t.add_argument("--deterministic", action="store_true",
+                   help="one thread and deterministic algorithms: the same fit at any thread count")
     o = p.add_argument_group("output")
     o.add_argument("--out", default="fit.pt", help="checkpoint to write (default fit.pt)")
     o.add_argument("--overwrite", action="store_true", help="replace an existing --out")
@@ -254,12 +256,12 @@ def run(args: argparse.Namespace) -> int:
     >>> status, type(model).__name__, model.n_latent, model.n_outputs
     (0, 'PLRNN', 3, 2)
     """
-    from neurodyn.io import load_timeseries
 
     check_args(args)
     check_delay_lags(_ints(args.delay_lags, "--delay-lags"))
     check_outputs(args.out, overwrite=args.overwrite, inputs=[args.data])
-    ts = load_timeseries(args.data, **load_options(args))
+    ts = load_recording(args.data, **load_options(args))
+    check_orientation(ts, args.transpose)
     standardize = not args.no_standardize and args.observation != "poisson"
     train, test = prepare_data(ts, channels=_ints(args.channels, "--channels"),
                                delay_lags=_ints(args.delay_lags, "--delay-lags"),
@@ -273,8 +275,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:  # library messages name Python arguments; point to the flags instead
         raise ValueError(str(err).replace("observation='affine'", "--observation affine")) from None
     extra = {
-        "kind": "dsr_fit", "data": str(args.data), "load_options": load_options(args),
-        "n_channels_raw": ts.n_channels,
+        "kind": "dsr_fit", "data": _relative_to(args.data, args.out), "data_relative_to": "checkpoint",
+        "load_options": load_options(args),
+        "n_channels_raw": ts.n_channels, **_hashes(ts),
         "preprocessing": list(train.preprocessing), "holdout": args.holdout,
         "channels": _ints(args.channels, "--channels"), "delay_lags": _ints(args.delay_lags, "--delay-lags"),
         "lowpass": args.lowpass, "downsample": args.downsample,
@@ -289,6 +292,36 @@ def run(args: argparse.Namespace) -> int:
                         training={**result.config, "model_choice": args.model}, extra=extra)
 
 
+def _hashes(ts) -> dict[str, Any]:
+    """The training recording's content hashes, stored as ``data_sha256`` and ``data_trial_sha256``."""
+    from neurodyn.io.timeseries import content_hashes
+
+    h = content_hashes(ts)
+    return {"data_sha256": h["sha256"], "data_trial_sha256": h["trial_sha256"]}
+
+
+def _relative_to(data: str, out: str) -> str:
+    """``data`` as a path relative to the folder of the checkpoint ``out`` (absolute if impossible)."""
+    import os
+    from pathlib import Path
+
+    target = Path(data).resolve()
+    try:
+        return os.path.relpath(target, Path(out).resolve().parent)
+    except ValueError:  # another drive (Windows)
+        return str(target)
+
+
+def check_orientation(ts, transpose: bool) -> None:
+    """Refuse a recording with more channels than time points: almost surely stored (channel, time)."""
+    if ts.n_channels > ts.n_trials * ts.n_steps:
+        hint = ("it was read with --transpose; drop it" if transpose
+                else "if the file stores (channel, time), add --transpose")
+        per = " per trial" if ts.n_trials > 1 else ""
+        raise ValueError(f"{ts.source or 'the recording'} has {ts.n_channels} channels but only {ts.n_steps} "
+                         f"time points{per}, too few to fit dynamics; {hint}")
+
+
 def _fit(args: argparse.Namespace, model, train):
     from neurodyn.training import fit_teacher_forcing
 
@@ -298,5 +331,5 @@ def _fit(args: argparse.Namespace, model, train):
         batches_per_epoch=args.batches_per_epoch, batch_size=args.batch_size, seq_len=args.seq_len,
         lr=args.lr, lr_end=args.lr_end, lambda_latent=args.lambda_latent, lambda_obs=args.lambda_obs,
         clip_grad_norm=args.clip_grad_norm, noise_level=args.noise_level, seed=args.seed,
-        progress=not args.no_progress,
+        progress=not args.no_progress, deterministic=args.deterministic,
     )

@@ -11,9 +11,8 @@ from neurodyn.cli._common import (
     check_outputs,
     parse_vector,
     progress_enabled,
-    save_figure,
     warn_training_status,
-    write_netcdf,
+    write_result_and_figure,
 )
 
 if TYPE_CHECKING:
@@ -188,15 +187,16 @@ def run(args: argparse.Namespace) -> int:
     shown = f"input u* = {_rounded(u)} ({condition})" if u.size else "no input"
     print(f"{args.model}: {loaded.description}, {shown}")
     print(result.summary())
+    ds = fig = None
     if args.out:
         ds = result.to_xarray()
         ds.attrs["model_file"] = str(args.model)
-        write_netcdf(ds, args.out)
-        print(f"wrote {args.out}")
     if args.plot:
         title = f"{loaded.description}: {shown}"
-        save_figure(_figure(result, trajectories, title), args.plot)
-        print(f"wrote {args.plot}")
+        fig = _figure(result, trajectories, title)
+    if args.out or args.plot:  # both files or, on failure, neither
+        write_result_and_figure(ds, args.out, fig, args.plot)
+        print("\n".join(f"wrote {p}" for p in (args.out, args.plot) if p))
     return 0
 
 

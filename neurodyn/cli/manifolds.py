@@ -8,9 +8,8 @@ from pathlib import Path
 from neurodyn.cli._common import (
     check_outputs,
     parse_vector,
-    save_figure,
     warn_training_status,
-    write_netcdf,
+    write_result_and_figure,
 )
 
 __all__ = ["add_parser", "run"]
@@ -131,15 +130,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {w}")
     if result.select("stable") and result.select("unstable"):
         print(find_homoclinic_points(model, result, u=u).report())
+    ds = fig = None
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         ds = result.to_xarray()
         ds.attrs["model_file"] = str(args.model)
-        write_netcdf(ds, args.out)
-        print(f"wrote {args.out}")
     if args.plot:
-        save_figure(_figure(model, cycles, result, dims, u, source=args.model), args.plot)
-        print(f"wrote {args.plot}")
+        fig = _figure(model, cycles, result, dims, u, source=args.model)
+    if args.out or args.plot:  # both files or, on failure, neither
+        write_result_and_figure(ds, args.out, fig, args.plot)
+        print("\n".join(f"wrote {p}" for p in (args.out, args.plot) if p))
     return 0
 
 

@@ -133,6 +133,8 @@ def _common_options(p: argparse.ArgumentParser) -> None:
     t.add_argument("--seed", type=int, default=0, help="seed of the initialisation and batches")
     t.add_argument("--device", default="cpu")
     t.add_argument("--no-progress", action="store_true")
+    t.add_argument("--deterministic", action="store_true",
+                   help="one thread and deterministic algorithms: the same weights at any thread count")
     _deflation.add_options(p)
     o = p.add_argument_group("output")
     o.add_argument("--out", default="model.pt", help="checkpoint to write (default model.pt)")
@@ -219,6 +221,7 @@ def _train_distribution(args: argparse.Namespace, model, task):
         train_distribution, model, task, n_iterations=args.n_iterations, batch_size=args.batch_size,
         lr=args.lr, divergence=task.loss, clip_grad_norm=args.clip_grad_norm, seed=args.seed,
         progress=not args.no_progress, device=args.device, eval_every=args.eval_every,
+        deterministic=args.deterministic,
     )
     if result.status in ("diverged", "interrupted"):
         return result, {}
@@ -300,14 +303,15 @@ def run(args: argparse.Namespace) -> int:
         result, metrics = _train_distribution(args, model, task)
     else:
         if args.deflate_against:
-            result = train_quietly(_deflation.train, args, model, task)  # deflation: no target
+            result = train_quietly(_deflation.train, args, model, task,  # deflation: no target
+                                   deterministic=args.deterministic)
         else:
             result = train_quietly(
                 neurodyn.train, model, task, n_iterations=args.n_iterations, batch_size=args.batch_size,
                 lr=args.lr, weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm,
                 seed=args.seed, target_metric=target, progress=not args.no_progress, device=args.device,
                 eval_every=args.eval_every, regularizers=strengths, early_stopping=args.early_stopping,
-                curriculum=curriculum,
+                curriculum=curriculum, deterministic=args.deterministic,
             )
         if curriculum is not None:
             task = curriculum.task_at(task, result.config["curriculum"]["final_stage"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import numpy as np
 import torch
 
 from neurodyn._checks import all_finite
+from neurodyn._guard import check_zip
 from neurodyn._result import write_atomically
 from neurodyn._version import __version__
 from neurodyn.models._base import RecurrentModel
@@ -193,18 +195,63 @@ def is_checkpoint(obj: Any) -> bool:
 def checkpoint_from_dict(obj: dict[str, Any], source: str = "checkpoint", *,
                          dtype: torch.dtype | None = None) -> Checkpoint:
     """Rebuild a :class:`Checkpoint` from the dict stored by :func:`save_checkpoint`; ``dtype``
-    converts the model before its weights are copied in (so float64 weights load exactly)."""
-    if obj.get("version", 0) > VERSION:
+    converts the model before its weights are copied in (so float64 weights load exactly).
+
+    Raises
+    ------
+    ModelFileError
+        One line naming the problem and what to do: a version stored with another type or newer
+        than this release, model or task options this release lacks (a newer release wrote the
+        file), an unknown model class or task, fields of the wrong type, weights whose names,
+        shapes or types do not fit the model, or NaN/Inf weights.
+    """
+    version = obj.get("version", 0)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ModelFileError(f"{source}: the checkpoint version is stored as {type(version).__name__} "
+                             f"{version!r}, not as an integer; the file was not written by neurodyn or was "
+                             "edited: save the model again")
+    versions = obj.get("versions")
+    written_by = versions.get("neurodyn") if isinstance(versions, dict) else None
+    if version > VERSION:
         raise ModelFileError(
-            f"{source} is checkpoint format version {obj['version']}, newer than this neurodyn "
+            f"{source} is checkpoint format version {version}, newer than this neurodyn "
             f"({__version__}) reads; upgrade neurodyn"
         )
+    for name, kind in (("model_class", str), ("model_config", dict), ("state_dict", dict),
+                       ("task", (dict, type(None))), ("training", (dict, type(None))),
+                       ("extra", (dict, type(None))), ("versions", (dict, type(None)))):
+        if name in ("model_class", "model_config", "state_dict") and name not in obj:
+            raise ModelFileError(f"{source}: the checkpoint has no {name!r}; it is incomplete or was edited: "
+                                 "save the model again")
+        if name in obj and not isinstance(obj[name], kind):
+            want = kind.__name__ if isinstance(kind, type) else kind[0].__name__
+            raise ModelFileError(f"{source}: the checkpoint's {name!r} is a {type(obj[name]).__name__}, not "
+                                 f"a {want}; the file was not written by neurodyn or was edited: "
+                                 "save the model again")
+    cls = MODELS.get(obj["model_class"])
+    if cls is None:
+        raise ModelFileError(f"{source}: unknown model class {obj['model_class']!r}; known: "
+                             f"{', '.join(sorted(MODELS))}{_newer(written_by)}")
+    _check_options(cls, obj["model_config"], f"{source}: model {obj['model_class']}", written_by)
     try:
         model = make_model(obj["model_class"], **obj["model_config"])
-    except KeyError as err:
-        raise ModelFileError(f"{source}: {err.args[0]}") from None
+    except Exception as err:  # constructors raise ValueError/TypeError for values they refuse
+        raise ModelFileError(f"{source}: the stored {obj['model_class']} settings are unusable "
+                             f"({_one_line(err)}); save the model again") from None
     model = with_dtype(model, dtype)
-    missing, unexpected = model.load_state_dict(obj["state_dict"], strict=False)
+    expected = model.state_dict()
+    for name, value in obj["state_dict"].items():
+        want = expected.get(name)
+        if isinstance(value, torch.Tensor) and isinstance(want, torch.Tensor) \
+                and value.dtype.is_floating_point != want.dtype.is_floating_point:
+            raise ModelFileError(f"{source}: the weight {name} is stored as {value.dtype}, not as "
+                                 f"{want.dtype}; the file is damaged or was edited: save the model again")
+    try:
+        missing, unexpected = model.load_state_dict(obj["state_dict"], strict=False)
+    except Exception as err:  # RuntimeError for wrong shapes, values that are not tensors
+        raise ModelFileError(f"{source}: the weights do not fit {obj['model_class']} "
+                             f"({_one_line(err, skip='Error(s) in loading state_dict')}); the file is "
+                             "damaged or was edited: save the model again") from None
     if missing or unexpected:
         raise ModelFileError(
             f"{source}: state_dict does not match {obj['model_class']} "
@@ -214,12 +261,28 @@ def checkpoint_from_dict(obj: dict[str, Any], source: str = "checkpoint", *,
     model.eval()
     task = None
     if obj.get("task"):
-        task = make_task(obj["task"]["name"], **obj["task"]["config"])
+        spec = obj["task"]
+        from neurodyn.tasks._registry import TASKS
+
+        if not isinstance(spec.get("name"), str) or not isinstance(spec.get("config", {}), dict):
+            raise ModelFileError(f"{source}: the stored task has no valid name and config; "
+                                 "save the model again")
+        if spec["name"] not in TASKS:
+            raise ModelFileError(f"{source}: unknown task {spec['name']!r}; known tasks: "
+                                 f"{', '.join(sorted(TASKS))}{_newer(written_by)}")
+        _check_options(TASKS[spec["name"]], spec.get("config", {}), f"{source}: task {spec['name']}",
+                       written_by)
+        try:
+            task = make_task(spec["name"], **spec.get("config", {}))
+        except Exception as err:
+            raise ModelFileError(f"{source}: the stored task settings are unusable ({_one_line(err)}); "
+                                 "save the model again") from None
+    seed = obj.get("seed")
     return Checkpoint(
         model=model,
         task=task,
         training=dict(obj.get("training") or {}),
-        seed=obj.get("seed"),
+        seed=seed if isinstance(seed, int) else None,
         versions=dict(obj.get("versions") or {}),
         extra=dict(obj.get("extra") or {}),
     )
@@ -233,6 +296,33 @@ def with_dtype(model: RecurrentModel, dtype: torch.dtype | None) -> RecurrentMod
     if hasattr(model, "dtype_name"):
         model.dtype_name = str(dtype).replace("torch.", "")
     return model
+
+
+def _one_line(err: Exception, skip: str = "") -> str:
+    lines = [ln.strip() for ln in str(err).splitlines()
+             if ln.strip() and not (skip and ln.strip().startswith(skip))]
+    return (" ".join(lines) or type(err).__name__)[:160]
+
+
+def _newer(written_by: Any) -> str:
+    if isinstance(written_by, str) and written_by != str(__version__):
+        return f" (the file was written by neurodyn {written_by}, this is {__version__}: use that release)"
+    return ""
+
+
+def _check_options(cls: type, config: dict[str, Any], what: str, written_by: Any) -> None:
+    """Raise :class:`ModelFileError` for stored options that ``cls`` does not take (a newer release)."""
+    import inspect
+
+    params = inspect.signature(cls).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    unknown = sorted(str(k) for k in config if k not in params)
+    if unknown:
+        who = (f"neurodyn {written_by}" if isinstance(written_by, str) and written_by != str(__version__)
+               else "another neurodyn release")
+        raise ModelFileError(f"{what} has option(s) {', '.join(unknown)} that this neurodyn ({__version__}) "
+                             f"lacks; it was written by {who}: upgrade neurodyn to read it")
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
@@ -260,6 +350,9 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     (True, False)
     """
     obj = read_torch_file(path)
+    if isinstance(obj, dict) and "format" in obj and not is_checkpoint(obj):
+        raise ModelFileError(f"{path} is a {obj['format']!r} file, not a {FORMAT!r}; read it with the tool "
+                             "that wrote it (neurodyn.io.load_model reads plain state_dicts)")
     if not is_checkpoint(obj):
         raise ModelFileError(
             f"{path} is not a neurodyn checkpoint (found {describe(obj)}); "
@@ -269,12 +362,25 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
 
 
 def read_torch_file(path: str | os.PathLike) -> Any:
-    """``torch.load(path, weights_only=True)`` with one-line errors for the usual failures."""
+    """``torch.load(path, weights_only=True)`` with one-line errors for the usual failures.
+
+    The zip container is checked first (every member against its CRC), so a damaged file is
+    refused instead of yielding garbage weights; an HDF5/netCDF file is named as such.
+    """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
     if path.is_dir():
         raise ModelFileError(f"{path} is a directory, not a model file")
+    if path.stat().st_size == 0:
+        raise ModelFileError(f"{path} is empty, not a model file; save the model again")
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head == b"\x89HDF\r\n\x1a\n":
+        raise ModelFileError(f"{path} is a netCDF-4/HDF5 file (a result file?), not a model checkpoint; read "
+                             "results with neurodyn.io.load")
+    if zipfile.is_zipfile(path):
+        check_zip(path, str(path), error=ModelFileError)
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for foreign files

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from neurodyn._guard import check_declared_size, check_mat_v5, check_npy, check_zip
 from neurodyn.io.timeseries import TimeSeries
 
 __all__ = ["load_timeseries"]
@@ -97,14 +99,21 @@ def load_timeseries(
     if drop_constant:
         x, names = _drop_constant(np.asarray(x, dtype=np.float64), names)
     src = f"{p}" + (f"[{arrays.get('key')}]" if arrays.get("key") else "")
-    return TimeSeries.from_arrays(
-        x, dt=dt if dt is not None else arrays.get("dt", 1.0), channel_names=names, inputs=u,
-        source=src,
-    )
+    try:
+        return TimeSeries.from_arrays(
+            x, dt=dt if dt is not None else arrays.get("dt", 1.0), channel_names=names, inputs=u,
+            source=src,
+        )
+    except TypeError as err:  # a file of text or other non-numeric values is bad data, not a bad call
+        raise ValueError(f"{src}: {err}; save numbers (e.g. x.astype(float))") from None
 
 
 def _drop_constant(x: np.ndarray, names: Any) -> tuple[np.ndarray, Any]:
-    flat = x.reshape(-1, x.shape[-1])
+    if x.ndim not in (1, 2, 3):
+        return x, names  # TimeSeries.from_arrays names the problem
+    if x.size == 0:
+        raise ValueError(f"the recording is empty (shape {x.shape}); there is nothing to fit")
+    flat = x.reshape(-1, x.shape[-1]) if x.ndim > 1 else x[:, None]
     keep = flat.max(axis=0) != flat.min(axis=0)
     if not keep.any():
         raise ValueError("every channel is constant; there is nothing to fit")
@@ -137,16 +146,26 @@ def _read_npy(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]
     if magic != b"\x93NUMPY":
         raise ValueError(f"{p.name} is not a NumPy .npy file (no .npy header); write it with numpy.save, "
                          f"or give a text table a .csv/.tsv/.txt suffix")
+    check_npy(p, p.name)
     try:
         return {"data": np.load(p, allow_pickle=False)}
-    except ValueError:
-        raise ValueError(f"{p.name} holds Python objects, not a numeric array; save a numeric array "
-                         f"(e.g. numpy.save(path, x.astype(float)))") from None
+    except (ValueError, OSError, EOFError) as err:  # the header was checked: the data part is damaged
+        raise ValueError(f"{p.name} is truncated or damaged ({' '.join(str(err).split())[:100]}); "
+                         f"write it again with numpy.save") from None
 
 
 def _read_npz(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
-    with np.load(p, allow_pickle=False) as f:
-        found = {k: f[k] for k in f.files}
+    if p.stat().st_size == 0:
+        raise ValueError(f"{p.name} is empty; write the arrays with numpy.savez")
+    if not zipfile.is_zipfile(p):
+        raise ValueError(f"{p.name} is not a NumPy .npz archive (not a zip file); write it with numpy.savez")
+    check_zip(p, p.name, npy_members=True)
+    try:
+        with np.load(p, allow_pickle=False) as f:
+            found = {k: f[k] for k in f.files}
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as err:
+        raise ValueError(f"{p.name} is truncated or damaged ({' '.join(str(err).split())[:100]}); "
+                         f"write it again with numpy.savez") from None
     k = _pick(found, key, p)
     out = {"data": found[k], "key": k}
     if input_key is not None:
@@ -208,13 +227,26 @@ def _load_table(p: Path, delim: str, skiprows: int) -> np.ndarray:
 
 
 def _read_mat(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
-    from scipy.io import loadmat
+    from scipy.io import loadmat, whosmat
 
+    if p.stat().st_size == 0:
+        raise ValueError(f"{p.name} is empty; save the recording with MATLAB save(..., '-v7') or "
+                         f"scipy.io.savemat")
+    check_mat_v5(p, p.name)  # scipy's reader crashes the process on some damaged elements
     try:
+        for name, shape, cls in whosmat(p):
+            if cls in _MAT_ITEMSIZE:
+                check_declared_size(shape, _MAT_ITEMSIZE[cls], f"{p.name}[{name!r}]")
         found = {k: v for k, v in loadmat(p, squeeze_me=False).items() if not k.startswith("__")}
     except NotImplementedError:
         raise ValueError(
             f"{p.name} is a MATLAB v7.3 (HDF5) file; read it with h5py and pass arrays") from None
+    except ValueError as err:
+        if str(err).startswith(p.name):  # our own size check
+            raise
+        raise _mat_error(p, err) from None
+    except Exception as err:  # scipy raises MatReadError, OSError, IndexError, ... for damaged files
+        raise _mat_error(p, err) from None
     k = _pick(found, key, p)
     arr = found[k]
     if arr.dtype == object or arr.dtype.names:
@@ -225,12 +257,36 @@ def _read_mat(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]
     return out
 
 
+#: element type of the MATLAB classes whose shape whosmat reports
+_MAT_ITEMSIZE = {"double": "f8", "single": "f4", "int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2",
+                 "int32": "i4", "uint32": "u4", "int64": "i8", "uint64": "u8", "logical": "u1"}
+
+
+def _mat_error(p: Path, err: Exception) -> ValueError:
+    reason = " ".join(str(err).split())[:100] or type(err).__name__
+    return ValueError(f"{p.name} is not a readable MATLAB .mat file: truncated or damaged ({reason}); save "
+                      f"it again with MATLAB save(..., '-v7') or scipy.io.savemat")
+
+
 def _read_netcdf(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
     import xarray as xr
 
-    with xr.open_dataset(p, engine="h5netcdf") as ds:
-        k = _pick({n: ds[n].values for n in ds.data_vars}, key, p)
-        da = ds[k].load()
+    try:
+        ds = xr.open_dataset(p, engine="h5netcdf")
+    except Exception as err:  # h5py/h5netcdf raise OSError, ValueError, KeyError, ... on damage
+        reason = " ".join(str(err).split())[:100] or type(err).__name__
+        raise ValueError(f"{p.name} is not a readable netCDF-4 file: truncated or damaged ({reason}); write "
+                         f"it again (e.g. TimeSeries.to_xarray().to_netcdf(path))") from None
+    with ds:
+        k = _pick({n: np.empty(0, dtype=ds[n].dtype) for n in ds.data_vars}, key, p)  # names, no data read
+        _check_dims(ds[k], f"{p.name}[{k!r}]")
+        check_declared_size(ds[k].shape, ds[k].dtype, f"{p.name}[{k!r}]")
+        try:
+            da = ds[k].load()
+        except Exception as err:
+            reason = " ".join(str(err).split())[:100] or type(err).__name__
+            raise ValueError(f"{p.name}[{k!r}] could not be read: truncated or damaged ({reason}); write "
+                             f"the file again") from None
         if "trial" in da.dims and da.sizes["trial"] == 1 and ds.attrs.get("continuous", 0):
             da = da.isel(trial=0)
         order = [d for d in ("trial", "time", "channel") if d in da.dims]
@@ -244,12 +300,29 @@ def _read_netcdf(p: Path, key: str | None, input_key: str | None) -> dict[str, A
         if "channel" in da.coords:
             out["channel_names"] = [str(c) for c in da["channel"].values]
         if input_key is not None:
+            if input_key not in ds.data_vars:
+                found = ", ".join(sorted(map(str, ds.data_vars)))
+                raise ValueError(f"{p.name} has no array {input_key!r}; found: {found}")
             ui = ds[input_key]
+            _check_dims(ui, f"{p.name}[{input_key!r}]", ("trial", "time", "input"))
             if "trial" in ui.dims and ui.sizes["trial"] == 1 and ds.attrs.get("continuous", 0):
                 ui = ui.isel(trial=0)
             order = [d for d in ("trial", "time", "input") if d in ui.dims]
             out["inputs"] = (ui.transpose(*order) if len(order) == ui.ndim else ui).values
     return out
+
+
+def _check_dims(da, source: str, known: tuple[str, ...] = ("trial", "time", "channel")) -> None:
+    """Refuse a netCDF array that mixes the named dims with others (never guess which is which)."""
+    dims = [str(d) for d in da.dims]
+    unknown = [d for d in dims if d not in known]
+    if unknown and len(unknown) < len(dims):
+        raise ValueError(f"{source} has dims {tuple(dims)}: {', '.join(map(repr, unknown))} is none of "
+                         f"{', '.join(known)}; rename it (xarray: ds.rename(...)) or select along it "
+                         f"(ds.isel(...)) before loading")
+    if len(dims) > 3:
+        raise ValueError(f"{source} has {len(dims)} dims {tuple(dims)}; a recording has (time, channel) or "
+                         f"(trial, time, channel)")
 
 
 READERS = {".npy": _read_npy, ".npz": _read_npz, ".csv": _read_csv, ".tsv": _read_csv,

@@ -65,6 +65,17 @@ def read_nwb(path: Path, key: str | None, input_key: str | None, bin_size: float
     ((50, 3), 0.01)
     """
     require_pynwb()
+    try:
+        return _read(path, key, input_key, bin_size)
+    except (ValueError, ImportError):
+        raise
+    except Exception as err:  # h5py/hdmf/pynwb raise many types for damaged or foreign files
+        reason = " ".join(str(err).split())[:100] or type(err).__name__
+        raise ValueError(f"{path.name} is not a readable NWB file: truncated or damaged ({reason}); "
+                         "write it again with pynwb") from None
+
+
+def _read(path: Path, key: str | None, input_key: str | None, bin_size: float) -> dict[str, Any]:
     from pynwb import NWBHDF5IO
 
     with NWBHDF5IO(str(path), "r") as io:
@@ -100,6 +111,9 @@ def read_nwb(path: Path, key: str | None, input_key: str | None, bin_size: float
 
 
 def _series_arrays(obj: Any) -> dict[str, Any]:
+    from neurodyn._guard import check_declared_size
+
+    check_declared_size(tuple(obj.data.shape), "f8", f"NWB series {obj.name!r}")
     data = np.asarray(obj.data[:], dtype=np.float64)
     out: dict[str, Any] = {"data": data}
     if getattr(obj, "rate", None):

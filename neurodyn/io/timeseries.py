@@ -14,13 +14,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TimeSeries", "apply_preprocessing"]
+__all__ = ["TimeSeries", "apply_preprocessing", "content_hashes"]
 
 
 def _as_3d(name: str, arr: Any) -> tuple[np.ndarray, bool]:
     a = np.asarray(arr)
     if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
         raise TypeError(f"{name} must be a numeric array, got dtype {a.dtype}")
+    if np.iscomplexobj(a):
+        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}; pass the real part, "
+                        "magnitude or phase explicitly")
     if a.ndim == 1:
         a = a[:, None]
     if a.ndim == 2:
@@ -136,8 +139,9 @@ class TimeSeries:
         x = self.data
         if not np.isfinite(self.dt) or self.dt <= 0:
             raise ValueError(f"dt must be a positive number of seconds, got {self.dt}")
-        if x.shape[1] < 2 or x.shape[2] < 1:
-            raise ValueError(f"need at least 2 time points and 1 channel, got shape {x.shape}")
+        if x.shape[0] < 1 or x.shape[1] < 2 or x.shape[2] < 1:
+            raise ValueError(f"need at least 2 time points, 1 channel and 1 trial, got shape {x.shape} "
+                             "(trial, time, channel)")
         if len(self.channel_names) != x.shape[2]:
             raise ValueError(f"{len(self.channel_names)} channel names for {x.shape[2]} channels")
         if self.inputs is not None and len(self.input_names) != self.inputs.shape[2]:
@@ -342,6 +346,39 @@ class TimeSeries:
         ds.attrs.update(dt=self.dt, continuous=int(self.continuous), source=self.source,
                         preprocessing=json.dumps(list(self.preprocessing)))
         return ds
+
+
+def content_hashes(ts: TimeSeries) -> dict[str, Any]:
+    """SHA-256 fingerprints of a series' values, to recognise the same data under another file name.
+
+    Returns ``{"sha256": <hex of all data and inputs>, "trial_sha256": [<hex per trial>, ...]}``.
+    The hashes cover the values as float64 with their shape, not the file's bytes, so a copy saved
+    in another format hashes alike; ``neurodyn fit`` stores them in its checkpoint and ``neurodyn
+    evaluate`` warns when held-out data match the training data (all of it or some trials).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.arange(12.0).reshape(2, 3, 2)
+    >>> a = content_hashes(TimeSeries.from_arrays(x))
+    >>> b = content_hashes(TimeSeries.from_arrays(x[::-1]))
+    >>> a["sha256"] == b["sha256"], a["trial_sha256"] == b["trial_sha256"][::-1]
+    (False, True)
+    """
+    import hashlib
+
+    def digest(*arrays: np.ndarray | None) -> str:
+        h = hashlib.sha256()
+        for a in arrays:
+            if a is not None:
+                a = np.ascontiguousarray(a, dtype=np.float64)
+                h.update(repr(a.shape).encode())
+                h.update(a.tobytes())
+        return h.hexdigest()
+
+    u = ts.inputs
+    return {"sha256": digest(ts.data, u),
+            "trial_sha256": [digest(ts.data[i], None if u is None else u[i]) for i in range(ts.n_trials)]}
 
 
 def apply_preprocessing(ts: TimeSeries, steps: Any) -> TimeSeries:

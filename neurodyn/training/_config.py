@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -51,7 +53,9 @@ class TrainConfig:
     constant), and (coupled) ``weight_decay`` (>= 0). ``clip_grad_norm`` clips the gradient norm (per
     network in an ensemble); ``None`` or 0 means no clipping, as ``--clip-grad-norm 0`` does.
     ``seed`` is resolved to an int and ``device`` checked at construction; ``eval_every`` (>= 0)
-    is the evaluation period in epochs (0: none); ``progress`` shows a tqdm bar.
+    is the evaluation period in epochs (0: none); ``progress`` shows a tqdm bar. ``deterministic``
+    trains with one intra-op thread and ``torch.use_deterministic_algorithms`` (both restored
+    afterwards; see :func:`deterministic_mode`), so the weights do not depend on the thread count.
 
     Raises
     ------
@@ -83,6 +87,7 @@ class TrainConfig:
     eval_every: int = 100
     progress: bool = True
     device: Any = "cpu"
+    deterministic: bool = False
 
     def __post_init__(self) -> None:
         for name, low in (("n_epochs", 1), ("batches_per_epoch", 1), ("batch_size", 1), ("eval_every", 0)):
@@ -109,7 +114,7 @@ class TrainConfig:
 
     def record(self) -> dict[str, Any]:
         """The settings as plain values (stored in checkpoints), named as the entry point names them."""
-        skip = {"progress", "device", "epoch_name"}
+        skip = {"progress", "device", "epoch_name"} | (set() if self.deterministic else {"deterministic"})
         skip |= {"batches_per_epoch"} if self.batches_per_epoch == 1 else set()
         return {(f"n_{self.epoch_name}s" if f.name == "n_epochs" else f.name): getattr(self, f.name)
                 for f in fields(self) if f.name not in skip}
@@ -125,3 +130,37 @@ def check_setting(name: str, value: Any, low: float, *, high: float | None = Non
         kind = "an integer" if integer else "a finite number"
         bound = f"in [{low:g}, {high:g}]" if high is not None else f"{'>' if strict else '>='} {low:g}"
         raise ValueError(f"{name} must be {kind} {bound}, got {value!r}{hint}")
+
+
+@contextlib.contextmanager
+def deterministic_mode(enabled: bool = True) -> Iterator[None]:
+    """Run the block with one intra-op thread and deterministic torch algorithms, then restore both.
+
+    Reductions in torch split work by thread, so training with the same seed gives weights that
+    differ in the last bits between thread counts (and drift apart over many steps). Inside this
+    context the result is the same for every thread count the caller uses. ``enabled=False`` does
+    nothing.
+
+    Examples
+    --------
+    >>> import torch
+    >>> before = torch.get_num_threads()
+    >>> with deterministic_mode():
+    ...     torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    (1, True)
+    >>> torch.get_num_threads() == before
+    True
+    """
+    if not enabled:
+        yield
+        return
+    threads = torch.get_num_threads()
+    algorithms = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(algorithms, warn_only=warn_only)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurodyn.training._config import OPTIMIZERS, TrainConfig
+from neurodyn.training._config import OPTIMIZERS, TrainConfig, deterministic_mode
 from neurodyn.training.early_stopping import EarlyStopping, metric_mode, reached
 
 #: a batch whose largest |value| exceeds this makes the data's scale the likely cause of a divergence
@@ -34,7 +34,15 @@ def to_device(model: Any, device: torch.device) -> Any:
     return copy.deepcopy(model).to(device).train()
 
 
-def run(
+def run(params: Sequence[torch.Tensor], objective: Callable[[Any], tuple[torch.Tensor, dict[str, Any]]],
+        batches: Callable[[int], Any], config: TrainConfig, **options: Any,
+        ) -> tuple[list[dict[str, list[Any]]], dict[str, Any]]:
+    """:func:`_run` inside :func:`deterministic_mode` when ``config.deterministic`` (see there)."""
+    with deterministic_mode(config.deterministic):
+        return _run(params, objective, batches, config, **options)
+
+
+def _run(
     params: Sequence[torch.Tensor],
     objective: Callable[[Any], tuple[torch.Tensor, dict[str, Any]]],
     batches: Callable[[int], Any],

@@ -103,6 +103,7 @@ def fit_teacher_forcing(
     callback: Callable[[int, RecurrentModel], dict[str, float]] | None = None,
     progress: bool = True,
     device: Any = "cpu",
+    deterministic: bool = False,
 ) -> FitResult:
     """Fit ``model`` to a recording by generalized or sparse teacher forcing.
 
@@ -144,6 +145,9 @@ def fit_teacher_forcing(
         Poisson model: Gaussian smoothing (bins) of counts for the forcing signals.
     seed, progress, device
         Seed of window sampling and noise (same seed ⇒ same fit), progress bar, torch device.
+    deterministic : bool
+        One intra-op thread and deterministic torch algorithms (restored afterwards): the fit is
+        then identical whatever thread count the caller uses (otherwise only at the same count).
     callback : callable ``(epoch, model) -> dict``, optional
         Called after each epoch (model in eval mode); returned numbers go into ``history``.
 
@@ -188,7 +192,8 @@ def fit_teacher_forcing(
         check_setting(name, settings[name], 1, integer=True)
     cfg = TrainConfig(n_epochs=n_epochs, batches_per_epoch=batches_per_epoch, epoch_name="epoch",
                       batch_size=batch_size, lr=lr, optimizer="radam", lr_end=lr_end, eval_every=0,
-                      clip_grad_norm=clip_grad_norm, seed=seed, progress=progress, device=device)
+                      clip_grad_norm=clip_grad_norm, seed=seed, progress=progress, device=device,
+                      deterministic=deterministic)
     device = cfg.device
     x_np, u_np = _as_arrays(data)
     n_trials, n_t, n_ch = x_np.shape

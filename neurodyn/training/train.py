@@ -41,6 +41,7 @@ def train(
     state_hook: Callable[[int, torch.Tensor], torch.Tensor] | None = None,
     early_stopping: EarlyStopping | tuple | None = None,
     curriculum: Curriculum | None = None,
+    deterministic: bool = False,
 ) -> TrainResult:
     """Train ``model`` on ``task`` with Adam and a masked loss (BPTT).
 
@@ -74,6 +75,10 @@ def train(
         ``metric``; the best weights are returned unless ``restore_best=False``.
     curriculum : Curriculum, optional
         Schedule of one task parameter, advanced when a metric reaches a threshold.
+    deterministic : bool
+        Train with one intra-op thread and deterministic torch algorithms (restored afterwards):
+        the weights are then identical whatever thread count the caller uses. Without it they are
+        bit-identical only at the same thread count.
 
     Returns
     -------
@@ -118,7 +123,7 @@ def train(
         raise ValueError(f"curriculum must be a Curriculum, got {type(curriculum).__name__}")
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
                       clip_grad_norm=clip_grad_norm, seed=seed, eval_every=eval_every, progress=progress,
-                      device=device)
+                      device=device, deterministic=deterministic)
     return train_on_task(model, task, cfg, loss=loss, penalties=regs_mod.make_regularizers(regularizers),
                          state_hook=state_hook, early_stopping=EarlyStopping.coerce(early_stopping),
                          curriculum=curriculum, target_metric=target_metric)

@@ -14,7 +14,7 @@ from neurodyn._checks import check_finite
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.fixed_points import _init as init
-from neurodyn.analysis.fixed_points._newton import METHODS, NEWTON_COPIES, newton_polish
+from neurodyn.analysis.fixed_points._newton import METHODS, NEWTON_COPIES, newton_polish, pinv_polish
 from neurodyn.analysis.fixed_points._result import FixedPointResult
 from neurodyn.analysis.fixed_points._stability import (
     classify,
@@ -25,6 +25,7 @@ from neurodyn.analysis.fixed_points._stability import (
 from neurodyn.analysis.fixed_points._unique import (
     distance_inliers,
     has_minimal_period,
+    merge_bracketing,
     unique_cycles,
     unique_points,
 )
@@ -220,7 +221,7 @@ def find_fixed_points(
                  "levenberg_marquardt": dict(jacobian=jac_k)}.get(method, {})
         found = METHODS[method](Gk, x0, progress=progress, **settings, **extra)
         counts["n_candidates"] += x0.shape[0]
-        parts.append(_collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k))
+        parts.append(_collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q))
     attrs = {
         "input": [] if u_star is None else u_star.cpu().tolist(), "tol_q": tol_q, "tol_dq": tol_dq,
         "max_iters": int(max_iters), "lr_init": lr_init, "tol_unique": tol_unique,
@@ -305,7 +306,7 @@ def _power(F, k: int):
     return Fk
 
 
-def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k) -> dict[str, np.ndarray]:
+def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dict[str, np.ndarray]:
     """One order's points: finite inliers, unique (up to cyclic shifts), Newton-polished where
     converged, of minimal period k (converged only for k > 1)."""
     states = found.states.cpu().numpy()
@@ -327,6 +328,8 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k) -> dict[str, 
     x = found.states[sel]
     conv = torch.as_tensor(converged[sel], device=x.device)
     x = torch.where(conv[:, None], newton_polish(_power(F, k), x, jacobian=jac_k), x)
+    if k == 1 and conv.sum() > 1:
+        x, sel = _merge_marginal(F, x, sel, converged[sel], tol_q, jac_k)
     orbits = _orbits(F, x, k)
     with torch.no_grad():
         q_sel = (0.5 * (_power(F, k)(x) - x).pow(2).sum(-1)).cpu().numpy()
@@ -335,6 +338,27 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k) -> dict[str, 
                       np.where(found.stalled.cpu().numpy(), "slow_point", "not_converged"))[sel][order]
     return {"orbits": orbits[order, :k], "q": q_sel[order], "converged": converged[sel][order],
             "iterations": found.iterations.cpu().numpy()[sel][order], "status": status, "order": k}
+
+
+def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q: float, jacobian=None):
+    """Converged points bracketing one marginal fixed point merged (see :func:`merge_bracketing`)."""
+    def qfun(states: np.ndarray) -> np.ndarray:
+        h = torch.as_tensor(states, dtype=x.dtype, device=x.device)
+        with torch.no_grad():
+            return (0.5 * (F(h) - h).pow(2).sum(-1)).cpu().numpy()
+
+    pts = x.detach().cpu().numpy()
+    rows = np.flatnonzero(conv)
+    # residuals off the null directions of J - I removed first: only those along them tell points apart
+    polished = pinv_polish(F, x[torch.as_tensor(rows, device=x.device)], jacobian=jacobian).cpu().numpy()
+    eps = float(torch.finfo(x.dtype).eps)
+    floor = 100.0 * (eps * max(1.0, float(np.abs(polished).max()))) ** 2  # round-off of q
+    keep, states = merge_bracketing(polished, qfun(polished), qfun, tol_q, floor)
+    if len(keep) == len(rows):
+        return x, sel
+    pts[rows[keep]] = states
+    kept = np.sort(np.concatenate([rows[keep], np.flatnonzero(~conv)]))
+    return torch.as_tensor(pts[kept], dtype=x.dtype, device=x.device), sel[kept]
 
 
 def _orbits(F, x: torch.Tensor, k: int) -> np.ndarray:

@@ -322,6 +322,29 @@ def newton_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,
     return x
 
 
+def pinv_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,
+                jacobian: JacobianFn | None = None) -> torch.Tensor:
+    """Newton steps with the pseudo-inverse of ``J − I``: like :func:`newton_polish`, but a singular
+    ``J − I`` only leaves the residual along its null directions (a line attractor's points land
+    on the line; an isolated marginal point keeps the residual it cannot remove). A step is kept
+    only where it is finite and lowers q."""
+    x = x.detach().clone()
+    if x.shape[0] == 0:
+        return x
+    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
+    for _ in range(n_steps):
+        with torch.no_grad():
+            r = G(x) - x
+        q = 0.5 * r.pow(2).sum(-1)
+        delta = torch.linalg.pinv(step_jacobians(G, x, jacobian) - eye) @ r.unsqueeze(-1)
+        x_try = x - delta.squeeze(-1)
+        with torch.no_grad():
+            q_try = speed(G, x_try)
+        ok = torch.isfinite(q_try) & (q_try < q)
+        x = torch.where(ok[:, None], x_try, x)
+    return x
+
+
 METHODS = {
     "newton": minimise_newton,
     "gradient": minimise_gradient,

@@ -138,8 +138,10 @@ class PointResult(Result):
             "eigenvalues": ds["eigenvalue_real"].values + 1j * ds["eigenvalue_imag"].values,
             "attrs": decode_attrs(ds.attrs),
         }
+        _check_columns(ds)
         out.update({name: _as(ds[name].values, dtype) for name, dtype in _COLUMNS if name in ds})
         out.setdefault("iterations", np.full(n, -1, dtype=np.int64))  # searches without an optimiser
+        _check_points(out)
         return out
 
     @classmethod
@@ -239,6 +241,42 @@ class FixedPointResult(PointResult):
         tol = self.attrs.get("tol_q", float("nan"))
         lines.append(f"(converged: q < tol_q = {tol:.1e}; method {self.attrs.get('method', '?')})")
         return "\n".join(lines)
+
+
+def _check_columns(ds) -> None:
+    """Raise ``ValueError`` for variables on other dims, or text stored as numbers and vice versa."""
+    expected = {"state": ("fixed_point", "unit"), "eigenvalue_real": ("fixed_point", "eigenvalue"),
+                "eigenvalue_imag": ("fixed_point", "eigenvalue"), **{name: FP for name, _ in _COLUMNS}}
+    for name, dims in expected.items():
+        if name in ds and tuple(ds[name].dims) != dims:
+            raise ValueError(f"{name!r} has dims {tuple(ds[name].dims)}, not {dims}")
+    for name, dtype in _COLUMNS:
+        if name not in ds or ds[name].size == 0:  # an empty variable's type is not preserved
+            continue
+        kind = ds[name].dtype.kind
+        if dtype is object and kind not in "USO":
+            raise ValueError(f"{name!r} holds {ds[name].dtype} values, not text labels")
+        if dtype is not object and kind not in "biuf":
+            raise ValueError(f"{name!r} holds {ds[name].dtype} values, not numbers")
+
+
+def _check_points(fields: dict[str, Any]) -> None:
+    """Raise ``ValueError`` where the per-point fields contradict each other (damaged or edited files)."""
+    from neurodyn.analysis.fixed_points._stability import STABILITY_LABELS
+
+    states, q, converged = fields["states"], fields.get("q"), fields.get("converged")
+    if states.size and not np.isfinite(states).any():
+        raise ValueError("every state is NaN or Inf")
+    if converged is not None and q is not None:
+        bad = converged & ~(np.isfinite(states).all(axis=1) & np.isfinite(q))
+        if bad.any():
+            raise ValueError(f"{int(bad.sum())} point(s) marked converged have NaN/Inf states or q")
+    labels = fields.get("stability")
+    if labels is not None:
+        unknown = sorted({str(v) for v in labels} - set(STABILITY_LABELS))
+        if unknown:
+            raise ValueError(f"unknown stability label(s) {', '.join(map(repr, unknown[:3]))}; expected "
+                             f"{', '.join(STABILITY_LABELS)}")
 
 
 def _as(values: Any, dtype: Any) -> np.ndarray:

@@ -74,3 +74,58 @@ def has_minimal_period(orbits: np.ndarray, tol: float) -> np.ndarray:
             ok &= np.abs(orbits[:, d] - orbits[:, 0]).max(axis=-1) >= tol
     return ok
 
+
+
+def merge_bracketing(points: np.ndarray, q: np.ndarray, qfun, tol_q: float, floor: float,
+                     n_samples: int = 9) -> tuple[np.ndarray, np.ndarray]:
+    """Merge converged points that approach one marginal fixed point from different sides.
+
+    At a marginal fixed point (``J − I`` singular) the residual ``q`` falls only algebraically and
+    Newton steps cannot polish the point, so searches started on different sides stop at
+    ``q < tol_q`` some way off it, farther apart than ``tol_unique``. Two points ``a``, ``b`` are one
+    fixed point when the straight segment between them stays below ``tol_q`` and ``q`` dips inside
+    it below half the smaller end value (they bracket the point); points polished down to ``q <=
+    floor`` (round-off) are exact and never merged, which keeps distinct points and the points of a
+    line attractor apart. A group is represented by the mean of its points when ``q`` there is
+    lowest, else by its best point.
+
+    Parameters
+    ----------
+    points : ndarray, shape (point, state)
+    q : ndarray, shape (point,)
+    qfun : callable
+        ``qfun(states (n, state)) -> q (n,)``.
+    tol_q, floor : float
+
+    Returns
+    -------
+    keep : ndarray of int64, shape (group,)
+        Index of each group's first point (the lowest q), in increasing order of q.
+    states : ndarray, shape (group, state)
+        The representative state of each group.
+    """
+    order = np.argsort(q, kind="stable")
+    groups: list[list[int]] = []
+    inner = np.linspace(0.0, 1.0, n_samples)[1:-1, None]
+
+    def brackets(i: int, j: int) -> bool:
+        if min(q[i], q[j]) <= floor:
+            return False
+        qs = qfun(points[i] + inner * (points[j] - points[i]))
+        return bool(np.all(qs <= tol_q) and qs.min() < 0.5 * min(q[i], q[j]))
+
+    for i in order:
+        for g in groups:
+            if any(brackets(int(j), int(i)) for j in g):
+                g.append(int(i))
+                break
+        else:
+            groups.append([int(i)])
+    states = np.empty((len(groups), points.shape[1]))
+    for n, g in enumerate(groups):
+        states[n] = points[g[0]]
+        if len(g) > 1:
+            mean = points[g].mean(axis=0)
+            if qfun(mean[None])[0] < q[g[0]]:
+                states[n] = mean
+    return np.asarray([g[0] for g in groups], dtype=np.int64), states
