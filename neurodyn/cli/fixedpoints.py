@@ -72,8 +72,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the initial states and noise (default 0)")
     f = p.add_argument_group("search of smooth models (FixedPointFinder's settings; PLRNNs: exact)")
     f.add_argument("--method", default=None,
-                   help="auto, levenberg_marquardt, gradient, joint, … (default auto: Levenberg-Marquardt up "
-                        "to 32 state dims, else gradient)")
+                   help="auto, newton, levenberg_marquardt, gradient, joint (default auto: damped Newton "
+                        "on closed-form Jacobians)")
     f.add_argument("--tol-q", type=float, default=None, help="converged once q < TOL_Q (default 1e-12)")
     f.add_argument("--max-iters", type=int, default=None, help="iterations per candidate (default 5000)")
     f.add_argument("--tol-unique", type=float, default=None,

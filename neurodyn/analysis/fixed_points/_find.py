@@ -18,7 +18,7 @@ from neurodyn.analysis.fixed_points._newton import METHODS, NEWTON_COPIES, newto
 from neurodyn.analysis.fixed_points._result import FixedPointResult
 from neurodyn.analysis.fixed_points._stability import (
     classify,
-    cycle_jacobians,
+    monodromy,
     power_jacobian,
     spectra,
 )
@@ -190,13 +190,16 @@ def find_fixed_points(
         raise ValueError("noise_scale, tol_dq and marginal_tol must be non-negative")
     seed_int = resolve_seed(seed)
     step, n_state, n_in, device, shell = _one_step_map(model, state_size, dtype, device)
-    u_star = _constant_input(inputs, n_in, dtype, device)
+    u_star, u_rows = _input_conditions(inputs, n_in, dtype, device)
     batch_u = None if u_star is None else u_star[None, :]
 
     def F(h: torch.Tensor) -> torch.Tensor:
         return step(h, None if batch_u is None else batch_u.expand(h.shape[0], -1))
 
-    if initial_states is not None:
+    if u_rows is not None:
+        pool = _rows_with_inputs(initial_states, u_rows, n_state, int(n_inits))
+        source = "initial_states"
+    elif initial_states is not None:
         pool, source = init.as_state_array(initial_states, n_state), "initial_states"
     elif task is not None:
         if shell is None:
@@ -207,12 +210,17 @@ def find_fixed_points(
         pool = init.free_rollout_states(step, n_state, u_star, int(n_inits), seed_int, device, dtype)
         source = "free_rollouts"
     x0_np = init.sample_states(pool, int(n_inits), float(noise_scale), seed_int)
+    jac1 = _step_jacobian(shell, F, u_star)
+    jac_hu = _input_split_jacobians(shell if shell is not None else step, n_in)
+    n_cond = 0
+    if u_rows is not None:  # the state carries its input, held fixed: (h, u) -> (F(h, u), u)
+        x0_np = np.concatenate([x0_np, u_rows.cpu().numpy()], axis=1)
+        F, jac1, n_cond = _with_inputs(step, jac_hu, n_state), _augmented_jacobian(jac_hu, n_state), n_in
     x0 = torch.as_tensor(x0_np, dtype=dtype, device=device)
 
     if method == "auto":
         method = AUTO_METHOD
-    chunk = _plan(method, x0.shape[0], n_state, int(max_order), max_memory)
-    jac1 = _step_jacobian(shell, F, u_star)
+    chunk = _plan(method, x0.shape[0], n_state + n_cond, int(max_order), max_memory)
     settings = dict(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
     parts, counts = [], {"n_candidates": 0, "n_outliers": 0}
     for k in range(1, int(max_order) + 1):
@@ -223,14 +231,15 @@ def find_fixed_points(
         counts["n_candidates"] += x0.shape[0]
         parts.append(_collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q))
     attrs = {
-        "input": [] if u_star is None else u_star.cpu().tolist(), "tol_q": tol_q, "tol_dq": tol_dq,
+        "input": [] if u_star is None else u_star.cpu().tolist(), "per_candidate_inputs": int(n_cond > 0),
+        "tol_q": tol_q, "tol_dq": tol_dq,
         "max_iters": int(max_iters), "lr_init": lr_init, "tol_unique": tol_unique,
         "outlier_distance_scale": outlier_distance_scale, "marginal_tol": marginal_tol,
         "max_order": int(max_order), "n_inits": int(x0.shape[0]), "noise_scale": noise_scale,
         "seed": seed_int, "method": method, "initial_state_source": source,
         "dtype": str(dtype).replace("torch.", ""), "neurodyn_version": __version__, **counts,
     }
-    return _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac1)
+    return _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac_hu, u_star, n_cond)
 
 
 def _plan(method: str, n_cand: int, n_state: int, max_order: int, max_memory: float) -> int | None:
@@ -284,17 +293,67 @@ def _one_step_map(model, state_size, dtype, device):
     return model, int(state_size), None, torch.device(device or "cpu"), None
 
 
-def _constant_input(inputs, n_in, dtype, device):
+def _input_conditions(inputs, n_in, dtype, device):
+    """``(u*, None)`` for one constant input (zeros by default; None without inputs) or
+    ``(None, u_rows)`` for one input per initial state, ``u_rows`` (candidate, input)."""
     if inputs is None:
         if n_in is None or n_in == 0:
-            return None
-        return torch.zeros(n_in, dtype=dtype, device=device)
+            return None, None
+        return torch.zeros(n_in, dtype=dtype, device=device), None
     u = torch.as_tensor(np.asarray(inputs, dtype=np.float64), dtype=dtype, device=device)
-    if u.ndim != 1 or (n_in is not None and u.shape[0] != n_in):
+    if u.ndim not in (1, 2) or (n_in is not None and u.shape[-1] != n_in) or u.shape[-1] == 0:
         want = "(input,)" if n_in is None else f"({n_in},)"
-        raise ValueError(f"inputs must be one constant input vector of shape {want}, got {tuple(u.shape)}")
+        raise ValueError(f"inputs must be one constant input vector of shape {want} or one per initial "
+                         f"state, (n, {'input' if n_in is None else n_in}); got {tuple(u.shape)}")
     check_finite(u, "inputs")
-    return u
+    return (u, None) if u.ndim == 1 else (None, u)
+
+
+def _rows_with_inputs(initial_states, u_rows, n_state, n_inits) -> np.ndarray:
+    """The initial states that go with per-candidate inputs: all of them, in order."""
+    if initial_states is None:
+        raise ValueError("inputs of shape (n, input), one per candidate, need initial_states of n rows "
+                         "to go with them; give initial_states, or one input vector (input,)")
+    pool = init.as_state_array(initial_states, n_state)
+    if pool.shape[0] != u_rows.shape[0]:
+        raise ValueError(f"{u_rows.shape[0]} input rows for {pool.shape[0]} initial states; give one input "
+                         "per initial state (the same n)")
+    if n_inits < pool.shape[0]:
+        raise ValueError(f"n_inits={n_inits} is below the {pool.shape[0]} initial states that carry their "
+                         "own inputs; all are searched: raise n_inits or pass fewer rows")
+    return pool
+
+
+def _input_split_jacobians(model, n_in):
+    """``jac_hu(h, u) -> (∂F/∂h, ∂F/∂u or None)`` at rows ``h`` (point, state) with inputs ``u``
+    (point, input) or None: closed forms for model families, forward-mode autodiff otherwise."""
+    def jac_hu(h: torch.Tensor, u: torch.Tensor | None):
+        A = jacobians(model, h, u)
+        B = jacobians(model, h, u, wrt="input") if u is not None and u.shape[-1] else None
+        return A, B
+
+    return jac_hu
+
+
+def _with_inputs(step, jac_hu, n_state):
+    """The map on states that carry their input: ``(h, u) -> (F(h, u), u)``; u gets no gradient."""
+    def F_aug(z: torch.Tensor) -> torch.Tensor:
+        h, u = z[:, :n_state], z[:, n_state:]
+        return torch.cat([step(h, u.detach()), u], dim=1)
+
+    return F_aug
+
+
+def _augmented_jacobian(jac_hu, n_state):
+    """``[[∂F/∂h, 0], [0, 0]]`` on states that carry their input: Newton steps leave the input alone
+    (its residual is zero), and ``J − I`` stays invertible wherever ``∂F/∂h − I`` is."""
+    def jac(z: torch.Tensor) -> torch.Tensor:
+        A, _ = jac_hu(z[:, :n_state], z[:, n_state:])
+        out = z.new_zeros((z.shape[0], z.shape[1], z.shape[1]))
+        out[:, :n_state, :n_state] = A
+        return out
+
+    return jac
 
 
 def _power(F, k: int):
@@ -370,27 +429,39 @@ def _orbits(F, x: torch.Tensor, k: int) -> np.ndarray:
     return torch.stack(orbit, dim=1).cpu().numpy()
 
 
-def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac1) -> FixedPointResult:
-    """Jacobians, spectra and labels; one row per cycle point, cycles numbered in row order."""
+def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac_hu, u_star,
+              n_cond) -> FixedPointResult:
+    """Jacobians, spectra and labels; one row per cycle point, cycles numbered in row order.
+
+    With ``n_cond`` > 0 the orbits' states carry their input in the last ``n_cond`` columns."""
     rows: dict[str, list[np.ndarray]] = {name: [] for name in (
-        "states", "q", "converged", "order", "cycle_id", "cycle_step",
-        "iterations", "status", "jacobians")}
+        "states", "inputs", "q", "converged", "order", "cycle_id", "cycle_step",
+        "iterations", "status", "jacobians", "input_jacobians")}
+    n_in = n_cond if n_cond else (0 if u_star is None else u_star.shape[0])
     next_id = 0
     for part in parts:
         orbits, k = part["orbits"], part["order"]
         n_cycles = orbits.shape[0]
         if n_cycles == 0:
             continue
-        t_orbits = torch.as_tensor(orbits, dtype=dtype, device=device)
-        jac = cycle_jacobians(F, t_orbits[:, :k], jac1).cpu().numpy()  # (cycle, k, state, state)
+        t_orbits = torch.as_tensor(orbits, dtype=dtype, device=device)[:, :k]
+        h = t_orbits[..., :n_state].reshape(-1, n_state)
+        u = t_orbits[..., n_state:].reshape(-1, n_cond) if n_cond else \
+            (None if u_star is None else u_star.expand(h.shape[0], -1))
+        A, B = jac_hu(h, u)
+        mono, mono_u = monodromy(A.reshape(n_cycles, k, n_state, n_state),
+                                 None if B is None else B.reshape(n_cycles, k, n_state, n_in))
         ids = np.arange(next_id, next_id + n_cycles)
         next_id += n_cycles
         with torch.no_grad():
-            pts = t_orbits.reshape(-1, n_state)
+            pts = t_orbits.reshape(-1, t_orbits.shape[-1])
             q_pts = 0.5 * (_power(F, k)(pts) - pts).pow(2).sum(-1).cpu().numpy()
-        rows["states"].append(orbits.reshape(-1, n_state))
+        rows["states"].append(h.cpu().numpy())
+        rows["inputs"].append(np.zeros((h.shape[0], 0)) if u is None else u.cpu().numpy())
         rows["q"].append(part["q"] if k == 1 else q_pts)
-        rows["jacobians"].append(jac.reshape(-1, n_state, n_state))
+        rows["jacobians"].append(mono.reshape(-1, n_state, n_state).cpu().numpy())
+        rows["input_jacobians"].append(np.zeros((h.shape[0], n_state, 0)) if mono_u is None
+                                       else mono_u.reshape(-1, n_state, n_in).cpu().numpy())
         rows["converged"].append(np.repeat(part["converged"], k))
         rows["iterations"].append(np.repeat(part["iterations"], k))
         rows["status"].append(np.repeat(part["status"], k))
@@ -399,20 +470,21 @@ def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac1) -> Fi
         rows["cycle_step"].append(np.tile(np.arange(k), n_cycles))
     if not rows["states"]:
         empty = {name: np.zeros(0, dtype=np.int64) for name in rows}
-        empty.update(states=np.zeros((0, n_state)), q=np.zeros(0),
-                     jacobians=np.zeros((0, n_state, n_state)), converged=np.zeros(0, dtype=bool),
-                     status=np.zeros(0, dtype=object))
+        empty.update(states=np.zeros((0, n_state)), inputs=np.zeros((0, n_in)), q=np.zeros(0),
+                     jacobians=np.zeros((0, n_state, n_state)), input_jacobians=np.zeros((0, n_state, n_in)),
+                     converged=np.zeros(0, dtype=bool), status=np.zeros(0, dtype=object))
         cat = empty
     else:
         cat = {name: np.concatenate(vals) for name, vals in rows.items()}
     eig, leading = spectra(cat["jacobians"])
     labels, n_unstable = classify(eig, marginal_tol)
+    with_inputs = n_in > 0
     return FixedPointResult(
         states=cat["states"], q=cat["q"].astype(np.float64), eigenvalues=eig, stability=labels,
         n_unstable=n_unstable, converged=cat["converged"].astype(bool),
         order=cat["order"].astype(np.int64), cycle_id=cat["cycle_id"].astype(np.int64),
         cycle_step=cat["cycle_step"].astype(np.int64), iterations=cat["iterations"].astype(np.int64),
         status=cat["status"].astype(object), attrs=attrs, jacobians=cat["jacobians"],
-        leading_mode=leading,
+        leading_mode=leading, inputs=cat["inputs"].astype(np.float64) if with_inputs else None,
+        input_jacobians=cat["input_jacobians"] if with_inputs else None,
     )
-

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurodyn.analysis.fixed_points._find import _constant_input, _one_step_map
+from neurodyn.analysis.fixed_points._find import _input_conditions, _one_step_map
 from neurodyn.analysis.fixed_points._stability import batch_jacobian
 
 __all__ = ["compute_topology_classes", "fixed_point_graph"]
@@ -96,7 +96,11 @@ def fixed_point_graph(
     n_state = fps.states.shape[1] if state_size is None else int(state_size)
     step, n_state, n_in, device, _ = _one_step_map(model, n_state, torch.float64, "cpu")
     u_attr = result.attrs.get("input", [])
-    u_star = _constant_input(np.asarray(u_attr, float) if len(u_attr) else None, n_in, torch.float64, device)
+    if result.attrs.get("per_candidate_inputs"):
+        raise ValueError("fixed_point_graph needs points found under one constant input; search with "
+                         "inputs of shape (input,) rather than one per initial state")
+    u_star, _ = _input_conditions(np.asarray(u_attr, float) if len(u_attr) else None, n_in, torch.float64,
+                                  device)
 
     def F(h: torch.Tensor) -> torch.Tensor:
         return step(h, None if u_star is None else u_star[None].expand(h.shape[0], -1))

@@ -172,6 +172,13 @@ class FixedPointResult(PointResult):
     ----------
     jacobians : ndarray, shape (fixed_point, unit, unit), optional
         The (monodromy) Jacobians; not stored in the netCDF file.
+    inputs : ndarray, shape (fixed_point, input), optional
+        The constant input ``u*`` each point was found under (the same row for every point unless
+        the search was given one input per initial state); None for a model without inputs.
+        Stored in the file as ``point_input``.
+    input_jacobians : ndarray, shape (fixed_point, unit, input), optional
+        ``∂F/∂u`` at the point (``∂F^k/∂u`` from that point for a period-k cycle), e.g. to read
+        which input directions move a fixed point; not stored in the netCDF file.
 
     Examples
     --------
@@ -193,17 +200,46 @@ class FixedPointResult(PointResult):
       unstable                        1    0.00e+00
       marginal                        0           -
     slow points (not converged)       0           -
-    (converged: q < tol_q = 1.0e-12; method levenberg_marquardt)
+    (converged: q < tol_q = 1.0e-12; method newton)
     >>> result.to_xarray().attrs["format"]
     'neurodyn.fixed_points'
     """
 
     jacobians: np.ndarray | None = None
+    inputs: np.ndarray | None = None
+    input_jacobians: np.ndarray | None = None
 
     FORMAT: ClassVar[str] = "neurodyn.fixed_points"
     FORMAT_VERSION: ClassVar[int] = 1
     #: the exact PLRNN cycle search writes the same names (read as fixed points, its own fields dropped)
     READS: ClassVar[tuple[str, ...]] = ("neurodyn.fixed_points", "neurodyn.cycles")
+
+    def variables(self) -> dict[str, tuple]:
+        """The shared variables, and ``point_input`` (fixed_point, input) where the inputs are known."""
+        data = super().variables()
+        if self.inputs is not None:
+            data["point_input"] = (("fixed_point", "input"), np.asarray(self.inputs, dtype=np.float64))
+        return data
+
+    @classmethod
+    def from_xarray(cls, ds):
+        """Rebuild a result from :meth:`to_xarray`'s dataset (or a file written from one).
+
+        Raises
+        ------
+        ValueError
+            If a required variable is missing or ``point_input`` has other dims.
+        """
+        missing = [name for name in cls.REQUIRED if name not in ds]
+        if missing:
+            raise ValueError(f"not a {cls.FORMAT} dataset: missing variables {missing}")
+        fields = cls.fields_from(ds)
+        if "point_input" in ds:
+            if tuple(ds["point_input"].dims) != ("fixed_point", "input"):
+                raise ValueError(f"'point_input' has dims {tuple(ds['point_input'].dims)}, not "
+                                 "('fixed_point', 'input')")
+            fields["inputs"] = ds["point_input"].values.astype(np.float64)
+        return cls(**fields)
 
     def default_status(self) -> np.ndarray:
         """Files without ``status``: stopped before ``max_iters`` above ``tol_q`` is a slow point."""

@@ -91,13 +91,48 @@ def cycle_jacobians(G1: BatchedMap, orbit: torch.Tensor, jacobian: JacobianFn | 
     """
     n_cycles, k, n_state = orbit.shape
     steps = step_jacobians(G1, orbit.reshape(-1, n_state), jacobian).reshape(n_cycles, k, n_state, n_state)
-    out = []
+    return monodromy(steps)[0]
+
+
+def monodromy(steps: torch.Tensor, input_steps: torch.Tensor | None = None):
+    """Monodromy matrices, and input Jacobians of the k-fold map, from one-step Jacobians along orbits.
+
+    Parameters
+    ----------
+    steps : Tensor, shape (cycle, k, state, state)
+        ``∂F/∂h`` at each point of each orbit.
+    input_steps : Tensor, shape (cycle, k, state, input), optional
+        ``∂F/∂u`` at the same points (the input held constant along the orbit).
+
+    Returns
+    -------
+    monodromies : Tensor, shape (cycle, k, state, state)
+        Seen from each point j: ``A_{j+k-1} ... A_{j+1} A_j`` (indices mod k).
+    input_jacobians : Tensor, shape (cycle, k, state, input), or None
+        ``∂F^k/∂u`` from each point j: ``D ← A_i D + B_i`` along the orbit from ``D = 0``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> A = torch.tensor([[[[2.0]], [[3.0]]]])          # one 2-cycle of a scalar map
+    >>> B = torch.tensor([[[[1.0]], [[1.0]]]])
+    >>> mono, D = monodromy(A, B)
+    >>> mono.flatten().tolist(), D.flatten().tolist()   # 3*2 from both points; 3*1+1 and 2*1+1
+    ([6.0, 6.0], [4.0, 3.0])
+    """
+    k = steps.shape[1]
+    monos, inputs = [], []
     for j in range(k):
         mono = steps[:, j]
+        acc = None if input_steps is None else input_steps[:, j]
         for i in range(1, k):
-            mono = steps[:, (j + i) % k] @ mono
-        out.append(mono)
-    return torch.stack(out, dim=1)
+            nxt = (j + i) % k
+            mono = steps[:, nxt] @ mono
+            if acc is not None:
+                acc = steps[:, nxt] @ acc + input_steps[:, nxt]
+        monos.append(mono)
+        inputs.append(acc)
+    return torch.stack(monos, dim=1), None if input_steps is None else torch.stack(inputs, dim=1)
 
 
 #: batched eigendecompositions of matrices up to this size run on one BLAS thread: many small

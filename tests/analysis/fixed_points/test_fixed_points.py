@@ -8,7 +8,7 @@ from problems import BistableTanh, FlipTanh, Rotation, linear_leaky_rnn, linear_
 from neurodyn.analysis import FixedPointResult, find_fixed_points
 from neurodyn.models import LeakyRNN
 
-METHODS = ["levenberg_marquardt", "gradient", "joint"]
+METHODS = ["newton", "levenberg_marquardt", "gradient", "joint"]
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -224,3 +224,63 @@ def test_cost_is_checked_before_the_search(monkeypatch):
     monkeypatch.setattr(budget, "WARN_FLOPS", 1.0)
     with pytest.warns(RuntimeWarning, match=r"find_fixed_points: about .* floating-point operations"):
         find_fixed_points(model, n_inits=2, max_iters=2)
+
+
+def _tanh_unit(w: float = 2.0) -> LeakyRNN:
+    """h' = tanh(w h + u): bistable for u = 0, with fixed points the roots of h = tanh(w h + u)."""
+    model = LeakyRNN(1, 1, 1, alpha=1.0, seed=0)
+    with torch.no_grad():
+        model.w_rec.fill_(w), model.b.zero_(), model.w_in.fill_(1.0)
+    return model
+
+
+def test_per_candidate_inputs_find_each_condition_s_points():
+    """One input per initial state (FixedPointFinder's inputs of shape (n, input)): each point solves
+    h = tanh(2h + u) for its own u, and points under different inputs are never merged."""
+    model = _tanh_unit()
+    h0 = np.array([[1.0], [-1.0], [1.0], [-1.0], [1.1]])
+    u = np.array([[0.0], [0.0], [0.5], [0.5], [0.5]])
+    res = find_fixed_points(model, initial_states=h0, inputs=u, n_inits=5)
+    assert res.attrs["per_candidate_inputs"] == 1 and res.converged.all()
+    assert res.states.shape == (4, 1) and res.inputs.shape == (4, 1)
+    np.testing.assert_allclose(np.tanh(2 * res.states + res.inputs), res.states, atol=1e-14)
+    assert sorted(map(tuple, np.round(np.c_[res.states, res.inputs], 6))) == sorted(
+        [(0.957504, 0.0), (-0.957504, 0.0), (0.985840, 0.5), (-0.801759, 0.5)])
+    # the same points as one search per constant input
+    for value in (0.0, 0.5):
+        one = find_fixed_points(model, initial_states=h0, inputs=[value], n_inits=5)
+        mine = np.sort(res.states[res.inputs[:, 0] == value, 0])
+        np.testing.assert_allclose(np.sort(one.states[:, 0]), mine, atol=1e-12)
+    back = FixedPointResult.from_xarray(res.to_xarray())
+    np.testing.assert_array_equal(back.inputs, res.inputs)
+
+
+def test_input_jacobians_match_the_closed_form_and_finite_differences():
+    model = _tanh_unit()
+    res = find_fixed_points(model, initial_states=[[1.0], [-1.0]], inputs=[0.3], n_inits=2)
+    d = 1.0 - np.tanh(2 * res.states + 0.3) ** 2  # dF/du = tanh'(2h + u)
+    np.testing.assert_allclose(res.input_jacobians[:, :, 0], d, atol=1e-12)
+    leaky = LeakyRNN(2, 3, 1, alpha=0.5, gain=0.8, seed=2)
+    res = find_fixed_points(leaky, inputs=[0.2, -0.1], n_inits=8, seed=0)
+    h = torch.as_tensor(res.states)
+    eps = 1e-6
+    for j in range(2):
+        du = torch.zeros(2, dtype=torch.float64)
+        du[j] = eps
+        shell = leaky.double()
+        with torch.no_grad():
+            up = shell.step(h, (torch.tensor([0.2, -0.1], dtype=torch.float64) + du).expand(len(h), -1))
+            down = shell.step(h, (torch.tensor([0.2, -0.1], dtype=torch.float64) - du).expand(len(h), -1))
+        np.testing.assert_allclose(res.input_jacobians[:, :, j], ((up - down) / (2 * eps)).numpy(), atol=1e-8)
+
+
+def test_per_candidate_inputs_bad_shapes_are_one_line_errors():
+    model = _tanh_unit()
+    with pytest.raises(ValueError, match="need initial_states"):
+        find_fixed_points(model, inputs=[[0.0], [0.5]])
+    with pytest.raises(ValueError, match="2 input rows for 3 initial states"):
+        find_fixed_points(model, initial_states=np.zeros((3, 1)), inputs=[[0.0], [0.5]])
+    with pytest.raises(ValueError, match="raise n_inits"):
+        find_fixed_points(model, initial_states=np.zeros((3, 1)), inputs=np.zeros((3, 1)), n_inits=2)
+    with pytest.raises(ValueError, match=r"one per initial state, \(n, 1\)"):
+        find_fixed_points(model, initial_states=np.zeros((3, 1)), inputs=np.zeros((3, 2)))
