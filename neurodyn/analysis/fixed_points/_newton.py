@@ -31,10 +31,12 @@ NEWTON_SWITCH_LR = 1e2
 #: (state x state) float64 blocks held per active candidate by the damped-Newton search
 #: (the Jacobian, ``J − I``, the normal matrix of Levenberg–Marquardt rows, the solver's copy)
 NEWTON_COPIES = 4
-#: a candidate in Levenberg–Marquardt steps is a slow point when q fell by less than this factor over
-#: the last SLOW_WINDOW iterations (near a slow point q decreases sublinearly for thousands of steps)
+#: a candidate in Levenberg–Marquardt steps is a slow point when, over the last SLOW_WINDOW
+#: iterations, q fell by less than SLOW_FACTOR and the state moved less than SLOW_MOVE in every unit
+#: (near a slow point q decreases sublinearly for thousands of steps)
 SLOW_FACTOR = 0.5
 SLOW_WINDOW = 50
+SLOW_MOVE = 1e-4
 
 
 def minimise_levenberg_marquardt(
@@ -128,7 +130,8 @@ def minimise_newton(
     Newton direction always descends q where ``J − I`` is invertible; a candidate whose step
     length falls below ``NEWTON_MIN_STEP`` (a slow point, where ``J − I`` is singular) returns to
     Levenberg–Marquardt steps, whose stopping rules then apply, and one whose q fell by less than
-    ×``SLOW_FACTOR`` over ``SLOW_WINDOW`` such steps stops as a slow point.
+    ×``SLOW_FACTOR`` while it moved less than ``SLOW_MOVE`` over ``SLOW_WINDOW`` such steps stops as a
+    slow point.
 
     Candidates run in chunks of ``chunk_size`` (memory ``NEWTON_COPIES × chunk × state²``
     floats), and an active candidate that comes within ``tol_unique`` (in every unit) of a point
@@ -196,7 +199,7 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
     step = torch.ones_like(qa)  # Newton step length
     lr = torch.full_like(qa, float(lr_init))  # inverse damping of Levenberg–Marquardt rows
     lm = torch.full_like(qa, NEWTON_SWITCH_LR > lr_init, dtype=torch.bool)
-    q_mark, since = qa.clone(), torch.zeros_like(na)  # q at the start of each slow-point window
+    q_mark, x_mark, since = qa.clone(), xa.clone(), torch.zeros_like(na)  # at each slow-point window's start
     M, r = _residual_jacobian(G, xa, jacobian)
     direction = torch.zeros_like(xa)
     if not bool(lm.all()):
@@ -205,8 +208,8 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         if tol_unique is not None and found_x.shape[0] and idx.numel():
             keep = _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique)
             if keep is not None:
-                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, since = (
-                    t[keep] for t in (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, since))
+                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since = (t[keep] for t in (
+                    idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since))
         if idx.numel() == 0:
             break
         delta = step[:, None] * direction
@@ -235,8 +238,10 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         na += 1
         since += 1
         window = since >= SLOW_WINDOW
-        done_dq = done_dq | (window & lm & (qa > SLOW_FACTOR * q_mark))
+        still = (xa - x_mark).abs().amax(-1) < SLOW_MOVE
+        done_dq = done_dq | (window & lm & (qa > SLOW_FACTOR * q_mark) & still)
         q_mark = torch.where(window, qa, q_mark)
+        x_mark = torch.where(window[:, None], xa, x_mark)
         since = torch.where(window, torch.zeros_like(since), since)
         converged_now = qa < tol_q
         if bool(converged_now.any()):
@@ -245,8 +250,8 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         lr_eff = torch.where(lm, lr, torch.ones_like(lr))
         keep = retire(out, idx, xa, qa, na, done_dq, lr_eff, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
         if keep is not None:
-            idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, since = (
-                t[keep] for t in (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, since))
+            idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since = (t[keep] for t in (
+                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since))
     out.states[idx], out.q[idx], out.iterations[idx] = xa, qa, na  # ran out of iterations
     return found_x, found_q
 
