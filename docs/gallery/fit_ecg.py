@@ -9,8 +9,9 @@
 # distance D_H and the n-step prediction error PE(n), against a linear model and the mean.
 #
 # The recording is one ECG lead (PPG-DaLiA, Reiss et al. 2019, *Sensors* 19:3079, as prepared for the GTF
-# benchmark in DurstewitzLab/GTF-shPLRNN, GPL-3.0), read from the first `shared/data` folder found
-# from the working directory upwards or from `NEURODYN_DATA`. A clone without that folder fits a
+# benchmark in DurstewitzLab/GTF-shPLRNN, GPL-3.0), read from `NEURODYN_DATA` or the first `shared/data`
+# folder found upwards from the working directory or from the neurodyn package (a checkout's
+# `../shared/data`). A clone without that folder fits a
 # synthetic heartbeat-like signal instead and says so. The fit is tiny when the site is built (about
 # 30 s of ECG, 250 batches of 16 windows, stronger forcing), so its free run is at best a rough
 # oscillation, not yet at the heart's period, and its scores sit near the baselines'; set
@@ -24,15 +25,17 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
+import neurodyn
 from neurodyn.analysis import evaluate_reconstruction
 from neurodyn.io import TimeSeries, apply_preprocessing
 from neurodyn.models import ShallowPLRNN
 from neurodyn.training import fit_teacher_forcing
 
 full = os.environ.get("NEURODYN_FULL") == "1"
-here = Path.cwd()
+starts = [Path.cwd(), Path(neurodyn.__file__).resolve().parent]  # the working directory, the package
+folders = [d for start in starts for d in (start, *start.parents)]
 data = os.environ.get("NEURODYN_DATA") or next(
-    (d / "shared" / "data" for d in (here, *here.parents) if (d / "shared" / "data").is_dir()), None)
+    (d / "shared" / "data" for d in folders if (d / "shared" / "data").is_dir()), None)
 ecg_dir = Path(data) / "ecg_pecuzal5d" if data else None
 n_train, n_test = (None, None) if full else (20_000, 10_000)  # samples at 700 Hz
 if ecg_dir is not None and ecg_dir.is_dir():
