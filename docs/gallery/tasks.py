@@ -36,7 +36,8 @@ for name, batch in batches.items():
 # Left: the inputs of one trial as an image (channel × time in ms). Right: its targets, one line per
 # output channel, with the steps the loss ignores (mask 0) shaded grey. The decision tasks (`romo`,
 # `dms`) are trained with cross-entropy, so their target is a class index (0 fixate, 1 and 2 the two
-# choices); `hmm` is trained on output distributions, so its targets are one sampled sequence of one-hot symbols.
+# choices); `hmm` is trained on output distributions, so its targets are one sampled sequence of
+# one-hot symbols.
 
 # %%
 fig, axes = plt.subplots(len(batches), 2, figsize=(9, 1.6 * len(batches)), layout="constrained",
