@@ -117,7 +117,7 @@ def test_fixedpoints_shows_a_progress_bar_on_a_terminal_unless_quiet(flipflop_mo
     assert "fixed points (" not in capsys.readouterr().err  # not a terminal: no bar
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert main(args) == 0
-    assert "fixed points (Levenberg-Marquardt)" in capsys.readouterr().err
+    assert "fixed points (Newton)" in capsys.readouterr().err
     assert main([*args, "--quiet"]) == 0
     assert "fixed points (" not in capsys.readouterr().err
 
@@ -208,7 +208,13 @@ def test_foreign_rnn_is_named_by_what_was_loaded_and_searched_from_task_states(f
     from neurodyn.cli import fixedpoints
 
     titles = []
-    monkeypatch.setattr(fixedpoints, "save_figure", lambda fig, path: titles.append(fig._suptitle.get_text()))
+    write = fixedpoints.write_result_and_figure
+
+    def spy(ds, out, fig, plot):
+        titles.append(fig._suptitle.get_text())
+        write(ds, out, fig, plot)
+
+    monkeypatch.setattr(fixedpoints, "write_result_and_figure", spy)
     out = tmp_path / "fps.nc"
     assert main(["fixedpoints", str(foreign_rnn), "--arch", "rnn_tanh", "--task", "romo", "--n-inits", "16",
                  "--out", str(out), "--plot", str(tmp_path / "fps.png")]) == 0
@@ -254,7 +260,7 @@ def test_evaluate_says_which_way_is_better_and_prints_a_floor(tmp_path, capsys):
     main(["evaluate", str(fit), "--n-transient", "10", "--smoothing", "1", "--out", str(tmp_path / "ev.nc")])
     text = capsys.readouterr().out
     assert "lower is better: D_stsp" in text and "a useful fit scores below both" in text
-    (train, _), (test, _) = held_out_data(load_checkpoint(fit).extra, None, None)
+    (train, _), (test, _) = held_out_data(load_checkpoint(fit).extra, None, None, fit)
     floor = (state_space_divergence(test, train, method="binned", n_bins=30, seed=0),
              power_spectrum_distance(test, train, smoothing=1.0))
     assert f"floor    {floor[0]:>10.4f} {floor[1]:>8.4f}" in text
