@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     ...         status = run(args)
     ...     result = load(Path(tmp) / "fp.nc")
     >>> print(report.getvalue().replace(tmp, "TMP"))  # a PL model: the exact cycle search
-    TMP/plrnn.npz: PLRNN with 1 state dims, input []
+    TMP/plrnn.npz: PLRNN, 1 latent dims, no input
     order  stable  saddle  unstable  marginal  complete
         1       1       0         0         0        no
     (method exact; 'complete' = proven by enumeration)

@@ -230,9 +230,9 @@ def _train_distribution(args: argparse.Namespace, model, task):
 
 
 def stopping_target(args: argparse.Namespace, task: Any) -> tuple[str, float] | None:
-    """``("accuracy", threshold)`` at which training stops, or None (``--no-target``, deflation,
-    sequence-distribution tasks, which have no per-trial accuracy to stop on)."""
-    if args.no_target or args.deflate_against or task.loss in _DISTRIBUTION_LOSSES:
+    """``("accuracy", threshold)`` at which training stops, or None (``--no-target``, ``--eval-every
+    0``, deflation, sequence-distribution tasks, which have no per-trial accuracy to stop on)."""
+    if args.no_target or args.eval_every == 0 or args.deflate_against or task.loss in _DISTRIBUTION_LOSSES:
         return None
     if args.target_accuracy is not None:
         return "accuracy", args.target_accuracy
@@ -244,6 +244,7 @@ def stopping_report(args: argparse.Namespace, task: Any, target: tuple[str, floa
     n_run, n_max = result.config["iterations_run"], args.n_iterations
     if target is None:
         why = ("--no-target" if args.no_target
+               else "--eval-every 0: no held-out evaluation to stop on" if args.eval_every == 0
                else "--deflate-against has no stopping rule" if args.deflate_against
                else f"{task.name} is trained on a sequence distribution, with no accuracy to stop on")
         return f"ran all {n_run} iterations ({why})"

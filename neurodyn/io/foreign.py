@@ -70,10 +70,10 @@ def model_from_state_dict(
     >>> from neurodyn.io.foreign import model_from_state_dict
     >>> rnn = torch.nn.GRU(3, 5, batch_first=True)
     >>> model = model_from_state_dict(rnn.state_dict())
-    >>> type(model).__name__, model.n_inputs, model.n_units, model.w_hh.dtype  # built in float64
-    ('GRU', 3, 5, torch.float64)
+    >>> type(model).__name__, model.n_inputs, model.n_units, model.w_hh.dtype  # float32, as loaded models are
+    ('GRU', 3, 5, torch.float32)
     >>> x = torch.randn(2, 7, 3, generator=torch.Generator().manual_seed(0))
-    >>> bool(torch.allclose(model(x.double()).states.float(), rnn(x)[0], atol=1e-6))  # the same network
+    >>> bool(torch.allclose(model(x).states, rnn(x)[0], atol=1e-6))  # the same network
     True
     """
     if arch is not None and arch not in ARCHS:

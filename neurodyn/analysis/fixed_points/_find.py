@@ -170,8 +170,8 @@ def find_fixed_points(
     ...     _ = model.w_rec.fill_(2.0), model.b.zero_()
     >>> result = find_fixed_points(model, initial_states=np.linspace(-2.0, 2.0, 16)[:, None], seed=0)
     >>> points = result.fixed_points()
-    >>> np.round(points.states[:, 0], 4).tolist(), points.stability.tolist()
-    ([0.9575, -0.9575, 0.0], ['stable', 'stable', 'unstable'])
+    >>> sorted(zip(np.round(points.states[:, 0], 4).tolist(), points.stability))
+    [(-0.9575, 'stable'), (0.0, 'unstable'), (0.9575, 'stable')]
     """
     if not isinstance(model, RecurrentModel) and isinstance(getattr(model, "model", None), RecurrentModel):
         if task is None and initial_states is None:  # a LoadedModel or Checkpoint
@@ -389,6 +389,11 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dic
     x = torch.where(conv[:, None], newton_polish(_power(F, k), x, jacobian=jac_k), x)
     if k == 1 and conv.sum() > 1:
         x, sel = _merge_marginal(F, x, sel, converged[sel], tol_q, jac_k)
+    if k == 1 and x.shape[0] > 1:  # polishing can bring points found apart within tol_unique
+        with torch.no_grad():
+            q_now = (0.5 * (F(x) - x).pow(2).sum(-1)).cpu().numpy()
+        again = np.sort(unique_points(x.cpu().numpy(), np.lexsort((q_now, ~converged[sel])), tol_unique))
+        x, sel = x[torch.as_tensor(again, device=x.device)], sel[again]
     orbits = _orbits(F, x, k)
     with torch.no_grad():
         q_sel = (0.5 * (_power(F, k)(x) - x).pow(2).sum(-1)).cpu().numpy()
