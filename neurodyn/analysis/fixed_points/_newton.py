@@ -244,9 +244,9 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         x_mark = torch.where(window[:, None], xa, x_mark)
         since = torch.where(window, torch.zeros_like(since), since)
         converged_now = qa < tol_q
-        if bool(converged_now.any()):
-            found_x = torch.cat([found_x, xa[converged_now]])
-            found_q = torch.cat([found_q, qa[converged_now]])
+        if tol_unique is not None and bool(converged_now.any()):
+            found_x, found_q = _add_new_points(found_x, found_q, xa[converged_now], qa[converged_now],
+                                               tol_unique)
         lr_eff = torch.where(lm, lr, torch.ones_like(lr))
         keep = retire(out, idx, xa, qa, na, done_dq, lr_eff, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
         if keep is not None:
@@ -266,6 +266,15 @@ def _lm_direction(M: torch.Tensor, r: torch.Tensor, lr: torch.Tensor) -> torch.T
     delta = torch.cholesky_solve(-(Mt @ r.unsqueeze(-1)), L).squeeze(-1)
     good = (info == 0)[:, None] & torch.isfinite(delta).all(-1, keepdim=True)
     return torch.where(good, delta, torch.zeros_like(delta))
+
+
+def _add_new_points(found_x, found_q, new_x, new_q, tol_unique):
+    """The known converged points with those of ``new_x`` that are not within ``tol_unique`` of one
+    already known, so that the duplicate test stays ``active × distinct points``, not × candidates."""
+    if found_x.shape[0]:
+        fresh = torch.cdist(new_x, found_x, p=float("inf")).min(dim=1).values >= tol_unique
+        new_x, new_q = new_x[fresh], new_q[fresh]
+    return torch.cat([found_x, new_x]), torch.cat([found_q, new_q])
 
 
 def _newton_direction(M: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
