@@ -96,21 +96,21 @@ def run(args):
             params, h0 = make_case(n_net, n_batch, n_unit, device)
             sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
             runners = {"torch": lambda p=params, h=h0, d=device: rollout(
-                p, h, n_steps=args.n_steps, backend="torch", return_trajectory=False)}
+                p, h0=h, n_steps=args.n_steps, backend="torch", return_trajectory=False)}
             extra = {}
             if device == "cpu":
                 import numba
 
                 numba.set_num_threads(args.threads)
                 t = time.perf_counter()
-                rollout(params, h0, n_steps=2, backend="numba", return_trajectory=False)
+                rollout(params, h0=h0, n_steps=2, backend="numba", return_trajectory=False)
                 extra["numba"] = {"first_call_s": time.perf_counter() - t}
                 runners["numba"] = lambda p=params, h=h0: rollout(
-                    p, h, n_steps=args.n_steps, backend="numba", return_trajectory=False)
+                    p, h0=h, n_steps=args.n_steps, backend="numba", return_trajectory=False)
             else:
                 runners["cuda_graph"] = cuda_graph_runner(params, h0, args.n_steps)
                 runners["triton"] = lambda p=params, h=h0: rollout(
-                    p, h, n_steps=args.n_steps, backend="triton", return_trajectory=False)
+                    p, h0=h, n_steps=args.n_steps, backend="triton", return_trajectory=False)
                 runners["triton"]()  # autotune outside the timing
                 if n_net is None:
                     runners["cudnn_rnn"] = cudnn_runner(params, h0, args.n_steps)

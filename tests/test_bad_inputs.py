@@ -73,10 +73,10 @@ def test_rollout_rejects_nan_noise_and_malformed_seed_without_noise():
     net = LeakyRNN(2, 4, 1, seed=0)
     h0, u = torch.zeros(3, 4), torch.zeros(3, 2)
     with pytest.raises(ValueError, match="noise_std must be finite"):
-        rollout(net, h0, u, n_steps=2, noise_std=float("nan"), backend="torch")
+        rollout(net, h0=h0, inputs=u, n_steps=2, noise_std=float("nan"), backend="torch")
     for bad in (1.5, "x", -1):
         with pytest.raises((TypeError, ValueError), match="seed must be"):
-            rollout(net, h0, u, n_steps=2, seed=bad, backend="torch")
+            rollout(net, h0=h0, inputs=u, n_steps=2, seed=bad, backend="torch")
 
 
 def _ensemble(**kwargs):

@@ -32,7 +32,7 @@ backends = [b for b in ("torch", "numba", "triton") if backend_available(b)]
 if "triton" in backends and not torch.cuda.is_available():
     backends.remove("triton")  # Triton runs on CUDA tensors only
 print("backends available here:", ", ".join(backends), "| auto picks:",
-      rollout(ensemble, h0, inputs, n_steps=1).backend)
+      rollout(ensemble, h0=h0, inputs=inputs, n_steps=1).backend)
 
 # %% [markdown]
 # ## Same noise, same trajectories
@@ -45,11 +45,11 @@ print("backends available here:", ", ".join(backends), "| auto picks:",
 results, seconds = {}, {}
 for backend in backends:
     device = "cuda" if backend == "triton" else "cpu"
-    args = (ensemble if device == "cpu" else stack_params([m.to(device) for m in models]),
-            h0.to(device), inputs.to(device))
-    rollout(*args, n_steps=2, seed=0, backend=backend)  # compile / warm up
+    nets = ensemble if device == "cpu" else stack_params([m.to(device) for m in models])
+    kw = dict(h0=h0.to(device), inputs=inputs.to(device), seed=0, backend=backend)
+    rollout(nets, n_steps=2, **kw)  # compile / warm up
     start = time.perf_counter()
-    results[backend] = rollout(*args, n_steps=n_steps, seed=0, backend=backend)
+    results[backend] = rollout(nets, n_steps=n_steps, **kw)
     seconds[backend] = time.perf_counter() - start
 reference = results["torch"].states.cpu().double()
 print(f"{n_networks} networks x {n_trials} trials x {n_units} units, {n_steps} steps")

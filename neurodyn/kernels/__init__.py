@@ -1,6 +1,6 @@
 """Batched rollouts of one network or an ensemble: torch reference, Numba (CPU) and Triton (GPU).
 
-``rollout(model_or_params, h0, ...)`` picks a backend (``backend="auto"``) and returns a
+``rollout(model_or_params, inputs=..., h0=...)`` picks a backend (``backend="auto"``) and returns a
 :class:`RolloutResult`; :func:`stack_params` builds ensemble params. Numba and Triton are imported
 only when their backend runs.
 """

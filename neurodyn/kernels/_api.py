@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import warnings
 from functools import partial
 from typing import Any
 
@@ -105,11 +106,28 @@ def _shapes(h0, inputs, n_steps, lead, n_state, n_inputs):
     return int(inputs.shape[-2]), True
 
 
+def _legacy_positional(model: Any, legacy: tuple, h0: Any, inputs: Any) -> tuple[Any, Any]:
+    """Resolve ``h0``/``inputs`` from keywords, the deprecated positional form, or the model."""
+    if legacy:
+        if len(legacy) > 2 or (h0 is not None) or (len(legacy) == 2 and inputs is not None):
+            raise TypeError("rollout takes the model, then h0= and inputs= as keywords")
+        warnings.warn("rollout(model, h0, inputs) with positional h0/inputs is deprecated; "
+                      "write rollout(model, inputs=..., h0=...)", DeprecationWarning, stacklevel=3)
+        h0 = legacy[0]
+        inputs = legacy[1] if len(legacy) == 2 else inputs
+    if h0 is None:
+        if hasattr(model, "initial_state") and isinstance(inputs, torch.Tensor) and inputs.ndim == 3:
+            return model.initial_state(inputs.shape[0], device=inputs.device, dtype=inputs.dtype), inputs
+        raise ValueError("rollout needs h0=, the initial state (batch, unit); it can be left out only "
+                         "for a model given time-varying inputs (batch, time, input)")
+    return h0, inputs
+
+
 def rollout(
     model_or_params: Any,
-    h0: torch.Tensor,
+    *legacy: torch.Tensor | None,
     inputs: torch.Tensor | None = None,
-    *,
+    h0: torch.Tensor | None = None,
     n_steps: int | None = None,
     backend: str = "auto",
     return_trajectory: bool = True,
@@ -127,11 +145,15 @@ def rollout(
         GRU, PLRNN, ALRNN and shallow PLRNN do; the LSTM runs on torch). A model whose params
         type is not registered runs on torch through its own ``step``. Ensemble params (tensor
         fields with a leading ``network`` dim) come from :func:`stack_params`.
-    h0 : Tensor, shape (batch, unit) or (network, batch, unit) for ensembles
-        Initial state, float32 or float64; its dtype and device set those of the rollout.
     inputs : Tensor, optional
         Constant ``(..., input)`` or time-varying ``(..., time, input)`` external input, where
-        ``...`` are the leading dims of ``h0``.
+        ``...`` are the leading dims of ``h0``. Keyword-only, as ``h0``: the order of the two is
+        that of ``model(inputs, h0)``.
+    h0 : Tensor, shape (batch, unit) or (network, batch, unit) for ensembles
+        Initial state, float32 or float64; its dtype and device set those of the rollout. May be
+        left out for a model (not params) given time-varying ``inputs``: then the model's
+        ``initial_state`` is used. The older positional form ``rollout(model, h0, inputs)`` still
+        works and emits a ``DeprecationWarning``.
     n_steps : int, optional
         Number of time steps (taken from time-varying ``inputs`` when omitted).
     backend : {"auto", "torch", "numba", "triton"}
@@ -156,7 +178,8 @@ def rollout(
     Raises
     ------
     ValueError
-        On shape mismatches, NaN/Inf in ``h0``/``inputs``, unsupported dtypes, ``every < 1``, a
+        Without ``h0`` where it cannot be inferred; on shape mismatches, NaN/Inf in
+        ``h0``/``inputs``, unsupported dtypes, ``every < 1``, a
         negative or non-finite ``noise_std``.
     TypeError
         If ``seed`` is not a ``SeedLike`` (checked even when no noise is drawn).
@@ -171,18 +194,19 @@ def rollout(
     >>> from neurodyn.kernels import rollout
     >>> from neurodyn.models import PLRNN
     >>> model = PLRNN.from_arrays(A=[0.5], W=[[0.0]], h=[1.0])  # z' = 0.5 z + 1, fixed point 2
-    >>> result = rollout(model, torch.zeros(3, 1, dtype=torch.float64), n_steps=40, backend="torch")
+    >>> result = rollout(model, h0=torch.zeros(3, 1, dtype=torch.float64), n_steps=40, backend="torch")
     >>> tuple(result.states.shape), result.backend  # (batch, time, unit)
     ((3, 40, 1), 'torch')
     >>> round(result.final[0, 0].item(), 6)
     2.0
-    >>> noisy = rollout(model, torch.zeros(3, 1, dtype=torch.float64), n_steps=5, noise_std=0.1, seed=0,
+    >>> noisy = rollout(model, h0=torch.zeros(3, 1, dtype=torch.float64), n_steps=5, noise_std=0.1, seed=0,
     ...                 backend="torch")
-    >>> again = rollout(model, torch.zeros(3, 1, dtype=torch.float64), n_steps=5, noise_std=0.1, seed=0,
+    >>> again = rollout(model, h0=torch.zeros(3, 1, dtype=torch.float64), n_steps=5, noise_std=0.1, seed=0,
     ...                 backend="torch")
     >>> bool(torch.equal(noisy.states, again.states)), noisy.seed  # same seed, same noise
     (True, 0)
     """
+    h0, inputs = _legacy_positional(model_or_params, legacy, h0, inputs)
     params = model_or_params.params() if hasattr(model_or_params, "step") else model_or_params
     family = family_of(params)
     _check_tensor("h0", h0)

@@ -80,7 +80,7 @@ def register_family(
     ...     "decay_example", "w", (), decay_step, drive=lambda p, u: 0.0, noise_scale=lambda p: 0.0,
     ...     n_inputs=lambda p: 0))
     >>> params = DecayParams(0.5 * torch.eye(2))
-    >>> result = rollout(params, torch.ones(1, 2), n_steps=3)
+    >>> result = rollout(params, h0=torch.ones(1, 2), n_steps=3)
     >>> result.final.tolist(), result.backend  # 0.5 ** 3
     ([[0.125, 0.125]], 'torch')
     >>> del FAMILIES[DecayParams]  # leave the registry as it was
@@ -129,10 +129,11 @@ def stack_params(params: Sequence[Any]) -> Any:
     >>> params = stack_params(nets)
     >>> tuple(params.w_rec.shape), params.alpha  # (network, unit, unit); shared fields stay scalars
     ((3, 8, 8), 0.5)
-    >>> result = rollout(params, torch.zeros(3, 4, 8), torch.ones(3, 4, 2), n_steps=10, backend="torch")
+    >>> result = rollout(params, inputs=torch.ones(3, 4, 2), h0=torch.zeros(3, 4, 8), n_steps=10,
+    ...                  backend="torch")
     >>> tuple(result.states.shape)  # (network, batch, time, unit)
     (3, 4, 10, 8)
-    >>> one = rollout(nets[1], torch.zeros(4, 8), torch.ones(4, 2), n_steps=10, backend="torch")
+    >>> one = rollout(nets[1], inputs=torch.ones(4, 2), h0=torch.zeros(4, 8), n_steps=10, backend="torch")
     >>> bool(torch.allclose(result.final[1], one.final, atol=1e-6))
     True
     """

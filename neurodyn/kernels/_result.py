@@ -47,7 +47,8 @@ class RolloutResult(Result):
     >>> import torch
     >>> from neurodyn.kernels import RolloutResult, rollout
     >>> from neurodyn.models import LeakyRNN
-    >>> result = rollout(LeakyRNN(1, 5, 1, seed=0), torch.zeros(2, 5), n_steps=20, every=5, backend="torch")
+    >>> result = rollout(LeakyRNN(1, 5, 1, seed=0), h0=torch.zeros(2, 5), n_steps=20, every=5,
+    ...                  backend="torch")
     >>> tuple(result.states.shape), result.status.tolist()  # 20 steps recorded every 5
     ((2, 4, 5), ['finite', 'finite'])
     >>> ds = result.to_xarray()

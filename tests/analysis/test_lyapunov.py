@@ -153,7 +153,7 @@ def test_a_pl_system_rolls_out_as_family_params(system):
 
     params = system_params(system)
     z = np.array([[0.1, 0.1], [-0.2, 0.05]])
-    res = rollout(params, torch.as_tensor(z), n_steps=30, backend="numba")
+    res = rollout(params, h0=torch.as_tensor(z), n_steps=30, backend="numba")
     for t in range(30):
         z = system.step(z)
         np.testing.assert_allclose(res.states[:, t].numpy(), z, atol=1e-9)

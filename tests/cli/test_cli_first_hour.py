@@ -271,6 +271,8 @@ def test_evaluate_says_which_way_is_better_and_prints_a_floor(tmp_path, capsys):
 
 def test_train_without_evaluations_runs_all_iterations_instead_of_failing(tmp_path, capsys):
     out = tmp_path / "ff.pt"
-    assert main(["train", "flipflop", "--n-bits", "1", "--n-steps", "6", "--n-units", "4", "--n-iterations", "2",
-                 "--batch-size", "2", "--eval-every", "0", "--no-progress", "--out", str(out)]) == 0
-    assert "ran all 2 iterations (--eval-every 0: no held-out evaluation to stop on)" in capsys.readouterr().out
+    assert main(["train", "flipflop", "--n-bits", "1", "--n-steps", "6", "--n-units", "4",
+                 "--n-iterations", "2", "--batch-size", "2", "--eval-every", "0", "--no-progress",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "ran all 2 iterations (--eval-every 0: no held-out evaluation to stop on)" in printed

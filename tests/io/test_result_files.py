@@ -175,7 +175,7 @@ def test_rollout_round_trip_and_status(tmp_path, lead):
 
 def test_rollout_of_a_diverging_network_has_status_diverged(tmp_path):
     model = PLRNN.from_arrays([[2.0, 0.0], [0.0, 0.5]], np.zeros((2, 2)), [0.0, 0.0])
-    res = rollout(model, torch.tensor([[1.0, 1.0], [0.0, 1.0]]), None, n_steps=300, backend="torch")
+    res = rollout(model, h0=torch.tensor([[1.0, 1.0], [0.0, 1.0]]), n_steps=300, backend="torch")
     assert list(res.status) == ["diverged", "finite"]
     assert list(round_trip(res, tmp_path / "roll.nc").status) == ["diverged", "finite"]
 

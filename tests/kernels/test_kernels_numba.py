@@ -12,8 +12,8 @@ pytest.importorskip("numba", reason="the numba backend needs numba (a core depen
 
 
 def _compare(model, h0, x, *, n_steps=None, **kw):
-    ref = rollout(model, h0, x, n_steps=n_steps, backend="torch", **kw)
-    got = rollout(model, h0, x, n_steps=n_steps, backend="numba", **kw)
+    ref = rollout(model, h0=h0, inputs=x, n_steps=n_steps, backend="torch", **kw)
+    got = rollout(model, h0=h0, inputs=x, n_steps=n_steps, backend="numba", **kw)
     assert got.backend == "numba"
     tol = tolerances(h0.dtype)
     if ref.states is None:
@@ -56,7 +56,7 @@ def test_numba_noise_is_the_reference_noise(name):
     model = make_case(name)
     h0, x = torch.randn(3, N_UNIT), torch.randn(3, 50, N_IN)
     ref = _compare(model, h0, x, noise_std=0.2, seed=7, every=3)
-    quiet = rollout(model, h0, x, backend="torch")
+    quiet = rollout(model, h0=h0, inputs=x, backend="torch")
     assert (ref.states - quiet.states[:, 2::3]).abs().max() > 0.05  # the noise is really there
 
 
@@ -74,7 +74,7 @@ def test_auto_picks_numba_on_cpu_and_ignores_autograd():
 
     threads = numba.get_num_threads()
     h0 = torch.zeros(2, N_UNIT, requires_grad=True)
-    res = rollout(make_case("leaky_tanh"), h0, torch.ones(2, 3, N_IN, requires_grad=True))
+    res = rollout(make_case("leaky_tanh"), h0=h0, inputs=torch.ones(2, 3, N_IN, requires_grad=True))
     assert res.backend == "numba" and not res.final.requires_grad
     assert numba.get_num_threads() == threads  # a one-block batch runs on one thread, then restores them
 

@@ -31,7 +31,7 @@ def test_reference_equals_forward_bit_for_bit(model, dtype):
     gen = torch.Generator().manual_seed(0)
     h0 = torch.randn(5, 8, generator=gen, dtype=dtype)
     x = torch.randn(5, 30, 2, generator=gen, dtype=dtype)
-    res = rollout(model, h0, x, backend="torch")
+    res = rollout(model, h0=h0, inputs=x, backend="torch")
     assert res.backend == "torch"
     with torch.no_grad():
         want = model(x, h0, noise=False).states
@@ -42,13 +42,13 @@ def test_reference_equals_forward_bit_for_bit(model, dtype):
 def test_reference_noise_equals_forward_with_same_generator():
     model = LeakyRNN(2, 8, 1, alpha=0.2, noise_std=0.3, seed=5)
     h0, x = torch.randn(4, 8), torch.randn(4, 20, 2)
-    res = rollout(model, h0, x, backend="torch", noise_std=None, seed=11)
+    res = rollout(model, h0=h0, inputs=x, backend="torch", noise_std=None, seed=11)
     with torch.no_grad():
         want = model(x, h0, noise=True, generator=torch_generator(11)).states
     assert res.noise_std == pytest.approx(model.noise_scale) and res.seed == 11
     assert torch.equal(res.states, want)
-    again = rollout(model, h0, x, backend="torch", noise_std=None, seed=11)
-    other = rollout(model, h0, x, backend="torch", noise_std=None, seed=12)
+    again = rollout(model, h0=h0, inputs=x, backend="torch", noise_std=None, seed=11)
+    other = rollout(model, h0=h0, inputs=x, backend="torch", noise_std=None, seed=12)
     assert torch.equal(again.states, res.states)
     assert not torch.allclose(other.states, res.states)
 
@@ -56,19 +56,20 @@ def test_reference_noise_equals_forward_with_same_generator():
 def test_constant_inputs_and_every():
     model = LeakyRNN(2, 6, 1, alpha=0.3, seed=6)
     h0, u = torch.randn(3, 6), torch.randn(3, 2)
-    res = rollout(model, h0, u, n_steps=12, every=4, backend="torch")
+    res = rollout(model, h0=h0, inputs=u, n_steps=12, every=4, backend="torch")
     with torch.no_grad():
         want = model(u[:, None].expand(3, 12, 2), h0).states
     assert res.states.shape == (3, 3, 6)
     assert torch.equal(res.states, want[:, 3::4])
     assert torch.equal(res.final, want[:, -1])
-    assert rollout(model, h0, u, n_steps=12, return_trajectory=False, backend="torch").states is None
+    final_only = rollout(model, h0=h0, inputs=u, n_steps=12, return_trajectory=False, backend="torch")
+    assert final_only.states is None
 
 
 def test_ensemble_equals_each_network():
     models = [LeakyRNN(2, 6, 1, alpha=0.25, seed=s) for s in range(3)]
     h0, x = torch.randn(3, 4, 6), torch.randn(3, 4, 15, 2)
-    res = rollout(stack_params(models), h0, x, backend="torch", every=5)
+    res = rollout(stack_params(models), h0=h0, inputs=x, backend="torch", every=5)
     assert res.states.shape == (3, 4, 3, 6)
     for e, m in enumerate(models):
         with torch.no_grad():
@@ -79,24 +80,24 @@ def test_ensemble_equals_each_network():
 def test_family_without_a_compiled_kernel_runs_on_torch():
     model = LSTM(2, 5, 1, seed=0)
     h0, x = torch.randn(3, 10), torch.randn(3, 7, 2)
-    res = rollout(model, h0, x)
+    res = rollout(model, h0=h0, inputs=x)
     assert res.backend == "torch"
     with torch.no_grad():
         assert torch.equal(res.states, model(x, h0).states)
     with pytest.raises(ValueError, match="no kernel for model family 'lstm'"):
-        rollout(model, h0, x, backend="numba")
-    ens = rollout(stack_params([model, LSTM(2, 5, 1, seed=1)]), torch.stack([h0, h0]), n_steps=4)
+        rollout(model, h0=h0, inputs=x, backend="numba")
+    ens = rollout(stack_params([model, LSTM(2, 5, 1, seed=1)]), h0=torch.stack([h0, h0]), n_steps=4)
     assert ens.backend == "torch" and ens.final.shape == (2, 3, 10)
 
 
 def test_unknown_model_falls_back_to_its_own_step():
     model = RotationModel()
     h0 = torch.ones(1, 2, dtype=torch.float64)
-    res = rollout(model, h0, n_steps=3)
+    res = rollout(model, h0=h0, n_steps=3)
     assert res.backend == "torch"
     torch.testing.assert_close(res.final[0], torch.linalg.matrix_power(model.w.detach(), 3) @ h0[0])
     with pytest.raises(ValueError, match="does not know this model family"):
-        rollout(model, h0, n_steps=3, backend="numba")
+        rollout(model, h0=h0, n_steps=3, backend="numba")
 
 
 class ToyParams(NamedTuple):
@@ -125,14 +126,14 @@ def toy_family():
 def test_registered_family_without_kernels_runs_on_torch_under_auto(toy_family):
     p = ToyParams(torch.tensor([[0.5, 0.1], [0.0, -0.8]]), torch.tensor([[1.0], [2.0]]))
     h0, x = torch.tensor([[1.0, 1.0]]), torch.ones(1, 4, 1)
-    res = rollout(p, h0, x)  # CPU, auto: numba has no kernel for it, so torch runs it
+    res = rollout(p, h0=h0, inputs=x)  # CPU, auto: numba has no kernel for it, so torch runs it
     assert res.backend == "torch"
     h = h0[0]
     for _ in range(4):  # oracle: the linear recursion by hand
         h = p.M @ h + p.c[:, 0]
     torch.testing.assert_close(res.final[0], h)
     with pytest.raises(ValueError, match="no kernel for model family 'toy_linear'"):
-        rollout(p, h0, x, backend="numba")
+        rollout(p, h0=h0, inputs=x, backend="numba")
 
 
 def test_registered_kernel_is_looked_up_and_names_are_unique(toy_family):
@@ -151,8 +152,8 @@ def test_registered_kernel_is_looked_up_and_names_are_unique(toy_family):
     try:
         p = ToyParams(torch.tensor([[0.5, 0.1], [0.0, -0.8]]), torch.tensor([[1.0], [2.0]]))
         h0, x = torch.randn(3, 2), torch.randn(3, 6, 1)
-        got = rollout(p, h0, x, every=2)
-        want = rollout(p, h0, x, every=2, backend="torch")
+        got = rollout(p, h0=h0, inputs=x, every=2)
+        want = rollout(p, h0=h0, inputs=x, every=2, backend="torch")
         assert got.backend == "numba" and calls == [((1, 3, 2), (1, 3, 6, 2), 6)]
         torch.testing.assert_close(got.states, want.states)
     finally:
@@ -164,21 +165,21 @@ def test_registered_kernel_is_looked_up_and_names_are_unique(toy_family):
 def test_bad_inputs_raise_clear_errors():
     model = LeakyRNN(2, 6, 1)
     with pytest.raises(ValueError, match="h0 must have shape"):
-        rollout(model, torch.zeros(3, 5), n_steps=2)
+        rollout(model, h0=torch.zeros(3, 5), n_steps=2)
     with pytest.raises(ValueError, match="inputs must have shape"):
-        rollout(model, torch.zeros(3, 6), torch.zeros(3, 4, 3))
+        rollout(model, h0=torch.zeros(3, 6), inputs=torch.zeros(3, 4, 3))
     with pytest.raises(ValueError, match="NaN or Inf"):
-        rollout(model, torch.full((3, 6), float("nan")), n_steps=2)
+        rollout(model, h0=torch.full((3, 6), float("nan")), n_steps=2)
     with pytest.raises(ValueError, match="give n_steps"):
-        rollout(model, torch.zeros(3, 6))
+        rollout(model, h0=torch.zeros(3, 6))
     with pytest.raises(ValueError, match="n_steps=5 but inputs"):
-        rollout(model, torch.zeros(3, 6), torch.zeros(3, 4, 2), n_steps=5)
+        rollout(model, h0=torch.zeros(3, 6), inputs=torch.zeros(3, 4, 2), n_steps=5)
     with pytest.raises(ValueError, match="unknown backend"):
-        rollout(model, torch.zeros(3, 6), n_steps=2, backend="cuda")
+        rollout(model, h0=torch.zeros(3, 6), n_steps=2, backend="cuda")
     with pytest.raises(ValueError, match="ensemble params"):
-        rollout(stack_params([model, model]), torch.zeros(3, 6), n_steps=2)
+        rollout(stack_params([model, model]), h0=torch.zeros(3, 6), n_steps=2)
     with pytest.raises(ValueError, match="float32 or float64"):
-        rollout(model, torch.zeros(3, 6, dtype=torch.float16), n_steps=2)
+        rollout(model, h0=torch.zeros(3, 6, dtype=torch.float16), n_steps=2)
     with pytest.raises(ValueError, match="differs between networks"):
         stack_params([model, LeakyRNN(2, 6, 1, alpha=0.5)])
 
@@ -187,7 +188,7 @@ def test_to_xarray_round_trips_netcdf(tmp_path):
     import xarray as xr
 
     ens = stack_params([LeakyRNN(0, 4, 1, seed=s) for s in range(2)])
-    res = rollout(ens, torch.randn(2, 3, 4), n_steps=6, every=2, backend="torch")
+    res = rollout(ens, h0=torch.randn(2, 3, 4), n_steps=6, every=2, backend="torch")
     ds = res.to_xarray()
     assert dict(ds.sizes) == {"network": 2, "trial": 3, "time": 3, "unit": 4}
     assert list(ds.time.values) == [2, 4, 6]
@@ -202,7 +203,7 @@ def test_diverging_trajectories_are_reported_not_raised():
     with torch.no_grad():
         model.w_rec.copy_(torch.eye(3) * 1e30)
     h0 = torch.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
-    res = rollout(model, h0, n_steps=5, backend="torch")
+    res = rollout(model, h0=h0, n_steps=5, backend="torch")
     assert res.diverged.tolist() == [True, False]
 
 
@@ -218,7 +219,25 @@ def test_missing_backend_raises_import_error_and_auto_falls_back(monkeypatch):
     monkeypatch.setattr(api, "backend_available", lambda name: name == "torch")
     model = LeakyRNN(0, 4, 1)
     with pytest.raises(ImportError, match="neurodyn\\[gpu\\]"):
-        rollout(model, torch.zeros(2, 4), n_steps=2, backend="triton")
+        rollout(model, h0=torch.zeros(2, 4), n_steps=2, backend="triton")
     with pytest.raises(ImportError, match="pip install numba"):
-        rollout(model, torch.zeros(2, 4), n_steps=2, backend="numba")
-    assert rollout(model, torch.zeros(2, 4), n_steps=2).backend == "torch"
+        rollout(model, h0=torch.zeros(2, 4), n_steps=2, backend="numba")
+    assert rollout(model, h0=torch.zeros(2, 4), n_steps=2).backend == "torch"
+
+
+def test_keyword_order_matches_forward_and_positional_form_is_deprecated():
+    """``rollout(model, inputs=x)`` is ``model(x)``; the older positional ``(model, h0, inputs)`` works."""
+    model = LeakyRNN(2, 8, 1, alpha=0.3, seed=5).double()
+    x = torch.randn(4, 12, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    res = rollout(model, inputs=x, backend="torch")  # h0 from model.initial_state
+    with torch.no_grad():
+        want = model(x, noise=False).states
+    assert torch.equal(res.states, want)
+    h0 = torch.full((4, 8), 0.1, dtype=torch.float64)
+    with pytest.warns(DeprecationWarning, match="inputs=..., h0="):
+        old = rollout(model, h0, x, backend="torch")
+    assert torch.equal(old.states, rollout(model, inputs=x, h0=h0, backend="torch").states)
+    with pytest.raises(TypeError, match="as keywords"):
+        rollout(model, h0, x, h0=h0)
+    with pytest.raises(ValueError, match="needs h0="):
+        rollout(model, n_steps=3)

@@ -94,7 +94,7 @@ def test_triton_on_cpu_without_interpreter_is_refused():
     from neurodyn.models import LeakyRNN
 
     with pytest.raises(ValueError, match="needs CUDA tensors"):
-        rollout(LeakyRNN(0, 4, 1), torch.zeros(2, 4), n_steps=2, backend="triton")
+        rollout(LeakyRNN(0, 4, 1), h0=torch.zeros(2, 4), n_steps=2, backend="triton")
 
 
 def _cuda_available() -> bool:
@@ -117,6 +117,6 @@ def test_triton_on_cuda_matches_reference(n_unit):
     for model in models:
         h0 = torch.randn(300, model.n_units, device="cuda")
         x = torch.randn(300, 100, N_IN, device="cuda")
-        a = rollout(model, h0, x, backend="triton", noise_std=0.1, seed=0, every=5)
-        b = rollout(model, h0, x, backend="torch", noise_std=0.1, seed=0, every=5)
+        a = rollout(model, h0=h0, inputs=x, backend="triton", noise_std=0.1, seed=0, every=5)
+        b = rollout(model, h0=h0, inputs=x, backend="torch", noise_std=0.1, seed=0, every=5)
         torch.testing.assert_close(a.states, b.states, rtol=1e-5, atol=1e-5)

@@ -39,7 +39,7 @@ def test_kernels_match_forward(name, backend):
     m = MODELS[name]()
     x = torch.randn(4, 12, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     h0 = torch.randn(4, 10, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
-    res = rollout(m, h0, x, backend=backend)
+    res = rollout(m, h0=h0, inputs=x, backend=backend)
     torch.testing.assert_close(res.states, m(x, h0).states)
 
 

@@ -66,7 +66,7 @@ def main(out: Path = HERE / "results_v0") -> None:
     deg = nda.compute_solution_degeneracy(nets, task, n_trials=4, seed=2, dynamics_metric="cka")
     write(deg.to_xarray(), "degeneracy.nc", out)
     net = LeakyRNN(0, 3, 1, seed=4).double()
-    roll = rollout(net, torch.ones(2, 3, dtype=torch.float64), None, n_steps=4, backend="torch")
+    roll = rollout(net, h0=torch.ones(2, 3, dtype=torch.float64), n_steps=4, backend="torch")
     write(roll.to_xarray(), "rollout.nc", out)
 
 

@@ -139,7 +139,7 @@ def _stepper(model: Any, target: Any, u: np.ndarray | None, backend: str):
             chunk = u if u.ndim == 1 else u[t0:t0 + n]
             inputs = torch.as_tensor(np.array(chunk)).expand(len(z), *chunk.shape)
         # "auto" on CPU float64: the family's Numba kernel where it has one, else torch
-        res = rollout(target, torch.as_tensor(np.array(z)), inputs, n_steps=n,
+        res = rollout(target, h0=torch.as_tensor(np.array(z)), inputs=inputs, n_steps=n,
                       backend="auto" if backend == "numba" else "torch")
         after = res.states.transpose(0, 1).numpy()
         return np.concatenate([z[None], after[:-1]]), res.final.numpy().copy()

@@ -198,7 +198,7 @@ def _block_stepper(model: Any, u: Any, backend: str):
     def block(z: np.ndarray, k: int) -> np.ndarray:
         h0 = torch.as_tensor(z)
         inp = None if ut is None else ut.expand(len(z), -1)
-        res = rollout(m, h0, inp, n_steps=k, backend="auto" if backend == "auto" else backend)
+        res = rollout(m, h0=h0, inputs=inp, n_steps=k, backend="auto" if backend == "auto" else backend)
         used.append(res.backend)
         return res.states.numpy()
 
