@@ -163,48 +163,39 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor, *,
     shape = (n_batch, inputs.shape[1], n_unit)
     if noise is not None and tuple(noise.shape) != shape:
         raise ValueError(f"noise must have shape {shape} (batch, time, unit), got {tuple(noise.shape)}")
-    drive = leaky_rnn_drive(params, inputs).to(h0.dtype).expand(shape)
-    return _LeakyRecurrence.apply(params.w_rec.to(h0.dtype), drive, h0, noise,
-                                  float(params.alpha), ACTIVATION_CODES[params.activation])
+    # time-major (time, batch, unit) throughout, so each step of the kernel reads one contiguous slab
+    drive = leaky_rnn_drive(params, inputs.transpose(0, 1)).to(h0.dtype).expand(shape[1], n_batch, n_unit)
+    xi = None if noise is None else noise.transpose(0, 1)
+    states = _LeakyRecurrence.apply(params.w_rec.to(h0.dtype), drive, h0, xi, float(params.alpha),
+                                    ACTIVATION_CODES[params.activation])
+    return states.transpose(0, 1)
 
 
-def _time_major(x: torch.Tensor) -> np.ndarray:
-    """(batch, time, unit) → a contiguous NumPy (time, batch, unit) copy, detached."""
-    return x.detach().transpose(0, 1).contiguous().numpy()
-
-
-_CONTROLLER: list[Any] = []
-
-
-def _one_blas_thread():
-    """Context limiting BLAS to one thread (small per-step GEMMs; also makes sums thread-count free)."""
-    if not _CONTROLLER:
-        from threadpoolctl import ThreadpoolController
-
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+def _np(x: torch.Tensor) -> np.ndarray:
+    """A contiguous NumPy view (or copy) of ``x``, detached."""
+    return x.detach().contiguous().numpy()
 
 
 class _LeakyRecurrence(torch.autograd.Function):
-    """``(w_rec, drive, h0, noise) -> states`` with the loops in :mod:`~neurodyn.kernels.numba_bptt`."""
+    """``(w_rec, drive, h0, noise) -> states``, all time-major (time, batch, unit), with the loops in
+    :mod:`~neurodyn.kernels.numba_bptt`."""
 
     @staticmethod
     def forward(ctx, w_rec, drive, h0, noise, alpha, code):  # type: ignore[override]
         from neurodyn.kernels.numba_bptt import leaky_forward_kernel
 
         dt = h0.detach().numpy().dtype.type
-        n_batch, n_steps, n_unit = drive.shape
+        n_steps, n_batch, n_unit = drive.shape
         w = w_rec.detach().contiguous()
         states = torch.empty((n_steps + 1, n_batch, n_unit), dtype=h0.dtype)
         slopes = torch.empty((n_steps, n_batch, n_unit), dtype=h0.dtype)
         states[0] = h0.detach()
-        xi = _time_major(noise) if noise is not None else np.empty((0, n_batch, n_unit), dt)
-        with _one_blas_thread():
-            leaky_forward_kernel(w.numpy().T.copy(), _time_major(drive), xi, states.numpy(),
-                                 slopes.numpy(), dt(alpha), int(code), dt is np.float64)
+        xi = _np(noise) if noise is not None else np.empty((0, n_batch, n_unit), dt)
+        leaky_forward_kernel(w.numpy(), _np(drive), xi, states.numpy(), slopes.numpy(), dt(alpha),
+                             int(code), dt is np.float64)
         ctx.save_for_backward(w, states, slopes)
         ctx.alpha = alpha
-        return states[1:].transpose(0, 1)
+        return states[1:]
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
@@ -215,8 +206,7 @@ class _LeakyRecurrence(torch.autograd.Function):
         grad_drive = torch.empty_like(slopes)
         grad_h = torch.zeros((n_batch, n_unit), dtype=w.dtype)
         dt = w.numpy().dtype.type
-        with _one_blas_thread():
-            leaky_backward_kernel(w.numpy(), _time_major(grad_states), slopes.numpy(),
-                                  grad_drive.numpy(), grad_h.numpy(), dt(ctx.alpha))
+        leaky_backward_kernel(w.numpy().T.copy(), _np(grad_states), slopes.numpy(), grad_drive.numpy(),
+                              grad_h.numpy(), dt(ctx.alpha))
         grad_w = grad_drive.reshape(-1, n_unit).T @ states[:-1].reshape(-1, n_unit)
-        return grad_w, grad_drive.transpose(0, 1), grad_h, None, None, None
+        return grad_w, grad_drive, grad_h, None, None, None

@@ -120,7 +120,8 @@ has one, see :func:`neurodyn.kernels.fused_backend`, else torch), ``"torch"`` or
 
     def record(self) -> dict[str, Any]:
         """The settings as plain values (stored in checkpoints), named as the entry point names them."""
-        skip = {"progress", "device", "epoch_name", "backend"} | (set() if self.deterministic else {"deterministic"})
+        skip = {"progress", "device", "epoch_name", "backend"}
+        skip |= set() if self.deterministic else {"deterministic"}
         skip |= {"batches_per_epoch"} if self.batches_per_epoch == 1 else set()
         return {(f"n_{self.epoch_name}s" if f.name == "n_epochs" else f.name): getattr(self, f.name)
                 for f in fields(self) if f.name not in skip}
