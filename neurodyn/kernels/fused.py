@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 
+from neurodyn.kernels import _fused_autograd as _fa
 from neurodyn.kernels._api import backend_available
 from neurodyn.kernels._families import family_of
 
 __all__ = ["FUSED_FAMILIES", "fused_backend", "fused_states"]
 
 #: families with a fused forward + backward on the CPU (Numba)
-FUSED_FAMILIES = ("leaky",)
+FUSED_FAMILIES = ("leaky", "shplrnn")
 _TRAIN_BACKENDS = ("auto", "torch", "numba")
 
 
@@ -92,45 +92,55 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     return "torch"
 
 
-def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor, *,
-                 noise: torch.Tensor | None = None) -> torch.Tensor:
-    """Differentiable leaky-RNN rollout with the time loop and its BPTT in Numba.
+def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = None, *,
+                 noise: torch.Tensor | None = None, forcing: tuple | None = None) -> torch.Tensor:
+    """Differentiable rollout with the time loop and its BPTT in Numba (leaky RNN, shallow PLRNN).
 
-    ``h[t+1] = (1 - alpha) h[t] + alpha phi(W_rec h[t] + W_in u[t] + b) + noise[t]``: the same map
-    as :func:`neurodyn.models.leaky_rnn_step` plus the additive noise, so with the noise the model
-    itself draws (``model.noise_scale`` times its standard-normal draws) this equals
-    ``model(inputs, h0).states`` within float tolerance, gradients included.
+    Leaky RNN: ``h[t+1] = (1 - alpha) h[t] + alpha phi(W_rec h[t] + W_in u[t] + b) + noise[t]``,
+    the map of :func:`neurodyn.models.leaky_rnn_step` plus the additive noise, so with the noise
+    the model itself draws (``model.noise_scale`` times its standard-normal draws) this equals
+    ``model(inputs, h0).states`` within float tolerance, gradients included. Shallow PLRNN (plain
+    or clipped): ``p[t] = F(c[t], u[t])`` (:func:`neurodyn.models.shplrnn_step`), then
+    ``z = p[t] + noise[t]`` and, with ``forcing``, the (generalised) teacher forcing
+    ``c[t+1] = z + alphas[t] mask (target[t] - z)`` (Mikhaeil et al., NeurIPS 2022; Hess et al.,
+    ICML 2023) — the step of ``neurodyn.training.teacher_forcing.forced_rollout``.
 
     Parameters
     ----------
-    params : LeakyRNNParams
-        Effective parameters of one network (``model.params()``); gradients flow to ``w_rec``,
-        ``w_in``, ``b`` and through them to the model's raw parameters (masks, Dale's law).
-    h0 : Tensor, shape (batch, unit)
+    params : LeakyRNNParams or ShallowPLRNNParams
+        Effective parameters of one network (``model.params()``); gradients flow to every weight
+        and bias the step uses (``w_rec``, ``w_in``, ``b``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``,
+        ``C``) and through them to the model's raw parameters (masks, Dale's law).
+    h0 : Tensor, shape (batch, state)
         Initial state, CPU, float32 or float64 (the dtype of the rollout); may require grad.
-    inputs : Tensor, shape (batch, time, input)
-        External input (``time`` steps).
-    noise : Tensor, shape (batch, time, unit), optional
+    inputs : Tensor, shape (batch, time, input), optional
+        External input; sets the number of steps (else the forcing targets do).
+    noise : Tensor, shape (batch, time, state), optional
         Additive state noise of each step, already scaled (no gradient flows to it). Giving it as
         a tensor keeps the rollout reproducible and equal across backends.
+    forcing : (targets, alphas, mask), optional
+        Shallow PLRNN only: ``targets`` (batch, time, state) without grad, ``alphas`` (time,)
+        forcing strengths in [0, 1], ``mask`` (state,) 0/1 of the forced states.
 
     Returns
     -------
-    Tensor, shape (batch, time, unit)
-        ``states[:, t]`` is the state after step ``t``.
+    Tensor, shape (batch, time, state)
+        The state after each step (leaky RNN) or the prediction ``p[t]`` before noise and forcing
+        (shallow PLRNN).
 
     Raises
     ------
     ValueError
-        If the family, device or dtype is not supported (see :func:`fused_backend`), or a shape
-        does not match.
+        If the family, device or dtype is not supported (see :func:`fused_backend`), a shape does
+        not match, forcing is given for a leaky RNN, or the forcing targets require grad.
 
     Notes
     -----
-    The forward stores the states and ``alpha phi'(pre)`` (2 x time x batch x unit values); the
-    backward runs ``g <- (1 - alpha) g + (slope * g) W_rec`` backwards in time (Werbos 1990,
-    backpropagation through time) and forms ``dL/dW_rec`` as one GEMM over all steps. float32
-    rollouts use the kernels' rational tanh (absolute error < 4e-7), float64 the exact one.
+    The forward stores what the backward needs (states and ``alpha phi'(pre)``; forced states,
+    hidden activations and ReLU slopes); the backward runs the adjoint recursion backwards in
+    time (backpropagation through time, Werbos 1990) and forms each weight gradient as one GEMM
+    over all steps. float32 leaky rollouts use the kernels' rational tanh (absolute error < 4e-7),
+    float64 the exact one.
 
     Examples
     --------
@@ -150,63 +160,55 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor, *,
     >>> model(x, h0).states.square().sum().backward()
     >>> bool(torch.allclose(ref, model.w_rec.grad, rtol=1e-10, atol=1e-12))
     True
+
+    A teacher-forced shallow PLRNN (forcing every state half-way to a target of zeros):
+
+    >>> from neurodyn.models import ShallowPLRNN
+    >>> p = ShallowPLRNN.from_arrays(A=[0.5], W1=[[1.0]], W2=[[1.0]], h1=[0.0], h2=[-1.0]).params()
+    >>> z0 = torch.tensor([[3.0]], dtype=torch.float64)
+    >>> preds = fused_states(p, z0, forcing=(torch.zeros(1, 2, 1, dtype=torch.float64), [0.5, 0.5], [1.0]))
+    >>> preds.ravel().tolist()  # 0.5 * 3 + relu(3 - 1) = 3.5, forced to 1.75; then 0.875 + 0.75
+    [3.5, 1.625]
     """
     fused_backend(params, backend="numba", device=h0.device, dtype=h0.dtype)
-    from neurodyn.kernels.numba_math import ACTIVATION_CODES
-    from neurodyn.models.leaky_rnn import leaky_rnn_drive
-
-    n_batch, n_unit = h0.shape[0], params.w_rec.shape[-1]
-    if h0.ndim != 2 or h0.shape[1] != n_unit:
-        raise ValueError(f"h0 must have shape (batch, {n_unit}), got {tuple(h0.shape)}")
-    if inputs.ndim != 3 or inputs.shape[0] != n_batch:
+    n_state = h0.shape[-1]
+    if h0.ndim != 2:
+        raise ValueError(f"h0 must have shape (batch, state), got {tuple(h0.shape)}")
+    n_batch = h0.shape[0]
+    if inputs is None and forcing is None:
+        raise ValueError("give inputs (batch, time, input) or forcing targets to set the number of steps")
+    n_steps = (inputs if inputs is not None else forcing[0]).shape[1]
+    if inputs is not None and (inputs.ndim != 3 or inputs.shape[0] != n_batch):
         raise ValueError(f"inputs must have shape ({n_batch}, time, input), got {tuple(inputs.shape)}")
-    shape = (n_batch, inputs.shape[1], n_unit)
+    shape = (n_batch, n_steps, n_state)
     if noise is not None and tuple(noise.shape) != shape:
-        raise ValueError(f"noise must have shape {shape} (batch, time, unit), got {tuple(noise.shape)}")
-    # time-major (time, batch, unit) throughout, so each step of the kernel reads one contiguous slab
-    drive = leaky_rnn_drive(params, inputs.transpose(0, 1)).to(h0.dtype).expand(shape[1], n_batch, n_unit)
+        raise ValueError(f"noise must have shape {shape} (batch, time, state), got {tuple(noise.shape)}")
+    # time-major (time, batch, state) throughout, so each kernel step reads one contiguous slab
+    u = None if inputs is None else inputs.transpose(0, 1)
     xi = None if noise is None else noise.transpose(0, 1)
-    states = _LeakyRecurrence.apply(params.w_rec.to(h0.dtype), drive, h0, xi, float(params.alpha),
-                                    ACTIVATION_CODES[params.activation])
-    return states.transpose(0, 1)
+    family = family_of(params).name
+    if family == "leaky":
+        if forcing is not None:
+            raise ValueError("forcing is fused for the shallow PLRNN only; drop it for a leaky RNN")
+        return _fa.leaky(params, h0, u, xi).transpose(0, 1)
+    target, alphas, mask = _check_forcing(forcing, shape, h0)
+    return _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(0, 1)
 
 
-def _np(x: torch.Tensor) -> np.ndarray:
-    """A contiguous NumPy view (or copy) of ``x``, detached."""
-    return x.detach().contiguous().numpy()
-
-
-class _LeakyRecurrence(torch.autograd.Function):
-    """``(w_rec, drive, h0, noise) -> states``, all time-major (time, batch, unit), with the loops in
-    :mod:`~neurodyn.kernels.numba_bptt`."""
-
-    @staticmethod
-    def forward(ctx, w_rec, drive, h0, noise, alpha, code):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt import leaky_forward_kernel
-
-        dt = h0.detach().numpy().dtype.type
-        n_steps, n_batch, n_unit = drive.shape
-        w = w_rec.detach().contiguous()
-        states = torch.empty((n_steps + 1, n_batch, n_unit), dtype=h0.dtype)
-        slopes = torch.empty((n_steps, n_batch, n_unit), dtype=h0.dtype)
-        states[0] = h0.detach()
-        xi = _np(noise) if noise is not None else np.empty((0, n_batch, n_unit), dt)
-        leaky_forward_kernel(w.numpy(), _np(drive), xi, states.numpy(), slopes.numpy(), dt(alpha),
-                             int(code), dt is np.float64)
-        ctx.save_for_backward(w, states, slopes)
-        ctx.alpha = alpha
-        return states[1:]
-
-    @staticmethod
-    def backward(ctx, grad_states):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt import leaky_backward_kernel
-
-        w, states, slopes = ctx.saved_tensors
-        n_steps, n_batch, n_unit = slopes.shape
-        grad_drive = torch.empty_like(slopes)
-        grad_h = torch.zeros((n_batch, n_unit), dtype=w.dtype)
-        dt = w.numpy().dtype.type
-        leaky_backward_kernel(w.numpy().T.copy(), _np(grad_states), slopes.numpy(), grad_drive.numpy(),
-                              grad_h.numpy(), dt(ctx.alpha))
-        grad_w = grad_drive.reshape(-1, n_unit).T @ states[:-1].reshape(-1, n_unit)
-        return grad_w, grad_drive, grad_h, None, None, None
+def _check_forcing(forcing, shape, h0):
+    """Forcing as time-major detached targets, a (time,) alpha tensor and a (state,) mask."""
+    if forcing is None:
+        zeros = h0.new_zeros(shape[1])
+        return h0.new_zeros((shape[1], shape[0], shape[2])), zeros, h0.new_zeros(shape[2])
+    target, alphas, mask = forcing
+    if tuple(target.shape) != shape:
+        raise ValueError(f"forcing targets must have shape {shape} (batch, time, state), "
+                         f"got {tuple(target.shape)}")
+    if target.requires_grad:
+        raise ValueError("forcing targets must not require grad (detach them, as teacher forcing does)")
+    alphas = torch.as_tensor(alphas, dtype=h0.dtype).reshape(-1)
+    mask = torch.as_tensor(mask, dtype=h0.dtype).reshape(-1)
+    if alphas.numel() != shape[1] or mask.numel() != shape[2]:
+        raise ValueError(f"forcing needs {shape[1]} alphas (one per step) and a mask of {shape[2]} "
+                         f"states, got {alphas.numel()} and {mask.numel()}")
+    return target.detach().transpose(0, 1), alphas, mask
