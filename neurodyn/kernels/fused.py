@@ -25,7 +25,7 @@ _TRAIN_BACKENDS = ("auto", "torch", "numba")
 
 
 def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
-                  dtype: torch.dtype = torch.float32, state_hook: Any = None) -> str:
+                  dtype: torch.dtype = torch.float32, state_hook: Any = None, forcing: bool = False) -> str:
     """The backend a training rollout of ``params`` runs on: ``"numba"`` (fused) or ``"torch"``.
 
     Parameters
@@ -40,6 +40,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         Where and in which dtype the rollout runs.
     state_hook : callable or None
         The training ``state_hook``; any hook rules the fused path out.
+    forcing : bool
+        Whether the rollout is teacher-forced (fused for the shallow PLRNN only).
 
     Returns
     -------
@@ -73,6 +75,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     if family is None or family.name not in FUSED_FAMILIES:
         name = type(params).__name__ if family is None else family.name
         reason = f"model family {name!r} has no fused training kernel (fused: {', '.join(FUSED_FAMILIES)})"
+    elif forcing and family.name != "shplrnn":
+        reason = f"teacher-forced rollouts are fused for the shallow PLRNN only, not {family.name!r}"
     elif getattr(params, family.recurrent).ndim != 2:
         reason = "ensemble params are not fused; train them with backend='torch'"
     elif torch.device(device).type != "cpu":

@@ -82,3 +82,51 @@ def test_fused_backend_choice_and_errors():
         fused_backend(leaky, backend="jax")
     with pytest.raises(ValueError, match=r"noise must have shape \(2, 3, 4\)"):
         fused_states(leaky, torch.zeros(2, 4), torch.zeros(2, 3, 1), noise=torch.zeros(2, 3, 3))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("clipped", [False, True])
+def test_fused_forced_shallow_plrnn_matches_autograd(clipped, dtype):
+    from neurodyn.models import ShallowPLRNN
+    from neurodyn.training.teacher_forcing import forced_rollout
+
+    model = ShallowPLRNN(2, 5, 3, n_hidden=13, clipped=clipped, seed=0).to(dtype)
+    gen = torch.Generator().manual_seed(0)
+    n_batch, n_steps = 6, 25
+    u = torch.randn(n_batch, n_steps, 2, generator=gen, dtype=dtype)
+    zhat = torch.randn(n_batch, n_steps, 5, generator=gen, dtype=dtype)
+    eps = 0.1 * torch.randn(n_batch, n_steps, 5, generator=gen, dtype=dtype)
+    weights = torch.randn(n_batch, n_steps, 5, generator=gen, dtype=dtype)
+    z0 = torch.randn(n_batch, 5, generator=gen, dtype=dtype)
+    alphas = [0.0 if t % 4 == 3 else 0.3 for t in range(n_steps)]  # some unforced steps
+    mask = torch.tensor([1.0, 1.0, 0.0, 1.0, 0.0], dtype=dtype)  # partly observed
+    out = []
+    for backend in ("numba", "torch"):
+        model.zero_grad()
+        h0 = z0.clone().requires_grad_(True)
+        preds = forced_rollout(model, h0, zhat, alphas, mask, u, eps, backend=backend)
+        (preds * weights).sum().backward()
+        grads = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+        out.append((preds.detach(), {**grads, "z0": h0.grad}))
+    (got_p, got), (ref_p, ref) = out
+    rtol = 1e-5 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(got_p, ref_p, rtol=rtol, atol=rtol * ref_p.abs().max())
+    assert set(got) == set(ref) and {"a", "W1", "W2", "h1", "h2", "C", "z0"} <= set(got)
+    for name in got:
+        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_fused_forcing_errors():
+    from neurodyn.models import ShallowPLRNN
+
+    p = ShallowPLRNN(0, 3, 3, n_hidden=4, seed=0).params()
+    z0, target = torch.zeros(2, 3), torch.zeros(2, 5, 3)
+    with pytest.raises(ValueError, match="forcing needs 5 alphas"):
+        fused_states(p, z0, forcing=(target, [0.1] * 4, [1.0] * 3))
+    with pytest.raises(ValueError, match="must not require grad"):
+        fused_states(p, z0, forcing=(target.requires_grad_(), [0.1] * 5, [1.0] * 3))
+    with pytest.raises(ValueError, match="shallow PLRNN only"):
+        fused_states(LeakyRNN(1, 3, 1).params(), z0, torch.zeros(2, 5, 1),
+                     forcing=(target, [0.1] * 5, [1.0] * 3))
+    assert fused_backend(LeakyRNN(1, 3, 1).params(), forcing=True) == "torch"

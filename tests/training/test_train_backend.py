@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -37,3 +38,21 @@ def test_unsupported_model_falls_back_and_explicit_numba_raises():
         train(GRU(1, 4, 1, seed=0), task, backend="numba", **KW)
     with pytest.raises(ValueError, match="unknown backend 'cuda'"):
         train(LeakyRNN(1, 4, 1, seed=0), task, backend="cuda", **KW)
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
+def test_teacher_forcing_fit_same_losses_across_backends(dtype, tol):
+    from neurodyn.models import ShallowPLRNN
+    from neurodyn.training import fit_teacher_forcing
+
+    t = np.arange(400) * 0.1
+    data = np.stack([np.sin(t), np.cos(t), np.sin(2 * t)], 1)
+    model = ShallowPLRNN(0, 5, 3, n_hidden=12, clipped=True, seed=0).to(dtype)
+    kw = dict(n_epochs=2, batches_per_epoch=3, batch_size=4, seq_len=20, alpha=0.2, process_noise=0.05,
+              lr=1e-2, progress=False, seed=1)
+    fused = fit_teacher_forcing(model, data, backend="auto", **kw)
+    ref = fit_teacher_forcing(model, data, backend="torch", **kw)
+    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
+    assert fused.history["loss"] == pytest.approx(ref.history["loss"], rel=tol)
+    for (name, a), b in zip(fused.model.named_parameters(), ref.model.parameters()):
+        torch.testing.assert_close(a, b, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
