@@ -84,7 +84,7 @@ class _ShallowForced(torch.autograd.Function):
         preds = torch.empty((n_steps, n_batch, n), dtype=dtype)
         acts, s1, s2 = (torch.empty((n_steps, n_batch, n_hid), dtype=dtype) for _ in range(3))
         xi = _np(noise) if noise is not None else np.empty((0, n_batch, n), carried.numpy().dtype)
-        shallow_forced_forward(w1.numpy(), w2.numpy(), _np(h2), a.numpy(), _np(drive), _np(target),
+        shallow_forced_forward(w1.numpy(), w2.numpy().T.copy(), _np(h2), a.numpy(), _np(drive), _np(target),
                                _np(alphas), _np(mask), xi, carried.numpy(), preds.numpy(), acts.numpy(),
                                s1.numpy(), s2.numpy(), clipped)
         ctx.save_for_backward(a, w1, w2, alphas, mask, carried, acts, s1, s2)
@@ -102,7 +102,7 @@ class _ShallowForced(torch.autograd.Function):
         grad_pre = torch.empty((n_steps, n_batch, n_hid), dtype=a.dtype)
         grad_h2 = torch.zeros(n_hid, dtype=a.dtype)
         grad_z0 = torch.zeros((n_batch, n), dtype=a.dtype)
-        shallow_forced_backward(w1.numpy().T.copy(), w2.numpy().T.copy(), a.numpy(), alphas.numpy(),
+        shallow_forced_backward(w1.numpy(), w2.numpy().T.copy(), a.numpy(), alphas.numpy(),
                                 mask.numpy(), _np(grad_preds), s1.numpy(), s2.numpy(), grad_p.numpy(),
                                 grad_pre.numpy(), grad_h2.numpy(), grad_z0.numpy(), ctx.clipped)
         c = carried[:-1]
