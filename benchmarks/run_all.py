@@ -24,6 +24,8 @@ BENCHMARKS = {
     "bench_manifolds.py": ["--quick"],
     "bench_similarity.py": ["--small"],
     "bench_fit.py": ["--quick"],
+    "bench_training.py": ["--steps", "5", "--repeats", "1", "--out", "/dev/null"],
+    "bench_training_fit.py": ["--quick", "--out", "/dev/null"],
     "bench_lyapunov.py": ["--quick"],
     "bench_cli_startup.py": ["--quick", "--out", "/dev/null"],
     "bench_sweep.py": ["--quick", "--out", "/dev/null"],

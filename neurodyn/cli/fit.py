@@ -99,6 +99,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--no-progress", action="store_true")
     t.add_argument("--deterministic", action="store_true",
                    help="one thread and deterministic algorithms: the same fit at any thread count")
+    t.add_argument("--backend", choices=("auto", "torch", "numba"), default="auto",
+                   help="forced rollout: auto = fused Numba forward + backward for a shallow PLRNN on the "
+                        "CPU, torch otherwise (recorded in the checkpoint)")
     o = p.add_argument_group("output")
     o.add_argument("--out", default="fit.pt", help="checkpoint to write (default fit.pt)")
     o.add_argument("--overwrite", action="store_true", help="replace an existing --out")
@@ -331,5 +334,5 @@ def _fit(args: argparse.Namespace, model, train):
         batches_per_epoch=args.batches_per_epoch, batch_size=args.batch_size, seq_len=args.seq_len,
         lr=args.lr, lr_end=args.lr_end, lambda_latent=args.lambda_latent, lambda_obs=args.lambda_obs,
         clip_grad_norm=args.clip_grad_norm, noise_level=args.noise_level, seed=args.seed,
-        progress=not args.no_progress, deterministic=args.deterministic,
+        progress=not args.no_progress, deterministic=args.deterministic, backend=args.backend,
     )

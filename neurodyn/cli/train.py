@@ -135,6 +135,9 @@ def _common_options(p: argparse.ArgumentParser) -> None:
     t.add_argument("--no-progress", action="store_true")
     t.add_argument("--deterministic", action="store_true",
                    help="one thread and deterministic algorithms: the same weights at any thread count")
+    t.add_argument("--backend", choices=("auto", "torch", "numba"), default="auto",
+                   help="training rollout: auto = fused Numba forward + backward for a leaky RNN on the "
+                        "CPU, torch otherwise (recorded in the checkpoint)")
     _deflation.add_options(p)
     o = p.add_argument_group("output")
     o.add_argument("--out", default="model.pt", help="checkpoint to write (default model.pt)")
@@ -312,7 +315,7 @@ def run(args: argparse.Namespace) -> int:
                 lr=args.lr, weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm,
                 seed=args.seed, target_metric=target, progress=not args.no_progress, device=args.device,
                 eval_every=args.eval_every, regularizers=strengths, early_stopping=args.early_stopping,
-                curriculum=curriculum, deterministic=args.deterministic,
+                curriculum=curriculum, deterministic=args.deterministic, backend=args.backend,
             )
         if curriculum is not None:
             task = curriculum.task_at(task, result.config["curriculum"]["final_stage"])

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["ACTIVATION_CODES", "activate", "sigmoid", "softplus", "tanh_rational"]
+__all__ = ["ACTIVATION_CODES", "activate", "activate_with_slope", "sigmoid", "softplus", "tanh_rational"]
 
 TANH, RELU, SOFTPLUS, SIGMOID, LINEAR = 0, 1, 2, 3, 4
 ACTIVATION_CODES = {"tanh": TANH, "relu": RELU, "softplus": SOFTPLUS, "sigmoid": SIGMOID, "linear": LINEAR}
@@ -69,6 +69,52 @@ def activate(buf, code, exact):
         for k in range(kb):
             for i in range(n):
                 buf[k, i] = sigmoid(buf[k, i], exact)
+
+
+@njit(fastmath=True, cache=True, error_model="numpy")
+def activate_with_slope(buf, slope, scale, code, exact):
+    """``buf <- phi(buf)`` and ``slope <- scale * phi'(buf)`` (before the update), both 2-D.
+
+    The slopes equal torch autograd's: ``relu'(0) = 0`` and softplus passes ``x > 20`` through
+    with slope 1, as ``torch.nn.functional.softplus`` does.
+    """
+    kb, n = buf.shape
+    one = scale - scale + _ONE
+    if code == TANH:
+        if exact:
+            for k in range(kb):
+                for i in range(n):
+                    a = math.tanh(buf[k, i])
+                    buf[k, i] = a
+                    slope[k, i] = scale * (one - a * a)
+        else:
+            for k in range(kb):
+                for i in range(n):
+                    a = tanh_rational(buf[k, i])
+                    buf[k, i] = a
+                    slope[k, i] = scale * (one - a * a)
+    elif code == RELU:
+        for k in range(kb):
+            for i in range(n):
+                x = buf[k, i]
+                buf[k, i] = max(x, _ZERO)
+                slope[k, i] = scale if x > _ZERO else _ZERO
+    elif code == SOFTPLUS:
+        for k in range(kb):
+            for i in range(n):
+                x = buf[k, i]
+                buf[k, i] = softplus(x)
+                slope[k, i] = scale if x > _TWENTY else scale / (one + math.exp(-x))
+    elif code == SIGMOID:
+        for k in range(kb):
+            for i in range(n):
+                a = sigmoid(buf[k, i], exact)
+                buf[k, i] = a
+                slope[k, i] = scale * a * (one - a)
+    else:
+        for k in range(kb):
+            for i in range(n):
+                slope[k, i] = scale
 
 
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")

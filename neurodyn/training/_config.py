@@ -14,6 +14,7 @@ import torch
 from neurodyn._seed import SeedLike, resolve_seed
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "radam": torch.optim.RAdam}
+BACKENDS = ("auto", "torch", "numba")  # training rollouts; the entry point records the one that ran
 
 
 def check_device(device: Any) -> torch.device:
@@ -56,6 +57,8 @@ class TrainConfig:
     is the evaluation period in epochs (0: none); ``progress`` shows a tqdm bar. ``deterministic``
     trains with one intra-op thread and ``torch.use_deterministic_algorithms`` (both restored
     afterwards; see :func:`deterministic_mode`), so the weights do not depend on the thread count.
+``backend`` picks the training rollout: ``"auto"`` (the fused Numba forward + BPTT where the model
+has one, see :func:`neurodyn.kernels.fused_backend`, else torch), ``"torch"`` or ``"numba"``.
 
     Raises
     ------
@@ -88,6 +91,7 @@ class TrainConfig:
     progress: bool = True
     device: Any = "cpu"
     deterministic: bool = False
+    backend: str = "auto"
 
     def __post_init__(self) -> None:
         for name, low in (("n_epochs", 1), ("batches_per_epoch", 1), ("batch_size", 1), ("eval_every", 0)):
@@ -103,6 +107,8 @@ class TrainConfig:
             check_setting("clip_grad_norm", self.clip_grad_norm, 0.0, hint=" (0 or None: no clipping)")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer {self.optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
         object.__setattr__(self, "clip_grad_norm", float(self.clip_grad_norm or 0.0) or None)
         object.__setattr__(self, "seed", resolve_seed(self.seed))
         object.__setattr__(self, "device", check_device(self.device))
@@ -114,7 +120,8 @@ class TrainConfig:
 
     def record(self) -> dict[str, Any]:
         """The settings as plain values (stored in checkpoints), named as the entry point names them."""
-        skip = {"progress", "device", "epoch_name"} | (set() if self.deterministic else {"deterministic"})
+        skip = {"progress", "device", "epoch_name", "backend"}
+        skip |= set() if self.deterministic else {"deterministic"}
         skip |= {"batches_per_epoch"} if self.batches_per_epoch == 1 else set()
         return {(f"n_{self.epoch_name}s" if f.name == "n_epochs" else f.name): getattr(self, f.name)
                 for f in fields(self) if f.name not in skip}

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, numpy_rng, torch_generator
+from neurodyn.kernels.fused import fused_backend, fused_states
 from neurodyn.models._base import RecurrentModel
 from neurodyn.training import _engine
 from neurodyn.training import observation as obs
@@ -57,13 +58,17 @@ def _alpha_product_bound(model, zhat: torch.Tensor, u: torch.Tensor | None, n_po
     return max(0.0, 1.0 - 1.0 / n_max)
 
 
-def forced_rollout(model, z0, zhat, alphas, mask, u=None, state_noise=None) -> torch.Tensor:
+def forced_rollout(model, z0, zhat, alphas, mask, u=None, state_noise=None, *, backend: str = "torch",
+                   ) -> torch.Tensor:
     """Latent predictions (batch, time, state) under forcing ``z ← z + α_t mask (ẑ_t - z)``.
 
     ``zhat[:, t]`` is the target of step ``t`` (data point ``t + 1``); ``alphas`` (time,) floats;
     ``state_noise`` (batch, time, state), optional, is added to the state carried to the next step
-    (after the prediction is taken, before forcing).
+    (after the prediction is taken, before forcing). ``backend="numba"`` runs the same map fused
+    (:func:`neurodyn.kernels.fused_states`, shallow PLRNN only); ``"torch"`` is the reference.
     """
+    if backend == "numba":
+        return fused_states(model.params(), z0, u, noise=state_noise, forcing=(zhat, alphas, mask))
     z, preds = z0, []
     for t in range(zhat.shape[1]):
         z = model.step(z, None if u is None else u[:, t])
@@ -104,6 +109,7 @@ def fit_teacher_forcing(
     progress: bool = True,
     device: Any = "cpu",
     deterministic: bool = False,
+    backend: str = "auto",
 ) -> FitResult:
     """Fit ``model`` to a recording by generalized or sparse teacher forcing.
 
@@ -150,6 +156,12 @@ def fit_teacher_forcing(
         then identical whatever thread count the caller uses (otherwise only at the same count).
     callback : callable ``(epoch, model) -> dict``, optional
         Called after each epoch (model in eval mode); returned numbers go into ``history``.
+    backend : {"auto", "torch", "numba"}
+        Forced rollout: ``"auto"`` runs a shallow PLRNN (plain or clipped) on the CPU fused in Numba,
+        forward and backpropagation through time with the forcing inside the kernel
+        (:func:`neurodyn.kernels.fused_states`; same losses to float tolerance), and every other
+        model on torch; ``"torch"`` forces the reference; ``"numba"`` raises where it cannot run.
+        ``result.config["backend"]`` records the one that ran.
 
     Returns
     -------
@@ -193,7 +205,7 @@ def fit_teacher_forcing(
     cfg = TrainConfig(n_epochs=n_epochs, batches_per_epoch=batches_per_epoch, epoch_name="epoch",
                       batch_size=batch_size, lr=lr, optimizer="radam", lr_end=lr_end, eval_every=0,
                       clip_grad_norm=clip_grad_norm, seed=seed, progress=progress, device=device,
-                      deterministic=deterministic)
+                      deterministic=deterministic, backend=backend)
     device = cfg.device
     x_np, u_np = _as_arrays(data)
     n_trials, n_t, n_ch = x_np.shape
@@ -206,6 +218,7 @@ def fit_teacher_forcing(
     model = _engine.to_device(model, device)
     frozen = obs.prepare_observation(model, observation, n_ch)
     dtype = next(model.parameters()).dtype
+    ran = fused_backend(model.params(), backend=cfg.backend, device=device, dtype=dtype, forcing=True)
     x = torch.as_tensor(x_np, dtype=dtype, device=device)
     targets = torch.as_tensor(obs.forcing_targets(x_np, observation, poisson_smoothing), dtype=dtype,
                               device=device)
@@ -248,7 +261,7 @@ def fit_teacher_forcing(
         if process_noise > 0:
             shape = (batch_size, seq_len, model.state_size)
             eps = process_noise * torch.randn(shape, generator=gen_state, dtype=dtype, device=device)
-        preds = forced_rollout(model, z0, zhat[:, 1:], alphas, mask, ub, eps)
+        preds = forced_rollout(model, z0, zhat[:, 1:], alphas, mask, ub, eps, backend=ran)
         loss = obs.observation_loss(obs.observe(model, preds, observation), xb[:, 1:], observation)
         total = loss
         if lambda_latent > 0:
@@ -270,4 +283,5 @@ def fit_teacher_forcing(
                       desc=f"fit {type(model).__name__} ({method})")
     for n in frozen:
         named[n].requires_grad_(True)
-    return FitResult(model=model.eval(), history=hist[0], config={**rec, **settings}, status=rec["status"])
+    return FitResult(model=model.eval(), history=hist[0], config={**rec, "backend": ran, **settings},
+                     status=rec["status"])

@@ -9,7 +9,9 @@ from typing import Any
 import torch
 
 from neurodyn._seed import SeedLike, torch_generator
-from neurodyn.models._base import RecurrentModel
+from neurodyn.kernels.fused import fused_backend, fused_states
+from neurodyn.kernels.reference import draw_noise
+from neurodyn.models._base import RecurrentModel, Rollout
 from neurodyn.tasks._base import Task
 from neurodyn.training import _engine
 from neurodyn.training import regularizers as regs_mod
@@ -42,6 +44,7 @@ def train(
     early_stopping: EarlyStopping | tuple | None = None,
     curriculum: Curriculum | None = None,
     deterministic: bool = False,
+    backend: str = "auto",
 ) -> TrainResult:
     """Train ``model`` on ``task`` with Adam and a masked loss (BPTT).
 
@@ -79,6 +82,12 @@ def train(
         Train with one intra-op thread and deterministic torch algorithms (restored afterwards):
         the weights are then identical whatever thread count the caller uses. Without it they are
         bit-identical only at the same thread count.
+    backend : {"auto", "torch", "numba"}
+        Training rollout: ``"auto"`` runs the leaky RNN's time loop and its backpropagation
+        through time fused in Numba on the CPU (:func:`neurodyn.kernels.fused_states`; same noise,
+        same gradients to float tolerance) and every other model, a ``state_hook`` or a GPU on
+        torch; ``"torch"`` forces the reference, ``"numba"`` raises where it cannot run.
+        ``result.config["backend"]`` records the one that ran.
 
     Returns
     -------
@@ -123,7 +132,7 @@ def train(
         raise ValueError(f"curriculum must be a Curriculum, got {type(curriculum).__name__}")
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
                       clip_grad_norm=clip_grad_norm, seed=seed, eval_every=eval_every, progress=progress,
-                      device=device, deterministic=deterministic)
+                      device=device, deterministic=deterministic, backend=backend)
     return train_on_task(model, task, cfg, loss=loss, penalties=regs_mod.make_regularizers(regularizers),
                          state_hook=state_hook, early_stopping=EarlyStopping.coerce(early_stopping),
                          curriculum=curriculum, target_metric=target_metric)
@@ -143,10 +152,12 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
     now = {"stage": 0, "task": task if curriculum is None else curriculum.task_at(task, 0)}
     now["eval"] = held_out_batch(now["task"], cfg.batch_size, cfg.seed)
     advances: list[int] = []
+    ran = fused_backend(model.params(), backend=cfg.backend, device=cfg.device, dtype=dtype,
+                        state_hook=state_hook)
 
     def objective(batch):
         x, y, m = batch
-        rollout = model(x, generator=gen, state_hook=state_hook)
+        rollout = training_rollout(model, x, backend=ran, generator=gen, state_hook=state_hook)
         task_loss = loss_fn(rollout.outputs, y, m)
         logs, value = {"loss": None, "task_loss": task_loss}, task_loss
         if penalties:
@@ -182,12 +193,29 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
     )
     if advances:
         hist[0]["curriculum_advance_iteration"] = advances
-    config = {**rec, "loss": loss_name, "regularizers": regs_mod.describe(penalties),
+    config = {**rec, "backend": ran, "loss": loss_name, "regularizers": regs_mod.describe(penalties),
               "state_hook": state_hook is not None}
     if curriculum is not None:
         config["curriculum"] = {**curriculum.describe(), "final_stage": now["stage"],
                                 "final_value": curriculum.values[now["stage"]]}
     return TrainResult(model=model.eval(), history=hist[0], config=config, status=rec["status"])
+
+
+def training_rollout(model: RecurrentModel, x: torch.Tensor, *, backend: str,
+                     generator: torch.Generator | None, state_hook=None) -> Rollout:
+    """``model(x, generator=generator, state_hook=state_hook)`` on ``backend`` (from ``fused_backend``).
+
+    ``"numba"`` draws the same noise as the model's own forward (the ``t``-th standard-normal draw
+    of shape (batch, state) for step ``t``) and runs the recurrence in :func:`fused_states`.
+    """
+    if backend == "torch":
+        return model(x, generator=generator, state_hook=state_hook)
+    noise = None
+    if model.training and model.noise_scale > 0:
+        xi = draw_noise(generator, (x.shape[0], model.state_size), x.shape[1], x.dtype)
+        noise = model.noise_scale * xi
+    states = fused_states(model.params(), model.initial_state(x.shape[0]), x, noise=noise)
+    return Rollout(model.readout(states), states)
 
 
 def check_sizes(model: RecurrentModel, task: Task) -> None:

@@ -45,6 +45,12 @@ def test_same_command_same_weights(tmp_path):
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
 
 
+def test_backend_option_is_recorded(tmp_path):
+    out = tmp_path / "b.pt"
+    assert run_train("--backend", "torch", "--out", out) == 0
+    assert load_checkpoint(out).training["backend"] == "torch"
+
+
 def test_training_options_reach_the_checkpoint(tmp_path):
     out = tmp_path / "t.pt"
     assert run_train("--clip-grad-norm", "0", "--weight-decay", "0.01", "--l1-weight", "0.001",

@@ -1,0 +1,112 @@
+"""The ``torch.autograd.Function`` s behind :func:`neurodyn.kernels.fused_states` (time-major tensors)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def leaky(params, h0, u, xi):
+    """Leaky-RNN states (time, batch, unit); ``u`` (time, batch, input) or None, ``xi`` noise or None."""
+    from neurodyn.kernels.numba_math import ACTIVATION_CODES
+    from neurodyn.models.leaky_rnn import leaky_rnn_drive
+
+    n_steps, n_batch, n_unit = u.shape[0], h0.shape[0], h0.shape[1]
+    drive = leaky_rnn_drive(params, u).to(h0.dtype).expand(n_steps, n_batch, n_unit)
+    return _LeakyRecurrence.apply(params.w_rec.to(h0.dtype), drive, h0, xi, float(params.alpha),
+                                  ACTIVATION_CODES[params.activation])
+
+
+def shallow(params, z0, u, xi, target, alphas, mask):
+    """Shallow-PLRNN predictions (time, batch, latent) under forcing (see ``fused_states``)."""
+    from neurodyn.models.shplrnn import shplrnn_drive
+
+    n_steps, n_batch, n = target.shape
+    drive = shplrnn_drive(params, u).to(z0.dtype).expand(n_steps, n_batch, n)
+    p = [getattr(params, f).to(z0.dtype) for f in ("a", "W1", "W2", "h2")]
+    return _ShallowForced.apply(*p, drive, z0, xi, target, alphas, mask, bool(params.clipped))
+
+
+def _np(x: torch.Tensor) -> np.ndarray:
+    """A contiguous NumPy view (or copy) of ``x``, detached."""
+    return x.detach().contiguous().numpy()
+
+
+class _LeakyRecurrence(torch.autograd.Function):
+    """``(w_rec, drive, h0, noise) -> states``, all time-major (time, batch, unit), with the loops in
+    :mod:`~neurodyn.kernels.numba_bptt`."""
+
+    @staticmethod
+    def forward(ctx, w_rec, drive, h0, noise, alpha, code):  # type: ignore[override]
+        from neurodyn.kernels.numba_bptt import leaky_forward_kernel
+
+        dt = h0.detach().numpy().dtype.type
+        n_steps, n_batch, n_unit = drive.shape
+        w = w_rec.detach().contiguous()
+        states = torch.empty((n_steps + 1, n_batch, n_unit), dtype=h0.dtype)
+        slopes = torch.empty((n_steps, n_batch, n_unit), dtype=h0.dtype)
+        states[0] = h0.detach()
+        xi = _np(noise) if noise is not None else np.empty((0, n_batch, n_unit), dt)
+        leaky_forward_kernel(w.numpy(), _np(drive), xi, states.numpy(), slopes.numpy(), dt(alpha),
+                             int(code), dt is np.float64)
+        ctx.save_for_backward(w, states, slopes)
+        ctx.alpha = alpha
+        return states[1:]
+
+    @staticmethod
+    def backward(ctx, grad_states):  # type: ignore[override]
+        from neurodyn.kernels.numba_bptt import leaky_backward_kernel
+
+        w, states, slopes = ctx.saved_tensors
+        n_steps, n_batch, n_unit = slopes.shape
+        grad_drive = torch.empty_like(slopes)
+        grad_h = torch.zeros((n_batch, n_unit), dtype=w.dtype)
+        dt = w.numpy().dtype.type
+        leaky_backward_kernel(w.numpy().T.copy(), _np(grad_states), slopes.numpy(), grad_drive.numpy(),
+                              grad_h.numpy(), dt(ctx.alpha))
+        grad_w = grad_drive.reshape(-1, n_unit).T @ states[:-1].reshape(-1, n_unit)
+        return grad_w, grad_drive, grad_h, None, None, None
+
+
+class _ShallowForced(torch.autograd.Function):
+    """``(a, W1, W2, h2, drive, z0, noise, target, alphas, mask) -> predictions``, time-major, with
+    the loops in :mod:`~neurodyn.kernels.numba_bptt_plrnn`."""
+
+    @staticmethod
+    def forward(ctx, a, w1, w2, h2, drive, z0, noise, target, alphas, mask, clipped):  # type: ignore[override]
+        from neurodyn.kernels.numba_bptt_plrnn import shallow_forced_forward
+
+        n_steps, n_batch, n = target.shape
+        n_hid, dtype = w2.shape[0], z0.dtype
+        a, w1, w2 = a.detach().contiguous(), w1.detach().contiguous(), w2.detach().contiguous()
+        carried = torch.empty((n_steps + 1, n_batch, n), dtype=dtype)
+        carried[0] = z0.detach()
+        preds = torch.empty((n_steps, n_batch, n), dtype=dtype)
+        acts, s1, s2 = (torch.empty((n_steps, n_batch, n_hid), dtype=dtype) for _ in range(3))
+        xi = _np(noise) if noise is not None else np.empty((0, n_batch, n), carried.numpy().dtype)
+        shallow_forced_forward(w1.numpy(), w2.numpy().T.copy(), _np(h2), a.numpy(), _np(drive), _np(target),
+                               _np(alphas), _np(mask), xi, carried.numpy(), preds.numpy(), acts.numpy(),
+                               s1.numpy(), s2.numpy(), clipped)
+        ctx.save_for_backward(a, w1, w2, alphas, mask, carried, acts, s1, s2)
+        ctx.clipped = clipped
+        return preds
+
+    @staticmethod
+    def backward(ctx, grad_preds):  # type: ignore[override]
+        from neurodyn.kernels.numba_bptt_plrnn import shallow_forced_backward
+
+        a, w1, w2, alphas, mask, carried, acts, s1, s2 = ctx.saved_tensors
+        n_steps, n_batch, n = grad_preds.shape
+        n_hid = w2.shape[0]
+        grad_p = torch.empty((n_steps, n_batch, n), dtype=a.dtype)
+        grad_pre = torch.empty((n_steps, n_batch, n_hid), dtype=a.dtype)
+        grad_h2 = torch.zeros(n_hid, dtype=a.dtype)
+        grad_z0 = torch.zeros((n_batch, n), dtype=a.dtype)
+        shallow_forced_backward(w1.numpy(), w2.numpy().T.copy(), a.numpy(), alphas.numpy(),
+                                mask.numpy(), _np(grad_preds), s1.numpy(), s2.numpy(), grad_p.numpy(),
+                                grad_pre.numpy(), grad_h2.numpy(), grad_z0.numpy(), ctx.clipped)
+        c = carried[:-1]
+        grad_a = (grad_p * c).sum((0, 1))
+        grad_w1 = grad_p.reshape(-1, n).T @ acts.reshape(-1, n_hid)
+        grad_w2 = grad_pre.reshape(-1, n_hid).T @ c.reshape(-1, n)
+        return grad_a, grad_w1, grad_w2, grad_h2, grad_p, grad_z0, None, None, None, None, None

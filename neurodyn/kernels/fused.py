@@ -1,0 +1,218 @@
+"""Fused training rollouts: the whole time loop forward and BPTT backward in one compiled kernel.
+
+:func:`fused_states` is a differentiable rollout whose ``torch.autograd.Function`` runs the time
+loop in Numba (:mod:`~neurodyn.kernels.numba_bptt`) and backpropagates through time in Numba too,
+instead of recording one autograd node per operation and step. Everything outside the recurrence
+(effective weights with masks and Dale's law, the input drive, the readout, the loss) stays in
+torch, so its gradients reach the raw parameters through autograd as usual.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from neurodyn.kernels import _fused_autograd as _fa
+from neurodyn.kernels._api import backend_available
+from neurodyn.kernels._families import family_of
+
+__all__ = ["FUSED_FAMILIES", "fused_backend", "fused_states"]
+
+#: families with a fused forward + backward on the CPU (Numba)
+FUSED_FAMILIES = ("leaky", "shplrnn")
+_TRAIN_BACKENDS = ("auto", "torch", "numba")
+
+
+def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
+                  dtype: torch.dtype = torch.float32, state_hook: Any = None, forcing: bool = False) -> str:
+    """The backend a training rollout of ``params`` runs on: ``"numba"`` (fused) or ``"torch"``.
+
+    Parameters
+    ----------
+    params : params NamedTuple
+        A model's ``params()``; the leaky RNN (:data:`FUSED_FAMILIES`) has a fused kernel.
+    backend : {"auto", "torch", "numba"}
+        ``auto`` takes the fused Numba path for a supported family on the CPU in float32/float64
+        without a ``state_hook`` (a Python call per step cannot run inside the kernel) and torch
+        otherwise; ``torch`` always runs the reference; ``numba`` insists on the fused path.
+    device, dtype
+        Where and in which dtype the rollout runs.
+    state_hook : callable or None
+        The training ``state_hook``; any hook rules the fused path out.
+    forcing : bool
+        Whether the rollout is teacher-forced (fused for the shallow PLRNN only).
+
+    Returns
+    -------
+    str
+        ``"numba"`` or ``"torch"``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``backend``, or ``backend="numba"`` where the fused path cannot run (the
+        message names the reason and suggests ``backend="auto"``).
+    ImportError
+        For ``backend="numba"`` without Numba installed.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels import fused_backend
+    >>> from neurodyn.models import GRU, LeakyRNN
+    >>> fused_backend(LeakyRNN(1, 4, 1).params())
+    'numba'
+    >>> fused_backend(GRU(1, 4, 1).params()), fused_backend(LeakyRNN(1, 4, 1).params(), backend="torch")
+    ('torch', 'torch')
+    """
+    if backend not in _TRAIN_BACKENDS:
+        raise ValueError(f"unknown training backend {backend!r}; choose one of {', '.join(_TRAIN_BACKENDS)}")
+    if backend == "torch":
+        return "torch"
+    family = family_of(params)
+    reason = None
+    if family is None or family.name not in FUSED_FAMILIES:
+        name = type(params).__name__ if family is None else family.name
+        reason = f"model family {name!r} has no fused training kernel (fused: {', '.join(FUSED_FAMILIES)})"
+    elif forcing and family.name != "shplrnn":
+        reason = f"teacher-forced rollouts are fused for the shallow PLRNN only, not {family.name!r}"
+    elif getattr(params, family.recurrent).ndim != 2:
+        reason = "ensemble params are not fused; train them with backend='torch'"
+    elif torch.device(device).type != "cpu":
+        reason = f"the fused Numba kernel runs on the CPU, not {torch.device(device)}"
+    elif dtype not in (torch.float32, torch.float64):
+        reason = f"the fused kernel runs float32 or float64, not {dtype}"
+    elif state_hook is not None:
+        reason = "a state_hook runs Python at every step, which the fused kernel cannot"
+    if reason is None and not backend_available("numba"):
+        if backend == "numba":
+            raise ImportError("backend 'numba' is not installed; pip install numba")
+        reason = "numba is not installed"
+    if reason is None:
+        return "numba"
+    if backend == "numba":
+        raise ValueError(f"backend='numba' cannot train this model: {reason}; use backend='auto'")
+    return "torch"
+
+
+def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = None, *,
+                 noise: torch.Tensor | None = None, forcing: tuple | None = None) -> torch.Tensor:
+    """Differentiable rollout with the time loop and its BPTT in Numba (leaky RNN, shallow PLRNN).
+
+    Leaky RNN: ``h[t+1] = (1 - alpha) h[t] + alpha phi(W_rec h[t] + W_in u[t] + b) + noise[t]``,
+    the map of :func:`neurodyn.models.leaky_rnn_step` plus the additive noise, so with the noise
+    the model itself draws (``model.noise_scale`` times its standard-normal draws) this equals
+    ``model(inputs, h0).states`` within float tolerance, gradients included. Shallow PLRNN (plain
+    or clipped): ``p[t] = F(c[t], u[t])`` (:func:`neurodyn.models.shplrnn_step`), then
+    ``z = p[t] + noise[t]`` and, with ``forcing``, the (generalised) teacher forcing
+    ``c[t+1] = z + alphas[t] mask (target[t] - z)`` (Mikhaeil et al., NeurIPS 2022; Hess et al.,
+    ICML 2023) — the step of ``neurodyn.training.teacher_forcing.forced_rollout``.
+
+    Parameters
+    ----------
+    params : LeakyRNNParams or ShallowPLRNNParams
+        Effective parameters of one network (``model.params()``); gradients flow to every weight
+        and bias the step uses (``w_rec``, ``w_in``, ``b``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``,
+        ``C``) and through them to the model's raw parameters (masks, Dale's law).
+    h0 : Tensor, shape (batch, state)
+        Initial state, CPU, float32 or float64 (the dtype of the rollout); may require grad.
+    inputs : Tensor, shape (batch, time, input), optional
+        External input; sets the number of steps (else the forcing targets do).
+    noise : Tensor, shape (batch, time, state), optional
+        Additive state noise of each step, already scaled (no gradient flows to it). Giving it as
+        a tensor keeps the rollout reproducible and equal across backends.
+    forcing : (targets, alphas, mask), optional
+        Shallow PLRNN only: ``targets`` (batch, time, state) without grad, ``alphas`` (time,)
+        forcing strengths in [0, 1], ``mask`` (state,) 0/1 of the forced states.
+
+    Returns
+    -------
+    Tensor, shape (batch, time, state)
+        The state after each step (leaky RNN) or the prediction ``p[t]`` before noise and forcing
+        (shallow PLRNN).
+
+    Raises
+    ------
+    ValueError
+        If the family, device or dtype is not supported (see :func:`fused_backend`), a shape does
+        not match, forcing is given for a leaky RNN, or the forcing targets require grad.
+
+    Notes
+    -----
+    The forward stores what the backward needs (states and ``alpha phi'(pre)``; forced states,
+    hidden activations and ReLU slopes); the backward runs the adjoint recursion backwards in
+    time (backpropagation through time, Werbos 1990) and forms each weight gradient as one GEMM
+    over all steps. float32 leaky rollouts use the kernels' rational tanh (absolute error < 4e-7),
+    float64 the exact one.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels import fused_states
+    >>> from neurodyn.models import LeakyRNN
+    >>> model = LeakyRNN(2, 8, 1, alpha=0.5, seed=0).double()
+    >>> x = torch.randn(3, 20, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> h0 = model.initial_state(3)
+    >>> states = fused_states(model.params(), h0, x)
+    >>> tuple(states.shape)  # (batch, time, unit)
+    (3, 20, 8)
+    >>> bool(torch.allclose(states, model(x, h0).states, atol=1e-12))
+    True
+    >>> states.square().sum().backward()
+    >>> ref = model.w_rec.grad.clone(); model.zero_grad()
+    >>> model(x, h0).states.square().sum().backward()
+    >>> bool(torch.allclose(ref, model.w_rec.grad, rtol=1e-10, atol=1e-12))
+    True
+
+    A teacher-forced shallow PLRNN (forcing every state half-way to a target of zeros):
+
+    >>> from neurodyn.models import ShallowPLRNN
+    >>> p = ShallowPLRNN.from_arrays(A=[0.5], W1=[[1.0]], W2=[[1.0]], h1=[0.0], h2=[-1.0]).params()
+    >>> z0 = torch.tensor([[3.0]], dtype=torch.float64)
+    >>> preds = fused_states(p, z0, forcing=(torch.zeros(1, 2, 1, dtype=torch.float64), [0.5, 0.5], [1.0]))
+    >>> preds.ravel().tolist()  # 0.5 * 3 + relu(3 - 1) = 3.5, forced to 1.75; then 0.875 + 0.75
+    [3.5, 1.625]
+    """
+    fused_backend(params, backend="numba", device=h0.device, dtype=h0.dtype)
+    n_state = h0.shape[-1]
+    if h0.ndim != 2:
+        raise ValueError(f"h0 must have shape (batch, state), got {tuple(h0.shape)}")
+    n_batch = h0.shape[0]
+    if inputs is None and forcing is None:
+        raise ValueError("give inputs (batch, time, input) or forcing targets to set the number of steps")
+    n_steps = (inputs if inputs is not None else forcing[0]).shape[1]
+    if inputs is not None and (inputs.ndim != 3 or inputs.shape[0] != n_batch):
+        raise ValueError(f"inputs must have shape ({n_batch}, time, input), got {tuple(inputs.shape)}")
+    shape = (n_batch, n_steps, n_state)
+    if noise is not None and tuple(noise.shape) != shape:
+        raise ValueError(f"noise must have shape {shape} (batch, time, state), got {tuple(noise.shape)}")
+    # time-major (time, batch, state) throughout, so each kernel step reads one contiguous slab
+    u = None if inputs is None else inputs.transpose(0, 1)
+    xi = None if noise is None else noise.transpose(0, 1)
+    family = family_of(params).name
+    if family == "leaky":
+        if forcing is not None:
+            raise ValueError("forcing is fused for the shallow PLRNN only; drop it for a leaky RNN")
+        return _fa.leaky(params, h0, u, xi).transpose(0, 1)
+    target, alphas, mask = _check_forcing(forcing, shape, h0)
+    return _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(0, 1)
+
+
+def _check_forcing(forcing, shape, h0):
+    """Forcing as time-major detached targets, a (time,) alpha tensor and a (state,) mask."""
+    if forcing is None:
+        zeros = h0.new_zeros(shape[1])
+        return h0.new_zeros((shape[1], shape[0], shape[2])), zeros, h0.new_zeros(shape[2])
+    target, alphas, mask = forcing
+    if tuple(target.shape) != shape:
+        raise ValueError(f"forcing targets must have shape {shape} (batch, time, state), "
+                         f"got {tuple(target.shape)}")
+    if target.requires_grad:
+        raise ValueError("forcing targets must not require grad (detach them, as teacher forcing does)")
+    alphas = torch.as_tensor(alphas, dtype=h0.dtype).reshape(-1)
+    mask = torch.as_tensor(mask, dtype=h0.dtype).reshape(-1)
+    if alphas.numel() != shape[1] or mask.numel() != shape[2]:
+        raise ValueError(f"forcing needs {shape[1]} alphas (one per step) and a mask of {shape[2]} "
+                         f"states, got {alphas.numel()} and {mask.numel()}")
+    return target.detach().transpose(0, 1), alphas, mask

@@ -1,0 +1,132 @@
+"""Fused leaky-RNN forward + BPTT against autograd on the torch reference."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from neurodyn.kernels import fused_backend, fused_states
+from neurodyn.models import GRU, LeakyRNN
+from neurodyn.models.leaky_rnn import leaky_rnn_step
+
+pytest.importorskip("numba", reason="the fused kernels need numba (a core dependency)")
+
+ACTIVATIONS = ["tanh", "relu", "softplus", "sigmoid", "linear"]
+
+
+def _reference(params, h0, x, noise):
+    """Autograd through the model's own step function, one step at a time."""
+    h, states = h0, []
+    for t in range(x.shape[1]):
+        h = leaky_rnn_step(params, h, x[:, t]) + noise[:, t]
+        states.append(h)
+    return torch.stack(states, dim=1)
+
+
+def _grads(model, h0, x, noise, weights, fused):
+    model.zero_grad()
+    h0 = h0.clone().requires_grad_(True)
+    states = (fused_states(model.params(), h0, x, noise=noise) if fused
+              else _reference(model.params(), h0, x, noise))
+    (states * weights).sum().backward()
+    named = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+    return states.detach(), {**named, "h0": h0.grad}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_fused_gradients_match_autograd(activation, dtype):
+    # Dale's law, a connectivity mask and noise act outside / inside the kernel respectively
+    gen = torch.Generator().manual_seed(0)
+    mask = (torch.rand(9, 9, generator=gen) > 0.3).float()
+    model = LeakyRNN(2, 9, 1, activation=activation, alpha=0.3, gain=0.8, dale=True, rec_mask=mask,
+                     seed=1).to(dtype)
+    x = torch.randn(5, 40, 2, generator=gen, dtype=dtype)
+    h0 = 0.5 * torch.randn(5, 9, generator=gen, dtype=dtype)
+    noise = 0.1 * torch.randn(5, 40, 9, generator=gen, dtype=dtype)
+    weights = torch.randn(5, 40, 9, generator=gen, dtype=dtype)
+    got_states, got = _grads(model, h0, x, noise, weights, fused=True)
+    ref_states, ref = _grads(model, h0, x, noise, weights, fused=False)
+    rtol = 1e-5 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(got_states, ref_states, rtol=rtol, atol=rtol * ref_states.abs().max())
+    assert set(got) == {"w_in", "w_rec", "b", "h0"}
+    for name in got:  # relative to each gradient's scale (float32 sums in another order)
+        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_fused_gradcheck_float64():
+    model = LeakyRNN(2, 3, 1, alpha=0.5, seed=0).double()
+    p = model.params()
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 4, 2, generator=gen, dtype=torch.float64)
+    h0 = torch.randn(2, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    w = p.w_rec.detach().clone().requires_grad_(True)
+    b = p.b.detach().clone().requires_grad_(True)
+
+    def run(w, b, h0):
+        return fused_states(p._replace(w_rec=w, b=b), h0, x)
+
+    assert torch.autograd.gradcheck(run, (w, b, h0), eps=1e-6, atol=1e-8)
+
+
+def test_fused_backend_choice_and_errors():
+    leaky, gru = LeakyRNN(1, 4, 1).params(), GRU(1, 4, 1).params()
+    assert fused_backend(leaky) == "numba"
+    assert fused_backend(leaky, state_hook=lambda t, h: h) == "torch"
+    assert fused_backend(leaky, dtype=torch.float16) == "torch"
+    assert fused_backend(gru) == "torch"
+    with pytest.raises(ValueError, match="'gru' has no fused training kernel"):
+        fused_backend(gru, backend="numba")
+    with pytest.raises(ValueError, match="unknown training backend 'jax'"):
+        fused_backend(leaky, backend="jax")
+    with pytest.raises(ValueError, match=r"noise must have shape \(2, 3, 4\)"):
+        fused_states(leaky, torch.zeros(2, 4), torch.zeros(2, 3, 1), noise=torch.zeros(2, 3, 3))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("clipped", [False, True])
+def test_fused_forced_shallow_plrnn_matches_autograd(clipped, dtype):
+    from neurodyn.models import ShallowPLRNN
+    from neurodyn.training.teacher_forcing import forced_rollout
+
+    model = ShallowPLRNN(2, 5, 3, n_hidden=13, clipped=clipped, seed=0).to(dtype)
+    gen = torch.Generator().manual_seed(0)
+    n_batch, n_steps = 6, 25
+    u = torch.randn(n_batch, n_steps, 2, generator=gen, dtype=dtype)
+    zhat = torch.randn(n_batch, n_steps, 5, generator=gen, dtype=dtype)
+    eps = 0.1 * torch.randn(n_batch, n_steps, 5, generator=gen, dtype=dtype)
+    weights = torch.randn(n_batch, n_steps, 5, generator=gen, dtype=dtype)
+    z0 = torch.randn(n_batch, 5, generator=gen, dtype=dtype)
+    alphas = [0.0 if t % 4 == 3 else 0.3 for t in range(n_steps)]  # some unforced steps
+    mask = torch.tensor([1.0, 1.0, 0.0, 1.0, 0.0], dtype=dtype)  # partly observed
+    out = []
+    for backend in ("numba", "torch"):
+        model.zero_grad()
+        h0 = z0.clone().requires_grad_(True)
+        preds = forced_rollout(model, h0, zhat, alphas, mask, u, eps, backend=backend)
+        (preds * weights).sum().backward()
+        grads = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+        out.append((preds.detach(), {**grads, "z0": h0.grad}))
+    (got_p, got), (ref_p, ref) = out
+    rtol = 1e-5 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(got_p, ref_p, rtol=rtol, atol=rtol * ref_p.abs().max())
+    assert set(got) == set(ref) and {"a", "W1", "W2", "h1", "h2", "C", "z0"} <= set(got)
+    for name in got:
+        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_fused_forcing_errors():
+    from neurodyn.models import ShallowPLRNN
+
+    p = ShallowPLRNN(0, 3, 3, n_hidden=4, seed=0).params()
+    z0, target = torch.zeros(2, 3), torch.zeros(2, 5, 3)
+    with pytest.raises(ValueError, match="forcing needs 5 alphas"):
+        fused_states(p, z0, forcing=(target, [0.1] * 4, [1.0] * 3))
+    with pytest.raises(ValueError, match="must not require grad"):
+        fused_states(p, z0, forcing=(target.requires_grad_(), [0.1] * 5, [1.0] * 3))
+    with pytest.raises(ValueError, match="shallow PLRNN only"):
+        fused_states(LeakyRNN(1, 3, 1).params(), z0, torch.zeros(2, 5, 1),
+                     forcing=(target, [0.1] * 5, [1.0] * 3))
+    assert fused_backend(LeakyRNN(1, 3, 1).params(), forcing=True) == "torch"

@@ -1,0 +1,58 @@
+"""Training on the fused Numba rollout against the torch reference path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from neurodyn.models import GRU, LeakyRNN
+from neurodyn.tasks import FlipFlop
+from neurodyn.training import train
+
+pytest.importorskip("numba", reason="the fused kernels need numba (a core dependency)")
+
+KW = dict(n_iterations=4, batch_size=8, lr=1e-2, eval_every=0, progress=False, seed=3)
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
+def test_same_seed_same_weights_across_backends(dtype, tol):
+    # noise on: both backends must draw the same noise from the same seed
+    model = LeakyRNN(2, 12, 2, alpha=0.2, noise_std=0.1, dale=True, train_h0=True, seed=0).to(dtype)
+    task = FlipFlop(n_bits=2, n_steps=15)
+    fused = train(model, task, backend="auto", **KW)
+    ref = train(model, task, backend="torch", **KW)
+    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
+    for (name, a), b in zip(fused.model.named_parameters(), ref.model.parameters()):
+        torch.testing.assert_close(a, b, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
+    assert fused.history["loss"] == pytest.approx(ref.history["loss"], rel=tol)
+
+
+def test_unsupported_model_falls_back_and_explicit_numba_raises():
+    task = FlipFlop(n_bits=1, n_steps=5)
+    res = train(GRU(1, 4, 1, seed=0), task, **{**KW, "n_iterations": 1})
+    assert res.config["backend"] == "torch"
+    hooked = train(LeakyRNN(1, 4, 1, seed=0), task, state_hook=lambda t, h: h, **{**KW, "n_iterations": 1})
+    assert hooked.config["backend"] == "torch"
+    with pytest.raises(ValueError, match="backend='numba' cannot train this model"):
+        train(GRU(1, 4, 1, seed=0), task, backend="numba", **KW)
+    with pytest.raises(ValueError, match="unknown backend 'cuda'"):
+        train(LeakyRNN(1, 4, 1, seed=0), task, backend="cuda", **KW)
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
+def test_teacher_forcing_fit_same_losses_across_backends(dtype, tol):
+    from neurodyn.models import ShallowPLRNN
+    from neurodyn.training import fit_teacher_forcing
+
+    t = np.arange(400) * 0.1
+    data = np.stack([np.sin(t), np.cos(t), np.sin(2 * t)], 1)
+    model = ShallowPLRNN(0, 5, 3, n_hidden=12, clipped=True, seed=0).to(dtype)
+    kw = dict(n_epochs=2, batches_per_epoch=3, batch_size=4, seq_len=20, alpha=0.2, process_noise=0.05,
+              lr=1e-2, progress=False, seed=1)
+    fused = fit_teacher_forcing(model, data, backend="auto", **kw)
+    ref = fit_teacher_forcing(model, data, backend="torch", **kw)
+    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
+    assert fused.history["loss"] == pytest.approx(ref.history["loss"], rel=tol)
+    for (name, a), b in zip(fused.model.named_parameters(), ref.model.parameters()):
+        torch.testing.assert_close(a, b, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
