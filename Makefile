@@ -23,8 +23,9 @@ demo: install
 	$(BIN)/neurodyn fixedpoints $(RUN)/model.pt --n-inits 1024 --seed 0 \
 		--out $(RUN)/fixedpoints.nc --plot $(RUN)/fixedpoints.png --overwrite
 
+# one test process per core (pytest-xdist), at most four; each process runs its BLAS on one thread
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist worksteal
 
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not slow"

@@ -1,11 +1,20 @@
 import os
 from pathlib import Path
 
-import matplotlib
-import pytest
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # one BLAS/OpenMP/Numba thread per test worker: the workers already fill the cores
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+import matplotlib  # noqa: E402
+import pytest  # noqa: E402
 
 matplotlib.use("Agg")
 os.environ.setdefault("MPLBACKEND", "Agg")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    import torch
+
+    torch.set_num_threads(1)
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
