@@ -60,7 +60,8 @@ def test_the_forcing_correction_carries_no_gradient():
     pinv, _ = readout_pinv(W)
     for method, slope in (("error", torch.ones_like(mask[:, :1])), ("teacher", 1 - 0.4 * mask.amax(1, True))):
         x = h.clone().requires_grad_(True)
-        forcing_step(x, x @ W.T + b, target, mask, method=method, strength=0.4, pinv=pinv, bias=b).sum().backward()
+        forced = forcing_step(x, x @ W.T + b, target, mask, method=method, strength=0.4, pinv=pinv, bias=b)
+        forced.sum().backward()
         torch.testing.assert_close(x.grad, slope.expand_as(x))
 
 
