@@ -57,7 +57,7 @@ def spec(rule: str, cfg: dict) -> dict:
     }
 
 
-def main(tiny: bool = False, out_dir: str = "runs/example_error_forcing", workers: int | None = None) -> dict:
+def main(tiny: bool = False, out_dir: str = "runs/example_error_forcing", workers: int = 0) -> dict:
     out = Path(out_dir)
     cfg = settings(tiny)
     results = {rule: run_sweep(spec(rule, cfg), out / rule, workers=workers, progress=not tiny)
@@ -89,6 +89,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="a few seconds, to check that it runs")
     parser.add_argument("--out-dir", default="runs/example_error_forcing")
-    parser.add_argument("--workers", type=int, default=None, help="Dask workers (default: serial)")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="workers of a local Dask cluster (default 0: one by one, in this process)")
     args = parser.parse_args()
     print(json.dumps(main(args.tiny, args.out_dir, args.workers)["methods"], indent=1))
