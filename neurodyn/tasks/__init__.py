@@ -22,11 +22,12 @@ from neurodyn.tasks.neurogym_adapter import NeurogymTask, from_neurogym, make_ne
 from neurodyn.tasks.path_integration import PathIntegration
 from neurodyn.tasks.romo import DelayedDiscrimination
 from neurodyn.tasks.sine_wave import SineWave
+from neurodyn.tasks.swap_model import MixtureFit, fit_mixture_model, sample_mixture_responses
 
 __all__ = [
     "TASKS", "ContinuousReport", "DelayedDiscrimination", "DelayedMatchToSample", "DelayedXOR",
-    "EvidenceIntegration", "FlipFlop",
-    "HMMEmulation", "HMMParams", "NeurogymTask", "PathIntegration", "SineWave", "Task", "TaskBatch",
-    "compute_dwell_times", "compute_emission_frequencies", "compute_symbol_transitions",
-    "from_neurogym", "make_hmm", "make_neurogym_task", "make_task", "register_task", "sample_hmm",
+    "EvidenceIntegration", "FlipFlop", "HMMEmulation", "HMMParams", "MixtureFit", "NeurogymTask",
+    "PathIntegration", "SineWave", "Task", "TaskBatch", "compute_dwell_times", "compute_emission_frequencies",
+    "compute_symbol_transitions", "fit_mixture_model", "from_neurogym", "make_hmm", "make_neurogym_task",
+    "make_task", "register_task", "sample_hmm", "sample_mixture_responses",
 ]
