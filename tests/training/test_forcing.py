@@ -78,14 +78,15 @@ def test_masked_steps_are_not_forced_and_zero_strength_is_the_plain_rollout_bit_
 
 
 def test_forcing_is_absent_at_evaluation_and_zero_strength_trains_as_plain_bptt():
-    model, task = LeakyRNN(1, 8, 1, alpha=0.5, seed=0), FlipFlop(n_bits=1, n_steps=12)
-    forced = train(model, task, seed=1, forcing="error", forcing_strength=1.0, **TINY)
+    model, task = LeakyRNN(1, 8, 1, alpha=0.5, seed=0), FlipFlop(n_bits=1, n_steps=8)
+    short = {**TINY, "n_iterations": 2}
+    forced = train(model, task, seed=1, forcing="error", forcing_strength=1.0, **short)
     assert type(forced.model) is LeakyRNN and forced.config["forcing"]["method"] == "error"
-    assert forced.history["forcing_strength"] == [1.0] * 4
+    assert forced.history["forcing_strength"] == [1.0] * 2
     metrics = evaluate(forced.model, task, held_out_batch(task, 4, 1))  # a fresh, unforced evaluation
     assert forced.history["eval_loss"][-1] == metrics["loss"]
-    plain = train(model, task, seed=1, **TINY)
-    zero = train(model, task, seed=1, forcing="error", forcing_strength=0.0, **TINY)
+    plain = train(model, task, seed=1, **short)
+    zero = train(model, task, seed=1, forcing="error", forcing_strength=0.0, **short)
     for p, q in zip(plain.model.parameters(), zero.model.parameters()):
         assert torch.equal(p, q)
     assert any(not torch.equal(p, q) for p, q in zip(plain.model.parameters(), forced.model.parameters()))
