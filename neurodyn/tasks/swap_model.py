@@ -141,6 +141,22 @@ def _em(err: np.ndarray, nt_err: np.ndarray, start: tuple[float, float, float], 
     return kappa, pt, pn, pu, ll, it, converged
 
 
+def error_density(params: MixtureFit | Mapping[str, float], errors: np.ndarray,
+                  offsets: np.ndarray) -> np.ndarray:
+    """Density of the report error ``θ̂ - θ`` (radians) under a swap model, at ``errors`` (grid,).
+
+    ``offsets`` (trial, non_target) are the non-targets relative to the target; the swap term is
+    averaged over them, so the density integrates to 1 over a circle.
+    """
+    p = asdict(params) if isinstance(params, MixtureFit) else dict(params)
+    e = np.asarray(errors, dtype=np.float64)
+    density = p["p_target"] * _von_mises(e, p["kappa"]) + p["p_guess"] / _TWO_PI
+    if offsets.size and p["p_swap"]:
+        swaps = _von_mises(e[:, None] - offsets.reshape(-1)[None, :], p["kappa"]).mean(1)
+        density = density + p["p_swap"] * swaps
+    return density
+
+
 def fit_mixture_model(responses: Any, targets: Any, non_targets: Any, *, max_iter: int = 1000,
                       tol: float = 1e-4) -> MixtureFit:
     """Fit the swap model of Bays et al. (2009) to continuous reports by maximum likelihood (EM).
