@@ -23,7 +23,7 @@ def wrap_angle(x: np.ndarray) -> np.ndarray:
 @register_task
 @dataclass(frozen=True)
 class ContinuousReport(Task):
-    """Remember one or two ring-coded angles and report the cued one as (cos, sin) or on a ring.
+    """Remember one or two ring-coded angles and report the cued one as (cos, sin).
 
     Periods: fixation, stimulus, delay, cue, response. Inputs: a fixation cue (1 until the
     response period); ``n_items`` rings of ``n_ring`` von Mises tuned units (concentration
