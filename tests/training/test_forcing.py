@@ -77,6 +77,7 @@ def test_masked_steps_are_not_forced_and_zero_strength_is_the_plain_rollout_bit_
     torch.testing.assert_close(masked.states, plain.states)
 
 
+@pytest.mark.slow  # three trainings: 2.7 s warm, 6 s in a loaded run
 def test_forcing_is_absent_at_evaluation_and_zero_strength_trains_as_plain_bptt():
     model, task = LeakyRNN(1, 8, 1, alpha=0.5, seed=0), FlipFlop(n_bits=1, n_steps=8)
     short = {**TINY, "n_iterations": 2}
