@@ -130,6 +130,16 @@ def _common_options(p: argparse.ArgumentParser) -> None:
                    help="schedule a task option over stages (needs --advance-when)")
     t.add_argument("--advance-when", type=_pair(float), metavar="METRIC:THRESHOLD",
                    help="move to the next curriculum stage when METRIC reaches THRESHOLD")
+    t.add_argument("--forcing", choices=("error", "teacher"),
+                   help="nudge training states towards the targets: error forcing (Sağtekin et al. 2025) or "
+                        "generalised teacher forcing; absent at evaluation (docs/error_forcing.md)")
+    t.add_argument("--forcing-strength", type=float, metavar="C",
+                   help="forcing strength in [0, 1] (default 0.5; needs --forcing)")
+    t.add_argument("--forcing-anneal", choices=("none", "linear", "cosine"),
+                   help="lower the forcing strength to 0 over training (default none; needs --forcing)")
+    t.add_argument("--learning-rule", choices=("bptt", "rflo"), default="bptt",
+                   help="backpropagation through time, or random feedback local online learning (RFLO, "
+                        "Murray 2019; --model leaky only)")
     t.add_argument("--seed", type=int, default=0, help="seed of the initialisation and batches")
     t.add_argument("--device", default="cpu")
     t.add_argument("--no-progress", action="store_true")
@@ -232,6 +242,27 @@ def _train_distribution(args: argparse.Namespace, model, task):
     return result, task.evaluate(emitted, batch)
 
 
+def _forcing_options(args: argparse.Namespace, task: Any) -> dict[str, Any]:
+    """The forcing keywords of :func:`neurodyn.train` from the command line; one-line errors for
+    forcing options without ``--forcing`` or with a training mode that has no per-step rollout."""
+    options = (("--forcing-strength", args.forcing_strength), ("--forcing-anneal", args.forcing_anneal))
+    given = [flag for flag, value in options if value is not None]
+    if args.forcing is None and given:
+        verb = "needs" if len(given) == 1 else "need"
+        raise ValueError(f"{' and '.join(given)} {verb} --forcing error or --forcing teacher")
+    if args.forcing is None and args.learning_rule == "bptt":
+        return {}
+    if args.deflate_against or task.loss in _DISTRIBUTION_LOSSES:
+        raise ValueError("--forcing and --learning-rule rflo apply to per-step task training only, not to "
+                         "--deflate-against or sequence-distribution tasks")
+    out = {"forcing": args.forcing, "learning_rule": args.learning_rule}
+    if args.forcing_strength is not None:
+        out["forcing_strength"] = args.forcing_strength
+    if args.forcing_anneal is not None:
+        out["forcing_anneal"] = args.forcing_anneal
+    return out
+
+
 def stopping_target(args: argparse.Namespace, task: Any) -> tuple[str, float] | None:
     """``("accuracy", threshold)`` at which training stops, or None (``--no-target``, ``--eval-every
     0``, deflation, sequence-distribution tasks, which have no per-trial accuracy to stop on)."""
@@ -303,6 +334,7 @@ def run(args: argparse.Namespace) -> int:
     curriculum = _curriculum(args, task)
     target = stopping_target(args, task)
     strengths = {k: getattr(args, k) for k in ("l1_weight", "l2_weight", "l1_rate", "l2_rate")}
+    forcing = _forcing_options(args, task)
     if task.loss in _DISTRIBUTION_LOSSES:
         result, metrics = _train_distribution(args, model, task)
     else:
@@ -315,7 +347,11 @@ def run(args: argparse.Namespace) -> int:
                 lr=args.lr, weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm,
                 seed=args.seed, target_metric=target, progress=not args.no_progress, device=args.device,
                 eval_every=args.eval_every, regularizers=strengths, early_stopping=args.early_stopping,
+<<<<<<< HEAD
                 curriculum=curriculum, deterministic=args.deterministic, backend=args.backend,
+=======
+                curriculum=curriculum, deterministic=args.deterministic, **forcing,
+>>>>>>> forcing
             )
         if curriculum is not None:
             task = curriculum.task_at(task, result.config["curriculum"]["final_stage"])

@@ -74,7 +74,7 @@ def build(config: dict[str, Any]):
 
 def train_item(config: dict[str, Any], *, n_iterations: int | None = None):
     """:func:`neurodyn.training.train` with the item's settings (``n_iterations``: fewer, to calibrate)."""
-    from neurodyn.sweep._spec import REGULARIZER_KEYS
+    from neurodyn.sweep._spec import REGULARIZER_KEYS, forcing_options
     from neurodyn.training import train
     from neurodyn.training.regularizers import make_regularizers
 
@@ -85,7 +85,7 @@ def train_item(config: dict[str, Any], *, n_iterations: int | None = None):
                        batch_size=tr["batch_size"], lr=tr["lr"], weight_decay=tr["weight_decay"],
                        clip_grad_norm=tr["clip_grad_norm"],
                        loss=tr["loss"], eval_every=tr["eval_every"] if n_iterations is None else 0,
-                       seed=config["seed"], regularizers=regs, progress=False)
+                       seed=config["seed"], regularizers=regs, progress=False, **forcing_options(tr))
 
 
 def analyse(model, task, analysis: dict[str, Any]):

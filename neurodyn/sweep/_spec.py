@@ -25,6 +25,11 @@ TRAINING_DEFAULTS: dict[str, Any] = {
     "ensemble": False,
 }
 REGULARIZER_KEYS = ("l1_weight", "l2_weight", "l1_rate", "l2_rate")
+#: optional training options (forcing and learning rule of :func:`~neurodyn.training.train`; ``"none"``:
+#: no forcing, as TOML has no null); kept out of an item's configuration unless given, so the keys of
+#: sweeps without them do not change
+FORCING_DEFAULTS: dict[str, Any] = {"forcing": "none", "forcing_strength": 0.5, "forcing_anneal": "none",
+                                    "learning_rule": "bptt"}
 #: per-network and per-cell analysis options and their defaults
 ANALYSIS_DEFAULTS: dict[str, Any] = {
     "n_trials": 64, "seed": 12345, "n_inits": 128, "max_iters": 5000, "dynamics_metric": "dsa",
@@ -155,8 +160,10 @@ def load_spec(source: str | Path | Mapping[str, Any] | SweepSpec) -> SweepSpec:
     The spec has tables ``[task]`` (``name`` of a registered task and its options), ``[model]``
     (``name`` of a registered model class, default ``"LeakyRNN"``, and its options; the input and output
     sizes come from the task), ``[training]`` (options of :func:`neurodyn.training.train`: ``n_iterations``,
-    ``batch_size``, ``lr``, ``weight_decay``, ``clip_grad_norm``, ``loss``, ``eval_every`` and the
-    regularisation strengths ``l1_weight``, ``l2_weight``, ``l1_rate``, ``l2_rate``; ``ensemble = true``
+    ``batch_size``, ``lr``, ``weight_decay``, ``clip_grad_norm``, ``loss``, ``eval_every``, the
+    regularisation strengths ``l1_weight``, ``l2_weight``, ``l1_rate``, ``l2_rate``, and ``forcing``
+    (``"none"``, ``"error"``, ``"teacher"``), ``forcing_strength``, ``forcing_anneal``, ``learning_rule``;
+    ``ensemble = true``
     trains the networks of a grid cell as one :func:`~neurodyn.training.train_ensemble` call, each equal
     to float rounding to the one trained alone), ``[analysis]``
     (``n_trials``, ``seed`` of the evaluation batches, ``n_inits`` and ``max_iters`` of the fixed-point
@@ -244,7 +251,7 @@ def _validate(raw: dict[str, Any]) -> SweepSpec:
     allowed = {
         "task": _task_options(TASKS[task["name"]]),
         "model": _model_options(MODELS[model["name"]]),
-        "training": tuple(TRAINING_DEFAULTS),
+        "training": (*TRAINING_DEFAULTS, *FORCING_DEFAULTS),
     }
     for section, opts in (("task", task), ("model", model), ("training", training)):
         for name in opts:
@@ -305,6 +312,13 @@ def _validate_grid(grid: Mapping[str, Any], allowed: dict[str, tuple[str, ...]],
     return out
 
 
+def forcing_options(training: dict[str, Any]) -> dict[str, Any]:
+    """The forcing keywords of :func:`~neurodyn.training.train` from a sweep's training options."""
+    out = {k: training.get(k, v) for k, v in FORCING_DEFAULTS.items()}
+    out["forcing"] = None if out["forcing"] == "none" else out["forcing"]
+    return out
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -346,6 +360,7 @@ def _check_values(spec: SweepSpec) -> None:
     """Build every cell's task, model and training settings once (seed 0): bad values fail here."""
     from neurodyn.models import MODELS
     from neurodyn.training import TrainConfig
+    from neurodyn.training.forcing import Forcing, check_forcing
     from neurodyn.training.losses import LOSSES
     from neurodyn.training.regularizers import make_regularizers
 
@@ -364,6 +379,12 @@ def _check_values(spec: SweepSpec) -> None:
                         weight_decay=tr["weight_decay"], clip_grad_norm=tr["clip_grad_norm"],
                         eval_every=tr["eval_every"], progress=False)
             make_regularizers({k: tr[k] for k in REGULARIZER_KEYS})
+            f = forcing_options(tr)
+            check_forcing(model, task, Forcing(f["forcing"], strength=f["forcing_strength"],
+                                               anneal=f["forcing_anneal"], rule=f["learning_rule"]))
+            if tr["ensemble"] and any(k in tr for k in FORCING_DEFAULTS):
+                raise ValueError("ensemble = true trains by plain BPTT; drop the forcing options or set "
+                                 "ensemble = false")
             if not isinstance(tr["ensemble"], bool):
                 raise ValueError(f"ensemble must be true or false, got {tr['ensemble']!r}")
             if tr["ensemble"]:

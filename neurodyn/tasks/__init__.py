@@ -7,7 +7,9 @@ Every task is a frozen dataclass with a vectorised, seeded
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._registry import TASKS, make_task, register_task
 from neurodyn.tasks.continuous_report import ContinuousReport
+from neurodyn.tasks.delayed_xor import DelayedXOR
 from neurodyn.tasks.dms import DelayedMatchToSample
+from neurodyn.tasks.evidence_integration import EvidenceIntegration
 from neurodyn.tasks.flipflop import FlipFlop
 from neurodyn.tasks.hmm import HMMParams, make_hmm, sample_hmm
 from neurodyn.tasks.hmm_emulation import (
@@ -20,10 +22,12 @@ from neurodyn.tasks.neurogym_adapter import NeurogymTask, from_neurogym, make_ne
 from neurodyn.tasks.path_integration import PathIntegration
 from neurodyn.tasks.romo import DelayedDiscrimination
 from neurodyn.tasks.sine_wave import SineWave
+from neurodyn.tasks.swap_model import MixtureFit, fit_mixture_model, sample_mixture_responses
 
 __all__ = [
-    "TASKS", "ContinuousReport", "DelayedDiscrimination", "DelayedMatchToSample", "FlipFlop",
-    "HMMEmulation", "HMMParams", "NeurogymTask", "PathIntegration", "SineWave", "Task", "TaskBatch",
-    "compute_dwell_times", "compute_emission_frequencies", "compute_symbol_transitions",
-    "from_neurogym", "make_hmm", "make_neurogym_task", "make_task", "register_task", "sample_hmm",
+    "TASKS", "ContinuousReport", "DelayedDiscrimination", "DelayedMatchToSample", "DelayedXOR",
+    "EvidenceIntegration", "FlipFlop", "HMMEmulation", "HMMParams", "MixtureFit", "NeurogymTask",
+    "PathIntegration", "SineWave", "Task", "TaskBatch", "compute_dwell_times", "compute_emission_frequencies",
+    "compute_symbol_transitions", "fit_mixture_model", "from_neurogym", "make_hmm", "make_neurogym_task",
+    "make_task", "register_task", "sample_hmm", "sample_mixture_responses",
 ]

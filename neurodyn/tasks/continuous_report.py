@@ -10,7 +10,7 @@ import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._registry import register_task
-from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial, ring_code
+from neurodyn.tasks._timeline import build_periods, decode_ring, in_period, ms_to_steps, per_trial, ring_code
 
 __all__ = ["ContinuousReport"]
 
@@ -30,7 +30,10 @@ class ContinuousReport(Task):
     ``kappa``), each showing its item's angle during the stimulus period; with two items, two cue
     channels, one of which is on during the cue period to select the item to report; plus
     Gaussian noise. Targets: (0, 0) before the response, ``(cos, sin)`` of the cued angle during
-    it (``loss = "mse"``); the first ``grace_ms`` of the response are unmasked.
+    it (``loss = "mse"``); the first ``grace_ms`` of the response are unmasked. With
+    ``output_ring = N`` the report is ring-coded instead: ``N`` outputs (0 before the response),
+    the von Mises code of the cued angle (concentration ``kappa``) during it, decoded by the
+    population vector.
 
     Parameters
     ----------
@@ -50,6 +53,8 @@ class ContinuousReport(Task):
         Unpenalised time at the start of the response, in ms.
     tolerance_deg : float
         A report within this many degrees of the target counts as correct in :meth:`evaluate`.
+    output_ring : int
+        0: report ``(cos, sin)``; ``N >= 3``: report on a ring of ``N`` von Mises tuned outputs.
     input_noise : float
         Standard deviation of the Gaussian input noise.
     dt : float
@@ -90,6 +95,7 @@ class ContinuousReport(Task):
     response_ms: float = 300.0
     grace_ms: float = 60.0
     tolerance_deg: float = 20.0
+    output_ring: int = 0
     input_noise: float = 0.05
     dt: float = 20.0
 
@@ -106,6 +112,10 @@ class ContinuousReport(Task):
             raise ValueError("need 0 <= delay_min_ms <= delay_max_ms")
         if min(self.stimulus_ms, self.response_ms, self.dt) <= 0:
             raise ValueError("stimulus_ms, response_ms and dt must be positive")
+        if self.output_ring != 0 and self.output_ring < 3:
+            raise ValueError(f"output_ring must be 0 ((cos, sin) outputs) or >= 3, got {self.output_ring}")
+        if self.output_ring and self.kappa == 0:
+            raise ValueError("output_ring needs kappa > 0 (a flat ring code carries no angle)")
         if ms_to_steps(self.response_ms - self.grace_ms, self.dt) < 1:
             raise ValueError("grace_ms must leave at least one step of the response period")
 
@@ -115,7 +125,7 @@ class ContinuousReport(Task):
 
     @property
     def n_outputs(self) -> int:
-        return 2
+        return self.output_ring or 2
 
     @property
     def n_steps(self) -> int:
@@ -149,7 +159,8 @@ class ContinuousReport(Task):
         inputs = np.concatenate(parts, axis=-1) + self.input_noise * noise
         target_angle = angles[np.arange(n_trials), cue]
         inside = in_period(resp, n_steps)
-        report = np.stack([np.cos(target_angle), np.sin(target_angle)], axis=-1)[:, None]
+        report = (ring_code(target_angle, self.output_ring, self.kappa) if self.output_ring
+                  else np.stack([np.cos(target_angle), np.sin(target_angle)], axis=-1))[:, None]
         targets = inside[..., None] * report
         graced = inside & (t >= resp[:, :1] + ms_to_steps(self.grace_ms, self.dt))
         mask = ((t < resp[:, :1]) | graced)[..., None]
@@ -165,9 +176,10 @@ class ContinuousReport(Task):
         return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
 
     def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-        """Report errors of ``outputs`` (trial, time, 2).
+        """Report errors of ``outputs`` (trial, time, output).
 
-        The reported angle is ``atan2`` of the mean output over the masked response steps.
+        The reported angle is ``atan2`` of the mean output over the masked response steps (the
+        population vector of the mean for ring-coded outputs).
         Returns ``mse``, ``mean_abs_error_deg``, ``accuracy`` (fraction of reports within
         ``tolerance_deg`` of the target) and, with two items, ``swap_rate`` (fraction of reports
         within ``tolerance_deg`` of the non-cued item).
@@ -176,7 +188,7 @@ class ContinuousReport(Task):
         metrics = super().evaluate(out, batch)
         resp = (batch.mask[..., 0] > 0) & (np.abs(batch.targets).sum(-1) > 0)
         mean = (out * resp[..., None]).sum(1) / np.maximum(resp.sum(1), 1)[:, None]
-        reported = np.arctan2(mean[:, 1], mean[:, 0])
+        reported = decode_ring(mean) if self.output_ring else np.arctan2(mean[:, 1], mean[:, 0])
         err = np.abs(wrap_angle(reported - batch.trial_params["target_angle"]))
         tol = np.deg2rad(self.tolerance_deg)
         metrics["mean_abs_error_deg"] = float(np.rad2deg(err.mean()))

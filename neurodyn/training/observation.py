@@ -19,7 +19,7 @@ import torch
 
 __all__ = [
     "OBSERVATIONS", "affine_readout", "check_observation", "forcing_mask", "forcing_targets", "invert",
-    "observation_loss", "observe", "prepare_observation",
+    "observation_loss", "observe", "prepare_observation", "readout_pinv",
 ]
 
 OBSERVATIONS = ("identity", "affine", "poisson")
@@ -177,8 +177,53 @@ def forcing_targets(x: np.ndarray, observation: str, smoothing: float = 2.0) -> 
     return rate + np.log(-np.expm1(-rate))
 
 
-def invert(B: torch.Tensor, b: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+def readout_pinv(B: torch.Tensor, *, ridge: float = 0.0) -> tuple[torch.Tensor, float]:
+    """Ridge pseudo-inverse ``B⁺ = Bᵀ (B Bᵀ + ridge I)⁻¹`` of a readout and its condition number.
+
+    Computed from the SVD ``B = U S Vᵀ`` as ``V diag(s / (s² + ridge)) Uᵀ``, which is the
+    Moore–Penrose pseudo-inverse at ``ridge = 0`` (singular values below ``1e-7 s_max``
+    dropped) and bounded by ``1 / (2 sqrt(ridge))`` otherwise (Tikhonov regularisation).
+
+    Parameters
+    ----------
+    B : Tensor, shape (output, state)
+        The readout matrix (see :func:`affine_readout`); same dtype and device out.
+    ridge : float
+        Tikhonov term (output units squared), ``>= 0``.
+
+    Returns
+    -------
+    pinv : Tensor, shape (state, output)
+    condition : float
+        ``s_max / s_min`` of ``B`` (``inf`` if a singular value is 0).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.training.observation import readout_pinv
+    >>> B = torch.tensor([[2.0, 0.0, 0.0], [0.0, 4.0, 0.0]], dtype=torch.float64)
+    >>> pinv, cond = readout_pinv(B)
+    >>> pinv.T.tolist(), cond  # the Moore–Penrose inverse; condition number 4 / 2
+    ([[0.5, 0.0, 0.0], [0.0, 0.25, 0.0]], 2.0)
+    >>> round(readout_pinv(B, ridge=1.0)[0][0, 0].item(), 6)  # 2 / (2² + 1)
+    0.4
+    """
+    U, s, Vh = torch.linalg.svd(B, full_matrices=False)
+    s_max = s.max() if s.numel() else s.new_tensor(0.0)
+    if ridge > 0:
+        scale = s / (s ** 2 + ridge)
+    else:
+        keep = s > 1e-7 * s_max
+        scale = torch.where(keep, 1.0 / torch.where(keep, s, torch.ones_like(s)), torch.zeros_like(s))
+    s_min = float(s.min()) if s.numel() else 0.0
+    condition = float(s_max) / s_min if s_min > 0 else float("inf")
+    return (Vh.mT * scale) @ U.mT, condition
+
+
+def invert(B: torch.Tensor, b: torch.Tensor, y: torch.Tensor, *, ridge: float = 0.0) -> torch.Tensor:
     """Latent estimate ``B⁺ (y - b)``; ``y`` (..., output) → (..., state).
+
+    ``ridge > 0`` uses the ridge pseudo-inverse of :func:`readout_pinv`.
 
     Examples
     --------
@@ -188,7 +233,8 @@ def invert(B: torch.Tensor, b: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     >>> invert(B, b, torch.tensor([[3.0, 9.0]])).tolist()  # B⁺ (y - b)
     [[1.0, 2.0]]
     """
-    return (y - b) @ torch.linalg.pinv(B).T
+    pinv = torch.linalg.pinv(B) if ridge == 0 else readout_pinv(B, ridge=ridge)[0]
+    return (y - b) @ pinv.T
 
 
 def observe(model, z: torch.Tensor, observation: str) -> torch.Tensor:

@@ -14,6 +14,7 @@ from neurodyn.kernels.reference import draw_noise
 from neurodyn.models._base import RecurrentModel, Rollout
 from neurodyn.tasks._base import Task
 from neurodyn.training import _engine
+from neurodyn.training import forcing as forcing_mod
 from neurodyn.training import regularizers as regs_mod
 from neurodyn.training._config import TrainConfig, check_device
 from neurodyn.training._results import TrainingDivergedError, TrainResult
@@ -45,6 +46,11 @@ def train(
     curriculum: Curriculum | None = None,
     deterministic: bool = False,
     backend: str = "auto",
+    forcing: str | None = None,
+    forcing_strength: float = 0.5,
+    forcing_anneal: str = "none",
+    forcing_ridge: float = 1e-3,
+    learning_rule: str = "bptt",
 ) -> TrainResult:
     """Train ``model`` on ``task`` with Adam and a masked loss (BPTT).
 
@@ -88,6 +94,25 @@ def train(
         same gradients to float tolerance) and every other model, a ``state_hook`` or a GPU on
         torch; ``"torch"`` forces the reference, ``"numba"`` raises where it cannot run.
         ``result.config["backend"]`` records the one that ran.
+    forcing : {"error", "teacher"}, optional
+        Nudge each training state towards the targets through a ridge pseudo-inverse of the readout:
+        error forcing ``h ← h + c W⁺ m ⊙ (y* - y)`` (Sağtekin, Bredenberg & Savin, NeurIPS 2025)
+        or generalised teacher forcing ``h ← h + c m (W⁺ (y* - b) - h)``; masked by the loss mask,
+        detached from the gradient, the loss taken before forcing, and absent at evaluation and
+        from the returned model (see :mod:`neurodyn.training.forcing`). Needs a task with loss
+        ``"mse"``.
+    forcing_strength : float
+        ``c`` in [0, 1] at the first iteration.
+    forcing_anneal : {"none", "linear", "cosine"}
+        Schedule of ``c`` over the iterations (linear and cosine reach 0 at the last one).
+    forcing_ridge : float
+        Tikhonov term of the readout's pseudo-inverse; a ``RuntimeWarning`` gives the readout's
+        condition number when it exceeds 1e4.
+    learning_rule : {"bptt", "rflo"}
+        Backpropagation through time, or random feedback local online learning (Murray, eLife
+        2019; a :class:`~neurodyn.models.LeakyRNN` and loss ``"mse"`` only): the same engine and
+        loss, with errors fed back through a fixed random matrix seeded from ``seed`` and
+        gradients through time along the leak only (RFLO's eligibility traces).
 
     Returns
     -------
@@ -100,7 +125,8 @@ def train(
     ValueError
         If the model's input/output sizes do not match the task's, ``loss`` is unknown, a setting
         is out of range (:class:`~neurodyn.training.TrainConfig`), or a regulariser, early-stopping
-        rule or curriculum is malformed.
+        rule or curriculum is malformed, or ``forcing``/``learning_rule`` is unknown, its strength
+        is outside [0, 1], or the model or task does not allow it.
 
     Examples
     --------
@@ -133,17 +159,20 @@ def train(
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
                       clip_grad_norm=clip_grad_norm, seed=seed, eval_every=eval_every, progress=progress,
                       device=device, deterministic=deterministic, backend=backend)
+    forcing_spec = forcing_mod.Forcing(forcing, strength=forcing_strength, anneal=forcing_anneal,
+                                       ridge=forcing_ridge, rule=learning_rule)
+    forcing_mod.check_forcing(model, task, forcing_spec)
     return train_on_task(model, task, cfg, loss=loss, penalties=regs_mod.make_regularizers(regularizers),
                          state_hook=state_hook, early_stopping=EarlyStopping.coerce(early_stopping),
-                         curriculum=curriculum, target_metric=target_metric)
+                         curriculum=curriculum, target_metric=target_metric, forcing=forcing_spec)
 
 
 def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: str | None = None,
                   penalties: tuple = (), state_hook=None, extra=None, early_stopping=None, curriculum=None,
-                  target_metric=None, log_keys=("loss", "task_loss"), hint: str = "", desc: str = "train"
-                  ) -> TrainResult:
+                  target_metric=None, log_keys=("loss", "task_loss"), hint: str = "", desc: str = "train",
+                  forcing: forcing_mod.Forcing | None = None) -> TrainResult:
     """:func:`train` with its settings checked; ``extra(x, rollout) -> (terms, logs)`` adds loss terms
-    and logs them (similarity deflation)."""
+    and logs them (similarity deflation); ``forcing`` (checked) changes the training rollouts."""
     loss_name = loss_key(loss or task.loss)
     loss_fn = LOSSES[loss_name]
     model = _engine.to_device(model, cfg.device)
@@ -152,14 +181,26 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
     now = {"stage": 0, "task": task if curriculum is None else curriculum.task_at(task, 0)}
     now["eval"] = held_out_batch(now["task"], cfg.batch_size, cfg.seed)
     advances: list[int] = []
-    ran = fused_backend(model.params(), backend=cfg.backend, device=cfg.device, dtype=dtype,
-                        state_hook=state_hook)
+    forced = forcing is not None and forcing.active
+    if forced and cfg.backend == "numba":
+        raise ValueError("forcing runs on the torch training rollout; use backend='auto' or 'torch'")
+    ran = "torch" if forced else fused_backend(model.params(), backend=cfg.backend, device=cfg.device,
+                                               dtype=dtype, state_hook=state_hook)
+    feedback = (forcing_mod.feedback_matrix(model, torch_generator(cfg.seed, 3, device=cfg.device))
+                if forced and forcing.rule == "rflo" else None)
 
     def objective(batch):
         x, y, m = batch
-        rollout = training_rollout(model, x, backend=ran, generator=gen, state_hook=state_hook)
+        logs = {"loss": None, "task_loss": None}
+        if forced:
+            c = forcing_mod.forcing_strength_at(forcing.strength, forcing.anneal, now["it"], cfg.n_epochs)
+            rollout = forcing_mod.forced_task_rollout(model, x, y, m, forcing=forcing, strength=c,
+                                                      generator=gen, feedback=feedback, state_hook=state_hook)
+            logs["forcing_strength"] = c
+        else:
+            rollout = training_rollout(model, x, backend=ran, generator=gen, state_hook=state_hook)
         task_loss = loss_fn(rollout.outputs, y, m)
-        logs, value = {"loss": None, "task_loss": task_loss}, task_loss
+        logs["task_loss"], value = task_loss, task_loss
         if penalties:
             p = model.params()
             reg_values = [r(p, rollout.states) for r in penalties]
@@ -181,6 +222,7 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
         return "hold"
 
     def batches(it: int):
+        now["it"] = it
         batch = now["task"].sample(cfg.batch_size, seed=cfg.seed, first_trial=it * cfg.batch_size)
         return batch.to_torch(cfg.device, dtype)
 
@@ -188,13 +230,16 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
         list(model.parameters()), objective, batches, cfg,
         evaluate=lambda it: evaluate(model, now["task"], now["eval"], device=cfg.device, loss=loss_name),
         hooks=[advance] if curriculum else [], early_stopping=early_stopping, target_metric=target_metric,
-        log_keys=log_keys, hint=hint or ", or start from smaller recurrent weights (gain, spectral_radius)",
+        log_keys=(*log_keys, "forcing_strength") if forced else log_keys,
+        hint=hint or ", or start from smaller recurrent weights (gain, spectral_radius)",
         desc=f"{desc} {task.name}",
     )
     if advances:
         hist[0]["curriculum_advance_iteration"] = advances
     config = {**rec, "backend": ran, "loss": loss_name, "regularizers": regs_mod.describe(penalties),
               "state_hook": state_hook is not None}
+    if forced:
+        config["forcing"] = forcing.record()
     if curriculum is not None:
         config["curriculum"] = {**curriculum.describe(), "final_stage": now["stage"],
                                 "final_value": curriculum.values[now["stage"]]}

@@ -10,6 +10,8 @@ from neurodyn.tasks import (
     ContinuousReport,
     DelayedDiscrimination,
     DelayedMatchToSample,
+    DelayedXOR,
+    EvidenceIntegration,
     HMMEmulation,
     PathIntegration,
     SineWave,
@@ -21,10 +23,13 @@ SMALL = [
     DelayedDiscrimination(delay_min_ms=100, delay_max_ms=400),
     DelayedMatchToSample(n_stimuli=3, delay_min_ms=100, delay_max_ms=400),
     ContinuousReport(n_items=2, delay_min_ms=100, delay_max_ms=400),
+    ContinuousReport(n_items=2, output_ring=8, delay_min_ms=100, delay_max_ms=200),
     PathIntegration(n_dims=2, boundary="avoid"),
     PathIntegration(n_dims=1, boundary="reflect"),
     PathIntegration(n_dims=2, targets="place_cells", n_place_cells=32),
     HMMEmulation(n_states=3, topology="cyclic", n_steps=20),
+    DelayedXOR(delay_ms=60, input_noise=0.1),
+    EvidenceIntegration(delay_ms=60, stimulus_ms=100),
 ]
 IDS = [f"{t.name}-{i}" for i, t in enumerate(SMALL)]
 
@@ -99,7 +104,8 @@ def test_ood_variant_is_a_registered_task_of_the_same_kind(task):
 
 
 def test_registry_lists_every_task_with_documented_defaults():
-    for name in ("sine_wave", "romo", "dms", "continuous_report", "path_integration", "hmm"):
+    for name in ("sine_wave", "romo", "dms", "continuous_report", "path_integration", "hmm", "delayed_xor",
+                 "evidence_integration"):
         cls = TASKS[name]
         task = make_task(name)
         assert dataclasses.is_dataclass(cls) and type(task) is cls
@@ -116,8 +122,12 @@ def test_registry_lists_every_task_with_documented_defaults():
     lambda: DelayedDiscrimination(delta_f=100.0),
     lambda: DelayedMatchToSample(n_stimuli=1),
     lambda: ContinuousReport(n_items=3),
+    lambda: ContinuousReport(output_ring=2),
     lambda: PathIntegration(targets="grid"),
     lambda: DelayedDiscrimination(delay_min_ms=500, delay_max_ms=100),
+    lambda: DelayedXOR(delay_ms=-10.0),
+    lambda: DelayedXOR(pulse_ms=2.0),
+    lambda: EvidenceIntegration(p_correct=0.3),
 ])
 def test_bad_configuration_raises(bad):
     with pytest.raises(ValueError):

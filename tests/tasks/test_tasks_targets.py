@@ -142,3 +142,26 @@ def test_soft_cross_entropy_matches_torch_with_probability_targets():
     ref = torch.nn.functional.cross_entropy(logits.reshape(-1, 5), p.reshape(-1, 5), reduction="none")
     ref = (ref.reshape(3, 4) * mask[..., 0]).sum() / mask.sum()
     assert LOSSES["soft_cross_entropy"](logits, p, mask).item() == pytest.approx(ref.item(), rel=1e-6)
+
+
+def test_ring_coded_reports_hold_the_von_mises_code_of_the_cued_angle_and_decode_back():
+    from neurodyn.tasks._timeline import decode_ring, ring_code
+
+    angles = np.random.default_rng(0).uniform(-np.pi, np.pi, 50)
+    for kappa in (0.5, 2.0, 8.0):
+        np.testing.assert_allclose(decode_ring(ring_code(angles, 12, kappa)), angles, atol=1e-3)
+    task = ContinuousReport(n_items=2, output_ring=12, input_noise=0.0)
+    batch = task.sample(6, seed=1)
+    assert task.n_outputs == 12 and batch.targets.shape == (6, task.n_steps, 12)
+    resp = batch.periods["response"]
+    for i in range(6):
+        inside = batch.targets[i, resp[i, 0]:resp[i, 1]]
+        code = ring_code(batch.trial_params["target_angle"][i:i + 1], 12, task.kappa)
+        np.testing.assert_allclose(inside, np.repeat(code, len(inside), 0), atol=1e-6)
+        assert not batch.targets[i, :resp[i, 0]].any()
+    swapped = batch.targets.copy()
+    other = batch.trial_params["angles"][np.arange(6), 1 - batch.trial_params["cue"]]
+    for i in range(6):  # a network that reports the uncued item scores swaps, not hits
+        swapped[i, resp[i, 0]:resp[i, 1]] = ring_code(other[i:i + 1], 12, task.kappa)
+    metrics = task.evaluate(swapped, batch)
+    assert metrics["swap_rate"] == 1.0 and metrics["accuracy"] == 0.0

@@ -1,0 +1,35 @@
+"""Shared pieces of tasks answered with one ±1 output after a go cue (delayed XOR, evidence integration)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._timeline import in_period
+
+
+def binary_targets(response: np.ndarray, labels: np.ndarray, n_steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Targets ``labels`` (±1) inside the ``response`` period (trial, 2), 0 elsewhere; mask 1 there only.
+
+    Returns
+    -------
+    targets, mask : ndarray, shape (trial, time, 1), float32
+    """
+    inside = in_period(response, n_steps)
+    targets = np.where(inside, labels[:, None], 0.0).astype(np.float32)
+    return targets[..., None], inside.astype(np.float32)[..., None]
+
+
+def evaluate_binary(outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+    """Masked ``mse`` and ``accuracy``: the sign of a trial's mean output over its response period
+    equals ``batch.trial_params["label"]`` (non-finite outputs count as wrong)."""
+    out = np.asarray(outputs, dtype=np.float64)
+    if out.shape != batch.targets.shape:
+        raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
+                         f"got {out.shape}")
+    mask = batch.mask[..., 0]
+    with np.errstate(invalid="ignore"):
+        mean = (out[..., 0] * mask).sum(1) / np.maximum(mask.sum(1), 1.0)
+        err = ((out - batch.targets) ** 2 * batch.mask).sum() / max(batch.mask.sum(), 1.0)
+    correct = np.isfinite(mean) & (np.sign(mean) == batch.trial_params["label"])
+    return {"mse": float(err), "accuracy": float(correct.mean())}

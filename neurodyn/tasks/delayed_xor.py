@@ -1,0 +1,129 @@
+"""Delayed XOR of two sign pulses (the error-forcing benchmark of Sağtekin, Bredenberg & Savin 2025)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from neurodyn._seed import trial_rngs
+from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._binary import binary_targets, evaluate_binary
+from neurodyn.tasks._registry import register_task
+from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial
+
+__all__ = ["DelayedXOR"]
+
+
+@register_task
+@dataclass(frozen=True)
+class DelayedXOR(Task):
+    """Delayed XOR: two ±1 pulses ``delay_ms`` apart, then after a go cue answer whether they differ.
+
+    Periods: fixation, pulse 1, delay, pulse 2, wait, response. Input channel 0 carries the pulses
+    (``a``, then ``b``, each ±1 for ``pulse_ms``), channel 1 the go cue (1 for ``go_ms`` at the
+    start of the response period), both with Gaussian noise of std ``input_noise``. The wait is
+    jittered, uniform in ``[wait_ms, wait_ms + jitter_ms]``, so the answer cannot be timed from
+    the second pulse. The one output must hold ``-a b`` (+1: the pulses differ, -1: they agree)
+    during the response period; the loss mask is 1 there and 0 elsewhere (padding included).
+
+    Parameters
+    ----------
+    delay_ms : float
+        Delay between the pulses in ms: the complexity knob (the first sign must be held).
+    pulse_ms, go_ms : float
+        Durations of each pulse and of the go cue, in ms.
+    fixation_ms, wait_ms, jitter_ms, response_ms : float
+        Durations in ms (see above).
+    input_noise : float
+        Standard deviation of the input noise.
+    dt : float
+        Time step in ms.
+
+    Notes
+    -----
+    ``ood()`` doubles ``delay_ms``. Per-trial params: ``a``, ``b`` (±1), ``label`` (``-a b``),
+    ``wait_ms``. Trials are padded to the longest wait.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import DelayedXOR
+    >>> task = DelayedXOR(delay_ms=100.0, dt=10.0)
+    >>> batch = task.sample(4, seed=0)
+    >>> batch.inputs.shape, batch.targets.shape  # (50 + 50 + 100 + 50 + 100 + 50) ms / 10 ms
+    ((4, 40, 2), (4, 40, 1))
+    >>> p = batch.trial_params
+    >>> p["a"].tolist(), p["b"].tolist(), p["label"].tolist()  # label = -a b
+    ([1.0, -1.0, -1.0, -1.0], [1.0, 1.0, -1.0, -1.0], [-1.0, 1.0, -1.0, -1.0])
+    >>> task.evaluate(batch.targets, batch)["accuracy"]
+    1.0
+    """
+
+    name = "delayed_xor"
+    delay_ms: float = 200.0
+    pulse_ms: float = 50.0
+    go_ms: float = 50.0
+    fixation_ms: float = 50.0
+    wait_ms: float = 50.0
+    jitter_ms: float = 50.0
+    response_ms: float = 50.0
+    input_noise: float = 0.0
+    dt: float = 10.0
+
+    def __post_init__(self) -> None:
+        for name in ("delay_ms", "fixation_ms", "wait_ms", "jitter_ms", "input_noise"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not self.dt > 0:
+            raise ValueError(f"dt must be > 0 ms, got {self.dt}")
+        for name in ("pulse_ms", "go_ms", "response_ms"):
+            if ms_to_steps(getattr(self, name), self.dt) < 1:
+                raise ValueError(f"{name} = {getattr(self, name)} ms is shorter than one step (dt = "
+                                 f"{self.dt} ms)")
+
+    @property
+    def n_inputs(self) -> int:
+        return 2
+
+    @property
+    def n_outputs(self) -> int:
+        return 1
+
+    @property
+    def n_steps(self) -> int:
+        """Padded trial length in steps (longest wait)."""
+        return int(sum(ms_to_steps(d, self.dt) for d in (
+            self.fixation_ms, self.pulse_ms, self.delay_ms, self.pulse_ms, self.wait_ms + self.jitter_ms,
+            self.response_ms)))
+
+    def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
+        rngs = trial_rngs(seed, n_trials, first_trial)
+        n_steps = self.n_steps
+        signs = per_trial(rngs, lambda r: np.where(r.random(2) < 0.5, -1.0, 1.0))
+        wait = per_trial(rngs, lambda r: self.wait_ms + r.uniform(0.0, self.jitter_ms))
+        noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 2)))
+        ones = np.ones(n_trials)
+        periods, _ = build_periods({
+            "fixation": self.fixation_ms * ones, "pulse1": self.pulse_ms * ones,
+            "delay": self.delay_ms * ones, "pulse2": self.pulse_ms * ones, "wait": wait,
+            "response": self.response_ms * ones,
+        }, self.dt)
+        a, b = signs[:, 0], signs[:, 1]
+        go = periods["response"].copy()
+        go[:, 1] = go[:, 0] + ms_to_steps(self.go_ms, self.dt)
+        pulses = (in_period(periods["pulse1"], n_steps) * a[:, None]
+                  + in_period(periods["pulse2"], n_steps) * b[:, None])
+        inputs = np.stack([pulses, in_period(go, n_steps)], axis=-1) + self.input_noise * noise
+        label = -a * b
+        targets, mask = binary_targets(periods["response"], label, n_steps)
+        return TaskBatch(inputs=inputs.astype(np.float32), targets=targets, mask=mask, dt=self.dt, seed=seed,
+                         first_trial=first_trial, periods=periods,
+                         trial_params={"a": a, "b": b, "label": label, "wait_ms": wait})
+
+    def ood(self) -> DelayedXOR:
+        return self.replace(delay_ms=2 * self.delay_ms)
+
+    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+        """``mse`` and ``accuracy`` (the sign of the mean response-period output is ``-a b``)."""
+        return evaluate_binary(outputs, batch)

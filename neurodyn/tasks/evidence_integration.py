@@ -1,0 +1,130 @@
+"""Integration of discrete evidence pulses towards a ±1 decision (after Brunton, Botvinick & Brody 2013)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from neurodyn._seed import trial_rngs
+from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._binary import binary_targets, evaluate_binary
+from neurodyn.tasks._registry import register_task
+from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial
+
+__all__ = ["EvidenceIntegration"]
+
+
+@register_task
+@dataclass(frozen=True)
+class EvidenceIntegration(Task):
+    """Count cue pulses on two channels, hold the count through a delay, answer ±1 after a go cue.
+
+    Periods: fixation, stimulus, delay, response. During the stimulus each step carries a pulse
+    with probability ``p_pulse``; a pulse goes to the trial's side (channel 1 for +1, channel 0 for
+    -1) with probability ``p_correct``, to the other channel otherwise. Channel 2 is the go cue (1
+    for ``go_ms`` at the start of the response). The output must hold the ideal observer's answer,
+    the sign of (pulses on channel 1) - (pulses on channel 0), ties going to the trial's side,
+    during the response period; the loss mask is 1 there and 0 elsewhere.
+
+    Parameters
+    ----------
+    delay_ms : float
+        Delay between the last cue and the go cue in ms: the complexity knob.
+    stimulus_ms, fixation_ms, response_ms, go_ms : float
+        Durations in ms.
+    p_pulse : float
+        Probability of a cue pulse per stimulus step, in (0, 1].
+    p_correct : float
+        Probability that a pulse is on the trial's side, in [0.5, 1].
+    dt : float
+        Time step in ms.
+
+    Notes
+    -----
+    ``ood()`` doubles ``delay_ms``. Per-trial params: ``side`` (±1), ``n_left``, ``n_right`` (pulse
+    counts on channels 0 and 1), ``label`` (the answer).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.tasks import EvidenceIntegration
+    >>> task = EvidenceIntegration(delay_ms=100.0, stimulus_ms=200.0)
+    >>> batch = task.sample(3, seed=0)
+    >>> batch.inputs.shape, batch.targets.shape  # (trial, time, channel): 50 + 200 + 100 + 50 ms / 10 ms
+    ((3, 40, 3), (3, 40, 1))
+    >>> p = batch.trial_params
+    >>> bool(np.all(batch.inputs[..., 1].sum(1) == p["n_right"])), p["label"].tolist()
+    (True, [1.0, -1.0, -1.0])
+    >>> task.evaluate(batch.targets, batch)["accuracy"]
+    1.0
+    """
+
+    name = "evidence_integration"
+    delay_ms: float = 200.0
+    stimulus_ms: float = 200.0
+    fixation_ms: float = 50.0
+    response_ms: float = 50.0
+    go_ms: float = 50.0
+    p_pulse: float = 0.4
+    p_correct: float = 0.7
+    dt: float = 10.0
+
+    def __post_init__(self) -> None:
+        for name in ("delay_ms", "fixation_ms"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not self.dt > 0:
+            raise ValueError(f"dt must be > 0 ms, got {self.dt}")
+        for name in ("stimulus_ms", "response_ms", "go_ms"):
+            if ms_to_steps(getattr(self, name), self.dt) < 1:
+                raise ValueError(f"{name} = {getattr(self, name)} ms is shorter than one step (dt = "
+                                 f"{self.dt} ms)")
+        if not 0 < self.p_pulse <= 1:
+            raise ValueError(f"p_pulse must be in (0, 1], got {self.p_pulse}")
+        if not 0.5 <= self.p_correct <= 1:
+            raise ValueError(f"p_correct must be in [0.5, 1], got {self.p_correct}")
+
+    @property
+    def n_inputs(self) -> int:
+        return 3
+
+    @property
+    def n_outputs(self) -> int:
+        return 1
+
+    @property
+    def n_steps(self) -> int:
+        """Trial length in steps."""
+        return int(sum(ms_to_steps(d, self.dt) for d in (
+            self.fixation_ms, self.stimulus_ms, self.delay_ms, self.response_ms)))
+
+    def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
+        rngs = trial_rngs(seed, n_trials, first_trial)
+        n_steps = self.n_steps
+        ones = np.ones(n_trials)
+        periods, _ = build_periods({
+            "fixation": self.fixation_ms * ones, "stimulus": self.stimulus_ms * ones,
+            "delay": self.delay_ms * ones, "response": self.response_ms * ones}, self.dt)
+        side = per_trial(rngs, lambda r: np.where(r.random() < 0.5, -1.0, 1.0))
+        pulse = per_trial(rngs, lambda r: r.random(n_steps) < self.p_pulse)
+        pulse &= in_period(periods["stimulus"], n_steps)
+        agree = per_trial(rngs, lambda r: r.random(n_steps) < self.p_correct)
+        right = pulse & (agree == (side[:, None] > 0))
+        left = pulse & ~right
+        n_left, n_right = left.sum(1), right.sum(1)
+        label = np.where(n_right == n_left, side, np.sign(n_right - n_left)).astype(np.float64)
+        go = periods["response"].copy()
+        go[:, 1] = go[:, 0] + ms_to_steps(self.go_ms, self.dt)
+        inputs = np.stack([left, right, in_period(go, n_steps)], axis=-1).astype(np.float32)
+        targets, mask = binary_targets(periods["response"], label, n_steps)
+        return TaskBatch(inputs=inputs, targets=targets, mask=mask, dt=self.dt, seed=seed,
+                         first_trial=first_trial, periods=periods,
+                         trial_params={"side": side, "n_left": n_left, "n_right": n_right, "label": label})
+
+    def ood(self) -> EvidenceIntegration:
+        return self.replace(delay_ms=2 * self.delay_ms)
+
+    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+        """``mse`` and ``accuracy`` (the sign of the mean response-period output is the answer)."""
+        return evaluate_binary(outputs, batch)

@@ -1,0 +1,67 @@
+"""The swap (mixture) model: known parameters recovered from simulated reports, the likelihood it
+maximises, the surrogate generator's proportions and seeds, and bad input."""
+
+import numpy as np
+import pytest
+
+from neurodyn.tasks import MixtureFit, fit_mixture_model, sample_mixture_responses
+from neurodyn.tasks.swap_model import _components, _wrap
+
+
+def _items(n, m, seed):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-np.pi, np.pi, n), rng.uniform(-np.pi, np.pi, (n, m))
+
+
+def _log_likelihood(r, t, nt, p):
+    parts = _components(_wrap(r - t), _wrap(r[:, None] - nt), p["kappa"], p["p_target"], p["p_swap"],
+                        p["p_guess"])
+    return float(np.log(parts[0] + parts[1].sum(1) + parts[2]).sum())
+
+
+@pytest.mark.parametrize("truth, n_non_targets", [
+    ({"kappa": 8.0, "p_target": 0.7, "p_swap": 0.2, "p_guess": 0.1}, 1),
+    ({"kappa": 20.0, "p_target": 0.55, "p_swap": 0.3, "p_guess": 0.15}, 3),
+    ({"kappa": 4.0, "p_target": 0.9, "p_swap": 0.0, "p_guess": 0.1}, 1),
+])
+def test_known_parameters_are_recovered_from_simulated_reports(truth, n_non_targets):
+    t, nt = _items(2500, n_non_targets, 0)
+    r = sample_mixture_responses(truth, t, nt, seed=3)
+    fit = fit_mixture_model(r, t, nt)
+    assert fit.converged and fit.n_trials == 2500
+    for k in ("p_target", "p_swap", "p_guess"):
+        assert getattr(fit, k) == pytest.approx(truth[k], abs=0.03), k
+    assert fit.p_target + fit.p_swap + fit.p_guess == pytest.approx(1.0)
+    assert fit.kappa == pytest.approx(truth["kappa"], rel=0.12)
+    # maximum likelihood: no worse than the generating parameters (up to Fisher's A1⁻¹ approximation)
+    assert fit.log_likelihood >= _log_likelihood(r, t, nt, truth) - 1.0
+    assert fit.log_likelihood == pytest.approx(_log_likelihood(r, t, nt, vars(fit)), abs=1e-6)
+
+
+def test_reports_split_between_target_non_target_and_guesses_in_the_stated_proportions():
+    t, nt = np.zeros(20000), np.full(20000, np.pi / 2)
+    p = MixtureFit(kappa=400.0, p_target=0.6, p_swap=0.25, p_guess=0.15, log_likelihood=0.0, n_trials=0,
+                   n_iterations=0, converged=True)
+    r = sample_mixture_responses(p, t, nt, seed=0)
+    near_t, near_nt = np.abs(r) < 0.2, np.abs(r - np.pi / 2) < 0.2
+    assert near_t.mean() == pytest.approx(0.6 + 0.15 * 0.4 / (2 * np.pi), abs=0.01)
+    assert near_nt.mean() == pytest.approx(0.25 + 0.15 * 0.4 / (2 * np.pi), abs=0.01)
+    assert np.array_equal(r, sample_mixture_responses(p, t, nt, seed=0))
+    assert not np.array_equal(r, sample_mixture_responses(p, t, nt, seed=1))
+    assert r.min() >= -np.pi and r.max() < np.pi
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda r, t, nt: fit_mixture_model(np.degrees(r), t, nt), "look like degrees; pass radians"),
+    (lambda r, t, nt: fit_mixture_model(r, t[:-1], nt), r"targets must have shape \(50,\)"),
+    (lambda r, t, nt: fit_mixture_model(r, t, nt[:-1]), r"non_targets must have shape \(50,\)"),
+    (lambda r, t, nt: fit_mixture_model(np.where(r > 0, np.nan, r), t, nt), "NaN or Inf"),
+    (lambda r, t, nt: sample_mixture_responses({"kappa": 1.0, "p_target": 0.5, "p_swap": 0.2, "p_guess": 0.2},
+                                               t, nt), "sum to 1"),
+    (lambda r, t, nt: sample_mixture_responses({"kappa": 1.0, "p_target": 0.5, "p_swap": 0.5, "p_guess": 0.0},
+                                               t, np.zeros((50, 0))), "p_swap > 0 needs"),
+])
+def test_bad_input_raises_one_line_errors(call, message):
+    t, nt = _items(50, 1, 1)
+    with pytest.raises(ValueError, match=message):
+        call(t + 0.1, t, nt)
