@@ -347,11 +347,8 @@ def run(args: argparse.Namespace) -> int:
                 lr=args.lr, weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm,
                 seed=args.seed, target_metric=target, progress=not args.no_progress, device=args.device,
                 eval_every=args.eval_every, regularizers=strengths, early_stopping=args.early_stopping,
-<<<<<<< HEAD
                 curriculum=curriculum, deterministic=args.deterministic, backend=args.backend,
-=======
-                curriculum=curriculum, deterministic=args.deterministic, **forcing,
->>>>>>> forcing
+                **forcing,
             )
         if curriculum is not None:
             task = curriculum.task_at(task, result.config["curriculum"]["final_stage"])
