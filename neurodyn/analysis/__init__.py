@@ -4,7 +4,8 @@ Sub-packages by domain: :mod:`~neurodyn.analysis.fixed_points` (fixed points, sl
 k-cycles of any model), :mod:`~neurodyn.analysis.plrnn` (exact analyses of piecewise-linear RNNs),
 :mod:`~neurodyn.analysis.lyapunov` (Lyapunov spectra), :mod:`~neurodyn.analysis.similarity`
 (representational and dynamical similarity), :mod:`~neurodyn.analysis.reconstruction` (scores of
-models fitted to recordings), and :mod:`~neurodyn.analysis.degeneracy` (solution degeneracy).
+models fitted to recordings), :mod:`~neurodyn.analysis.degeneracy` (solution degeneracy) and
+:mod:`~neurodyn.analysis.hmm_mechanism` (how a noise-driven network emulates an HMM).
 Every public name is re-exported here.
 """
 
@@ -15,6 +16,13 @@ from neurodyn.analysis.fixed_points import (
     find_fixed_points,
     fixed_point_graph,
     load_fixed_points,
+)
+from neurodyn.analysis.hmm_mechanism import (
+    compute_hmm_mechanism,
+    compute_noise_free_collapse,
+    compute_orbit,
+    compute_speeds,
+    compute_transition_triggered_average,
 )
 from neurodyn.analysis.jacobians import jacobians
 from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum
@@ -81,4 +89,7 @@ __all__ = [
     "permutation_distance", "procrustes_distance", "pwcca", "rbf_bandwidth", "rdm",
     "soft_matching_distance", "svcca", "weight_distance",
     "DegeneracyResult", "compare_to_references", "compute_solution_degeneracy",
+    # mechanism of HMM emulation (Torre et al. 2025)
+    "compute_hmm_mechanism", "compute_noise_free_collapse", "compute_orbit", "compute_speeds",
+    "compute_transition_triggered_average",
 ]
