@@ -83,7 +83,7 @@ def compute_speeds(model: RecurrentModel, states: np.ndarray) -> np.ndarray:
 
 def compute_noise_free_collapse(
     model: RecurrentModel, initial_states: np.ndarray, *, n_steps: int = 1000, tol: float = 1e-3,
-    n_inits: int = 64, seed: SeedLike = 0,
+    n_inits: int = 64, max_period: int = 16, seed: SeedLike = 0,
 ) -> dict[str, Any]:
     """Where the network goes with its noise inputs off: run ``F(h, 0)`` from many states.
 
@@ -99,6 +99,9 @@ def compute_noise_free_collapse(
         their mean (Euclidean).
     n_inits : int
         Fixed-point searches started from the final and the initial states (half each).
+    max_period : int
+        Longest period looked for after the runs: the smallest ``k <= max_period`` with every
+        final state back within ``tol`` of itself after ``k`` more steps.
     seed : int, Generator or None
         Seed of the fixed-point search's sampling.
 
@@ -107,8 +110,10 @@ def compute_noise_free_collapse(
     dict
         ``final_spread`` (largest distance of a final state to their mean), ``final_speed``
         (largest ``‖F(h, 0) − h‖`` over the final states), ``collapsed`` (``final_spread <
-        tol``), ``fixed_points`` (the :class:`~neurodyn.analysis.FixedPointResult` of the search),
-        ``n_fixed_points`` and ``n_stable``, and ``final_states`` (n, unit).
+        tol``), ``period`` (1: the runs stopped at fixed points; ``k``: on period-``k`` cycles;
+        0: none up to ``max_period``, e.g. chaos or a slow drift), ``fixed_points`` (the
+        :class:`~neurodyn.analysis.FixedPointResult` of the search), ``n_fixed_points`` and
+        ``n_stable``, and ``final_states`` (n, unit).
 
     Raises
     ------
@@ -124,8 +129,8 @@ def compute_noise_free_collapse(
     >>> from neurodyn.analysis import compute_noise_free_collapse
     >>> model = LeakyRNN(2, 3, 1, activation="linear", gain=0.5, seed=0)
     >>> out = compute_noise_free_collapse(model, np.random.default_rng(0).normal(size=(20, 3)), n_steps=200)
-    >>> out["collapsed"], out["n_fixed_points"], out["n_stable"]
-    (True, 1, 1)
+    >>> out["collapsed"], out["period"], out["n_fixed_points"], out["n_stable"]
+    (True, 1, 1, 1)
     """
     if int(n_steps) < 1:
         raise ValueError(f"n_steps must be >= 1, got {n_steps}")
@@ -137,7 +142,12 @@ def compute_noise_free_collapse(
     with torch.no_grad():
         for _ in range(int(n_steps)):
             h = G(h)
-        final = h.numpy()
+        final, later = h.numpy(), []
+        for _ in range(int(max_period)):
+            h = G(h)
+            later.append(h.numpy())
+    returns = [k + 1 for k in range(int(max_period))
+               if np.linalg.norm(later[k] - final, axis=1).max() < tol]
     spread = float(np.linalg.norm(final - final.mean(0), axis=1).max())
     speeds = compute_speeds(model, final)
     half = max(1, int(n_inits) // 2)
@@ -145,6 +155,7 @@ def compute_noise_free_collapse(
     pool = np.concatenate([final[rng.permutation(len(final))[:half]], x0[rng.permutation(len(x0))[:half]]])
     fps = find_fixed_points(model, initial_states=pool, n_inits=len(pool), seed=seed).fixed_points()
     return {"final_spread": spread, "final_speed": float(speeds.max()), "collapsed": bool(spread < tol),
+            "period": returns[0] if returns else 0,
             "fixed_points": fps, "n_fixed_points": fps.n_points,
             "n_stable": int(np.sum(fps.stability == "stable")), "final_states": final}
 
@@ -369,7 +380,7 @@ def compute_hmm_mechanism(
         The variables of :func:`compute_orbit` and :func:`compute_transition_triggered_average`,
         plus ``slow_fraction`` (phase; share of steps slower than the median speed) and the
         noise-free fixed points ``fixed_point_state`` (fixed_point, unit) with their
-        ``fixed_point_stability``. Attrs: ``collapsed`` (1 or 0), ``final_spread``,
+        ``fixed_point_stability``. Attrs: ``collapsed`` (1 or 0), ``period``, ``final_spread``,
         ``final_speed``, ``n_fixed_points``, ``n_stable``, ``speed_ratio`` (mean speed at transitions
         over the median speed), ``explained_variance``, ``n_emission_changes``, ``n_transitions``,
         ``seed``, ``neurodyn_version``.
@@ -420,6 +431,7 @@ def compute_hmm_mechanism(
     ds["fixed_point_stability"] = ("fixed_point", fps.stability.astype(str))
     ds.attrs.update(orbit.attrs, **tta.attrs, collapsed=int(collapse["collapsed"]),
                     final_spread=collapse["final_spread"], final_speed=collapse["final_speed"],
+                    period=collapse["period"],
                     n_fixed_points=collapse["n_fixed_points"], n_stable=collapse["n_stable"],
                     speed_ratio=float(tta.speed_tta.sel(lag=[-1, 0]).mean() / np.median(speeds)),
                     n_trials=int(n_trials), n_steps=int(run_task.n_steps), seed=seed,

@@ -39,7 +39,7 @@ def test_contracting_linear_network_collapses_onto_its_closed_form_point():
     w, b = p.w_rec.detach().double().numpy(), p.b.detach().double().numpy()
     h_star = np.linalg.solve(np.eye(4) - w, b)  # h = W h + b at alpha = 1
     out = compute_noise_free_collapse(model, np.random.default_rng(1).normal(size=(30, 4)) * 3, n_steps=300)
-    assert out["collapsed"] and out["n_fixed_points"] == 1 and out["n_stable"] == 1
+    assert out["collapsed"] and out["period"] == 1 and out["n_fixed_points"] == 1 and out["n_stable"] == 1
     np.testing.assert_allclose(out["final_states"], np.broadcast_to(h_star, (30, 4)), atol=1e-8)
     np.testing.assert_allclose(out["fixed_points"].states[0], h_star, atol=1e-8)
 
@@ -49,7 +49,7 @@ def test_bistable_unit_does_not_collapse():
     with torch.no_grad():
         model.w_rec.fill_(2.0)
     out = compute_noise_free_collapse(model, np.linspace(-2, 2, 10)[:, None], n_steps=200)
-    assert not out["collapsed"] and out["n_stable"] == 2
+    assert not out["collapsed"] and out["n_stable"] == 2 and out["period"] == 1
     assert out["final_spread"] == pytest.approx(0.9575, abs=1e-3)  # the points are +-0.9575
 
 
@@ -97,3 +97,11 @@ def test_hmm_mechanism_is_seeded_and_writes_netcdf(tmp_path):
     a.to_netcdf(tmp_path / "m.nc", engine="h5netcdf")
     with pytest.raises(ValueError, match="inputs"):
         compute_hmm_mechanism(LeakyRNN(3, 6, 3), task)
+
+
+def test_period_two_flip_is_reported():
+    model = LeakyRNN(0, 1, 3, activation="linear", alpha=1.0, seed=0)
+    with torch.no_grad():
+        model.w_rec.fill_(-1.0)  # h -> -h: every state but 0 is on a period-2 cycle
+    out = compute_noise_free_collapse(model, np.array([[0.5], [-1.0]]), n_steps=10)
+    assert not out["collapsed"] and out["period"] == 2
