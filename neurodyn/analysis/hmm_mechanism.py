@@ -409,9 +409,10 @@ def compute_hmm_mechanism(
     seed = resolve_seed(seed)
     run_task = task if n_steps is None else task.replace(n_steps=int(n_steps))
     batch = run_task.sample(int(n_trials), seed=seed)
-    shell = model.eval()
-    dtype = next(shell.parameters()).dtype
-    out = shell(torch.as_tensor(batch.inputs, dtype=dtype), noise=False)
+    was_training = model.training
+    model.eval()
+    out = model(torch.as_tensor(batch.inputs, dtype=next(model.parameters()).dtype), noise=False)
+    model.train(was_training)
     states, logits = out.states.double().numpy(), out.outputs.double()
     probs = torch.softmax(logits, -1).numpy()
     speeds = compute_speeds(model, states)
