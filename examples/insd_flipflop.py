@@ -34,15 +34,16 @@ from neurodyn.tasks import FlipFlop  # noqa: E402
 from neurodyn.training import evaluate, train_deflation_sequence  # noqa: E402
 
 
-def describe(model, references, task, *, n_inits: int) -> dict:
-    """Similarity to ``references`` (if any), decodability, task error in and out of distribution."""
+def describe(model, references, task, *, n_inits: int) -> tuple[dict, object]:
+    """Similarity to ``references`` (if any), decodability, task error in and out of distribution, and
+    the fixed points (returned too, for the figure)."""
     row = (compare_to_references(model, references, task, n_trials=64, seed=12345) if references
            else {f"task_{k}": v for k, v in evaluate(model, task, n_trials=64, seed=12345).items()})
     row["decodability_r2"] = compute_decodability(model, task, n_trials=64, seed=12345).r2.values.tolist()
     row.update({f"ood_{k}": v for k, v in evaluate(model, task.ood(), n_trials=64, seed=12345).items()})
     fps = find_fixed_points(model, task=task, n_inits=n_inits, seed=0)
     row["n_stable"] = int(np.sum(fps.fixed_points().stability == "stable"))
-    return row
+    return row, fps
 
 
 def main(tiny: bool = False, out_dir: str = "runs/example_insd", lam: float = 1.0,
@@ -60,10 +61,11 @@ def main(tiny: bool = False, out_dir: str = "runs/example_insd", lam: float = 1.
     chain = [r.model for r in train_deflation_sequence(net, task, n_networks=n_networks, lam=lam, ridge=0.1,
                                                        activity_penalty=1e-2, seed=0, **kw)]
     standards = [neurodyn.train(net(100 + k), task, seed=100 + k, **kw).model for k in range(1, n_networks)]
-    report = {"network0": describe(chain[0], [], task, n_inits=n_inits)}
+    report, points = {}, {}
+    report["network0"], points[0] = describe(chain[0], [], task, n_inits=n_inits)
     for k in range(1, n_networks):
-        report[f"deflated{k}"] = describe(chain[k], chain[:k], task, n_inits=n_inits)
-        report[f"standard{k}"] = describe(standards[k - 1], chain[:k], task, n_inits=n_inits)
+        report[f"deflated{k}"], points[k] = describe(chain[k], chain[:k], task, n_inits=n_inits)
+        report[f"standard{k}"], _ = describe(standards[k - 1], chain[:k], task, n_inits=n_inits)
     mse = {kind: float(np.mean([report[f"{kind}{k}"]["task_mse"] for k in range(1, n_networks)]))
            for kind in ("deflated", "standard")}
     report["cost"] = {"deflated_mse": mse["deflated"], "standard_mse": mse["standard"],
@@ -78,7 +80,7 @@ def main(tiny: bool = False, out_dir: str = "runs/example_insd", lam: float = 1.
     fig = plt.figure(figsize=(11, 5), layout="constrained")
     shown = (("network 0 (standard)", chain[0]), ("network 1 (deflated)", chain[1]))
     for k, (title, model) in enumerate(shown):
-        fps = find_fixed_points(model, task=task, n_inits=n_inits, seed=0)
+        fps = points[k]
         with torch.no_grad():
             states = model(torch.as_tensor(batch.inputs), noise=False).states.numpy()
         ax = plot_fixed_points(fps, trajectories=states, ax=fig.add_subplot(1, 2, k + 1, projection="3d"))
