@@ -70,10 +70,8 @@ def compute_orbit(
     flat = x.reshape(-1, x.shape[-1])
     centred = flat - flat.mean(0)
     _, sv, vt = np.linalg.svd(centred, full_matrices=False)
-    pcs = centred @ vt[:2].T
-    phase = np.arctan2(pcs[:, 1], pcs[:, 0])
+    phase, b = _phase_and_bin(centred, vt[:2], int(n_bins))
     edges = np.linspace(-np.pi, np.pi, int(n_bins) + 1)
-    b = np.clip(np.digitize(phase, edges) - 1, 0, int(n_bins) - 1)
     count = np.bincount(b, minlength=n_bins).astype(np.float64)
     with np.errstate(invalid="ignore"):
         def per_bin(v: np.ndarray) -> np.ndarray:
@@ -200,9 +198,15 @@ def compute_transition_triggered_average(
     return xr.Dataset(data, coords={"lag": lags}, attrs={"n_transitions": int(trial.size), "window": w})
 
 
+def _phase_and_bin(centred: np.ndarray, components: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Phase ``atan2(pc2, pc1)`` of centred states (sample, unit) and its bin (of ``n_bins`` on [-pi, pi))."""
+    pcs = centred @ components.T
+    phase = np.arctan2(pcs[:, 1], pcs[:, 0])
+    edges = np.linspace(-np.pi, np.pi, n_bins + 1)
+    return phase, np.clip(np.digitize(phase, edges) - 1, 0, n_bins - 1)
+
+
 def phase_bins(orbit: xr.Dataset, states: np.ndarray) -> np.ndarray:
     """The phase bin of every state (trial * time,), with the orbit's principal components."""
     flat = states.reshape(-1, states.shape[-1])
-    pcs = (flat - flat.mean(0)) @ orbit.components.values.T
-    edges = np.linspace(-np.pi, np.pi, orbit.sizes["phase"] + 1)
-    return np.clip(np.digitize(np.arctan2(pcs[:, 1], pcs[:, 0]), edges) - 1, 0, orbit.sizes["phase"] - 1)
+    return _phase_and_bin(flat - flat.mean(0), orbit.components.values, orbit.sizes["phase"])[1]
