@@ -4,10 +4,13 @@ Sub-packages by domain: :mod:`~neurodyn.analysis.fixed_points` (fixed points, sl
 k-cycles of any model), :mod:`~neurodyn.analysis.plrnn` (exact analyses of piecewise-linear RNNs),
 :mod:`~neurodyn.analysis.lyapunov` (Lyapunov spectra), :mod:`~neurodyn.analysis.similarity`
 (representational and dynamical similarity), :mod:`~neurodyn.analysis.reconstruction` (scores of
-models fitted to recordings), and :mod:`~neurodyn.analysis.degeneracy` (solution degeneracy).
+models fitted to recordings), :mod:`~neurodyn.analysis.degeneracy` (solution degeneracy),
+:mod:`~neurodyn.analysis.decoding` (decodability of task variables) and
+:mod:`~neurodyn.analysis.hmm_mechanism` (how a noise-driven network emulates an HMM).
 Every public name is re-exported here.
 """
 
+from neurodyn.analysis.decoding import compute_decodability
 from neurodyn.analysis.degeneracy import DegeneracyResult, compare_to_references, compute_solution_degeneracy
 from neurodyn.analysis.fixed_points import (
     FixedPointResult,
@@ -15,6 +18,13 @@ from neurodyn.analysis.fixed_points import (
     find_fixed_points,
     fixed_point_graph,
     load_fixed_points,
+)
+from neurodyn.analysis.hmm_mechanism import (
+    compute_hmm_mechanism,
+    compute_noise_free_collapse,
+    compute_orbit,
+    compute_speeds,
+    compute_transition_triggered_average,
 )
 from neurodyn.analysis.jacobians import jacobians
 from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum
@@ -80,5 +90,8 @@ __all__ = [
     "fit_havok", "linear_predictivity", "match_recurrent_units", "operator_distance", "pairwise_distances",
     "permutation_distance", "procrustes_distance", "pwcca", "rbf_bandwidth", "rdm",
     "soft_matching_distance", "svcca", "weight_distance",
-    "DegeneracyResult", "compare_to_references", "compute_solution_degeneracy",
+    "DegeneracyResult", "compare_to_references", "compute_solution_degeneracy", "compute_decodability",
+    # mechanism of HMM emulation (Torre et al. 2025)
+    "compute_hmm_mechanism", "compute_noise_free_collapse", "compute_orbit", "compute_speeds",
+    "compute_transition_triggered_average",
 ]

@@ -3,7 +3,7 @@
 from neurodyn.training._config import TrainConfig
 from neurodyn.training._results import EnsembleResult, FitResult, TrainingDivergedError, TrainResult
 from neurodyn.training.curriculum import Curriculum
-from neurodyn.training.deflation import ridge_predictivity, train_deflated
+from neurodyn.training.deflation import ridge_predictivity, train_deflated, train_deflation_sequence
 from neurodyn.training.early_stopping import EarlyStopping
 from neurodyn.training.ensemble import train_ensemble
 from neurodyn.training.ensemble_io import load_ensemble, save_ensemble
@@ -20,5 +20,5 @@ __all__ = [
     "Curriculum", "EarlyStopping", "RatePenalty", "WeightPenalty", "l1_rate", "l1_weight", "l2_rate",
     "l2_weight",
     "EnsembleResult", "load_ensemble", "save_ensemble", "train_ensemble",
-    "ridge_predictivity", "train_deflated",
+    "ridge_predictivity", "train_deflated", "train_deflation_sequence",
 ]

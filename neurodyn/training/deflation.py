@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import torch
 
-from neurodyn._seed import SeedLike
+from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task
 from neurodyn.training._config import TrainConfig
@@ -165,4 +165,70 @@ def train_deflated(
     return replace(res, config={**res.config, "deflation": deflation})
 
 
-__all__ = ["ridge_predictivity", "train_deflated"]
+def train_deflation_sequence(
+    make_model: Callable[[int], RecurrentModel],
+    task: Task,
+    *,
+    n_networks: int = 3,
+    lam: float = 1.0,
+    ridge: float = 0.1,
+    activity_penalty: float = 1e-2,
+    seed: SeedLike = 0,
+    **options: Any,
+) -> list[TrainResult]:
+    """Iterated similarity deflation (INSD): network ``k`` is deflated against networks ``0..k-1``.
+
+    Network 0 is trained normally (:func:`neurodyn.training.train`, no target stop); network ``k >= 1``
+    with :func:`train_deflated` against every earlier network, so each new solution is pushed away
+    from all solutions found so far (Qian & Pehlevan 2025).
+
+    Parameters
+    ----------
+    make_model : callable ``seed -> RecurrentModel``
+        Builds an untrained network; called with ``seed + k`` for network ``k``.
+    task : Task
+    n_networks : int
+        Networks in the sequence (>= 2).
+    lam, ridge, activity_penalty
+        As in :func:`train_deflated` (network 0 is trained without them).
+    seed : int, Generator or None
+        Network ``k`` is built and trained with ``seed + k``.
+    **options
+        ``n_iterations``, ``batch_size``, ``lr``, ``clip_grad_norm``, ``eval_every``, ``progress``,
+        ``device``, passed to every network's training.
+
+    Returns
+    -------
+    list of TrainResult
+        One per network, in order; ``config["deflation"]["n_references"]`` is ``k`` for network ``k``.
+
+    Raises
+    ------
+    ValueError
+        For ``n_networks < 2`` or any setting :func:`train_deflated` refuses.
+
+    Examples
+    --------
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> from neurodyn.training import train_deflation_sequence
+    >>> runs = train_deflation_sequence(lambda s: LeakyRNN(1, 6, 1, seed=s), FlipFlop(n_bits=1, n_steps=10),
+    ...                                 n_networks=3, n_iterations=2, batch_size=4, eval_every=0,
+    ...                                 progress=False)
+    >>> [r.config.get("deflation", {}).get("n_references", 0) for r in runs]
+    [0, 1, 2]
+    """
+    from neurodyn.training.train import train
+
+    if int(n_networks) < 2:
+        raise ValueError(f"n_networks must be >= 2 (a standard network, then deflated); got {n_networks}")
+    base = resolve_seed(seed)
+    runs = [train(make_model(base), task, seed=base, **options)]
+    for k in range(1, int(n_networks)):
+        runs.append(train_deflated(make_model(base + k), task, reference_models=[r.model for r in runs],
+                                   lam=lam, ridge=ridge, activity_penalty=activity_penalty, seed=base + k,
+                                   **options))
+    return runs
+
+
+__all__ = ["ridge_predictivity", "train_deflated", "train_deflation_sequence"]

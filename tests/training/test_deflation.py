@@ -73,3 +73,19 @@ def test_deflation_reduces_predictivity_against_a_standard_network():
     assert d["predictivity"] < s["predictivity"] - 0.2
     assert d["task_accuracy"] > 0.85
     assert d["activity"] < 5 * s["activity"]  # no runaway task-irrelevant variance
+
+
+def test_deflation_sequence_deflates_each_network_against_all_earlier_ones():
+    from neurodyn.training import train_deflation_sequence
+
+    task = FlipFlop(n_bits=1, n_steps=12)
+    runs = train_deflation_sequence(lambda s: LeakyRNN(1, 5, 1, seed=s), task, n_networks=3, lam=2.0,
+                                    n_iterations=3, batch_size=4, eval_every=0, progress=False, seed=7)
+    assert [r.config.get("deflation", {}).get("n_references", 0) for r in runs] == [0, 1, 2]
+    assert [r.config["seed"] for r in runs] == [7, 8, 9]
+    # network 2 is the network train_deflated builds against networks 0 and 1, bit for bit
+    again = train_deflated(LeakyRNN(1, 5, 1, seed=9), task, reference_models=[runs[0].model, runs[1].model],
+                           lam=2.0, n_iterations=3, batch_size=4, eval_every=0, progress=False, seed=9)
+    assert torch.equal(again.model.w_rec, runs[2].model.w_rec)
+    with pytest.raises(ValueError, match="n_networks"):
+        train_deflation_sequence(lambda s: LeakyRNN(1, 5, 1, seed=s), task, n_networks=1)

@@ -1,0 +1,108 @@
+"""Cross-validated linear decoding of task variables from a network's hidden states."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from neurodyn._seed import SeedLike, resolve_seed
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
+
+__all__ = ["compute_decodability"]
+
+
+def compute_decodability(
+    model: Any, task: Any, *, n_trials: int = 128, n_folds: int = 5, alpha: float = 1.0,
+    seed: SeedLike = 12345,
+) -> xr.Dataset:
+    """How well each task variable (target channel) is linearly decodable from the hidden states.
+
+    The model runs noise-free on ``n_trials`` seeded trials of ``task``; every masked step is a sample.
+    For each target channel a ridge map (:class:`~neurodyn.analysis.LinearPredictivity`, penalty
+    ``alpha``) from the states is fitted on ``n_folds - 1`` folds of *trials* and scored on the held-out
+    trials (``sklearn.model_selection.GroupKFold``, so that steps of one trial never sit on both sides).
+    Used to check that a network made dissimilar to others (similarity deflation, Qian & Pehlevan
+    2025) still carries the task's variables.
+
+    Parameters
+    ----------
+    model : RecurrentModel
+    task : Task
+        Its targets (trial, time, output) are the decoded variables.
+    n_trials : int
+        Trials of the seeded batch (>= ``n_folds``).
+    n_folds : int
+        Cross-validation folds over trials (>= 2).
+    alpha : float
+        Ridge penalty on the squared weights (>= 0).
+    seed : int, Generator or None
+        Seeds the batch and the assignment of trials to folds.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dim ``variable`` (target channel). ``r2`` (variable): out-of-fold ``R^2`` of the decoded
+        variable; ``sign_accuracy`` (variable): fraction of samples whose decoded sign matches a
+        ``±1`` target (NaN for other targets). Attrs ``n_trials``, ``n_folds``, ``alpha``, ``seed``.
+
+    Raises
+    ------
+    ValueError
+        For ``n_folds < 2``, fewer trials than folds, a negative ``alpha``, or a model whose sizes do
+        not match the task.
+
+    Examples
+    --------
+    A network that copies its input into unit 0 decodes a target equal to that input perfectly:
+
+    >>> import torch
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> from neurodyn.analysis import compute_decodability
+    >>> task = FlipFlop(n_bits=1, n_steps=30)
+    >>> model = LeakyRNN(1, 4, 1, activation="linear", seed=0)
+    >>> ds = compute_decodability(model, task, n_trials=20, n_folds=4, alpha=1e-6)
+    >>> ds.r2.dims, ds.sizes["variable"]
+    (('variable',), 1)
+    >>> bool(0.0 <= float(ds.sign_accuracy[0]) <= 1.0)
+    True
+    """
+    import xarray as xr
+    from sklearn.model_selection import GroupKFold
+
+    from neurodyn.analysis.similarity import LinearPredictivity
+
+    if int(n_folds) < 2 or int(n_trials) < int(n_folds) or not alpha >= 0:
+        raise ValueError(f"need n_folds >= 2, n_trials >= n_folds and alpha >= 0; got n_folds={n_folds}, "
+                         f"n_trials={n_trials}, alpha={alpha}")
+    if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
+        raise ValueError(f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but the task needs "
+                         f"{task.n_inputs} / {task.n_outputs}")
+    seed = resolve_seed(seed)
+    batch = task.sample(int(n_trials), seed=seed)
+    was = model.training
+    model.eval()
+    with torch.no_grad():
+        x = torch.as_tensor(batch.inputs, dtype=next(model.parameters()).dtype)
+        h = model(x, noise=False).states.double().numpy()
+    model.train(was)
+    keep = batch.mask.reshape(-1, batch.mask.shape[-1]).max(1) > 0
+    H = h.reshape(-1, h.shape[-1])[keep]
+    Y = batch.targets.reshape(-1, batch.targets.shape[-1]).astype(np.float64)[keep]
+    trial = np.repeat(np.arange(int(n_trials)), h.shape[1])[keep]
+    order = np.random.default_rng(seed).permutation(int(n_trials))  # seeded trial-to-fold assignment
+    pred = np.zeros_like(Y)
+    for train_idx, test_idx in GroupKFold(n_splits=int(n_folds)).split(H, Y, groups=order[trial]):
+        pred[test_idx] = LinearPredictivity(alpha=alpha).fit(H[train_idx], Y[train_idx]).predict(H[test_idx])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r2 = 1.0 - ((Y - pred) ** 2).sum(0) / ((Y - Y.mean(0)) ** 2).sum(0)
+    binary = np.all(np.isin(Y, (-1.0, 1.0)), axis=0)
+    sign_acc = np.where(binary, (np.sign(pred) == Y).mean(0), np.nan)
+    return xr.Dataset({"r2": ("variable", r2), "sign_accuracy": ("variable", sign_acc)},
+                      coords={"variable": np.arange(Y.shape[1])},
+                      attrs={"n_trials": int(n_trials), "n_folds": int(n_folds), "alpha": float(alpha),
+                             "seed": seed})

@@ -1,0 +1,44 @@
+"""Cross-validated decoding of task variables: exact on a planted readout, chance on unrelated states."""
+
+import numpy as np
+import pytest
+import torch
+
+from neurodyn.analysis import compute_decodability
+from neurodyn.models import LeakyRNN
+from neurodyn.tasks import FlipFlop
+
+
+def test_decoding_matches_least_squares_on_the_same_trial_folds():
+    task = FlipFlop(n_bits=2, n_steps=40, p_pulse=0.2)
+    model = LeakyRNN(2, 4, 2, activation="tanh", alpha=1.0, seed=0)
+    batch = task.sample(16, seed=3)
+    ds = compute_decodability(model, task, n_trials=16, n_folds=4, alpha=1e-8, seed=3)
+    with torch.no_grad():
+        h = model(torch.as_tensor(batch.inputs), noise=False).states.double().numpy()
+    H, Y = h.reshape(-1, 4), batch.targets.reshape(-1, 2).astype(float)
+    # oracle: the same trial folds, fitted by least squares
+    from sklearn.model_selection import GroupKFold
+
+    order = np.random.default_rng(3).permutation(16)
+    trial = np.repeat(np.arange(16), 40)
+    pred = np.zeros_like(Y)
+    for tr, te in GroupKFold(4).split(H, Y, groups=order[trial]):
+        A = np.c_[H[tr], np.ones(len(tr))]
+        w = np.linalg.lstsq(A, Y[tr], rcond=None)[0]
+        pred[te] = np.c_[H[te], np.ones(len(te))] @ w
+    r2 = 1 - ((Y - pred) ** 2).sum(0) / ((Y - Y.mean(0)) ** 2).sum(0)
+    np.testing.assert_allclose(ds.r2.values, r2, atol=1e-6)
+    np.testing.assert_allclose(ds.sign_accuracy.values, (np.sign(pred) == Y).mean(0))
+
+
+def test_memoryless_network_cannot_decode_the_bits_and_is_seeded():
+    task = FlipFlop(n_bits=1, n_steps=60, p_pulse=0.05)
+    model = LeakyRNN(1, 4, 1, activation="tanh", alpha=1.0, seed=0)
+    with torch.no_grad():
+        model.w_rec.zero_()  # h[t] = tanh(W_in u[t]): pulses only, no memory of the bit
+    a = compute_decodability(model, task, n_trials=40, n_folds=5, seed=1)
+    assert a.identical(compute_decodability(model, task, n_trials=40, n_folds=5, seed=1))
+    assert float(a.r2[0]) < 0.2  # the bit is held between pulses; a memoryless state misses it
+    with pytest.raises(ValueError, match="n_folds"):
+        compute_decodability(model, task, n_trials=3, n_folds=5)

@@ -1,0 +1,107 @@
+"""Mechanism analyses of HMM emulation (Torre et al. 2025) against closed forms and planted answers."""
+
+import numpy as np
+import pytest
+import torch
+
+from neurodyn.analysis import (
+    compute_hmm_mechanism,
+    compute_noise_free_collapse,
+    compute_orbit,
+    compute_speeds,
+    compute_transition_triggered_average,
+)
+from neurodyn.models import LeakyRNN
+from neurodyn.tasks import HMMEmulation
+
+
+def _linear(alpha=1.0, seed=0, n=4):
+    model = LeakyRNN(2, n, 3, activation="linear", alpha=alpha, gain=0.6, seed=seed)
+    with torch.no_grad():
+        model.b.copy_(torch.linspace(-1, 1, n))
+    return model
+
+
+def test_speeds_are_the_norm_of_the_linear_step():
+    model = _linear(alpha=0.5)
+    p = model.params()
+    w, b = p.w_rec.detach().double().numpy(), p.b.detach().double().numpy()
+    h = np.random.default_rng(0).normal(size=(3, 5, 4))
+    expected = np.linalg.norm(0.5 * (-h + h @ w.T + b), axis=-1)  # F(h) - h = alpha (-h + W h + b)
+    np.testing.assert_allclose(compute_speeds(model, h), expected, rtol=1e-10)
+    with pytest.raises(ValueError, match="units"):
+        compute_speeds(model, h[..., :3])
+
+
+def test_contracting_linear_network_collapses_onto_its_closed_form_point():
+    model = _linear()
+    p = model.params()
+    w, b = p.w_rec.detach().double().numpy(), p.b.detach().double().numpy()
+    h_star = np.linalg.solve(np.eye(4) - w, b)  # h = W h + b at alpha = 1
+    out = compute_noise_free_collapse(model, np.random.default_rng(1).normal(size=(30, 4)) * 3, n_steps=300)
+    assert out["collapsed"] and out["period"] == 1 and out["n_fixed_points"] == 1 and out["n_stable"] == 1
+    np.testing.assert_allclose(out["final_states"], np.broadcast_to(h_star, (30, 4)), atol=1e-8)
+    np.testing.assert_allclose(out["fixed_points"].states[0], h_star, atol=1e-8)
+
+
+def test_bistable_unit_does_not_collapse():
+    model = LeakyRNN(1, 1, 3, alpha=1.0, seed=0)
+    with torch.no_grad():
+        model.w_rec.fill_(2.0)
+    out = compute_noise_free_collapse(model, np.linspace(-2, 2, 10)[:, None], n_steps=200)
+    assert not out["collapsed"] and out["n_stable"] == 2 and out["period"] == 1
+    assert out["final_spread"] == pytest.approx(0.9575, abs=1e-3)  # the points are +-0.9575
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_orbit_of_a_rotated_noisy_circle(seed):
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 6 * np.pi, 300, endpoint=False)  # three turns
+    circle = np.stack([np.cos(t), np.sin(t), np.zeros_like(t), np.zeros_like(t)], -1)
+    rot, _ = np.linalg.qr(rng.normal(size=(4, 4)))  # invariance: any orthogonal embedding
+    states = (circle + 0.01 * rng.normal(size=circle.shape)) @ rot.T
+    emissions = np.eye(3)[(np.mod(t, 2 * np.pi) // (2 * np.pi / 3)).astype(int)]  # three arcs
+    orbit = compute_orbit(states[None], n_bins=12, emissions=emissions[None], speeds=np.ones((1, 300)))
+    assert abs(float(orbit.winding[0])) == pytest.approx(3.0 * 299 / 300, abs=0.005)  # first to last sample
+    assert orbit.attrs["n_emission_changes"] == 3
+    assert orbit.attrs["explained_variance"] > 0.999
+    radius = np.linalg.norm(orbit.orbit.values - states.mean(0), axis=1)
+    np.testing.assert_allclose(radius, np.sinc(1 / 12), atol=0.01)  # mean of a 30-degree arc: sin(a)/a
+    np.testing.assert_allclose(orbit.occupancy.values, 1 / 12, atol=0.01)
+
+
+def test_transition_triggered_average_matches_a_loop_and_finds_the_planted_unit():
+    rng = np.random.default_rng(3)
+    symbols = np.repeat([[0, 2, 1] * 6], 8, axis=1)[:, :140].repeat(2, axis=0)
+    states = rng.normal(size=(2, 140, 5))
+    for t in range(8, 140, 8):  # unit 4 ramps up over the three steps before every switch
+        states[:, t - 3:t, 4] += [1.0, 2.0, 3.0]
+    out = compute_transition_triggered_average(states, symbols, window=4, n_kick=2)
+    z = (states - states.mean((0, 1))) / states.std((0, 1))
+    events = [(i, t) for i in range(2) for t in range(4, 137) if symbols[i, t] != symbols[i, t - 1]]
+    assert out.attrs["n_transitions"] == len(events)
+    brute = np.mean([z[i, t - 4:t + 4] for i, t in events], axis=0)
+    np.testing.assert_allclose(out.tta.values, brute, atol=1e-12)
+    assert out.kick_unit.values[0] == 4 and out.lead.values[0] == -2
+    with pytest.raises(ValueError, match="no symbol transition"):
+        compute_transition_triggered_average(states, np.zeros((2, 140), int), window=4)
+
+
+def test_hmm_mechanism_is_seeded_and_writes_netcdf(tmp_path):
+    task = HMMEmulation(n_states=2, n_steps=40, n_noise=4)
+    model = LeakyRNN(4, 6, 3, gain=0.5, seed=0)
+    kw = dict(n_trials=8, window=2, n_kick=2, n_quiet_steps=100, seed=5)
+    a, b = compute_hmm_mechanism(model, task, **kw), compute_hmm_mechanism(model, task, **kw)
+    assert a.identical(b)
+    assert a.attrs["collapsed"] == 1 and a.attrs["n_stable"] == 1
+    a.to_netcdf(tmp_path / "m.nc", engine="h5netcdf")
+    with pytest.raises(ValueError, match="inputs"):
+        compute_hmm_mechanism(LeakyRNN(3, 6, 3), task)
+
+
+def test_period_two_flip_is_reported():
+    model = LeakyRNN(0, 1, 3, activation="linear", alpha=1.0, seed=0)
+    with torch.no_grad():
+        model.w_rec.fill_(-1.0)  # h -> -h: every state but 0 is on a period-2 cycle
+    out = compute_noise_free_collapse(model, np.array([[0.5], [-1.0]]), n_steps=10)
+    assert not out["collapsed"] and out["period"] == 2
