@@ -37,6 +37,12 @@ from neurodyn.models._family import family_of
 AUTO_METHOD = "newton"
 #: Newton iterations per candidate assumed by the up-front cost estimate
 _EST_ITERS = 15
+#: the Newton search runs chunks of about this many Jacobian entries (chunk × state²), and at least
+#: NEWTON_MIN_CHUNK candidates: at 128 units, chunks of 128 let candidates of later chunks retire on
+#: the points of earlier ones (1,024 task states: 27 % less CPU than one chunk of 1,024), while
+#: small networks keep one chunk (per-call overhead dominates there)
+NEWTON_CHUNK_ELEMENTS = 1 << 21
+NEWTON_MIN_CHUNK = 64
 
 
 def find_fixed_points(
@@ -243,7 +249,9 @@ def find_fixed_points(
 
 
 def _plan(method: str, n_cand: int, n_state: int, max_order: int, max_memory: float) -> int | None:
-    """Candidates per chunk of the Newton-class searches, after checking the cost up front.
+    """Candidates per chunk of the Newton-class searches, after checking the cost up front: about
+    ``NEWTON_CHUNK_ELEMENTS / state²`` (at least ``NEWTON_MIN_CHUNK``), and never more than fit in
+    ``max_memory``.
 
     Raises a one-line ``ValueError`` when even one candidate's blocks exceed ``max_memory``;
     warns in one line when the estimated work is large (see :mod:`neurodyn._budget`).
@@ -265,7 +273,8 @@ def _plan(method: str, n_cand: int, n_state: int, max_order: int, max_memory: fl
     warn_flops("find_fixed_points", flops, f"{n_cand} candidates x about {_EST_ITERS} Newton steps of "
                f"{n_state} dims, periods up to {max_order}", "lower n_inits or max_order, or use "
                "method='gradient' (cheaper steps, slower convergence)", stacklevel=4)
-    return int(max(1, min(n_cand, max_memory // per)))
+    preferred = max(NEWTON_MIN_CHUNK, NEWTON_CHUNK_ELEMENTS // n_state**2)
+    return int(max(1, min(n_cand, max_memory // per, preferred)))
 
 
 def _step_jacobian(shell, F, u_star):
