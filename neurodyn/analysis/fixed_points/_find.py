@@ -125,7 +125,8 @@ def find_fixed_points(
         ``"newton"`` (what ``"auto"`` runs): per-candidate damped Newton steps on the exact
         Jacobians of the model family (closed forms, see :func:`neurodyn.analysis.jacobians`;
         autograd for a callable; the chain rule along the orbit for period ``k``), in chunks
-        that keep ``4 × chunk × state²`` floats under ``max_memory``; a candidate that comes
+        of about ``2²¹ / state²`` candidates (at least 64) that keep ``4 × chunk × state²``
+        floats under ``max_memory``; a candidate that comes
         within ``tol_unique`` of an already converged point is retired with it, and one whose
         Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. All but
         ``"joint"`` give each candidate its own step size and stop each on its own.
@@ -422,10 +423,16 @@ def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q
 
     pts = x.detach().cpu().numpy()
     rows = np.flatnonzero(conv)
+    eps = float(torch.finfo(x.dtype).eps)
+
+    def round_off(states: np.ndarray) -> float:
+        return 100.0 * (eps * max(1.0, float(np.abs(states).max()))) ** 2  # of q
+
+    if (qfun(pts[rows]) > round_off(pts[rows])).sum() < 2:
+        return x, sel  # points at round-off are never merged, and one point has no partner
     # residuals off the null directions of J - I removed first: only those along them tell points apart
     polished = pinv_polish(F, x[torch.as_tensor(rows, device=x.device)], jacobian=jacobian).cpu().numpy()
-    eps = float(torch.finfo(x.dtype).eps)
-    floor = 100.0 * (eps * max(1.0, float(np.abs(polished).max()))) ** 2  # round-off of q
+    floor = round_off(polished)
     keep, states = merge_bracketing(polished, qfun(polished), qfun, tol_q, floor)
     if len(keep) == len(rows):
         return x, sel

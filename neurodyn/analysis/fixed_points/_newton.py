@@ -141,7 +141,10 @@ def minimise_newton(
     already converged — in its chunk or an earlier one — is retired at once with that point's
     state and q (it would converge to it: Newton's basin around a regular point is larger than
     the de-duplication tolerance). A Jacobian is computed only after an accepted step; a
-    rejected Newton step re-uses the direction.
+    rejected Newton step re-uses the direction. In a float64 search, Levenberg–Marquardt
+    proposals of candidates with ``q ≥ LM_SINGLE_Q`` are solved in float32 (each is accepted
+    only if the float64 q decreases); when every active candidate takes the same branch, the
+    iteration runs on whole tensors instead of masked copies.
 
     Parameters
     ----------

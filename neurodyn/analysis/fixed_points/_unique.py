@@ -96,8 +96,10 @@ def merge_bracketing(points: np.ndarray, q: np.ndarray, qfun, tol_q: float, floo
     fixed point when the straight segment between them stays below ``tol_q`` and ``q`` dips inside
     it below half the smaller end value (they bracket the point); points polished down to ``q <=
     floor`` (round-off) are exact and never merged, which keeps distinct points and the points of a
-    line attractor apart. A group is represented by the mean of its points when ``q`` there is
-    lowest, else by its best point.
+    line attractor apart. Groups are the connected components of this relation (a point that
+    brackets members of two groups joins them), so points around a marginal point in several
+    dimensions form one group however their pairs line up. A group is represented by the mean of
+    its points when ``q`` there is lowest, else by its best point.
 
     Parameters
     ----------
@@ -124,13 +126,11 @@ def merge_bracketing(points: np.ndarray, q: np.ndarray, qfun, tol_q: float, floo
         qs = qfun(points[i] + inner * (points[j] - points[i]))
         return bool(np.all(qs <= tol_q) and qs.min() < 0.5 * min(q[i], q[j]))
 
-    for i in order:
-        for g in groups:
-            if any(brackets(int(j), int(i)) for j in g):
-                g.append(int(i))
-                break
-        else:
-            groups.append([int(i)])
+    for i in order:  # groups are the connected components of the bracketing relation
+        joined = [g for g in groups if any(brackets(int(j), int(i)) for j in g)]
+        merged = sorted([int(i), *(j for g in joined for j in g)], key=lambda j: (q[j], j))
+        groups = [g for g in groups if not any(g is h for h in joined)] + [merged]
+    groups.sort(key=lambda g: (q[g[0]], g[0]))
     states = np.empty((len(groups), points.shape[1]))
     for n, g in enumerate(groups):
         states[n] = points[g[0]]
