@@ -20,8 +20,11 @@ Two timings per method, each the median of ``--repeats`` interleaved runs:
 
 ``reference`` is a minimal batched Newton solver (closed-form Jacobian, undamped steps on every
 candidate until all converge or 50 iterations) written below; the goals are ``joint / newton ≥ 10``
-(call) and ``newton / reference ≤ 2`` (search). Last, the Jacobians and spectra of 4,096 states of
-the 128-unit network (process CPU time), and the same for the unique points of its search.
+(call) and ``newton / reference ≤ 2`` (search). Slow points (not converged) are listed apart with
+their q. Last, for the 128-unit network (process CPU time): the stability labels of 4,096 states by
+``compute_stability`` (goal ≤ 2 CPU s) beside the LAPACK floor of any dense eigenvalue method on the
+same Jacobians (their Hessenberg reduction) and the previous path (eigenvalues with eigenvectors),
+and the Jacobians and spectra of the unique points of its search.
 
 Run from the repository root (one thread keeps runs comparable on a shared machine):
 
@@ -43,7 +46,7 @@ import numpy as np
 import torch
 
 from neurodyn import __version__, train
-from neurodyn.analysis import find_fixed_points, jacobians
+from neurodyn.analysis import compute_stability, find_fixed_points, jacobians
 from neurodyn.analysis.fixed_points import _find
 from neurodyn.analysis.fixed_points import _init as fp_init
 from neurodyn.analysis.fixed_points._newton import METHODS
@@ -134,6 +137,7 @@ def run_case(name: str, model, x0: torch.Tensor, methods: list[str], repeats: in
             row["stability"] = {s: int((good.stability == s).sum()) for s in ("stable", "saddle", "unstable",
                                                                              "marginal")}
             row["slow_points"] = int((~results[m].converged).sum())
+            row["slow_point_q"] = sorted(float(q) for q in results[m].q[~results[m].converged])
             if ref_points is not None:
                 row["matches_joint"] = _match(good.states, ref_points)
         rows.append(row)
@@ -149,20 +153,49 @@ def _match(points: np.ndarray, reference: np.ndarray) -> dict:
             "extra": int((d.min(1) >= MATCH_TOL).sum())}
 
 
-def stability_cost(model, pool: torch.Tensor, n_states: int, seed: int) -> dict:
-    """Process CPU seconds for Jacobians and spectra of ``n_states`` distinct states."""
+def stability_cost(model, pool: torch.Tensor, n_states: int, seed: int, n_sub: int = 512) -> dict:
+    """Process CPU seconds for the stability labels of ``n_states`` distinct states.
+
+    ``compute_stability`` (closed-form Jacobians, eigenvalues without eigenvectors) in float64 and
+    float32 is the claim; ``jacobian`` is its Jacobian part alone. Against it: the LAPACK floor of any
+    dense eigenvalue method, the Hessenberg reduction (``?gehrd``) of the same Jacobians, and the
+    previous path (``geev`` with eigenvectors, as ``find_fixed_points`` does for its few unique
+    points), timed on ``n_sub`` states and scaled to ``n_states``.
+    """
+    from scipy.linalg import lapack
+    from threadpoolctl import threadpool_limits
+
     rng = np.random.default_rng(seed)
     x = pool[rng.choice(pool.shape[0], n_states, replace=pool.shape[0] < n_states)]
+    u0 = torch.zeros(model.n_inputs, dtype=torch.float64)
+    out = {"n_states": n_states, "goal_cpu_seconds": 2.0}
     t0 = time.process_time()
-    jac = jacobians(model, x, torch.zeros(model.n_inputs, dtype=torch.float64))
-    t1 = time.process_time()
-    spectra(jac.numpy())
-    t2 = time.process_time()
-    return {"n_states": n_states, "jacobian_cpu_seconds": t1 - t0, "spectra_cpu_seconds": t2 - t1}
+    jac = jacobians(model, x, u0)
+    out["jacobian_cpu_seconds"] = time.process_time() - t0
+    for name, xs in (("float64", x), ("float32", x.float())):
+        t0 = time.process_time()
+        ds = compute_stability(model, xs, u0)
+        out[f"compute_stability_{name}_cpu_seconds"] = time.process_time() - t0
+        out[f"stable_{name}"] = int((ds.stability == "stable").sum())
+    jn = jac.numpy()
+    with threadpool_limits(limits=1, user_api="blas"):
+        for name, arr, fn in (("float64", jn, lapack.dgehrd),
+                              ("float32", jn.astype(np.float32), lapack.sgehrd)):
+            t0 = time.process_time()
+            for a in arr:
+                fn(a)
+            out[f"hessenberg_floor_{name}_cpu_seconds"] = time.process_time() - t0
+    t0 = time.process_time()
+    spectra(jn[:n_sub])
+    out["eig_with_vectors_cpu_seconds_scaled"] = (time.process_time() - t0) * n_states / n_sub
+    out["goal_met"] = out["compute_stability_float32_cpu_seconds"] <= 2.0
+    out["goal_possible"] = out["hessenberg_floor_float32_cpu_seconds"] <= 2.0
+    return out
 
 
 def run(args) -> dict:
     torch.manual_seed(0)
+    load_start = os.getloadavg()
     cases = []
     for name in args.cases:
         t0 = time.perf_counter()
@@ -193,7 +226,7 @@ def run(args) -> dict:
     return {"benchmark": "fixed_points", "settings": SETTINGS, "cases": cases, "repeats": args.repeats,
             "neurodyn_version": __version__, "torch_version": torch.__version__,
             "torch_threads": torch.get_num_threads(), "machine": platform.processor() or platform.machine(),
-            "load_average_at_end": os.getloadavg()}
+            "load_average_at_start": load_start, "load_average_at_end": os.getloadavg()}
 
 
 def print_case(case: dict) -> None:
@@ -218,8 +251,14 @@ def print_case(case: dict) -> None:
         print(f"newton / reference, search: {ratio:.2f}x")
     if "stability_4096" in case:
         s = case["stability_4096"]
-        print(f"Jacobians of {s['n_states']} states: {s['jacobian_cpu_seconds']:.2f} CPU s; spectra: "
-              f"{s['spectra_cpu_seconds']:.2f} CPU s")
+        print(f"Stability of {s['n_states']} states (CPU s): compute_stability "
+              f"{s['compute_stability_float64_cpu_seconds']:.2f} (float64), "
+              f"{s['compute_stability_float32_cpu_seconds']:.2f} (float32), of which Jacobians "
+              f"{s['jacobian_cpu_seconds']:.2f}; Hessenberg floor "
+              f"{s['hessenberg_floor_float64_cpu_seconds']:.2f} "
+              f"/ {s['hessenberg_floor_float32_cpu_seconds']:.2f}; eig with vectors "
+              f"{s['eig_with_vectors_cpu_seconds_scaled']:.1f} (scaled); goal 2 s met: {s['goal_met']}, "
+              f"possible: {s['goal_possible']}")
         u = case["stability_unique_points"]
         print(f"Jacobians and spectra of the search's {u['n_points']} unique points: "
               f"{u['cpu_seconds']:.3f} CPU s")

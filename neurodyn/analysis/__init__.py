@@ -14,6 +14,7 @@ from neurodyn.analysis.decoding import compute_decodability
 from neurodyn.analysis.degeneracy import DegeneracyResult, compare_to_references, compute_solution_degeneracy
 from neurodyn.analysis.fixed_points import (
     FixedPointResult,
+    compute_stability,
     compute_topology_classes,
     find_fixed_points,
     fixed_point_graph,
@@ -77,8 +78,8 @@ from neurodyn.analysis.similarity import (
 __all__ = [
     "jacobians",
     # fixed points, Lyapunov spectra, exact PLRNN analyses
-    "FixedPointResult", "compute_topology_classes", "find_fixed_points", "fixed_point_graph",
-    "load_fixed_points", "LyapunovResult", "lyapunov_spectrum",
+    "FixedPointResult", "compute_stability", "compute_topology_classes", "find_fixed_points",
+    "fixed_point_graph", "load_fixed_points", "LyapunovResult", "lyapunov_spectrum",
     "BasinResult", "CycleResult", "HomoclinicResult", "ManifoldResult", "compute_basins",
     "find_attracting_cycles", "find_cycles", "find_homoclinic_points", "find_manifolds",
     # reconstruction of recordings

@@ -122,11 +122,6 @@ def scale_cols(w: torch.Tensor, d: torch.Tensor, h: torch.Tensor) -> torch.Tenso
     return per_state(w, h) * d.unsqueeze(-2)
 
 
-def eye_like(h: torch.Tensor, n: int | None = None) -> torch.Tensor:
-    """Identity (n, n) in the dtype and device of ``h`` (``n`` defaults to its last dim)."""
-    return torch.eye(h.shape[-1] if n is None else n, dtype=h.dtype, device=h.device)
-
-
 def broadcast_to_states(j: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
     """A state-independent Jacobian (..., rows, cols) expanded to the leading dims of ``h``."""
     return per_state(j, h).expand(*h.shape[:-1], *j.shape[-2:])

@@ -79,7 +79,10 @@ def _leaky_gain(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None) -> t
 
 def leaky_rnn_jacobian(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
     """``dF/dh = (1 - alpha) I + alpha diag(phi'(pre)) W_rec``; ``h`` (..., unit) → (..., unit, unit)."""
-    return (1.0 - p.alpha) * fam.eye_like(h) + fam.scale_rows(_leaky_gain(p, h, u), p.w_rec, h)
+    jac = fam.scale_rows(_leaky_gain(p, h, u), p.w_rec, h)  # a fresh tensor: the leak goes on its diagonal
+    if p.alpha != 1.0:
+        jac.diagonal(dim1=-2, dim2=-1).add_(1.0 - p.alpha)
+    return jac
 
 
 def leaky_rnn_input_jacobian(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:

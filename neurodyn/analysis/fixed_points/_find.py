@@ -37,6 +37,12 @@ from neurodyn.models._family import family_of
 AUTO_METHOD = "newton"
 #: Newton iterations per candidate assumed by the up-front cost estimate
 _EST_ITERS = 15
+#: the Newton search runs chunks of about this many Jacobian entries (chunk × state²), and at least
+#: NEWTON_MIN_CHUNK candidates: at 128 units, chunks of 128 let candidates of later chunks retire on
+#: the points of earlier ones (1,024 task states: 27 % less CPU than one chunk of 1,024), while
+#: small networks keep one chunk (per-call overhead dominates there)
+NEWTON_CHUNK_ELEMENTS = 1 << 21
+NEWTON_MIN_CHUNK = 64
 
 
 def find_fixed_points(
@@ -119,7 +125,8 @@ def find_fixed_points(
         ``"newton"`` (what ``"auto"`` runs): per-candidate damped Newton steps on the exact
         Jacobians of the model family (closed forms, see :func:`neurodyn.analysis.jacobians`;
         autograd for a callable; the chain rule along the orbit for period ``k``), in chunks
-        that keep ``4 × chunk × state²`` floats under ``max_memory``; a candidate that comes
+        of about ``2²¹ / state²`` candidates (at least 64) that keep ``4 × chunk × state²``
+        floats under ``max_memory``; a candidate that comes
         within ``tol_unique`` of an already converged point is retired with it, and one whose
         Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. All but
         ``"joint"`` give each candidate its own step size and stop each on its own.
@@ -243,7 +250,9 @@ def find_fixed_points(
 
 
 def _plan(method: str, n_cand: int, n_state: int, max_order: int, max_memory: float) -> int | None:
-    """Candidates per chunk of the Newton-class searches, after checking the cost up front.
+    """Candidates per chunk of the Newton-class searches, after checking the cost up front: about
+    ``NEWTON_CHUNK_ELEMENTS / state²`` (at least ``NEWTON_MIN_CHUNK``), and never more than fit in
+    ``max_memory``.
 
     Raises a one-line ``ValueError`` when even one candidate's blocks exceed ``max_memory``;
     warns in one line when the estimated work is large (see :mod:`neurodyn._budget`).
@@ -265,7 +274,8 @@ def _plan(method: str, n_cand: int, n_state: int, max_order: int, max_memory: fl
     warn_flops("find_fixed_points", flops, f"{n_cand} candidates x about {_EST_ITERS} Newton steps of "
                f"{n_state} dims, periods up to {max_order}", "lower n_inits or max_order, or use "
                "method='gradient' (cheaper steps, slower convergence)", stacklevel=4)
-    return int(max(1, min(n_cand, max_memory // per)))
+    preferred = max(NEWTON_MIN_CHUNK, NEWTON_CHUNK_ELEMENTS // n_state**2)
+    return int(max(1, min(n_cand, max_memory // per, preferred)))
 
 
 def _step_jacobian(shell, F, u_star):
@@ -413,10 +423,16 @@ def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q
 
     pts = x.detach().cpu().numpy()
     rows = np.flatnonzero(conv)
+    eps = float(torch.finfo(x.dtype).eps)
+
+    def round_off(states: np.ndarray) -> float:
+        return 100.0 * (eps * max(1.0, float(np.abs(states).max()))) ** 2  # of q
+
+    if (qfun(pts[rows]) > round_off(pts[rows])).sum() < 2:
+        return x, sel  # points at round-off are never merged, and one point has no partner
     # residuals off the null directions of J - I removed first: only those along them tell points apart
     polished = pinv_polish(F, x[torch.as_tensor(rows, device=x.device)], jacobian=jacobian).cpu().numpy()
-    eps = float(torch.finfo(x.dtype).eps)
-    floor = 100.0 * (eps * max(1.0, float(np.abs(polished).max()))) ** 2  # round-off of q
+    floor = round_off(polished)
     keep, states = merge_bracketing(polished, qfun(polished), qfun, tol_q, floor)
     if len(keep) == len(rows):
         return x, sel

@@ -26,8 +26,11 @@ LM_SHRINK = 0.5
 NEWTON_MIN_STEP = 1.0 / 64
 #: the damped-Newton search starts with Levenberg–Marquardt steps whose inverse damping grows by
 #: NEWTON_LM_GROW per accepted step, and takes plain Newton steps once it reaches NEWTON_SWITCH_LR
-NEWTON_LM_GROW = 3.0
+NEWTON_LM_GROW = 2.0
 NEWTON_SWITCH_LR = 1e2
+#: float64 searches solve Levenberg–Marquardt proposals in float32 for candidates with q at or above
+#: this (see ``_lm_proposal``)
+LM_SINGLE_Q = 1e-8
 #: (state x state) float64 blocks held per active candidate by the damped-Newton search
 #: (the Jacobian, ``J − I``, the normal matrix of Levenberg–Marquardt rows, the solver's copy)
 NEWTON_COPIES = 4
@@ -138,7 +141,10 @@ def minimise_newton(
     already converged — in its chunk or an earlier one — is retired at once with that point's
     state and q (it would converge to it: Newton's basin around a regular point is larger than
     the de-duplication tolerance). A Jacobian is computed only after an accepted step; a
-    rejected Newton step re-uses the direction.
+    rejected Newton step re-uses the direction. In a float64 search, Levenberg–Marquardt
+    proposals of candidates with ``q ≥ LM_SINGLE_Q`` are solved in float32 (each is accepted
+    only if the float64 q decreases); when every active candidate takes the same branch, the
+    iteration runs on whole tensors instead of masked copies.
 
     Parameters
     ----------
@@ -212,18 +218,28 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
                     idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since))
         if idx.numel() == 0:
             break
-        delta = step[:, None] * direction
-        if bool(lm.any()):
-            delta[lm] = _lm_direction(M[lm], r[lm], lr[lm])
+        n_lm = int(lm.sum())  # one synchronisation per iteration decides the dense paths below
+        if n_lm == lm.numel():
+            delta = _lm_proposal(M, r, lr, qa)
+        else:
+            delta = step[:, None] * direction
+            if n_lm:
+                delta[lm] = _lm_proposal(M[lm], r[lm], lr[lm], qa[lm])
         x_try = xa + delta
         with torch.no_grad():
-            q_try = speed(G, x_try)
+            r_try = G(x_try) - x_try
+        q_try = 0.5 * r_try.pow(2).sum(-1)
         ok = torch.isfinite(q_try) & (q_try < qa)
         dq = qa - q_try
-        xa = torch.where(ok[:, None], x_try, xa)
-        qa = torch.where(ok, q_try, qa)
-        if bool(ok.any()):
-            M[ok], r[ok] = _residual_jacobian(G, xa[ok], jacobian)
+        n_ok = int(ok.sum())
+        if n_ok == ok.numel():
+            xa, qa, r = x_try, q_try, r_try
+            M = _shifted_jacobian(G, xa, jacobian)
+        elif n_ok:
+            xa = torch.where(ok[:, None], x_try, xa)
+            qa = torch.where(ok, q_try, qa)
+            r[ok] = r_try[ok]
+            M[ok] = _shifted_jacobian(G, xa[ok], jacobian)
         done_dq = ok & lm & (dq < tol_dq * lr)
         step = torch.where(ok, (2.0 * step).clamp(max=1.0), 0.5 * step)
         lr = torch.where(lm, torch.where(ok, lr * NEWTON_LM_GROW, lr * LM_SHRINK), lr)
@@ -233,7 +249,10 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         step = torch.where(to_newton, torch.ones_like(step), step)
         lr = torch.where(to_lm, torch.full_like(lr, float(lr_init)), lr)
         fresh = ~lm & (ok | to_newton)
-        if bool(fresh.any()):
+        n_fresh = int(fresh.sum())
+        if n_fresh == fresh.numel():
+            direction = _newton_direction(M, r)
+        elif n_fresh:
             direction[fresh] = _newton_direction(M[fresh], r[fresh])
         na += 1
         since += 1
@@ -256,6 +275,26 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
     return found_x, found_q
 
 
+def _lm_proposal(M: torch.Tensor, r: torch.Tensor, lr: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """:func:`_lm_direction`, solved in float32 for float64 rows with ``q ≥ LM_SINGLE_Q``.
+
+    The step is only a proposal, accepted on the float64 q, and far from a point float32 solves it
+    well enough (``μ = 1/lr ≥ 1/NEWTON_SWITCH_LR`` bounds the normal matrix's condition number) at
+    about half the cost of ``MᵀM`` and its Cholesky factor; rows close to a point keep float64."""
+    if M.dtype != torch.float64:
+        return _lm_direction(M, r, lr)
+    coarse = q >= LM_SINGLE_Q
+    n_coarse = int(coarse.sum())
+    if n_coarse == 0:
+        return _lm_direction(M, r, lr)
+    if n_coarse == coarse.numel():
+        return _lm_direction(M.float(), r.float(), lr.float()).to(M.dtype)
+    delta = torch.empty_like(r)
+    delta[coarse] = _lm_direction(M[coarse].float(), r[coarse].float(), lr[coarse].float()).to(M.dtype)
+    delta[~coarse] = _lm_direction(M[~coarse], r[~coarse], lr[~coarse])
+    return delta
+
+
 def _lm_direction(M: torch.Tensor, r: torch.Tensor, lr: torch.Tensor) -> torch.Tensor:
     """``−(MᵀM + I / lr)⁻¹ Mᵀ r`` per row by Cholesky (the matrix is symmetric positive definite);
     zero where the factorisation fails."""
@@ -263,7 +302,9 @@ def _lm_direction(M: torch.Tensor, r: torch.Tensor, lr: torch.Tensor) -> torch.T
     A = Mt @ M
     A.diagonal(dim1=-2, dim2=-1).add_((1.0 / lr)[:, None])
     L, info = torch.linalg.cholesky_ex(A)
-    delta = torch.cholesky_solve(-(Mt @ r.unsqueeze(-1)), L).squeeze(-1)
+    # two triangular solves: torch's batched cholesky_solve costs more than both on small blocks
+    y = torch.linalg.solve_triangular(L, -(Mt @ r.unsqueeze(-1)), upper=False)
+    delta = torch.linalg.solve_triangular(L.mT, y, upper=True).squeeze(-1)
     good = (info == 0)[:, None] & torch.isfinite(delta).all(-1, keepdim=True)
     return torch.where(good, delta, torch.zeros_like(delta))
 
@@ -287,8 +328,7 @@ def _newton_direction(M: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
 
 def _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique):
     """Retire active rows within ``tol_unique`` (max-abs) of a converged point; mask of rows to keep."""
-    dist = torch.cdist(xa, found_x, p=float("inf"))
-    nearest = dist.min(dim=1)
+    nearest = torch.cdist(xa, found_x, p=float("inf")).min(dim=1)
     dup = nearest.values < tol_unique
     if not bool(dup.any()):
         return None
@@ -303,11 +343,16 @@ def _residual_jacobian(G: BatchedMap, x: torch.Tensor, jacobian: JacobianFn | No
     """``(∂G/∂x − I, G(x) − x)`` for each row of ``x``."""
     with torch.no_grad():
         r = G(x) - x
+    return _shifted_jacobian(G, x, jacobian), r
+
+
+def _shifted_jacobian(G: BatchedMap, x: torch.Tensor, jacobian: JacobianFn | None) -> torch.Tensor:
+    """``∂G/∂x − I`` for each row of ``x``, (row, state, state)."""
     M = step_jacobians(G, x, jacobian).contiguous()
     if M._base is not None:  # a view (e.g. of a constant Jacobian): subtract on a copy
         M = M.clone()
     M.diagonal(dim1=-2, dim2=-1).sub_(1.0)
-    return M, r
+    return M
 
 
 def newton_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,

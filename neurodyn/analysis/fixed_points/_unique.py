@@ -33,15 +33,10 @@ def unique_points(points: np.ndarray, rank: np.ndarray, tol: float) -> np.ndarra
     Two points are duplicates when ``max_i |a_i - b_i| < tol`` (FixedPointFinder's ``tol_unique``
     rule). Points are visited in increasing ``rank`` (e.g. q, non-converged last) and a point is
     kept unless it duplicates an already kept one, so the best of each group represents it.
+    Each kept point removes its later duplicates in one vectorised test, so the cost is
+    ``kept × point`` distance rows rather than a Python step per point.
     """
-    kept: list[int] = []
-    kept_states = np.empty((0, points.shape[-1]))
-    for i in np.argsort(rank, kind="stable"):
-        if kept and (np.abs(kept_states - points[i]).max(axis=-1) < tol).any():
-            continue
-        kept.append(int(i))
-        kept_states = np.vstack([kept_states, points[i]])
-    return np.asarray(kept, dtype=np.int64)
+    return _greedy_unique(points[:, None, :], points, rank, tol)
 
 
 def unique_cycles(orbits: np.ndarray, rank: np.ndarray, tol: float) -> np.ndarray:
@@ -50,14 +45,29 @@ def unique_cycles(orbits: np.ndarray, rank: np.ndarray, tol: float) -> np.ndarra
     A candidate duplicates a kept cycle when its first point lies within ``tol`` (max-abs) of
     any point of that cycle's orbit.
     """
+    return _greedy_unique(orbits, orbits[:, 0], rank, tol)
+
+
+def _greedy_unique(kept_as: np.ndarray, probes: np.ndarray, rank: np.ndarray, tol: float) -> np.ndarray:
+    """Greedy representatives in increasing ``rank``: candidate ``i`` (its points ``kept_as[i]``,
+    shape (k, state), and its probe ``probes[i]``, (state,)) is kept unless its probe lies within
+    ``tol`` (max-abs) of a point of a kept candidate. The first unresolved candidate in rank order
+    is always kept, and it resolves every later one whose probe is within ``tol`` of its points."""
+    order = np.argsort(rank, kind="stable")
+    alive = np.ones(order.size, dtype=bool)  # in rank order: neither kept nor a duplicate yet
     kept: list[int] = []
-    k, n_state = orbits.shape[1], orbits.shape[2]
-    kept_points = np.empty((0, n_state))
-    for i in np.argsort(rank, kind="stable"):
-        if kept and (np.abs(kept_points - orbits[i, 0]).max(axis=-1) < tol).any():
-            continue
+    pos = 0
+    while True:
+        rest = np.flatnonzero(alive[pos:])
+        if rest.size == 0:
+            break
+        pos += int(rest[0])
+        i = order[pos]
         kept.append(int(i))
-        kept_points = np.vstack([kept_points, orbits[i].reshape(k, n_state)])
+        alive[pos] = False
+        later = pos + 1 + np.flatnonzero(alive[pos + 1:])
+        dist = np.abs(probes[order[later]][:, None, :] - kept_as[i][None]).max(axis=-1).min(axis=-1)
+        alive[later[dist < tol]] = False
     return np.asarray(kept, dtype=np.int64)
 
 
@@ -86,8 +96,10 @@ def merge_bracketing(points: np.ndarray, q: np.ndarray, qfun, tol_q: float, floo
     fixed point when the straight segment between them stays below ``tol_q`` and ``q`` dips inside
     it below half the smaller end value (they bracket the point); points polished down to ``q <=
     floor`` (round-off) are exact and never merged, which keeps distinct points and the points of a
-    line attractor apart. A group is represented by the mean of its points when ``q`` there is
-    lowest, else by its best point.
+    line attractor apart. Groups are the connected components of this relation (a point that
+    brackets members of two groups joins them), so points around a marginal point in several
+    dimensions form one group however their pairs line up. A group is represented by the mean of
+    its points when ``q`` there is lowest, else by its best point.
 
     Parameters
     ----------
@@ -114,13 +126,11 @@ def merge_bracketing(points: np.ndarray, q: np.ndarray, qfun, tol_q: float, floo
         qs = qfun(points[i] + inner * (points[j] - points[i]))
         return bool(np.all(qs <= tol_q) and qs.min() < 0.5 * min(q[i], q[j]))
 
-    for i in order:
-        for g in groups:
-            if any(brackets(int(j), int(i)) for j in g):
-                g.append(int(i))
-                break
-        else:
-            groups.append([int(i)])
+    for i in order:  # groups are the connected components of the bracketing relation
+        joined = [g for g in groups if any(brackets(int(j), int(i)) for j in g)]
+        merged = sorted([int(i), *(j for g in joined for j in g)], key=lambda j: (q[j], j))
+        groups = [g for g in groups if not any(g is h for h in joined)] + [merged]
+    groups.sort(key=lambda g: (q[g[0]], g[0]))
     states = np.empty((len(groups), points.shape[1]))
     for n, g in enumerate(groups):
         states[n] = points[g[0]]
