@@ -4,7 +4,8 @@ Sub-packages by domain: :mod:`~neurodyn.analysis.fixed_points` (fixed points, sl
 k-cycles of any model), :mod:`~neurodyn.analysis.plrnn` (exact analyses of piecewise-linear RNNs),
 :mod:`~neurodyn.analysis.lyapunov` (Lyapunov spectra), :mod:`~neurodyn.analysis.similarity`
 (representational and dynamical similarity), :mod:`~neurodyn.analysis.reconstruction` (scores of
-models fitted to recordings), and :mod:`~neurodyn.analysis.degeneracy` (solution degeneracy).
+models fitted to recordings), :mod:`~neurodyn.analysis.degeneracy` (solution degeneracy), and
+:mod:`~neurodyn.analysis.low_rank` (identifiable statistics of low-rank networks).
 Every public name is re-exported here.
 """
 
@@ -17,6 +18,7 @@ from neurodyn.analysis.fixed_points import (
     load_fixed_points,
 )
 from neurodyn.analysis.jacobians import jacobians
+from neurodyn.analysis.low_rank import compute_low_rank_statistics, latent_map, mean_field_latent_map
 from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum
 from neurodyn.analysis.plrnn import (
     BasinResult,
@@ -81,4 +83,6 @@ __all__ = [
     "permutation_distance", "procrustes_distance", "pwcca", "rbf_bandwidth", "rdm",
     "soft_matching_distance", "svcca", "weight_distance",
     "DegeneracyResult", "compare_to_references", "compute_solution_degeneracy",
+    # low-rank RNNs: identifiable loading statistics
+    "compute_low_rank_statistics", "latent_map", "mean_field_latent_map",
 ]
