@@ -18,7 +18,13 @@ from neurodyn.analysis.fixed_points import (
     load_fixed_points,
 )
 from neurodyn.analysis.jacobians import jacobians
-from neurodyn.analysis.low_rank import compute_low_rank_statistics, latent_map, mean_field_latent_map
+from neurodyn.analysis.low_rank import (
+    MaxEntLoadings,
+    compute_low_rank_statistics,
+    fit_maxent_loadings,
+    latent_map,
+    mean_field_latent_map,
+)
 from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum
 from neurodyn.analysis.plrnn import (
     BasinResult,
@@ -84,5 +90,6 @@ __all__ = [
     "soft_matching_distance", "svcca", "weight_distance",
     "DegeneracyResult", "compare_to_references", "compute_solution_degeneracy",
     # low-rank RNNs: identifiable loading statistics
-    "compute_low_rank_statistics", "latent_map", "mean_field_latent_map",
+    "MaxEntLoadings", "compute_low_rank_statistics", "fit_maxent_loadings", "latent_map",
+    "mean_field_latent_map",
 ]
