@@ -52,7 +52,8 @@ def test_maxent_has_more_entropy_than_the_plain_fit_at_equal_dynamics_error():
 
 @pytest.mark.filterwarnings("ignore:the flow did not converge")
 def test_sampled_networks_are_low_rank_and_reproducible():
-    fit = fit_maxent_loadings(_plain(60), tolerance=0.5, seed=0, n_epochs=2, hidden=8, n_steps=4)
+    fit = fit_maxent_loadings(_plain(60), tolerance=0.5, seed=0, n_check=4, n_epochs=2, hidden=8,
+                              n_steps=4)
     a, b = fit.sample_network(seed=3), fit.sample_network(seed=3)
     assert isinstance(a, LowRankRNN) and a.n_units == 60 and torch.equal(a.connectivity(), b.connectivity())
     assert not torch.equal(a.connectivity(), fit.sample_network(seed=4).connectivity())
@@ -63,7 +64,8 @@ def test_sampled_networks_are_low_rank_and_reproducible():
 @pytest.mark.filterwarnings("ignore:the flow did not converge")
 def test_a_tolerance_below_the_flow_error_is_reported():
     with pytest.warns(RuntimeWarning, match="tolerance .* is below the error"):
-        fit = fit_maxent_loadings(_plain(60), tolerance=1e-9, seed=0, n_epochs=2, hidden=8, n_steps=4)
+        fit = fit_maxent_loadings(_plain(60), tolerance=1e-9, seed=0, n_check=4, n_epochs=2, hidden=8,
+                                  n_steps=4)
     assert fit.status in ("tolerance_too_tight", "not_converged") and np.all(fit.residual_scale == 0)
 
 
