@@ -109,10 +109,11 @@ def run_case(case: str, *, n_units: int, n_epochs: int, n_samples: int, seed: in
     return out
 
 
-def main(*, tiny: bool = False, out_dir: str = "runs/example_low_rank_maxent") -> list[dict]:
+def main(*, tiny: bool = False, out_dir: str = "runs/example_low_rank_maxent",
+         cases: tuple[str, ...] = ("bistable", "cycle", "ring")) -> list[dict]:
     size = dict(n_units=200, n_epochs=30, n_samples=3) if tiny else dict(n_units=500, n_epochs=100,
                                                                          n_samples=5)
-    results = [run_case(case, **size) for case in ("bistable", "cycle", "ring")]
+    results = [run_case(case, **size) for case in cases]
     path = Path(out_dir)
     path.mkdir(parents=True, exist_ok=True)
     (path / "results.json").write_text(json.dumps(results, indent=1))
