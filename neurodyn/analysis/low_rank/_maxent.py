@@ -65,6 +65,8 @@ class MaxEntLoadings:
     >>> net = fit.sample_network(seed=1)  # a LowRankRNN with fresh loadings
     >>> type(net).__name__, net.n_units, net.rank, fit.residual_scale.shape
     ('LowRankRNN', 300, 1, (1,))
+    >>> dict(fit.to_xarray().sizes)
+    {'drive_term': 3, 'rank': 1}
     """
 
     flow: Any
@@ -80,6 +82,24 @@ class MaxEntLoadings:
     status: str
     seed: int
     model_kwargs: dict[str, Any] = field(repr=False)
+
+    def to_xarray(self) -> Any:
+        """The fitted law as a Dataset: ``coef`` (drive_term, rank), ``residual_scale`` (rank), and
+        ``tolerance``, ``dynamics_error``, ``entropy``, ``status``, ``seed``, ``n_units`` as attributes."""
+        import xarray as xr
+
+        from neurodyn.models.low_rank import loading_names
+
+        n_inputs = len(self.drive_columns) - self.rank - 1
+        names = loading_names(self.rank, n_inputs)
+        terms = [names[c] for c in self.drive_columns] + ["1"]
+        return xr.Dataset(
+            {"coef": (("drive_term", "rank"), self.coef), "residual_scale": (("rank",), self.residual_scale)},
+            coords={"drive_term": terms, "rank": np.arange(self.rank)},
+            attrs={"tolerance": self.tolerance, "dynamics_error": self.dynamics_error,
+                   "entropy": self.entropy, "status": self.status, "seed": self.seed,
+                   "n_units": self.n_units},
+        )
 
     def sample_loadings(self, n_units: int | None = None, *, seed: SeedLike = 0) -> torch.Tensor:
         """Loading rows (unit, loading) as :meth:`LowRankRNN.loadings`; same seed ⇒ same rows."""
