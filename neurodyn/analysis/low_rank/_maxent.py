@@ -60,11 +60,11 @@ class MaxEntLoadings:
     Examples
     --------
     >>> from neurodyn.models import LowRankRNN
-    >>> model = LowRankRNN(n_inputs=0, n_units=300, n_outputs=0, rank=1, alpha=0.5, seed=0)
-    >>> fit = fit_maxent_loadings(model, n_epochs=20, seed=0)
+    >>> model = LowRankRNN(n_inputs=0, n_units=100, n_outputs=0, rank=1, alpha=0.5, seed=0)
+    >>> fit = fit_maxent_loadings(model, n_epochs=5, hidden=8, n_steps=4, n_check=4, seed=0)
     >>> net = fit.sample_network(seed=1)  # a LowRankRNN with fresh loadings
     >>> type(net).__name__, net.n_units, net.rank, fit.residual_scale.shape
-    ('LowRankRNN', 300, 1, (1,))
+    ('LowRankRNN', 100, 1, (1,))
     >>> dict(fit.to_xarray().sizes)
     {'drive_term': 3, 'rank': 1}
     """
@@ -182,8 +182,8 @@ def fit_maxent_loadings(
     >>> g = torch.Generator().manual_seed(0)
     >>> m = torch.randn(400, 1, generator=g)
     >>> rows = torch.cat([m, 2.0 * m, torch.zeros(400, 1)], dim=1)  # n fully determined by m
-    >>> fit = fit_maxent_loadings(LowRankRNN.from_loadings(rows, rank=1), tolerance=0.05,
-    ...                           n_epochs=20, seed=0)
+    >>> fit = fit_maxent_loadings(LowRankRNN.from_loadings(rows, rank=1), tolerance=0.3, n_check=4,
+    ...                           n_epochs=20, hidden=16, seed=0)
     >>> round(float(fit.coef[0, 0]), 2), bool(fit.residual_scale[0] > 0.1)
     (2.0, True)
     """
