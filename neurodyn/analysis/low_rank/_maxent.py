@@ -248,7 +248,7 @@ def fit_maxent_loadings(
         slope = (mean_error(make(np.full(rank, s))) ** 2 - e_x ** 2) / s ** 2
         s = math.sqrt(budget / slope) if slope > 0 else s
     err = mean_error(make(np.full(rank, s)))
-    h_flow = flow.entropy(2000, seed=numpy_rng(seed, 4))
+    h_flow = flow.entropy(1000, seed=numpy_rng(seed, 4))
     h_gauss = rank * 0.5 * math.log(2 * math.pi * math.e * s * s) if s > 0 else -math.inf
     return make(np.full(rank, s), status, err, h_flow + h_gauss)
 
