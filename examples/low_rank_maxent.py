@@ -1,6 +1,7 @@
 """Maximum-entropy loadings on three ground-truth low-rank networks: bistable, limit cycle, ring.
 
 Usage: python examples/low_rank_maxent.py [--tiny] [--out-dir runs/example_low_rank_maxent]
+                                          [--cases bistable,cycle,ring] [--n-units N] [--n-epochs E]
 
 For each ground-truth network (tanh, alpha = 0.2), the maximum-entropy loading distribution that keeps
 its latent dynamics is fitted (neurodyn.analysis.fit_maxent_loadings), networks are sampled from it, and
@@ -110,9 +111,11 @@ def run_case(case: str, *, n_units: int, n_epochs: int, n_samples: int, seed: in
 
 
 def main(*, tiny: bool = False, out_dir: str = "runs/example_low_rank_maxent",
-         cases: tuple[str, ...] = ("bistable", "cycle", "ring")) -> list[dict]:
+         cases: tuple[str, ...] = ("bistable", "cycle", "ring"), n_units: int | None = None,
+         n_epochs: int | None = None) -> list[dict]:
     size = dict(n_units=200, n_epochs=30, n_samples=3) if tiny else dict(n_units=500, n_epochs=100,
                                                                          n_samples=5)
+    size.update({k: v for k, v in (("n_units", n_units), ("n_epochs", n_epochs)) if v is not None})
     results = [run_case(case, **size) for case in cases]
     path = Path(out_dir)
     path.mkdir(parents=True, exist_ok=True)
@@ -132,5 +135,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="200 units, 30 flow epochs (a smoke run)")
     parser.add_argument("--out-dir", default="runs/example_low_rank_maxent")
+    parser.add_argument("--cases", default="bistable,cycle,ring", help="comma-separated cases to run")
+    parser.add_argument("--n-units", type=int, default=None, help="override the network size")
+    parser.add_argument("--n-epochs", type=int, default=None, help="override the flow's training epochs")
     args = parser.parse_args()
-    main(tiny=args.tiny, out_dir=args.out_dir)
+    main(tiny=args.tiny, out_dir=args.out_dir, cases=tuple(args.cases.split(",")), n_units=args.n_units,
+         n_epochs=args.n_epochs)
