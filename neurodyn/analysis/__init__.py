@@ -5,8 +5,9 @@ k-cycles of any model), :mod:`~neurodyn.analysis.plrnn` (exact analyses of piece
 :mod:`~neurodyn.analysis.lyapunov` (Lyapunov spectra), :mod:`~neurodyn.analysis.similarity`
 (representational and dynamical similarity), :mod:`~neurodyn.analysis.reconstruction` (scores of
 models fitted to recordings), :mod:`~neurodyn.analysis.degeneracy` (solution degeneracy),
-:mod:`~neurodyn.analysis.decoding` (decodability of task variables) and
-:mod:`~neurodyn.analysis.hmm_mechanism` (how a noise-driven network emulates an HMM).
+:mod:`~neurodyn.analysis.decoding` (decodability of task variables),
+:mod:`~neurodyn.analysis.hmm_mechanism` (how a noise-driven network emulates an HMM) and
+:mod:`~neurodyn.analysis.low_rank` (identifiable statistics of low-rank networks).
 Every public name is re-exported here.
 """
 
@@ -28,6 +29,13 @@ from neurodyn.analysis.hmm_mechanism import (
     compute_transition_triggered_average,
 )
 from neurodyn.analysis.jacobians import jacobians
+from neurodyn.analysis.low_rank import (
+    MaxEntLoadings,
+    compute_low_rank_statistics,
+    fit_maxent_loadings,
+    latent_map,
+    mean_field_latent_map,
+)
 from neurodyn.analysis.lyapunov import LyapunovResult, lyapunov_spectrum
 from neurodyn.analysis.plrnn import (
     BasinResult,
@@ -95,4 +103,7 @@ __all__ = [
     # mechanism of HMM emulation (Torre et al. 2025)
     "compute_hmm_mechanism", "compute_noise_free_collapse", "compute_orbit", "compute_speeds",
     "compute_transition_triggered_average",
+    # low-rank RNNs: identifiable loading statistics
+    "MaxEntLoadings", "compute_low_rank_statistics", "fit_maxent_loadings", "latent_map",
+    "mean_field_latent_map",
 ]

@@ -136,6 +136,55 @@ class LowRankRNN(RecurrentModel):
         p = getattr(self, "_rollout_params", None)
         return h @ (self.params() if p is None else p).w_out.T + self.b_out
 
+    def loading_names(self) -> list[str]:
+        """Names of the columns of :meth:`loadings`: ``m0.., n0.., I0.., b``."""
+        return loading_names(self.rank, self.n_inputs)
+
+    def loadings(self) -> torch.Tensor:
+        """Per-neuron loading vectors ``[m_i, n_i, I_i, b_i]``, shape (unit, loading), detached.
+
+        ``loading = 2 * rank + n_inputs + 1``; column names from :meth:`loading_names`. The latent
+        dynamics depend on the network only through these rows (and on ``alpha``, the activation).
+
+        Examples
+        --------
+        >>> model = LowRankRNN(n_inputs=1, n_units=5, n_outputs=1, rank=2, seed=0)
+        >>> tuple(model.loadings().shape), model.loading_names()
+        ((5, 6), ['m0', 'm1', 'n0', 'n1', 'I0', 'b'])
+        """
+        return torch.cat([self.m, self.n, self.w_in, self.b[:, None]], dim=1).detach().clone()
+
+    @classmethod
+    def from_loadings(cls, loadings: Any, *, rank: int, n_outputs: int = 0, **kwargs: Any) -> LowRankRNN:
+        """A network whose neurons carry the rows of ``loadings`` (unit, loading), as :meth:`loadings`.
+
+        ``n_inputs = loading - 2 rank - 1`` is read from the width; ``kwargs`` (``alpha``,
+        ``activation``, ...) go to the constructor; the readout keeps its random initialisation
+        (``n_outputs = 0``: none). Raises ``ValueError`` for a width below ``2 rank + 1``, NaNs, or
+        ``rank`` outside [1, unit].
+
+        Examples
+        --------
+        >>> model = LowRankRNN(n_inputs=1, n_units=5, n_outputs=0, rank=2, seed=0)
+        >>> twin = LowRankRNN.from_loadings(model.loadings(), rank=2)
+        >>> bool(torch.equal(twin.connectivity(), model.connectivity()))
+        True
+        """
+        rows = torch.as_tensor(loadings, dtype=torch.get_default_dtype())
+        if rows.ndim != 2 or rows.shape[1] < 2 * rank + 1:
+            raise ValueError(f"loadings must have shape (unit, >= 2 rank + 1 = {2 * rank + 1}), "
+                             f"got {tuple(rows.shape)}")
+        if not bool(torch.isfinite(rows).all()):
+            raise ValueError("loadings contain NaN or Inf; drop or repair those neurons first")
+        n_units, n_inputs = rows.shape[0], rows.shape[1] - 2 * rank - 1
+        model = cls(n_inputs, n_units, n_outputs, rank=rank, **kwargs)
+        with torch.no_grad():
+            model.m.copy_(rows[:, :rank])
+            model.n.copy_(rows[:, rank:2 * rank])
+            model.w_in.copy_(rows[:, 2 * rank:2 * rank + n_inputs])
+            model.b.copy_(rows[:, -1])
+        return model
+
     def config(self) -> dict[str, Any]:
         return {
             "n_inputs": self.n_inputs, "n_units": self.n_units, "n_outputs": self.n_outputs,
@@ -143,3 +192,9 @@ class LowRankRNN(RecurrentModel):
             "noise_std": self.noise_std, "random_gain": self.random_gain,
             "train_h0": self.train_h0, "output_scale": self.output_scale, "seed": self.seed,
         }
+
+
+def loading_names(rank: int, n_inputs: int) -> list[str]:
+    """Column names of a loading matrix: ``m0..m{R-1}, n0..n{R-1}, I0..I{K-1}, b``."""
+    return ([f"m{r}" for r in range(rank)] + [f"n{r}" for r in range(rank)]
+            + [f"I{k}" for k in range(n_inputs)] + ["b"])

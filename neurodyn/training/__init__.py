@@ -1,4 +1,5 @@
-"""Training: one engine (``TrainConfig``) behind BPTT on tasks, ensembles, deflation and teacher forcing."""
+"""Training: one engine (``TrainConfig``) behind BPTT on tasks, ensembles, deflation, teacher forcing
+and flow matching."""
 
 from neurodyn.training._config import TrainConfig
 from neurodyn.training._results import EnsembleResult, FitResult, TrainingDivergedError, TrainResult
@@ -7,6 +8,7 @@ from neurodyn.training.deflation import ridge_predictivity, train_deflated, trai
 from neurodyn.training.early_stopping import EarlyStopping
 from neurodyn.training.ensemble import train_ensemble
 from neurodyn.training.ensemble_io import load_ensemble, save_ensemble
+from neurodyn.training.flow_matching import LoadingFlow, fit_flow_matching
 from neurodyn.training.generate import Generated, generate
 from neurodyn.training.losses import LOSSES, masked_cross_entropy, masked_mse
 from neurodyn.training.regularizers import RatePenalty, WeightPenalty, l1_rate, l1_weight, l2_rate, l2_weight
@@ -21,4 +23,5 @@ __all__ = [
     "l2_weight",
     "EnsembleResult", "load_ensemble", "save_ensemble", "train_ensemble",
     "ridge_predictivity", "train_deflated", "train_deflation_sequence",
+    "LoadingFlow", "fit_flow_matching",
 ]

@@ -21,7 +21,8 @@ WRITES = {("README", 0): {"fixedpoints.nc", "fixedpoints.png"},
           ("kernels", 2): {"ff_ensemble"},
           ("tasks", 3): {"romo_outputs.png", "romo_psychometric.png"}}
 #: blocks that train a network for about 15 s or more
-SLOW = {("README", 0), ("fixed_points", 0), ("tasks", 3), ("sweeps", 0), ("error_forcing", 0)}
+SLOW = {("README", 0), ("fixed_points", 0), ("tasks", 3), ("sweeps", 0), ("error_forcing", 0),
+        ("low_rank", 0), ("low_rank", 1)}
 
 
 def python_blocks(path):

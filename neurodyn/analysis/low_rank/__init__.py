@@ -1,0 +1,14 @@
+"""Low-rank RNNs: which statistics of the per-neuron loadings the latent dynamics identify.
+
+:func:`latent_map` is the exact latent map of a :class:`~neurodyn.models.LowRankRNN` at finite N,
+:func:`compute_low_rank_statistics` the identifiable loading statistics (and the unconstrained
+part), :func:`mean_field_latent_map` the large-N map those statistics alone predict, and
+:func:`fit_maxent_loadings` the maximum-entropy loading distribution that keeps the dynamics.
+"""
+
+from neurodyn.analysis.low_rank._latent import latent_map, mean_field_latent_map
+from neurodyn.analysis.low_rank._maxent import MaxEntLoadings, fit_maxent_loadings
+from neurodyn.analysis.low_rank._statistics import compute_low_rank_statistics
+
+__all__ = ["MaxEntLoadings", "compute_low_rank_statistics", "fit_maxent_loadings", "latent_map",
+           "mean_field_latent_map"]
