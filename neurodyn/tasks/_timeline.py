@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
+from neurodyn._lazy import numpy as np
 
 
 def ms_to_steps(duration_ms: np.ndarray | float, dt: float) -> np.ndarray:

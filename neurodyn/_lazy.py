@@ -1,0 +1,45 @@
+"""Modules imported on first use, so that defining tasks (and the command line's parsers) costs no NumPy.
+
+``from neurodyn._lazy import numpy as np`` gives a stand-in that imports NumPy the first time one of
+its attributes is read (``np.zeros``), then holds NumPy's attributes itself, so later reads cost what
+they cost on the real module. ``neurodyn.tasks`` uses it: its dataclasses, registry and option
+defaults are plain Python, and ``neurodyn train TASK --help`` lists them without loading NumPy.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+from typing import Any
+
+__all__ = ["LazyModule", "numpy"]
+
+
+class LazyModule(types.ModuleType):
+    """A module object that imports the module ``name`` when one of its attributes is first read.
+
+    Parameters
+    ----------
+    name : str
+        The module's import name (``"numpy"``).
+
+    Examples
+    --------
+    >>> from neurodyn._lazy import LazyModule
+    >>> m = LazyModule("fractions")
+    >>> "Fraction" in vars(m)  # nothing imported yet
+    False
+    >>> m.Fraction(1, 3) + m.Fraction(1, 6)
+    Fraction(1, 2)
+    >>> "Fraction" in vars(m)  # the module's attributes are now held here
+    True
+    """
+
+    def __getattr__(self, attr: str) -> Any:
+        module = importlib.import_module(self.__name__)
+        vars(self).update(vars(module))
+        return getattr(module, attr)
+
+
+#: NumPy, imported on first attribute access
+numpy = LazyModule("numpy")
