@@ -47,14 +47,6 @@ def test_layers_import_downward_only():
                         assert order.index(target) <= i, f"{f.relative_to(PKG)} imports {node.module}"
 
 
-def test_train_parsers_load_no_numpy():
-    # `neurodyn train TASK --help` and a mistyped option answer before NumPy or torch is imported
-    statement = ("from neurodyn.cli.main import build_parser; "
-                 "build_parser('train').parse_args(['train', 'flipflop', '--n-bits', '2'])")
-    loaded = _modules_after(statement, ("numpy", "torch", "matplotlib"))
-    assert loaded == [], f"building the train parsers pulled in: {loaded}"
-
-
 def test_lazy_numpy_is_numpy_once_used():
     loaded = _modules_after("from neurodyn._lazy import numpy", ("numpy",))
     assert loaded == []
