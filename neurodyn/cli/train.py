@@ -223,8 +223,8 @@ def _curriculum(args: argparse.Namespace, task: Any):
         raise ValueError("--curriculum needs --advance-when METRIC:THRESHOLD")
     fields = {f.name: f for f in dataclasses.fields(task)}
     if param not in fields:
-        raise ValueError(f"--curriculum: {task.name} has no option {param!r}; "
-                         f"options: {', '.join(fields)}")
+        raise ValueError(f"--curriculum: {task.name} has no option {param.replace('_', '-')!r}; "
+                         f"options: {', '.join(f.replace('_', '-') for f in fields)}")
     kind = type(getattr(task, param))
     return Curriculum(param, tuple(kind(v) for v in values.split(",")), args.advance_when)
 

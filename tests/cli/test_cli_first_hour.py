@@ -240,7 +240,7 @@ def test_fixedpointfinder_flags_reach_the_search(foreign_rnn, tmp_path, capsys):
     assert settings == ("gradient", 1e-10, 50, 0.01)
     assert attrs["initial_state_source"] == "free_rollouts" and list(attrs["input"]) == [0.0, 0.0, 0.0]
     assert main([*base, "--method", "newtonish"]) == 2
-    assert "unknown method 'newtonish'" in capsys.readouterr().err
+    assert "unknown --method 'newtonish'" in capsys.readouterr().err
 
 
 def test_evaluate_says_which_way_is_better_and_prints_a_floor(tmp_path, capsys):
