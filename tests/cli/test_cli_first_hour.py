@@ -207,11 +207,13 @@ def test_foreign_rnn_is_named_by_what_was_loaded_and_searched_from_task_states(f
 
     from neurodyn.cli import fixedpoints
 
-    titles = []
+    titles, letters, legends = [], [], []
     write = fixedpoints.write_result_and_figure
 
     def spy(ds, out, fig, plot):
         titles.append(fig._suptitle.get_text())
+        letters.append([t.get_text() for ax in fig.axes for t in ax.texts])
+        legends.append(len(fig.legends) + sum(ax.get_legend() is not None for ax in fig.axes))
         write(ds, out, fig, plot)
 
     monkeypatch.setattr(fixedpoints, "write_result_and_figure", spy)
@@ -222,6 +224,7 @@ def test_foreign_rnn_is_named_by_what_was_loaded_and_searched_from_task_states(f
     assert "torch.nn.RNN (tanh), 8 units, input u* = [1.0, 0.0, 0.0] (romo's delay period)" in text
     assert "LeakyRNN" not in text and "LeakyRNN" not in titles[0]
     assert titles[0].startswith("torch.nn.RNN (tanh), 8 units: input u* = [1.0, 0.0, 0.0]")
+    assert letters == [["a", "b"]] and legends == [1]  # the paper figure: lettered panels, one legend
     attrs = xr.load_dataset(out, engine="h5netcdf").attrs
     assert attrs["initial_state_source"] == "task" and list(attrs["input"]) == [1.0, 0.0, 0.0]
     assert main(["fixedpoints", str(foreign_rnn), "--arch", "rnn_tanh", "--task", "dms"]) == 2
