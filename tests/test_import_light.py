@@ -55,3 +55,5 @@ def test_lazy_numpy_is_numpy_once_used():
     from neurodyn._lazy import numpy as lazy_np
 
     assert lazy_np.zeros is np.zeros and lazy_np.random.Generator is np.random.Generator
+    # once loaded it is a plain module that holds what NumPy hands out on request, so reads stay cheap
+    assert type(lazy_np) is type(np) and "random" in vars(lazy_np)
