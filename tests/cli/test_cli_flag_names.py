@@ -87,7 +87,6 @@ def test_other_commands_name_flags(files, tmp_path, capsys, command, model, extr
     assert python_names_left(line, argv) == []
 
 
-@pytest.mark.slow  # fits a model first (about 2 s of CPU)
 def test_evaluate_names_flags(files, tmp_path, capsys):
     fit = tmp_path / "fit.pt"
     assert main(["fit", str(files / "d.npy"), "--model", "plrnn", "--epochs", "1", "--batches-per-epoch", "1",
