@@ -10,9 +10,16 @@ of ``--repeats`` runs. Measured:
   --n-units many`` (argparse's error, exit status 2, before any work).
 
 The target is well under a second for each (under 0.5 s on a quiet machine): the sub-commands import
-torch, NumPy and the rest of neurodyn only when they run. Run from the repository root:
+torch, NumPy and the rest of neurodyn only when they run, and the tasks import NumPy on first use.
 
-    .venv/bin/python benchmarks/bench_cli_startup.py [--quick]
+Each call is timed in two modes: ``bytecode`` (a private ``PYTHONPYCACHEPREFIX``, warmed once, as an
+installed package has its compiled ``.pyc`` files) and ``source`` (``PYTHONDONTWRITEBYTECODE=1``, every
+module compiled at each start, as in a checkout where bytecode writing is off). With ``--reference DIR``
+(another copy of neurodyn, e.g. ``git archive <commit> | tar -x -C /tmp/ref``) the same calls run with that
+tree on ``PYTHONPATH``, interleaved with this tree's runs, and each row gets the ratio reference / this
+tree: on a loaded machine the ratio is the number to read. Run from the repository root:
+
+    .venv/bin/python benchmarks/bench_cli_startup.py [--quick] [--reference DIR]
 
 Writes a JSON file (``--out``, default ``benchmarks/results/cli_startup.json``).
 """
@@ -26,6 +33,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,42 +50,85 @@ CALLS: dict[str, tuple[list[str] | None, int]] = {
 }
 
 
-def time_call(argv: list[str] | None, status: int, repeats: int, env: dict[str, str]) -> list[float]:
-    """Wall times (s) of ``repeats`` fresh interpreters running the call."""
-    cmd = [sys.executable, "-c", "pass"] if argv is None else [sys.executable, "-c", ENTRY, *argv]
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
-        times.append(time.perf_counter() - t0)
-        if out.returncode != status:
-            call = " ".join(cmd[3:]) or "pass"
-            raise RuntimeError(f"{call} exited {out.returncode}, not {status}: {out.stderr[-300:]}")
-    return times
+def command(argv: list[str] | None) -> list[str]:
+    """The interpreter's command line for one call."""
+    return [sys.executable, "-c", "pass"] if argv is None else [sys.executable, "-c", ENTRY, *argv]
+
+
+def environment(tree: Path, mode: str, cache: Path) -> dict[str, str]:
+    """Environment of a fresh interpreter importing neurodyn from ``tree`` in ``mode``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    env["PYTHONPATH"] = os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])
+    if mode == "source":
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env["PYTHONPYCACHEPREFIX"] = str(cache / tree.name)
+    return env
+
+
+def time_once(argv: list[str] | None, status: int, env: dict[str, str], tree: Path) -> float:
+    """Wall time (s) of one fresh interpreter running the call in ``tree`` (``python -c`` puts the working
+    folder first on ``sys.path``); raises if it exits with another status."""
+    t0 = time.perf_counter()
+    out = subprocess.run(command(argv), capture_output=True, text=True, env=env, cwd=tree)
+    elapsed = time.perf_counter() - t0
+    if out.returncode != status:
+        raise RuntimeError(f"{argv} exited {out.returncode}, not {status}: {out.stderr[-300:]}")
+    return elapsed
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="runs per call; the median is reported")
-    parser.add_argument("--quick", action="store_true", help="3 runs per call")
+    parser.add_argument("--quick", action="store_true", help="3 runs per call, bytecode mode only")
+    parser.add_argument("--reference", type=Path, default=None,
+                        help="another neurodyn checkout to time side by side (its root folder)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "cli_startup.json"))
     args = parser.parse_args()
     repeats = 3 if args.quick else args.repeats
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    modes = ("bytecode",) if args.quick else ("bytecode", "source")
+    trees = {"this": REPO}
+    if args.reference is not None:
+        trees["reference"] = args.reference.resolve()
     rows = []
-    print(f"{'call':<40} {'median s':>9} {'min s':>7} {'max s':>7}")
-    for name, (argv, status) in CALLS.items():
-        times = time_call(argv, status, repeats, env)
-        rows.append({"call": name, "argv": argv, "median_s": statistics.median(times), "times_s": times})
-        print(f"{name:<40} {statistics.median(times):>9.3f} {min(times):>7.3f} {max(times):>7.3f}")
+    with tempfile.TemporaryDirectory() as cache:
+        for tree in trees.values():  # warm the bytecode caches once
+            time_once(["--help"], 0, environment(tree, "bytecode", Path(cache)), tree)
+            time_once(["train", "--help"], 0, environment(tree, "bytecode", Path(cache)), tree)
+        print(f"{'call':<40} {'mode':<9} {'median s':>9} {'ref s':>7} {'ref/this':>8}")
+        for mode in modes:
+            for name, (argv, status) in CALLS.items():
+                times: dict[str, list[float]] = {key: [] for key in trees}
+                for _ in range(repeats):  # interleaved, so both trees see the same load
+                    for key, tree in trees.items():
+                        times[key].append(time_once(argv, status, environment(tree, mode, Path(cache)), tree))
+                row = {"call": name, "argv": argv, "mode": mode, "median_s": statistics.median(times["this"]),
+                       "times_s": times["this"]}
+                ref = ""
+                if "reference" in times:
+                    row["reference_median_s"] = statistics.median(times["reference"])
+                    row["reference_times_s"] = times["reference"]
+                    row["ratio_reference_over_this"] = row["reference_median_s"] / row["median_s"]
+                    ref = f"{row['reference_median_s']:>7.3f} {row['ratio_reference_over_this']:>8.2f}"
+                rows.append(row)
+                print(f"{name:<40} {mode:<9} {row['median_s']:>9.3f} {ref}")
     meta = {"python": platform.python_version(), "machine": platform.machine(), "repeats": repeats,
             "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-            "cpu_count": os.cpu_count()}
+            "cpu_count": os.cpu_count(), "reference": None if args.reference is None else str(args.reference),
+            "reference_commit": _commit(args.reference), "commit": _commit(REPO)}
     if args.out != "/dev/null":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
         print(f"wrote {args.out}")
     return 0
+
+
+def _commit(tree: Path | None) -> str | None:
+    """The checked-out commit of ``tree`` (None if it is not a git checkout)."""
+    if tree is None:
+        return None
+    out = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return out.stdout.strip() or None
 
 
 if __name__ == "__main__":

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Union
 
-import numpy as np
+from neurodyn._lazy import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-SeedLike = Union[int, np.random.Generator, "torch.Generator", None]
+SeedLike = Union[int, "np.random.Generator", "torch.Generator", None]
 
 _MAX_SEED = 2**63 - 1
 

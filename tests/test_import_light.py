@@ -45,3 +45,15 @@ def test_layers_import_downward_only():
                     target = node.module.split(".")[1]
                     if target in order:
                         assert order.index(target) <= i, f"{f.relative_to(PKG)} imports {node.module}"
+
+
+def test_lazy_numpy_is_numpy_once_used():
+    loaded = _modules_after("from neurodyn._lazy import numpy", ("numpy",))
+    assert loaded == []
+    import numpy as np
+
+    from neurodyn._lazy import numpy as lazy_np
+
+    assert lazy_np.zeros is np.zeros and lazy_np.random.Generator is np.random.Generator
+    # once loaded it is a plain module that holds what NumPy hands out on request, so reads stay cheap
+    assert type(lazy_np) is type(np) and "random" in vars(lazy_np)

@@ -273,10 +273,7 @@ def run(args: argparse.Namespace) -> int:
     train.check_length(args.seq_len)
     check_model_size(args, train.n_channels)
     model = build_model(args, train.n_channels, train.n_inputs)
-    try:
-        result = _fit(args, model, train)
-    except ValueError as err:  # library messages name Python arguments; point to the flags instead
-        raise ValueError(str(err).replace("observation='affine'", "--observation affine")) from None
+    result = _fit(args, model, train)  # main names flags for Python arguments (observation='affine')
     extra = {
         "kind": "dsr_fit", "data": _relative_to(args.data, args.out), "data_relative_to": "checkpoint",
         "load_options": load_options(args),

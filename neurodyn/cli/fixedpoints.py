@@ -294,29 +294,10 @@ def search_settings(args: argparse.Namespace) -> dict:
 
 
 def _figure(result, trajectories, title: str):
+    """The paper figure (:func:`neurodyn.plotting.plot_fixed_point_figure`): lettered panels, one legend."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
+    from neurodyn.plotting import plot_fixed_point_figure
 
-    from neurodyn.plotting import plot_eigenvalues, plot_fixed_points
-
-    fig = plt.figure(figsize=(11, 5))
-    three_d = result.states.shape[1] >= 3
-    ax1 = fig.add_subplot(1, 2, 1, projection="3d" if three_d else None)
-    plot_fixed_points(result, trajectories=trajectories, ax=ax1)
-    orders = np.asarray(getattr(result, "order", np.ones(0)))
-    what = "Fixed points and cycles" if np.any(orders > 1) else "Fixed points"
-    if result.states.shape[1] <= 3:
-        ax1.set_title(f"{what} in the state coordinates", fontsize=10)
-    else:
-        basis = "network trajectories (grey)" if trajectories is not None else "the points"
-        ax1.set_title(f"{what}, top principal components of {basis}", fontsize=10)
-    ax2 = fig.add_subplot(1, 2, 2)
-    plot_eigenvalues(result, ax=ax2)
-    jac = "Jacobian (cycles: monodromy)" if np.any(orders > 1) else "Jacobian"
-    ax2.set_title(f"{jac} eigenvalues of each point (dashed: unit circle)", fontsize=10)
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    return fig
+    return plot_fixed_point_figure(result, trajectories=trajectories, title=title)[0].figure

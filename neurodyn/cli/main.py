@@ -181,8 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     except (CLIError, *_USER_ERRORS) as err:
         if args.debug:
             raise
+        from neurodyn.cli._flags import name_flags, option_flags
+
         msg = err.args[0] if isinstance(err, KeyError) and err.args else err
         msg = " ".join(str(msg).splitlines())  # always one line
+        msg = name_flags(msg, option_flags(parser, args))  # the flags the user typed, not Python names
         print(f"neurodyn {args.command}: error: {msg}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -74,17 +74,42 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "train", help=HELP, description=f"{HELP[0].upper()}{HELP[1:]}. Each TASK has its own task options, "
         "and all take the model and training options: see them with `neurodyn train TASK --help` (e.g. "
         "`neurodyn train flipflop --help`); `neurodyn tasks` lists the tasks with their defaults.")
-    tasks = p.add_subparsers(dest="task", required=True, metavar="TASK",
+    tasks = p.add_subparsers(dest="task", required=True, metavar="TASK", parser_class=_TaskParser,
                              help="options: neurodyn train TASK --help")
     for name in sorted(TASKS):
         cls = TASKS[name]
         doc = (cls.__doc__ or name).strip().splitlines()[0].replace("``", "")
-        tp = tasks.add_parser(name, help=doc, description=doc)
-        g = tp.add_argument_group("task options")
-        for f in dataclasses.fields(cls):
-            _task_option(g, f)
-        _common_options(tp)
+        tp = tasks.add_parser(name, help=doc, description=doc, formatter_class=p.formatter_class, task=cls)
         tp.set_defaults(func=run, task_name=name)
+
+
+class _TaskParser(argparse.ArgumentParser):
+    """The parser of ``train TASK``, whose options are added when it is first used (to parse or to show
+    help), so a command line builds the options of the one task it names."""
+
+    def __init__(self, *args: Any, task: type, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._task: type | None = task
+
+    def _add_options(self) -> None:
+        if self._task is not None:
+            task, self._task = self._task, None
+            g = self.add_argument_group("task options")
+            for f in dataclasses.fields(task):
+                _task_option(g, f)
+            _common_options(self)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._add_options()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._add_options()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._add_options()
+        return super().format_help()
 
 
 def _common_options(p: argparse.ArgumentParser) -> None:
@@ -211,8 +236,8 @@ def _curriculum(args: argparse.Namespace, task: Any):
         raise ValueError("--curriculum needs --advance-when METRIC:THRESHOLD")
     fields = {f.name: f for f in dataclasses.fields(task)}
     if param not in fields:
-        raise ValueError(f"--curriculum: {task.name} has no option {param!r}; "
-                         f"options: {', '.join(fields)}")
+        raise ValueError(f"--curriculum: {task.name} has no option {param.replace('_', '-')!r}; "
+                         f"options: {', '.join(f.replace('_', '-') for f in fields)}")
     kind = type(getattr(task, param))
     return Curriculum(param, tuple(kind(v) for v in values.split(",")), args.advance_when)
 

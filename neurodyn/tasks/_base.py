@@ -6,8 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
-
+from neurodyn._lazy import numpy as np
 from neurodyn._seed import SeedLike, resolve_seed
 
 

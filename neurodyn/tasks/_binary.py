@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from neurodyn._lazy import numpy as np
 from neurodyn.tasks._base import TaskBatch
 from neurodyn.tasks._timeline import in_period
 

@@ -6,8 +6,7 @@ Outputs are three logits per step: class 0 = fixate, class 1 and class 2 = the t
 
 from __future__ import annotations
 
-import numpy as np
-
+from neurodyn._lazy import numpy as np
 from neurodyn.tasks._base import TaskBatch
 from neurodyn.tasks._timeline import in_period, ms_to_steps
 

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
+import math
+
+from neurodyn._lazy import numpy as np
+
+
+def check_delay_range(delay_min_ms: float, delay_max_ms: float) -> None:
+    """Raise ``ValueError`` unless ``0 <= delay_min_ms <= delay_max_ms`` and both are finite (ms)."""
+    if not 0 <= delay_min_ms <= delay_max_ms < math.inf:
+        raise ValueError(f"need 0 <= delay_min_ms <= delay_max_ms, both finite (ms); "
+                         f"got {delay_min_ms}, {delay_max_ms}")
 
 
 def ms_to_steps(duration_ms: np.ndarray | float, dt: float) -> np.ndarray:

@@ -4,13 +4,15 @@ origin of grid cells through the lens of pattern formation")."""
 
 from __future__ import annotations
 
-import numpy as np
+import math
+
+from neurodyn._lazy import numpy as np
 
 #: Sorscher et al. (2019) defaults: time step 20 ms, rotation-velocity s.d. 11.52 rad/s, Rayleigh
 #: scale of the forward speed 0.13 * 2 pi m/s, border region 3 cm, speed x 0.25 near a wall.
 SORSCHER_DT_MS = 20.0
 SORSCHER_TURN_STD = 5.76 * 2
-SORSCHER_SPEED_SCALE = 0.13 * 2 * np.pi
+SORSCHER_SPEED_SCALE = 0.13 * 2 * math.pi
 SORSCHER_BORDER_M = 0.03
 WALL_SLOWDOWN = 0.25
 

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
+from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._registry import register_task
-from neurodyn.tasks._timeline import build_periods, decode_ring, in_period, ms_to_steps, per_trial, ring_code
+from neurodyn.tasks._timeline import (
+    build_periods,
+    check_delay_range,
+    decode_ring,
+    in_period,
+    ms_to_steps,
+    per_trial,
+    ring_code,
+)
 
 __all__ = ["ContinuousReport"]
 
@@ -108,8 +115,7 @@ class ContinuousReport(Task):
             raise ValueError(f"kappa (von Mises concentration) must be finite and >= 0, got {self.kappa}")
         if not 0 <= self.min_separation_deg < 180:
             raise ValueError("min_separation_deg must be in [0, 180)")
-        if not 0 <= self.delay_min_ms <= self.delay_max_ms:
-            raise ValueError("need 0 <= delay_min_ms <= delay_max_ms")
+        check_delay_range(self.delay_min_ms, self.delay_max_ms)
         if min(self.stimulus_ms, self.response_ms, self.dt) <= 0:
             raise ValueError("stimulus_ms, response_ms and dt must be positive")
         if self.output_ring != 0 and self.output_ring < 3:

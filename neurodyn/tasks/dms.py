@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
+from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._decision import decision_targets, evaluate_decision
 from neurodyn.tasks._registry import register_task
-from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial
+from neurodyn.tasks._timeline import build_periods, check_delay_range, in_period, ms_to_steps, per_trial
 
 __all__ = ["DelayedMatchToSample"]
 
@@ -82,8 +81,7 @@ class DelayedMatchToSample(Task):
             raise ValueError(f"n_stimuli must be >= 2, got {self.n_stimuli}")
         if not 0.0 <= self.p_match <= 1.0:
             raise ValueError(f"p_match must be in [0, 1], got {self.p_match}")
-        if not 0 <= self.delay_min_ms <= self.delay_max_ms:
-            raise ValueError("need 0 <= delay_min_ms <= delay_max_ms")
+        check_delay_range(self.delay_min_ms, self.delay_max_ms)
         if min(self.fixation_ms, self.sample_ms, self.test_ms, self.decision_ms, self.dt) <= 0:
             raise ValueError("fixation_ms, sample_ms, test_ms, decision_ms and dt must be positive")
         if ms_to_steps(self.decision_ms - self.grace_ms, self.dt) < 1:

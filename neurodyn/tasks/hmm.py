@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
-
+from neurodyn._lazy import numpy as np
 from neurodyn._seed import SeedLike, resolve_seed, trial_rngs
 from neurodyn.tasks._timeline import per_trial
 

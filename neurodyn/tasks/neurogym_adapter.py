@@ -10,8 +10,7 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from neurodyn._lazy import numpy as np
 from neurodyn._seed import numpy_rng
 from neurodyn.tasks._base import Task, TaskBatch
 

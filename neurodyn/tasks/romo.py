@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
+from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._decision import decision_targets, evaluate_decision
 from neurodyn.tasks._registry import register_task
-from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial
+from neurodyn.tasks._timeline import build_periods, check_delay_range, in_period, ms_to_steps, per_trial
 
 __all__ = ["DelayedDiscrimination"]
 
@@ -99,8 +98,7 @@ class DelayedDiscrimination(Task):
             raise ValueError(
                 f"no frequency pairs with delta_f={self.delta_f} inside [{self.f_min}, {self.f_max}]"
             )
-        if not 0 <= self.delay_min_ms <= self.delay_max_ms:
-            raise ValueError("need 0 <= delay_min_ms <= delay_max_ms")
+        check_delay_range(self.delay_min_ms, self.delay_max_ms)
         if min(self.fixation_ms, self.stimulus_ms, self.decision_ms, self.dt) <= 0:
             raise ValueError("fixation_ms, stimulus_ms, decision_ms and dt must be positive")
         if ms_to_steps(self.decision_ms - self.grace_ms, self.dt) < 1:

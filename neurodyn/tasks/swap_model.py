@@ -13,17 +13,17 @@ grid of starting points, keeping the best. Only NumPy is needed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
-
+from neurodyn._lazy import numpy as np
 from neurodyn._seed import SeedLike, numpy_rng
 
 __all__ = ["MixtureFit", "fit_mixture_model", "sample_mixture_responses"]
 
-_TWO_PI = 2 * np.pi
+_TWO_PI = 2 * math.pi
 #: starting points (kappa, p_target, p_swap) of the EM runs; p_guess is the rest
 _STARTS = ((1.0, 0.5, 0.3), (10.0, 0.8, 0.1), (100.0, 0.4, 0.4), (5.0, 0.3, 0.05))
 

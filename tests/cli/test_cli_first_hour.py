@@ -130,6 +130,7 @@ def _parsers(parser, path=("neurodyn",)):
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
+                sub.format_help()  # a train TASK parser adds its options when first used
                 yield from _parsers(sub, (*path, name))
 
 
@@ -169,15 +170,14 @@ def _modules_after(code: str) -> set[str]:
     return set(out.stdout.splitlines()[-1].split())
 
 
-def test_the_command_line_imports_torch_only_to_run_a_command():
+def test_the_command_line_imports_numpy_and_torch_only_to_run_a_command():
     assert "torch" not in _modules_after("import neurodyn.cli.main")
-    calls = (["--help"], ["nosuchcommand"], ["fixedpoints", "m.pt", "--n-inits", "x"], ["train", "--help"])
-    for argv in calls:
-        loaded = _modules_after(f"from neurodyn.cli.main import main\ntry:\n    main({argv!r})\n"
-                                "except SystemExit:\n    pass")
-        assert "torch" not in loaded, argv
-        if argv[0] != "train":  # the task registry needs NumPy
-            assert loaded == set(), argv
+    calls = (["--help"], ["nosuchcommand"], ["fixedpoints", "m.pt", "--n-inits", "x"], ["train", "--help"],
+             ["train", "flipflop", "--n-units", "x"], ["train", "romo", "--help"])
+    # all calls in one interpreter: none of them may load NumPy or torch (tasks import NumPy on first use)
+    code = "from neurodyn.cli.main import main\n" + "".join(
+        f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n" for argv in calls)
+    assert _modules_after(code) == set()
 
 
 class _Net(__import__("torch").nn.Module):
@@ -207,11 +207,13 @@ def test_foreign_rnn_is_named_by_what_was_loaded_and_searched_from_task_states(f
 
     from neurodyn.cli import fixedpoints
 
-    titles = []
+    titles, letters, legends = [], [], []
     write = fixedpoints.write_result_and_figure
 
     def spy(ds, out, fig, plot):
         titles.append(fig._suptitle.get_text())
+        letters.append([t.get_text() for ax in fig.axes for t in ax.texts])
+        legends.append(len(fig.legends) + sum(ax.get_legend() is not None for ax in fig.axes))
         write(ds, out, fig, plot)
 
     monkeypatch.setattr(fixedpoints, "write_result_and_figure", spy)
@@ -222,6 +224,7 @@ def test_foreign_rnn_is_named_by_what_was_loaded_and_searched_from_task_states(f
     assert "torch.nn.RNN (tanh), 8 units, input u* = [1.0, 0.0, 0.0] (romo's delay period)" in text
     assert "LeakyRNN" not in text and "LeakyRNN" not in titles[0]
     assert titles[0].startswith("torch.nn.RNN (tanh), 8 units: input u* = [1.0, 0.0, 0.0]")
+    assert letters == [["a", "b"]] and legends == [1]  # the paper figure: lettered panels, one legend
     attrs = xr.load_dataset(out, engine="h5netcdf").attrs
     assert attrs["initial_state_source"] == "task" and list(attrs["input"]) == [1.0, 0.0, 0.0]
     assert main(["fixedpoints", str(foreign_rnn), "--arch", "rnn_tanh", "--task", "dms"]) == 2
@@ -240,7 +243,7 @@ def test_fixedpointfinder_flags_reach_the_search(foreign_rnn, tmp_path, capsys):
     assert settings == ("gradient", 1e-10, 50, 0.01)
     assert attrs["initial_state_source"] == "free_rollouts" and list(attrs["input"]) == [0.0, 0.0, 0.0]
     assert main([*base, "--method", "newtonish"]) == 2
-    assert "unknown method 'newtonish'" in capsys.readouterr().err
+    assert "unknown --method 'newtonish'" in capsys.readouterr().err
 
 
 def test_evaluate_says_which_way_is_better_and_prints_a_floor(tmp_path, capsys):
@@ -274,5 +277,5 @@ def test_train_without_evaluations_runs_all_iterations_instead_of_failing(tmp_pa
     assert main(["train", "flipflop", "--n-bits", "1", "--n-steps", "6", "--n-units", "4",
                  "--n-iterations", "2", "--batch-size", "2", "--eval-every", "0", "--no-progress",
                  "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
-    assert "ran all 2 iterations (--eval-every 0: no held-out evaluation to stop on)" in printed
+    text = capsys.readouterr().out
+    assert "ran all 2 iterations (--eval-every 0: no held-out evaluation to stop on)" in text

@@ -93,7 +93,7 @@ def test_curriculum_and_early_stopping_options(tmp_path):
     (["--model", "lstm", "--rank", "2"], "--rank does not apply to --model lstm"),
     (["--curriculum", "n-steps=3,6"], "--curriculum needs --advance-when"),
     (["--curriculum", "delay=3", "--advance-when", "loss:1"], "flipflop has no option 'delay'"),
-    (["--dale-output"], "dale_output=True needs dale=True"),
+    (["--dale-output"], "--dale-output needs --dale"),
 ])
 def test_bad_options_are_one_line_errors(tmp_path, capsys, args, message):
     out = tmp_path / "x.pt"

@@ -16,3 +16,13 @@ def test_tasks_protocol_example_runs():
     metrics = namespace["task"].evaluate(namespace["outputs"], namespace["batch"])
     assert set(metrics) == {"accuracy", "fixation_accuracy"}
     assert 0.0 <= metrics["accuracy"] <= 1.0
+
+
+def test_every_registered_task_has_a_section_and_writing_one_is_documented():
+    from neurodyn.tasks import TASKS
+
+    text = DOC.read_text()
+    headings = re.findall(r"^## .*\(`(\w+)`\)$", text, flags=re.M)
+    assert sorted(headings) == sorted(TASKS)  # flip-flop included
+    own = text.split("## Writing your own task", 1)[1].split("\n## ", 1)[0]
+    assert "@register_task" in own and "(Task):" in own and "def _sample(" in own and "```python" in own
