@@ -20,8 +20,8 @@ def test_error_forcing_with_rflo_trains_and_is_recorded_in_the_checkpoint(tmp_pa
 
 @pytest.mark.parametrize("args, message", [
     (["--forcing-strength", "0.5"], "--forcing-strength needs --forcing error or --forcing teacher"),
-    (["--forcing", "error", "--forcing-strength", "1.5"], "forcing_strength must be a finite number in"),
-    (["--learning-rule", "rflo", "--model", "gru"], "learning_rule='rflo' needs a LeakyRNN"),
+    (["--forcing", "error", "--forcing-strength", "1.5"], "--forcing-strength must be a finite number in"),
+    (["--learning-rule", "rflo", "--model", "gru"], "--learning-rule rflo needs a LeakyRNN"),
 ])
 def test_bad_forcing_options_fail_with_one_line_and_write_nothing(tmp_path, capsys, args, message):
     out = tmp_path / "m.pt"
