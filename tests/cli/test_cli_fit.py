@@ -66,7 +66,7 @@ def test_fit_errors_are_one_line(sine_file, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "NaN/Inf" in err and "time 7, channel 1" in err
     assert main(["fit", str(sine_file), "--seq-len", "1000", "--out", str(tmp_path / "c.pt")]) == 2
-    assert "seq_len + 1 = 1001" in capsys.readouterr().err
+    assert "--seq-len + 1 = 1001" in capsys.readouterr().err
 
 
 def test_evaluate_drives_an_input_model_with_the_held_out_inputs(tmp_path, capsys):
