@@ -10,7 +10,8 @@ one sweep (neurodyn.sweep) varies that factor alone, everything else at its base
 Dask cluster shared by all sweeps (``--workers 0``: serially, in this process). Degeneracy is measured
 per grid cell at three levels of description: behaviour (standard deviation across seeds of the
 out-of-distribution task loss, ``task.ood()``), dynamics (mean pairwise DSA distance of the hidden-state
-trajectories; Procrustes with ``--tiny``) and weights (mean permutation-invariant distance of the
+trajectories, ``--dynamics-metric``; Procrustes with ``--tiny``) and weights (mean permutation-invariant
+distance of the
 recurrent weights), each beside the same measure for the same networks untrained (their initial weights).
 
 The figure has the paper's layout: one panel per level of description, the factor on the x-axis, one line
@@ -67,7 +68,8 @@ PAPER = {"complexity": (0, -1, 1), "feature_learning": (0, -1, 1), "size": (-1, 
 ARROW = {-1: "↓", 1: "↑", 0: "mixed", None: "?"}
 
 
-def spec_for(task: str, factor: str, *, tiny: bool, seeds: int, n_iterations: int) -> dict:
+def spec_for(task: str, factor: str, *, tiny: bool, seeds: int, n_iterations: int,
+             dynamics_metric: str = "dsa") -> dict:
     """The sweep of one task and one factor: two levels of the factor × ``seeds`` seeds."""
     knob, complexity, base, small = TASKS[task]
     key, values = (f"task.{knob}", complexity) if factor == "complexity" else FACTORS[factor]
@@ -81,9 +83,9 @@ def spec_for(task: str, factor: str, *, tiny: bool, seeds: int, n_iterations: in
         "model": model,
         "training": {"n_iterations": n_iterations, "batch_size": 8 if tiny else 32, "lr": 1e-2,
                      "eval_every": 0},
-        "analysis": {"n_trials": 8 if tiny else 32, "n_inits": 8 if tiny else 32,
-                     "max_iters": 50 if tiny else 500, "graph": False,
-                     "dynamics_metric": "procrustes" if tiny else "dsa"},
+        "analysis": {"n_trials": 8 if tiny else 16, "n_inits": 8 if tiny else 16,
+                     "max_iters": 50 if tiny else 200, "graph": False,
+                     "dynamics_metric": "procrustes" if tiny else dynamics_metric},
         "grid": {key: values},
         "seeds": seeds,
     }
@@ -103,7 +105,7 @@ def local_cluster(workers: int | None):
 
 
 def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy_factors", workers: int | None = None,
-         seeds: int | None = None, n_iterations: int | None = None) -> dict:
+         seeds: int | None = None, n_iterations: int | None = None, dynamics_metric: str = "dsa") -> dict:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     seeds = seeds or (2 if tiny else 4)
@@ -118,7 +120,8 @@ def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy_factors", w
             for j, factor in enumerate(factors):
                 if tiny and i != j:  # the tiny run: one factor per task
                     continue
-                spec = spec_for(task, factor, tiny=tiny, seeds=seeds, n_iterations=n_iterations)
+                spec = spec_for(task, factor, tiny=tiny, seeds=seeds, n_iterations=n_iterations,
+                                dynamics_metric=dynamics_metric)
                 mode = {"scheduler": address} if address else {"workers": 0}
                 ds = run_sweep(spec, out / f"{task}-{factor}", progress=not tiny, **mode).dataset
                 for k, level in enumerate(LEVELS):  # one grid dim, the factor's low level first
@@ -132,15 +135,18 @@ def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy_factors", w
         relative = change - np.log(untrained[:, :, 1] / untrained[:, :, 0])
     n_sweeps = len(tasks) if tiny else len(tasks) * len(factors)
     scale = {"tiny": tiny, "tasks": tasks, "factors": factors, "levels_per_factor": 2, "seeds": seeds,
-             "n_iterations": n_iterations, "n_sweeps": n_sweeps,
+             "n_iterations": n_iterations, "dynamics_metric": "procrustes" if tiny else dynamics_metric,
+             "n_sweeps": n_sweeps,
              "n_networks": n_sweeps * 2 * seeds,
              "seconds": round(seconds, 1)}
     dims = ("task", "factor", "factor_level", "level")
     summary = xr.Dataset(
         {"degeneracy": (dims, trained), "baseline_degeneracy": (dims, untrained),
-         "log_ratio": (dims[:2] + dims[3:], change), "log_ratio_vs_untrained": (dims[:2] + dims[3:], relative),
+         "log_ratio": (dims[:2] + dims[3:], change),
+         "log_ratio_vs_untrained": (dims[:2] + dims[3:], relative),
          "id_loss": ("task", loss[:, 0]), "ood_loss": ("task", loss[:, 1])},
-        coords={"task": tasks, "factor": factors, "factor_level": ["low", "high"], "level": list(LEVEL_NAMES)},
+        coords={"task": tasks, "factor": factors, "factor_level": ["low", "high"],
+                "level": list(LEVEL_NAMES)},
         attrs={"scale": json.dumps(scale),
                "reference": "Huang, Singh, Martinelli & Rajan (2025), NeurIPS"})
     summary.to_netcdf(out / "factors.nc", engine="h5netcdf")
@@ -174,8 +180,10 @@ def _sign(v: float) -> int | None:
 def write_table(change, relative, loss, tasks, factors, scale) -> str:
     """Markdown: the paper's direction vs neurodyn's per factor and level, then ID vs OOD loss per task."""
     lines = [f"Scale: {scale['n_sweeps']} sweeps ({len(tasks)} tasks, {len(factors)} factors), 2 levels × "
-             f"{scale['seeds']} seeds = {scale['n_networks']} networks, {scale['n_iterations']} training iterations"
-             f"{' (tiny)' if scale['tiny'] else ''}, {scale['seconds']:.0f} s.", "",
+             f"{scale['seeds']} seeds = {scale['n_networks']} networks, "
+             f"{scale['n_iterations']} training iterations"
+             f"{' (tiny)' if scale['tiny'] else ''}, dynamics by {scale['dynamics_metric']}, "
+             f"{scale['seconds']:.0f} s.", "",
              "| factor | level | paper | neurodyn (per task) | agree | vs untrained (per task) | agree |",
              "|---|---|---|---|---|---|---|"]
     for j, factor in enumerate(factors):
@@ -202,6 +210,8 @@ if __name__ == "__main__":
                         help="Dask workers (default: the CPU count; with --tiny 0, serial)")
     parser.add_argument("--seeds", type=int, default=None, help="seeds per cell (default 4; --tiny 2)")
     parser.add_argument("--n-iterations", type=int, default=None, help="default 400; --tiny 10")
+    parser.add_argument("--dynamics-metric", default="dsa",
+                        help="pairwise dynamics distance (--tiny: procrustes)")
     args = parser.parse_args()
     main(tiny=args.tiny, out_dir=args.out_dir, workers=args.workers, seeds=args.seeds,
-         n_iterations=args.n_iterations)
+         n_iterations=args.n_iterations, dynamics_metric=args.dynamics_metric)

@@ -8,7 +8,13 @@ models fitted to recordings), and :mod:`~neurodyn.analysis.degeneracy` (solution
 Every public name is re-exported here.
 """
 
-from neurodyn.analysis.degeneracy import DegeneracyResult, compare_to_references, compute_solution_degeneracy
+from neurodyn.analysis.degeneracy import (
+    DegeneracyFeatures,
+    DegeneracyResult,
+    compare_to_references,
+    compute_solution_degeneracy,
+    degeneracy_features,
+)
 from neurodyn.analysis.fixed_points import (
     FixedPointResult,
     compute_topology_classes,
@@ -42,6 +48,7 @@ from neurodyn.analysis.similarity import (
     LinearPredictivity,
     PermutationMetric,
     PredictivityResult,
+    PreparedActivity,
     ProcrustesMetric,
     canonical_correlations,
     cca_similarity,
@@ -55,6 +62,7 @@ from neurodyn.analysis.similarity import (
     operator_distance,
     pairwise_distances,
     permutation_distance,
+    prepare_activity,
     procrustes_distance,
     pwcca,
     rbf_bandwidth,
@@ -79,6 +87,7 @@ __all__ = [
     "canonical_correlations", "cca_similarity", "cka", "compare_rdms", "dsa_distance", "embed_distances",
     "fit_havok", "linear_predictivity", "match_recurrent_units", "operator_distance", "pairwise_distances",
     "permutation_distance", "procrustes_distance", "pwcca", "rbf_bandwidth", "rdm",
-    "soft_matching_distance", "svcca", "weight_distance",
-    "DegeneracyResult", "compare_to_references", "compute_solution_degeneracy",
+    "soft_matching_distance", "svcca", "weight_distance", "PreparedActivity", "prepare_activity",
+    "DegeneracyFeatures", "DegeneracyResult", "compare_to_references", "compute_solution_degeneracy",
+    "degeneracy_features",
 ]
