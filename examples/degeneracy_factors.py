@@ -19,7 +19,8 @@ per task; the y-axis is log(degeneracy at the factor's high level / at its low l
 means the factor reduces degeneracy. ``table.md`` sets the paper's direction beside neurodyn's for each
 factor and level (raw, and relative to the untrained baseline) and checks, per task, that the OOD batch is
 harder than the training distribution. Writes, under --out-dir: one sweep folder per task and factor (with
-its sweep.nc), factors.nc, factors.png and table.md. Uses only the public API.
+its sweep.nc), factors.nc, factors.png and table.md; ``--summarise-only`` rewrites the last three from
+the sweeps finished so far (the others left out). Uses only the public API.
 
 ``--tiny`` checks the plumbing in four sweeps, each task with one factor (flip-flop × complexity, sine
 × feature learning, delayed discrimination × size, path integration × regularisation), 2 levels × 2 seeds
@@ -41,6 +42,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
+from neurodyn.io import load  # noqa: E402
 from neurodyn.sweep import run_sweep  # noqa: E402
 
 LEVELS = ("behaviour_degeneracy_ood", "dynamics_degeneracy", "weight_degeneracy")
@@ -105,7 +107,8 @@ def local_cluster(workers: int | None):
 
 
 def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy_factors", workers: int | None = None,
-         seeds: int | None = None, n_iterations: int | None = None, dynamics_metric: str = "dsa") -> dict:
+         seeds: int | None = None, n_iterations: int | None = None, dynamics_metric: str = "dsa",
+         summarise_only: bool = False) -> dict:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     seeds = seeds or (2 if tiny else 4)
@@ -114,16 +117,26 @@ def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy_factors", w
     shape = (len(tasks), len(factors), 2, len(LEVELS))
     trained, untrained = np.full(shape, np.nan), np.full(shape, np.nan)
     loss = np.full((len(tasks), 2), np.nan)  # mean ID and OOD loss of the task's base networks
+    ran = np.zeros((len(tasks), len(factors)), bool)
+    network_seconds = 0.0
     t0 = time.perf_counter()
-    with local_cluster(0 if tiny and workers is None else workers) as address:
+    with local_cluster(0 if tiny and workers is None or summarise_only else workers) as address:
         for i, task in enumerate(tasks):
             for j, factor in enumerate(factors):
                 if tiny and i != j:  # the tiny run: one factor per task
                     continue
                 spec = spec_for(task, factor, tiny=tiny, seeds=seeds, n_iterations=n_iterations,
                                 dynamics_metric=dynamics_metric)
-                mode = {"scheduler": address} if address else {"workers": 0}
-                ds = run_sweep(spec, out / f"{task}-{factor}", progress=not tiny, **mode).dataset
+                folder = out / f"{task}-{factor}"
+                if summarise_only:
+                    if not (folder / "sweep.nc").exists():
+                        continue
+                    ds = load(folder / "sweep.nc").dataset
+                else:
+                    mode = {"scheduler": address} if address else {"workers": 0}
+                    ds = run_sweep(spec, folder, progress=not tiny, **mode).dataset
+                ran[i, j] = True
+                network_seconds += float(ds["train_seconds"].sum() + ds["analysis_seconds"].sum())
                 for k, level in enumerate(LEVELS):  # one grid dim, the factor's low level first
                     trained[i, j, :, k] = ds[level].values
                     untrained[i, j, :, k] = ds[f"baseline_{level}"].values
@@ -133,11 +146,11 @@ def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy_factors", w
     with np.errstate(divide="ignore", invalid="ignore"):
         change = np.log(trained[:, :, 1] / trained[:, :, 0])
         relative = change - np.log(untrained[:, :, 1] / untrained[:, :, 0])
-    n_sweeps = len(tasks) if tiny else len(tasks) * len(factors)
+    n_sweeps = int(ran.sum())
     scale = {"tiny": tiny, "tasks": tasks, "factors": factors, "levels_per_factor": 2, "seeds": seeds,
              "n_iterations": n_iterations, "dynamics_metric": "procrustes" if tiny else dynamics_metric,
              "n_sweeps": n_sweeps,
-             "n_networks": n_sweeps * 2 * seeds,
+             "n_networks": n_sweeps * 2 * seeds, "network_seconds": round(network_seconds),
              "seconds": round(seconds, 1)}
     dims = ("task", "factor", "factor_level", "level")
     summary = xr.Dataset(
@@ -151,7 +164,7 @@ def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy_factors", w
                "reference": "Huang, Singh, Martinelli & Rajan (2025), NeurIPS"})
     summary.to_netcdf(out / "factors.nc", engine="h5netcdf")
     plot(change, tasks, factors, out / "factors.png")
-    table = write_table(change, relative, loss, tasks, factors, scale)
+    table = write_table(change, relative, loss, ran, tasks, factors, scale)
     (out / "table.md").write_text(table)
     print(table)
     return {"tasks": tasks, "factors": factors, "log_ratio": change, "log_ratio_vs_untrained": relative,
@@ -177,28 +190,30 @@ def _sign(v: float) -> int | None:
     return int(np.sign(v)) if np.isfinite(v) else None
 
 
-def write_table(change, relative, loss, tasks, factors, scale) -> str:
+def write_table(change, relative, loss, ran, tasks, factors, scale) -> str:
     """Markdown: the paper's direction vs neurodyn's per factor and level, then ID vs OOD loss per task."""
     lines = [f"Scale: {scale['n_sweeps']} sweeps ({len(tasks)} tasks, {len(factors)} factors), 2 levels × "
              f"{scale['seeds']} seeds = {scale['n_networks']} networks, "
              f"{scale['n_iterations']} training iterations"
              f"{' (tiny)' if scale['tiny'] else ''}, dynamics by {scale['dynamics_metric']}, "
-             f"{scale['seconds']:.0f} s.", "",
+             f"{scale['seconds']:.0f} s wall, {scale['network_seconds']} s summed over networks.", "",
              "| factor | level | paper | neurodyn (per task) | agree | vs untrained (per task) | agree |",
              "|---|---|---|---|---|---|---|"]
     for j, factor in enumerate(factors):
         for k, level in enumerate(LEVEL_NAMES):
             paper = PAPER[factor][k]
             cols = []
-            ran = [i for i in range(len(tasks)) if not np.isnan(change[i, j]).all()]  # --tiny: some
-            for values in (change[ran, j, k], relative[ran, j, k]):
+            done = np.flatnonzero(ran[:, j])  # the sweeps run for this factor
+            for values in (change[done, j, k], relative[done, j, k]):
                 ours = [_sign(v) for v in values]
                 agree = "n/a" if paper == 0 else f"{sum(o == paper for o in ours)}/{len(ours)}"
-                cols += [", ".join(f"{tasks[i]} {ARROW[o]}" for i, o in zip(ran, ours)), agree]
+                cols += [", ".join(f"{tasks[i]} {ARROW[o]}" for i, o in zip(done, ours)), agree]
             lines.append(f"| {factor} | {level} | {ARROW[paper]} | {' | '.join(cols)} |")
     lines += ["", "| task | mean ID loss | mean OOD loss | OOD harder |", "|---|---|---|---|"]
     for t, (id_loss, ood_loss) in zip(tasks, loss):
-        lines.append(f"| {t} | {id_loss:.3g} | {ood_loss:.3g} | {'yes' if ood_loss > id_loss else 'no'} |")
+        if np.isfinite(id_loss):
+            harder = "yes" if ood_loss > id_loss else "no"
+            lines.append(f"| {t} | {id_loss:.3g} | {ood_loss:.3g} | {harder} |")
     return "\n".join(lines) + "\n"
 
 
@@ -212,6 +227,9 @@ if __name__ == "__main__":
     parser.add_argument("--n-iterations", type=int, default=None, help="default 400; --tiny 10")
     parser.add_argument("--dynamics-metric", default="dsa",
                         help="pairwise dynamics distance (--tiny: procrustes)")
+    parser.add_argument("--summarise-only", action="store_true",
+                        help="table and figure from the sweeps finished under --out-dir; train nothing")
     args = parser.parse_args()
     main(tiny=args.tiny, out_dir=args.out_dir, workers=args.workers, seeds=args.seeds,
-         n_iterations=args.n_iterations, dynamics_metric=args.dynamics_metric)
+         n_iterations=args.n_iterations, dynamics_metric=args.dynamics_metric,
+         summarise_only=args.summarise_only)

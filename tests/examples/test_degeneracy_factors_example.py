@@ -37,3 +37,5 @@ def test_degeneracy_factors_example_tiny(tmp_path):
     assert table.startswith("Scale: 4 sweeps (4 tasks, 4 factors), 2 levels × 2 seeds = 16 networks")
     assert "| size | weights | ↓ | romo " in table and "| flipflop |" in table
     assert (tmp_path / "factors.png").stat().st_size > 5_000
+    again = mod.main(tiny=True, out_dir=str(tmp_path), summarise_only=True)  # from the stored sweeps
+    assert np.array_equal(again["log_ratio"], out["log_ratio"], equal_nan=True)
