@@ -121,8 +121,8 @@ def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy_factors", w
     network_seconds = 0.0
     t0 = time.perf_counter()
     with local_cluster(0 if tiny and workers is None or summarise_only else workers) as address:
-        for i, task in enumerate(tasks):
-            for j, factor in enumerate(factors):
+        for j, factor in enumerate(factors):  # factor by factor: an interrupted run has whole factors
+            for i, task in enumerate(tasks):
                 if tiny and i != j:  # the tiny run: one factor per task
                     continue
                 spec = spec_for(task, factor, tiny=tiny, seeds=seeds, n_iterations=n_iterations,
