@@ -1,7 +1,7 @@
 """How fine is the dynamics level? Between-seed DSA distances against the measure's own noise floor.
 
 Usage: python examples/dsa_resolution.py SWEEP_DIR [SWEEP_DIR ...] [--out-dir runs/example_dsa_resolution]
-                                         [--n-trials 32] [--tiny]
+                                         [--n-trials 32] [--n-restarts 32] [--tiny]
 
 For every grid cell of the given sweeps (folders written by ``neurodyn sweep`` / ``run_sweep``, with their
 checkpoints), the DSA distance (``neurodyn.analysis.compute_solution_degeneracy``'s default: 5 delays,
@@ -13,7 +13,8 @@ rank 10) is computed between
 
 A difference between two cells' dynamics degeneracy means something only if it exceeds both the noise
 floor and the spread of the between-seed distances. Writes ``resolution.json`` (one row per cell) under
---out-dir and prints a table. ``--tiny`` makes a 2-cell × 3-seed sweep of 4-unit networks itself.
+--out-dir and prints a table. ``--tiny`` makes a 1-cell × 3-seed sweep of 4-unit networks itself and
+aligns with 4 random starts.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from neurodyn.io import load, load_checkpoint
 from neurodyn.sweep import run_sweep
 
 
-def cell_rows(sweep_dir: Path, n_trials: int) -> list[dict]:
+def cell_rows(sweep_dir: Path, n_trials: int, n_restarts: int = 32) -> list[dict]:
     """One row per grid cell of a finished sweep: between-seed and same-network DSA distances."""
     ds = load(sweep_dir / "sweep.nc").dataset
     grid = [d for d in ds["key"].dims if d != "seed"]
@@ -43,9 +44,9 @@ def cell_rows(sweep_dir: Path, n_trials: int) -> list[dict]:
                                               dynamics_metric="dsa").dynamics for ck in ckpts]
                          for seed in (1, 2))
         rank = min(first[0].info["rank"], *(p.info["full_rank"] for p in first + second))
-        between = pairwise_distances(first, metric="dsa", rank=rank, progress=False, device="cpu").values
-        floor = [float(pairwise_distances([a, b], metric="dsa", rank=rank, progress=False,
-                                          device="cpu").values[0, 1]) for a, b in zip(first, second)]
+        opts = {"metric": "dsa", "rank": rank, "n_restarts": n_restarts, "progress": False, "device": "cpu"}
+        between = pairwise_distances(first, **opts).values
+        floor = [float(pairwise_distances([a, b], **opts).values[0, 1]) for a, b in zip(first, second)]
         pairs = between[np.triu_indices(len(ckpts), k=1)]
         label = {d: at[d].item() for d in grid}
         rows.append({"sweep": str(sweep_dir), "cell": label, "n_networks": len(ckpts), "rank": int(rank),
@@ -56,7 +57,7 @@ def cell_rows(sweep_dir: Path, n_trials: int) -> list[dict]:
 
 
 def main(sweeps: list[str], out_dir: str = "runs/example_dsa_resolution", n_trials: int = 32,
-         tiny: bool = False) -> list[dict]:
+         n_restarts: int = 32, tiny: bool = False) -> list[dict]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if tiny:
@@ -64,10 +65,10 @@ def main(sweeps: list[str], out_dir: str = "runs/example_dsa_resolution", n_tria
                 "training": {"n_iterations": 10, "batch_size": 8, "eval_every": 0},
                 "analysis": {"n_trials": 8, "n_inits": 8, "max_iters": 50, "graph": False,
                              "dynamics_metric": "procrustes"},
-                "grid": {"model.n_units": [4, 6]}, "seeds": 3}
+                "grid": {"model.n_units": [4]}, "seeds": 3}
         run_sweep(spec, out / "sweep", workers=0, progress=False)
-        sweeps, n_trials = [str(out / "sweep")], 8
-    rows = [row for s in sweeps for row in cell_rows(Path(s), n_trials)]
+        sweeps, n_trials, n_restarts = [str(out / "sweep")], 8, 4
+    rows = [row for s in sweeps for row in cell_rows(Path(s), n_trials, n_restarts)]
     (out / "resolution.json").write_text(json.dumps(rows, indent=1))
     print("| sweep | cell | between seeds (mean ± sd, sem) | same network, other trials (mean, max) |")
     print("|---|---|---|---|")
@@ -82,6 +83,8 @@ if __name__ == "__main__":
     parser.add_argument("sweeps", nargs="*", help="sweep output folders")
     parser.add_argument("--out-dir", default="runs/example_dsa_resolution")
     parser.add_argument("--n-trials", type=int, default=32)
+    parser.add_argument("--n-restarts", type=int, default=32, help="DSA alignment starts per round")
     parser.add_argument("--tiny", action="store_true", help="make and measure a tiny sweep (no SWEEP_DIR)")
     args = parser.parse_args()
-    main(args.sweeps, out_dir=args.out_dir, n_trials=args.n_trials, tiny=args.tiny)
+    main(args.sweeps, out_dir=args.out_dir, n_trials=args.n_trials, n_restarts=args.n_restarts,
+         tiny=args.tiny)
