@@ -116,7 +116,7 @@ def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy_factors", w
     tasks, factors = list(TASKS), list(FACTORS)
     shape = (len(tasks), len(factors), 2, len(LEVELS))
     trained, untrained = np.full(shape, np.nan), np.full(shape, np.nan)
-    loss = np.full((len(tasks), 2), np.nan)  # mean ID and OOD loss of the task's base networks
+    losses: dict[str, list[np.ndarray]] = {t: [] for t in tasks}  # (network, [ID, OOD]) per sweep
     ran = np.zeros((len(tasks), len(factors)), bool)
     network_seconds = 0.0
     t0 = time.perf_counter()
@@ -140,9 +140,10 @@ def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy_factors", w
                 for k, level in enumerate(LEVELS):  # one grid dim, the factor's low level first
                     trained[i, j, :, k] = ds[level].values
                     untrained[i, j, :, k] = ds[f"baseline_{level}"].values
-                if factor != "size":  # the factor's low level is the task's base network (but for size)
-                    loss[i] = [float(ds["id_loss"][0].mean()), float(ds["ood_loss"][0].mean())]
+                losses[task].append(np.c_[ds["id_loss"].values.ravel(), ds["ood_loss"].values.ravel()])
     seconds = time.perf_counter() - t0
+    loss = np.array([np.nanmean(np.concatenate(losses[t]), axis=0) if losses[t] else [np.nan, np.nan]
+                     for t in tasks])  # mean ID and OOD loss over every trained network of the task
     with np.errstate(divide="ignore", invalid="ignore"):
         change = np.log(trained[:, :, 1] / trained[:, :, 0])
         relative = change - np.log(untrained[:, :, 1] / untrained[:, :, 0])
@@ -191,7 +192,8 @@ def _sign(v: float) -> int | None:
 
 
 def write_table(change, relative, loss, ran, tasks, factors, scale) -> str:
-    """Markdown: the paper's direction vs neurodyn's per factor and level, then ID vs OOD loss per task."""
+    """Markdown: the paper's direction vs neurodyn's per factor and level, then ID vs OOD loss per task
+    (mean over every trained network of the task)."""
     lines = [f"Scale: {scale['n_sweeps']} sweeps ({len(tasks)} tasks, {len(factors)} factors), 2 levels × "
              f"{scale['seeds']} seeds = {scale['n_networks']} networks, "
              f"{scale['n_iterations']} training iterations"
