@@ -116,6 +116,13 @@ def main() -> int:
     if speedup is not None:
         print(f"2 workers / 1 worker: {speedup:.2f}x items per second")
 
+    record = {"neurodyn": __version__, "machine": platform.platform(), "cpus": os.cpu_count(),
+              "spec": spec, "runs": rows, "speedup_2_over_1_workers": speedup,
+              "note": "wall times on a shared machine (see each run's load average); items/s excludes the "
+                      "cluster's start-up (cluster_start_seconds)"}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(record, indent=1))  # kept if the calibration is interrupted
+
     est = estimate_sweep(study_spec(args.plan_units, args.plan_iterations), workers=args.plan_workers)
     per = est["seconds_per_item"]
     core_hours = per * args.plan_networks / 3600
@@ -139,12 +146,7 @@ def main() -> int:
           f"walltime: '{walltime}'}}}}")
     print(f"  {command}")
     print("  (an interrupted run resumes with the same command; finished networks are skipped)")
-    record = {"neurodyn": __version__, "machine": platform.platform(), "cpus": os.cpu_count(),
-              "spec": spec, "runs": rows, "speedup_2_over_1_workers": speedup, "plan": plan,
-              "plan_load_average": os.getloadavg(),
-              "note": "wall times on a shared machine (see each run's load average); items/s excludes the "
-                      "cluster's start-up (cluster_start_seconds)"}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    record.update(plan=plan, plan_load_average=os.getloadavg())
     Path(args.out).write_text(json.dumps(record, indent=1))
     print(f"wrote {args.out}")
     return 0
