@@ -82,6 +82,7 @@ def test_other_dynamics_metric_and_errors():
         compute_solution_degeneracy([LeakyRNN(3, 4, 3), LeakyRNN(3, 4, 3)], TASK)
 
 
+@pytest.mark.slow  # 1-5 s per case on the shared machine
 @pytest.mark.parametrize("metric, kwargs", [("procrustes", {"alpha": 0.5}),
                                             ("dsa", {"n_delays": 2, "rank": 4, "n_restarts": 4}),
                                             ("cka", {})])
