@@ -41,6 +41,7 @@ FORMATS: dict[str, str] = {
     "neurodyn.lyapunov": "neurodyn.analysis.lyapunov._result:LyapunovResult",
     "neurodyn.reconstruction": "neurodyn.analysis.reconstruction._evaluate:ReconstructionResult",
     "neurodyn.degeneracy": "neurodyn.analysis.degeneracy:DegeneracyResult",
+    "neurodyn.degeneracy_features": "neurodyn.analysis.degeneracy:DegeneracyFeatures",
     "neurodyn.rollout": "neurodyn.kernels._result:RolloutResult",
     "neurodyn.sweep": "neurodyn.sweep._dataset:SweepResult",
 }

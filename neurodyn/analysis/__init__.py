@@ -12,7 +12,13 @@ Every public name is re-exported here.
 """
 
 from neurodyn.analysis.decoding import compute_decodability
-from neurodyn.analysis.degeneracy import DegeneracyResult, compare_to_references, compute_solution_degeneracy
+from neurodyn.analysis.degeneracy import (
+    DegeneracyFeatures,
+    DegeneracyResult,
+    compare_to_references,
+    compute_solution_degeneracy,
+    degeneracy_features,
+)
 from neurodyn.analysis.fixed_points import (
     FixedPointResult,
     compute_stability,
@@ -61,6 +67,7 @@ from neurodyn.analysis.similarity import (
     LinearPredictivity,
     PermutationMetric,
     PredictivityResult,
+    PreparedActivity,
     ProcrustesMetric,
     canonical_correlations,
     cca_similarity,
@@ -74,6 +81,7 @@ from neurodyn.analysis.similarity import (
     operator_distance,
     pairwise_distances,
     permutation_distance,
+    prepare_activity,
     procrustes_distance,
     pwcca,
     rbf_bandwidth,
@@ -98,8 +106,9 @@ __all__ = [
     "canonical_correlations", "cca_similarity", "cka", "compare_rdms", "dsa_distance", "embed_distances",
     "fit_havok", "linear_predictivity", "match_recurrent_units", "operator_distance", "pairwise_distances",
     "permutation_distance", "procrustes_distance", "pwcca", "rbf_bandwidth", "rdm",
-    "soft_matching_distance", "svcca", "weight_distance",
-    "DegeneracyResult", "compare_to_references", "compute_solution_degeneracy", "compute_decodability",
+    "soft_matching_distance", "svcca", "weight_distance", "PreparedActivity", "prepare_activity",
+    "DegeneracyFeatures", "DegeneracyResult", "compare_to_references", "compute_solution_degeneracy",
+    "degeneracy_features", "compute_decodability",
     # mechanism of HMM emulation (Torre et al. 2025)
     "compute_hmm_mechanism", "compute_noise_free_collapse", "compute_orbit", "compute_speeds",
     "compute_transition_triggered_average",

@@ -12,7 +12,13 @@ import torch
 
 from neurodyn._result import Result
 from neurodyn._seed import SeedLike, resolve_seed
-from neurodyn.analysis.similarity import fit_havok, pairwise_distances, weight_distance
+from neurodyn.analysis.similarity import (
+    PreparedActivity,
+    pairwise_distances,
+    prepare_activity,
+    weight_distance,
+)
+from neurodyn.analysis.similarity.pairwise import DSA_FIT, PREPARE
 
 DEFAULT_DSA = {"n_delays": 5, "rank": 10}
 
@@ -125,6 +131,192 @@ def _run(model, batch, device) -> tuple[np.ndarray, np.ndarray]:
     return roll.outputs.cpu().numpy(), roll.states.double().cpu().numpy()
 
 
+@dataclass(frozen=True)
+class DegeneracyFeatures(Result):
+    """What :func:`compute_solution_degeneracy` needs of one network (``neurodyn.degeneracy_features``).
+
+    Computed once per network by :func:`degeneracy_features` (e.g. right after training, as a sweep does),
+    so that degeneracy over a set of networks does only pairwise work.
+
+    Attributes
+    ----------
+    behaviour_id, behaviour_ood : float
+        The behaviour metric on the seeded in-distribution batch and on ``task.ood()``'s (NaN if none).
+    dynamics : PreparedActivity or ndarray
+        The hidden-state trajectories ``(trial, time, unit)`` of the in-distribution batch (noise off),
+        prepared for the dynamics metric (:func:`~neurodyn.analysis.similarity.prepare_activity`:
+        Procrustes' centred and whitened states, DSA's Hankel-regression Gram matrices), or the
+        trajectories themselves (float64) for metrics without a preparation.
+    w_rec : ndarray or None, shape (unit, unit)
+        Recurrent weights (float64); None if the model has none.
+    status : str
+        ``"ok"`` or what could not be computed.
+    settings : dict
+        Task, ``n_trials``, ``seed``, ``behaviour_metric``, ``dynamics_metric`` and its options.
+
+    Examples
+    --------
+    >>> from neurodyn.analysis import degeneracy_features
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> f = degeneracy_features(LeakyRNN(1, 6, 1, seed=0), FlipFlop(n_bits=1, n_steps=20), n_trials=4,
+    ...                         dynamics_metric="procrustes")
+    >>> f.dynamics.metric, f.dynamics.arrays["features"].shape, f.w_rec.shape  # (trial * time, unit)
+    ('procrustes', (80, 6), (6, 6))
+    """
+
+    behaviour_id: float
+    behaviour_ood: float
+    dynamics: Any = field(repr=False)
+    w_rec: np.ndarray | None = field(repr=False)
+    status: str
+    settings: dict[str, Any]
+
+    FORMAT: ClassVar[str] = "neurodyn.degeneracy_features"
+    FORMAT_VERSION: ClassVar[int] = 1
+    REQUIRED: ClassVar[tuple[str, ...]] = ("behaviour",)
+
+    def to_xarray(self):
+        """``xarray.Dataset``: ``behaviour`` on dim ``split`` (id, ood), ``w_rec`` on ``(unit, unit_)``,
+        the dynamics as ``dynamics_<name>`` (or ``states`` on ``(trial, time, unit)``); settings as JSON."""
+        import xarray as xr
+
+        ds = xr.Dataset({"behaviour": ("split", np.array([self.behaviour_id, self.behaviour_ood]))},
+                        coords={"split": ["id", "ood"]})
+        if self.w_rec is not None:
+            ds["w_rec"] = (("unit", "unit_"), self.w_rec)
+        if isinstance(self.dynamics, PreparedActivity):
+            ds = ds.merge(self.dynamics.to_xarray(prefix="dynamics_"), combine_attrs="drop_conflicts")
+        else:
+            ds["states"] = (("trial", "time", "state_unit"), self.dynamics)
+        ds.attrs.update({**self.format_attrs(), "status": self.status, "settings": json.dumps(self.settings)})
+        return ds
+
+    @classmethod
+    def from_xarray(cls, ds) -> DegeneracyFeatures:
+        """Rebuild from :meth:`to_xarray`'s dataset (or a file written from one)."""
+        dynamics = (PreparedActivity.from_xarray(ds, prefix="dynamics_") if "dynamics_prepared" in ds.attrs
+                    else np.asarray(ds["states"].values, dtype=np.float64))
+        b = ds["behaviour"].values
+        return cls(behaviour_id=float(b[0]), behaviour_ood=float(b[1]), dynamics=dynamics,
+                   w_rec=np.asarray(ds["w_rec"].values, np.float64) if "w_rec" in ds else None,
+                   status=str(ds.attrs.get("status", "ok")),
+                   settings=json.loads(ds.attrs.get("settings", "{}")))
+
+
+def _dynamics_options(dynamics_metric: str, dynamics_kwargs: Mapping[str, Any] | None
+                      ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(preparation options, pairwise options)`` of the dynamics metric (DSA's defaults filled in)."""
+    kw = dict(dynamics_kwargs or {})
+    if dynamics_metric == "dsa":
+        kw = {**DEFAULT_DSA, **kw}
+    fit_names = {"dsa": (*DSA_FIT, "rank"), "procrustes": ("alpha", "center")}.get(dynamics_metric, ())
+    prepare = {k: v for k, v in kw.items() if k in fit_names}
+    return prepare, {k: v for k, v in kw.items() if k not in fit_names}
+
+
+def _check_model(k: int, m: Any, task: Any) -> None:
+    if m.n_inputs != task.n_inputs or m.n_outputs != task.n_outputs:
+        raise ValueError(f"models[{k}] has {m.n_inputs} inputs / {m.n_outputs} outputs; task "
+                         f"{task.name!r} needs {task.n_inputs} / {task.n_outputs}")
+
+
+def _batches(task: Any, n_trials: int, seed: int):
+    batch = task.sample(n_trials, seed=seed)
+    try:
+        ood_task = task.ood()
+    except NotImplementedError:
+        return batch, None, None
+    return batch, ood_task, ood_task.sample(n_trials, seed=seed)
+
+
+def _features(model, task, batches, settings: dict[str, Any], device) -> DegeneracyFeatures:
+    from neurodyn.training import evaluate
+
+    batch, ood_task, ood_batch = batches
+    metric = settings["behaviour_metric"]
+    metrics = evaluate(model, task, batch, device=device)
+    if metric not in metrics:
+        raise ValueError(f"behaviour_metric {metric!r} is not evaluated; available: {', '.join(metrics)}")
+    b_ood = np.nan if ood_batch is None else evaluate(model, ood_task, ood_batch, device=device)[metric]
+    states = _run(model, batch, device)[1]
+    dyn = settings["dynamics_metric"]
+    if dyn in PREPARE:
+        states = prepare_activity(states, metric=dyn, **settings["dynamics_prepare"])
+    w = getattr(model.params(), "w_rec", None)
+    return DegeneracyFeatures(
+        behaviour_id=float(metrics[metric]), behaviour_ood=float(b_ood), dynamics=states,
+        w_rec=None if w is None else w.detach().double().cpu().numpy(),
+        status="ok" if w is not None else "no w_rec: weight distance not computed", settings=settings)
+
+
+def _settings(task, n_trials, seed_int, behaviour_metric, dynamics_metric, dynamics_kwargs, ood: bool):
+    prep, pair = _dynamics_options(dynamics_metric, dynamics_kwargs)
+    return {"task": task.name, "task_config": task.config(), "n_trials": int(n_trials), "seed": seed_int,
+            "behaviour_metric": behaviour_metric, "dynamics_metric": dynamics_metric,
+            "dynamics_prepare": prep, "dynamics_pairwise": pair, "ood": ood}
+
+
+def degeneracy_features(
+    model: Any,
+    task: Any,
+    *,
+    n_trials: int = 64,
+    seed: SeedLike = 0,
+    behaviour_metric: str = "loss",
+    dynamics_metric: str = "dsa",
+    dynamics_kwargs: Mapping[str, Any] | None = None,
+    device: Any = "cpu",
+) -> DegeneracyFeatures:
+    """The per-network stage of :func:`compute_solution_degeneracy`, for one network, to store and reuse.
+
+    Evaluates the behaviour metric in and out of distribution, rolls out the hidden states on the seeded
+    batch and prepares them for the dynamics metric (:func:`~neurodyn.analysis.similarity.prepare_activity`
+    for ``procrustes`` and ``dsa``), and copies the recurrent weights. Passing the features of several
+    networks to :func:`compute_solution_degeneracy` gives the same result (bit for bit) as passing the
+    networks, with only pairwise work left.
+
+    Parameters
+    ----------
+    model : RecurrentModel
+        Never modified (eval mode only for the rollout).
+    task : Task
+    n_trials, seed, behaviour_metric, dynamics_metric, dynamics_kwargs, device
+        As for :func:`compute_solution_degeneracy` (the pairwise options among ``dynamics_kwargs``, such
+        as DSA's ``n_restarts``, are recorded and used there).
+
+    Returns
+    -------
+    DegeneracyFeatures
+
+    Raises
+    ------
+    ValueError
+        For a model that does not fit the task or an unknown ``behaviour_metric``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis import compute_solution_degeneracy, degeneracy_features
+    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.tasks import FlipFlop
+    >>> task = FlipFlop(n_bits=1, n_steps=20)
+    >>> models = [LeakyRNN(1, 6, 1, seed=s) for s in range(3)]
+    >>> opts = {"n_trials": 4, "dynamics_metric": "procrustes"}
+    >>> stored = [degeneracy_features(m, task, **opts) for m in models]  # e.g. one per sweep item
+    >>> a = compute_solution_degeneracy(stored, task, **opts)
+    >>> b = compute_solution_degeneracy(models, task, **opts)
+    >>> bool(np.array_equal(a.dynamics, b.dynamics)), a.weight_degeneracy == b.weight_degeneracy
+    (True, True)
+    """
+    _check_model(0, model, task)
+    seed_int = resolve_seed(seed)
+    batches = _batches(task, n_trials, seed_int)
+    settings = _settings(task, n_trials, seed_int, behaviour_metric, dynamics_metric, dynamics_kwargs,
+                         batches[1] is not None)
+    return _features(model, task, batches, settings, device)
+
+
 def compute_solution_degeneracy(
     models: Sequence[Any],
     task: Any,
@@ -150,11 +342,14 @@ def compute_solution_degeneracy(
     * Weights: pairwise :func:`~neurodyn.analysis.weight_distance` (permutation invariant, smaller
       matrices zero-padded) of the recurrent weights ``params().w_rec``; mean over pairs.
 
+    The per-network stage (:func:`degeneracy_features`) runs once per network; pass its results in
+    place of the models to skip it (the same result, bit for bit).
+
     Parameters
     ----------
-    models : sequence of RecurrentModel
-        At least 2 networks with the task's input and output sizes; never modified (put in eval mode
-        only for the rollout).
+    models : sequence of RecurrentModel or DegeneracyFeatures
+        At least 2 networks with the task's input and output sizes (never modified; put in eval mode
+        only for the rollout), or their features computed with the same options.
     task : Task
     n_trials : int
         Trials of the shared condition batch.
@@ -181,7 +376,8 @@ def compute_solution_degeneracy(
     Raises
     ------
     ValueError
-        For fewer than 2 models, mismatched sizes or an unknown ``behaviour_metric``.
+        For fewer than 2 models, mismatched sizes, an unknown ``behaviour_metric``, or features computed
+        with other options than these.
 
     Examples
     --------
@@ -202,70 +398,54 @@ def compute_solution_degeneracy(
     >>> bool(other.dynamics_degeneracy > 0), bool(other.weight_degeneracy > 0)
     (True, True)
     """
-    from neurodyn.training import evaluate
-
     if len(models) < 2:
         raise ValueError(f"degeneracy needs at least 2 networks; got {len(models)}")
     for k, m in enumerate(models):
-        if m.n_inputs != task.n_inputs or m.n_outputs != task.n_outputs:
-            raise ValueError(f"models[{k}] has {m.n_inputs} inputs / {m.n_outputs} outputs; task "
-                             f"{task.name!r} needs {task.n_inputs} / {task.n_outputs}")
+        if not isinstance(m, DegeneracyFeatures):
+            _check_model(k, m, task)
     seed_int = resolve_seed(seed)
     names = [f"net{k}" for k in range(len(models))] if names is None else [str(s) for s in names]
-    batch = task.sample(n_trials, seed=seed_int)
-    try:
-        ood_task = task.ood()
-        ood_batch = ood_task.sample(n_trials, seed=seed_int)
-    except NotImplementedError:
-        ood_task = ood_batch = None
-    status, b_id, b_ood, states, w_rec = [], [], [], [], []
-    for m in models:
-        metrics = evaluate(m, task, batch, device=device)
-        if behaviour_metric not in metrics:
-            raise ValueError(f"behaviour_metric {behaviour_metric!r} is not evaluated; available: "
-                             f"{', '.join(metrics)}")
-        b_id.append(metrics[behaviour_metric])
-        b_ood.append(np.nan if ood_batch is None else evaluate(m, ood_task, ood_batch, device=device)
-                     [behaviour_metric])
-        states.append(_run(m, batch, device)[1])
-        w = getattr(m.params(), "w_rec", None)
-        w_rec.append(None if w is None else w.detach().double().cpu().numpy())
-        status.append("ok" if w is not None else "no w_rec: weight distance not computed")
-    kw = dict(dynamics_kwargs or {})
-    if dynamics_metric == "dsa":
-        kw = {**DEFAULT_DSA, **kw}
-        kw["rank"] = _feasible_rank(states, kw)
-    D = pairwise_distances(states, metric=dynamics_metric, names=names, device=device, progress=progress,
+    batches = _batches(task, n_trials, seed_int)
+    settings = _settings(task, n_trials, seed_int, behaviour_metric, dynamics_metric, dynamics_kwargs,
+                         batches[1] is not None)
+    feats = []
+    for k, m in enumerate(models):
+        if isinstance(m, DegeneracyFeatures):
+            if json.loads(json.dumps(m.settings)) != json.loads(json.dumps(settings)):
+                differ = sorted(key for key in settings if m.settings.get(key) != settings[key])
+                raise ValueError(f"models[{k}] holds features computed with other options (differ in: "
+                                 f"{', '.join(differ)}); compute them again with these options")
+            feats.append(m)
+        else:
+            feats.append(_features(m, task, batches, settings, device))
+    kw = dict(settings["dynamics_pairwise"])
+    dyn_in = [f.dynamics for f in feats]
+    if dynamics_metric == "dsa" and settings["dynamics_prepare"].get("rank") is not None:
+        kw["rank"] = int(min(settings["dynamics_prepare"]["rank"], *(d.info["full_rank"] for d in dyn_in)))
+    D = pairwise_distances(dyn_in, metric=dynamics_metric, names=names, device=device, progress=progress,
                            **kw)
     dyn = (1.0 - D.values) if D.attrs["kind"] == "similarity" else D.values
     n = len(models)
     W = np.zeros((n, n))
     for i in range(n):
         for j in range(i + 1, n):
-            if w_rec[i] is None or w_rec[j] is None:
+            if feats[i].w_rec is None or feats[j].w_rec is None:
                 W[i, j] = W[j, i] = np.nan
             else:
-                W[i, j] = W[j, i] = weight_distance(w_rec[i], w_rec[j], kind=weight_kind)
-    settings = {"task": task.name, "task_config": task.config(), "n_trials": int(n_trials), "seed": seed_int,
-                "behaviour_metric": behaviour_metric, "dynamics_metric": dynamics_metric,
-                "dynamics_kwargs": {k: v for k, v in kw.items()}, "weight_kind": weight_kind,
-                "ood": ood_task is not None}
-    b_id, b_ood = np.asarray(b_id, float), np.asarray(b_ood, float)
+                W[i, j] = W[j, i] = weight_distance(feats[i].w_rec, feats[j].w_rec, kind=weight_kind)
+    result_settings = {key: settings[key] for key in ("task", "task_config", "n_trials", "seed",
+                                                      "behaviour_metric", "dynamics_metric")}
+    result_settings.update(dynamics_kwargs={**settings["dynamics_prepare"], **kw}, weight_kind=weight_kind,
+                           ood=settings["ood"])
+    b_id = np.array([f.behaviour_id for f in feats], float)
+    b_ood = np.array([f.behaviour_ood for f in feats], float)
     return DegeneracyResult(
         names=tuple(names), behaviour_id=b_id, behaviour_ood=b_ood, dynamics=dyn, weights=W,
         behaviour_degeneracy_id=float(np.std(b_id)),
-        behaviour_degeneracy_ood=float(np.std(b_ood)) if ood_task is not None else float("nan"),
+        behaviour_degeneracy_ood=float(np.std(b_ood)) if settings["ood"] else float("nan"),
         dynamics_degeneracy=_mean_offdiag(dyn), weight_degeneracy=_mean_offdiag(W),
-        status=tuple(status), settings=settings,
+        status=tuple(f.status for f in feats), settings=result_settings,
     )
-
-
-def _feasible_rank(states: list[np.ndarray], kw: dict[str, Any]) -> int | None:
-    if kw.get("rank") is None:
-        return None
-    smallest = min(fit_havok(s, n_delays=kw["n_delays"], delay_interval=kw.get("delay_interval", 1),
-                             warn=False).full_rank for s in states)
-    return int(min(kw["rank"], smallest))
 
 
 def compare_to_references(
@@ -333,4 +513,5 @@ def compare_to_references(
     return out
 
 
-__all__ = ["DegeneracyResult", "compare_to_references", "compute_solution_degeneracy"]
+__all__ = ["DegeneracyFeatures", "DegeneracyResult", "compare_to_references", "compute_solution_degeneracy",
+           "degeneracy_features"]

@@ -13,7 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn.sweep._item import build, item_folder, one_thread, read_graph, write_json
+from neurodyn.sweep._item import (
+    FEATURE_FILES,
+    build,
+    degeneracy_options,
+    item_folder,
+    one_thread,
+    read_graph,
+    write_json,
+)
 from neurodyn.sweep._spec import config_key
 
 __all__ = ["cell_key", "run_cell"]
@@ -43,6 +51,21 @@ def read_cell(out: str | Path, key: str) -> dict[str, Any] | None:
     return summary
 
 
+def cell_features(out: str | Path, key: str, name: str, task):
+    """An item's stored degeneracy features (``name``: ``"degeneracy"`` or ``"baseline"``), or its network
+    (from the checkpoint, or rebuilt untrained) where they were not stored."""
+    from neurodyn.analysis import DegeneracyFeatures
+    from neurodyn.io import load_checkpoint
+
+    folder = item_folder(out, key)
+    path = folder / FEATURE_FILES[name]
+    if path.exists():
+        return DegeneracyFeatures.load(path)
+    if name == "degeneracy":
+        return load_checkpoint(folder / "model.pt").model
+    return build(json.loads((folder / "config.json").read_text()))[1]
+
+
 def run_cell(item_keys: list[str], out: str | Path, analysis: dict[str, Any], cell: tuple[Any, ...]
              ) -> dict[str, Any]:
     """Degeneracy (Huang et al. 2025) and topology classes of the finished networks of one grid cell.
@@ -64,10 +87,11 @@ def run_cell(item_keys: list[str], out: str | Path, analysis: dict[str, Any], ce
         ``key``, ``status`` (``"ok"``, ``"too few networks"`` or ``"failed"``), ``error``, ``topology``
         (class per network) and ``n_topologies``; the :class:`~neurodyn.analysis.DegeneracyResult` of the
         trained networks (``degeneracy.nc``) and of the same networks untrained, at their initial weights
-        (``baseline.nc``, the reference level of each measure), are saved beside it.
+        (``baseline.nc``, the reference level of each measure), are saved beside it. Each network's
+        features come from its item folder (``features.nc``, ``baseline_features.nc``), so this stage does
+        only pairwise work; items stored without them are rolled out here instead.
     """
     from neurodyn.analysis import compute_solution_degeneracy, compute_topology_classes
-    from neurodyn.io import load_checkpoint
 
     key = cell_key(item_keys, analysis, cell)
     folder = cell_folder(out, key)
@@ -83,13 +107,12 @@ def run_cell(item_keys: list[str], out: str | Path, analysis: dict[str, Any], ce
     else:
         try:
             with one_thread():
-                ckpts = [load_checkpoint(item_folder(out, k) / "model.pt") for k in item_keys]
-                untrained = [build(json.loads((item_folder(out, k) / "config.json").read_text()))[1]
-                             for k in item_keys]
-                for name, models in (("degeneracy", [c.model for c in ckpts]), ("baseline", untrained)):
+                config = json.loads((item_folder(out, item_keys[0]) / "config.json").read_text())
+                task = build(config)[0]
+                for name in ("degeneracy", "baseline"):
                     compute_solution_degeneracy(
-                        models, ckpts[0].task, n_trials=analysis["n_trials"], seed=analysis["seed"],
-                        dynamics_metric=analysis["dynamics_metric"], weight_kind=analysis["weight_kind"],
+                        [cell_features(out, k, name, task) for k in item_keys], task,
+                        **degeneracy_options(analysis), weight_kind=analysis["weight_kind"],
                         names=list(item_keys)).save(folder / f"{name}.nc")
         except Exception as err:  # recorded in the cell and the dataset; the sweep goes on
             summary.update(status="failed", error=" ".join(f"{type(err).__name__}: {err}".split()),

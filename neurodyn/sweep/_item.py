@@ -1,8 +1,11 @@
 """One network of a sweep: train it, analyse it, store everything under ``OUT/items/<key>/``.
 
 Files of an item folder: ``config.json`` (the resolved configuration), ``model.pt`` (checkpoint),
-``fixed_points.nc``, ``graph.json`` (the fixed-point graph) and, last, ``metrics.json``: an item is
-finished when its ``metrics.json`` exists. A failed item writes ``error.json`` instead.
+``fixed_points.nc``, ``graph.json`` (the fixed-point graph), ``features.nc`` and
+``baseline_features.nc`` (what the per-cell degeneracy needs of the trained network and of the same
+network untrained, :func:`~neurodyn.analysis.degeneracy_features`, so the cell stage does only pairwise
+work) and, last, ``metrics.json``: an item is finished when its ``metrics.json`` exists. A failed item
+writes ``error.json`` instead.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from neurodyn._result import write_atomically
 __all__ = ["read_graph", "read_metrics", "run_group", "run_item"]
 
 METRICS_FILE, ERROR_FILE = "metrics.json", "error.json"
+#: per-network degeneracy features of the trained network and of the same network untrained
+FEATURE_FILES = {"degeneracy": "features.nc", "baseline": "baseline_features.nc"}
 
 
 def item_folder(out: str | Path, key: str) -> Path:
@@ -105,6 +110,21 @@ def analyse(model, task, analysis: dict[str, Any]):
                             seed=analysis["seed"])
     graph = fixed_point_graph(fps, model) if analysis["graph"] else None
     return metrics, fps, graph
+
+
+def degeneracy_options(analysis: dict[str, Any]) -> dict[str, Any]:
+    """Options of :func:`~neurodyn.analysis.degeneracy_features` and ``compute_solution_degeneracy``."""
+    return {"n_trials": analysis["n_trials"], "seed": analysis["seed"],
+            "dynamics_metric": analysis["dynamics_metric"]}
+
+
+def store_features(folder: Path, config: dict[str, Any], task, model) -> None:
+    """Write the degeneracy features of the trained ``model`` and of the item's untrained network."""
+    from neurodyn.analysis import degeneracy_features
+
+    opts = degeneracy_options(config["analysis"])
+    for name, net in (("degeneracy", model), ("baseline", build(config)[1])):
+        degeneracy_features(net, task, **opts).save(folder / FEATURE_FILES[name])
 
 
 def fixed_point_counts(fps, graph) -> dict[str, int]:
@@ -238,6 +258,7 @@ def _finish(item: Any, folder: Path, task, model, train_info: dict[str, Any], tr
     fps.save(folder / "fixed_points.nc")
     if graph is not None:
         write_json(folder / "graph.json", graph_to_dict(graph))
+    store_features(folder, item.config, task, model)
     return {
         "key": item.key, "status": "ok", "seed": item.seed, "train_status": train_info["status"],
         "iterations_run": train_info["iterations_run"], "final_train_loss": train_info["final_train_loss"],

@@ -41,15 +41,16 @@ def run_sweep(
 ) -> SweepResult:
     """Train and analyse every network of a sweep, then gather ``out/sweep.nc``; resumes what is there.
 
-    Stages: each item (grid cell × seed) is trained with :func:`neurodyn.training.train` and analysed
-    (task metrics in and out of distribution, :func:`~neurodyn.analysis.find_fixed_points`,
-    :func:`~neurodyn.analysis.fixed_point_graph`) into ``out/items/<key>/`` (``key`` hashes the item's
-    resolved configuration); then each grid cell gets pairwise distances and degeneracy at three levels
-    (:func:`~neurodyn.analysis.compute_solution_degeneracy`, Huang et al. 2025) and its number of distinct
-    fixed-point topologies (Maheswaranathan et al. 2019) in ``out/cells/<key>/``; last everything is
-    gathered into one dataset (:class:`SweepResult`). Finished items and cells are never recomputed; a
-    failed item records its error (``error.json`` and the dataset) and the sweep goes on; a rerun
-    retries failed items. Items run on one thread each, so any executor gives the same bits.
+    Stages: each item (grid cell × seed) is trained with :func:`neurodyn.training.train` and analysed (task
+    metrics in and out of distribution, :func:`~neurodyn.analysis.find_fixed_points`,
+    :func:`~neurodyn.analysis.fixed_point_graph`, :func:`~neurodyn.analysis.degeneracy_features` of the
+    trained and the untrained network) into ``out/items/<key>/`` (``key`` hashes the item's resolved
+    configuration); then each grid cell gets pairwise distances (from the stored features: pairwise work only)
+    and degeneracy at three levels (:func:`~neurodyn.analysis.compute_solution_degeneracy`, Huang et al. 2025)
+    and its number of distinct fixed-point topologies (Maheswaranathan et al. 2019) in ``out/cells/<key>/``;
+    last everything is gathered into one dataset (:class:`SweepResult`). Finished items and cells are never
+    recomputed; a failed item records its error (``error.json`` and the dataset) and the sweep goes on; a
+    rerun retries failed items. Items run on one thread each, so any executor gives the same bits.
 
     Parameters
     ----------

@@ -80,3 +80,55 @@ def test_other_dynamics_metric_and_errors():
         compute_solution_degeneracy(nets, TASK, n_trials=8, behaviour_metric="nope")
     with pytest.raises(ValueError, match="inputs"):
         compute_solution_degeneracy([LeakyRNN(3, 4, 3), LeakyRNN(3, 4, 3)], TASK)
+
+
+@pytest.mark.slow  # 1-5 s per case on the shared machine
+@pytest.mark.parametrize("metric, kwargs", [("procrustes", {"alpha": 0.5}),
+                                            ("dsa", {"n_delays": 2, "rank": 4, "n_restarts": 4}),
+                                            ("cka", {})])
+def test_features_then_pairwise_equal_the_per_pair_measures(tmp_path, metric, kwargs):
+    """Features computed per network (stored and read back), then only pairwise work: the same matrix
+    as the measure's own per-pair function on the raw trajectories (the oracle), to 1e-10."""
+    import warnings
+
+    from neurodyn.analysis import DegeneracyFeatures, compute_solution_degeneracy, degeneracy_features
+    from neurodyn.analysis.degeneracy import _run
+    from neurodyn.analysis.similarity import cka, dsa_distance, procrustes_distance
+    from neurodyn.models import LeakyRNN
+    from neurodyn.tasks import FlipFlop
+
+    task = FlipFlop(n_bits=1, n_steps=20)
+    models = [LeakyRNN(1, 5 + s, 1, seed=s) for s in range(3)]  # different sizes
+    opts = {"n_trials": 4, "seed": 3, "dynamics_metric": metric, "dynamics_kwargs": kwargs}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # DSA below full rank
+        for k, m in enumerate(models):
+            degeneracy_features(m, task, **opts).save(tmp_path / f"{k}.nc")
+        stored = [DegeneracyFeatures.load(tmp_path / f"{k}.nc") for k in range(3)]
+        result = compute_solution_degeneracy(stored, task, **opts)
+        states = [_run(m, task.sample(4, seed=3), "cpu")[1] for m in models]
+        flat = [s.reshape(-1, s.shape[-1]) for s in states]
+        for i in range(3):
+            for j in range(i + 1, 3):
+                if metric == "procrustes":
+                    expected = procrustes_distance(flat[i], flat[j], alpha=0.5)
+                elif metric == "dsa":
+                    expected = dsa_distance(states[i], states[j], n_delays=2, rank=4, n_restarts=4)
+                else:
+                    expected = 1.0 - cka(flat[i], flat[j])
+                assert result.dynamics[i, j] == pytest.approx(expected, abs=1e-10)
+    direct = compute_solution_degeneracy(models, task, **opts)
+    assert np.array_equal(result.dynamics, direct.dynamics) and np.array_equal(result.weights, direct.weights)
+    assert result.behaviour_degeneracy_ood == direct.behaviour_degeneracy_ood
+
+
+def test_features_with_other_options_are_refused():
+    from neurodyn.analysis import compute_solution_degeneracy, degeneracy_features
+    from neurodyn.models import LeakyRNN
+    from neurodyn.tasks import FlipFlop
+
+    task = FlipFlop(n_bits=1, n_steps=20)
+    feats = [degeneracy_features(LeakyRNN(1, 4, 1, seed=s), task, n_trials=4, dynamics_metric="procrustes")
+             for s in range(2)]
+    with pytest.raises(ValueError, match=r"other options \(differ in: n_trials\)"):
+        compute_solution_degeneracy(feats, task, n_trials=8, dynamics_metric="procrustes")

@@ -135,3 +135,24 @@ def test_ensemble_training_matches_single_training(serial_sweep, tmp_path):
     assert not set(result.dataset["key"].values.ravel()) & set(ref["key"].values.ravel())
     np.testing.assert_allclose(result.dataset["final_train_loss"], ref["final_train_loss"], rtol=1e-4)
     np.testing.assert_allclose(result.dataset["id_loss"], ref["id_loss"], rtol=1e-3)
+
+
+def test_cells_from_stored_features_equal_degeneracy_from_scratch(serial_sweep):
+    """Items store their degeneracy features; the cell stage's pairwise-only result equals the whole
+    computation from the checkpoints (and from the untrained networks for the baseline)."""
+    result, out = serial_sweep
+    ds = result.dataset
+    task = neurodyn.tasks.FlipFlop(n_bits=1, n_steps=8)
+    for gain in (0.5, 1.0):
+        keys = [str(k) for k in ds["key"].sel(gain=gain).values]
+        files = ("features.nc", "baseline_features.nc")
+        assert all((out / "items" / k / f).exists() for k in keys for f in files)
+        trained = [neurodyn.io.load_checkpoint(out / "items" / k / "model.pt").model for k in keys]
+        untrained = [neurodyn.models.LeakyRNN(1, 8, 1, alpha=1.0, gain=gain, seed=s) for s in (0, 1)]
+        for prefix, models in (("", trained), ("baseline_", untrained)):
+            scratch = neurodyn.analysis.compute_solution_degeneracy(
+                models, task, n_trials=16, seed=12345, dynamics_metric="procrustes")
+            for level in ("dynamics_degeneracy", "weight_degeneracy", "behaviour_degeneracy_id",
+                          "behaviour_degeneracy_ood"):
+                assert float(ds[prefix + level].sel(gain=gain)) == pytest.approx(getattr(scratch, level),
+                                                                                  abs=1e-10), prefix + level

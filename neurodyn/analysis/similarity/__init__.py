@@ -23,7 +23,12 @@ from neurodyn.analysis.similarity._procrustes import ProcrustesMetric, partial_w
 from neurodyn.analysis.similarity._rdm import rdm
 from neurodyn.analysis.similarity._weights import match_recurrent_units, weight_distance
 from neurodyn.analysis.similarity.dsa import dsa_distance, eigenvalue_wasserstein, operator_distance
-from neurodyn.analysis.similarity.pairwise import embed_distances, pairwise_distances
+from neurodyn.analysis.similarity.pairwise import (
+    PreparedActivity,
+    embed_distances,
+    pairwise_distances,
+    prepare_activity,
+)
 
 __all__ = [
     "LinearPredictivity",
@@ -46,5 +51,5 @@ __all__ = [
     "svcca",
     "weight_distance",
     "HavokFit", "delay_embed", "dsa_distance", "eigenvalue_wasserstein", "embed_distances", "fit_havok",
-    "operator_distance", "pairwise_distances",
+    "operator_distance", "pairwise_distances", "PreparedActivity", "prepare_activity",
 ]

@@ -166,6 +166,30 @@ def fit_havok(
     check_choice(method, ("pcr", "rrr"), "method")
     if not ridge >= 0:
         raise ValueError(f"ridge must be >= 0; got {ridge}")
+    S, full_rank, V = hankel_coordinates(X, n_delays=n_delays, delay_interval=delay_interval)
+    rank = full_rank if rank is None else int(rank)
+    if not 1 <= rank <= full_rank:
+        raise ValueError(f"rank must lie in [1, {full_rank}] (the Hankel matrix rank); got {rank}")
+    if warn and rank < full_rank:
+        warn_below_full_rank(rank, full_rank, stacklevel=3)
+    past_gram, cross_gram = lagged_grams(V, rank if method == "pcr" else full_rank)
+    A = operator_from_grams(past_gram, cross_gram, rank=rank, method=method, ridge=ridge)
+    return HavokFit(A, S, rank, full_rank, int(n_delays), int(delay_interval), method)
+
+
+def warn_below_full_rank(rank: int, full_rank: int, *, stacklevel: int, suffix: str = "") -> None:
+    warnings.warn(
+        f"DSA rank {rank} is below the full rank {full_rank}: the distance is no longer invariant to "
+        "invertible linear maps of the units (only to orthogonal maps and scaling)" + suffix,
+        UserWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
+def hankel_coordinates(X: Any, *, n_delays: int, delay_interval: int = 1
+                       ) -> tuple[np.ndarray, int, np.ndarray]:
+    """``(S, full_rank, V)``: singular values of the Hankel matrix ``H = V S U^T`` and its eigen-time-delay
+    coordinates ``V``, shape ``(trial, embedded time, full_rank)`` (unit norm over samples)."""
     H = delay_embed(X, n_delays=n_delays, delay_interval=delay_interval)
     n_trials, n_time, n_feat = H.shape
     _, S, Ut = np.linalg.svd(H.reshape(-1, n_feat), full_matrices=False)
@@ -175,29 +199,29 @@ def fit_havok(
         raise ValueError("X is zero everywhere; the dynamics are undefined")
     if np.ptp(H, axis=1).max() == 0:
         raise ValueError("X is constant over time in every trial; DSA compares dynamics and needs change")
-    rank = full_rank if rank is None else int(rank)
-    if not 1 <= rank <= full_rank:
-        raise ValueError(f"rank must lie in [1, {full_rank}] (the Hankel matrix rank); got {rank}")
-    if warn and rank < full_rank:
-        warnings.warn(
-            f"DSA rank {rank} is below the full rank {full_rank}: the distance is no longer invariant to "
-            "invertible linear maps of the units (only to orthogonal maps and scaling)",
-            UserWarning,
-            stacklevel=3,
-        )
     V = (H.reshape(-1, n_feat) @ Ut[:full_rank].T / S[:full_rank]).reshape(n_trials, n_time, full_rank)
-    n_cols = rank if method == "pcr" else full_rank
+    return S, full_rank, V
+
+
+def lagged_grams(V: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(P^T P, P^T F)`` of the leading ``n_cols`` coordinates, ``P`` = ``V[t]`` and ``F`` = ``V[t+1]``
+    within each trial: everything the regression needs, ``(n_cols, n_cols)`` each. A fit of rank ``r <=
+    n_cols`` uses their leading ``(r, r)`` blocks."""
     past = V[:, :-1, :n_cols].reshape(-1, n_cols)
     future = V[:, 1:, :n_cols].reshape(-1, n_cols)
-    gram = past.T @ past + ridge * np.eye(n_cols)
-    M = np.linalg.solve(gram, past.T @ future)
+    return past.T @ past, past.T @ future
+
+
+def operator_from_grams(past_gram: np.ndarray, cross_gram: np.ndarray, *, rank: int, method: str,
+                        ridge: float) -> np.ndarray:
+    """The ``(rank, rank)`` HAVOK operator from :func:`lagged_grams` (``pcr``: their leading ``rank``
+    block; ``rrr``: all of them, full rank)."""
+    n_cols = rank if method == "pcr" else past_gram.shape[0]
+    gram = past_gram[:n_cols, :n_cols] + ridge * np.eye(n_cols)
+    M = np.linalg.solve(gram, cross_gram[:n_cols, :n_cols])
     A = M.T
     if method == "rrr":
-        fitted = past @ M
-        _, W = np.linalg.eigh(fitted.T @ fitted)
+        _, W = np.linalg.eigh(M.T @ past_gram @ M)  # the fitted outputs' Gram matrix
         W = W[:, ::-1][:, :rank]
         A = W.T @ A @ W
-    return HavokFit(A, S, rank, full_rank, int(n_delays), int(delay_interval), method)
-
-
-__all__ = ["HavokFit", "as_trajectories", "delay_embed", "fit_havok"]
+    return A

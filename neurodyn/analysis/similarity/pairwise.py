@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -13,7 +13,13 @@ from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.similarity import _compare_rdms as crdm
 from neurodyn.analysis.similarity._cca import cca_similarity, pwcca, svcca
 from neurodyn.analysis.similarity._cka import cka
-from neurodyn.analysis.similarity._havok import as_trajectories, fit_havok
+from neurodyn.analysis.similarity._havok import (
+    as_trajectories,
+    hankel_coordinates,
+    lagged_grams,
+    operator_from_grams,
+    warn_below_full_rank,
+)
 from neurodyn.analysis.similarity._procrustes import (
     partial_whitening,
     procrustes_distance,
@@ -50,26 +56,30 @@ def _nuclear_and_frob(F: torch.Tensor, i: np.ndarray, j: np.ndarray, nuclear: bo
     return out.cpu().numpy()
 
 
-def _procrustes(mats, *, kind="angular", alpha=1.0, center=True, device="cpu", progress=True):
-    n_units = max(m.shape[1] for m in mats)
-    feats, ranks = [], []
-    for m in mats:
-        mc = m - m.mean(axis=0) if center else m
-        Z = mc @ partial_whitening(mc, alpha)
-        feats.append(np.pad(Z, ((0, 0), (0, n_units - Z.shape[1]))))
-        ranks.append(whitened_rank(mc) if alpha == 0 else 0)
-    top = sorted(ranks)[-2:]  # the pair of networks closest to (or deepest in) the degenerate regime
-    warn_degenerate_whitening(mats[0].shape[0] - bool(center), top[0], top[1], alpha)
+def _prepare_procrustes(m: np.ndarray, *, alpha: float = 1.0, center: bool = True) -> PreparedActivity:
+    mc = m - m.mean(axis=0) if center else m
+    return PreparedActivity("procrustes", {"features": mc @ partial_whitening(mc, alpha)},
+                            {"alpha": float(alpha), "center": bool(center), "n_samples": int(m.shape[0]),
+                             "whitened_rank": whitened_rank(mc) if alpha == 0 else 0})
+
+
+def _procrustes(prepared: list[PreparedActivity], *, kind="angular", device="cpu", progress=True):
+    n_units = max(p.arrays["features"].shape[1] for p in prepared)
+    feats = [np.pad(p.arrays["features"], ((0, 0), (0, n_units - p.arrays["features"].shape[1])))
+             for p in prepared]
+    info = prepared[0].info
+    top = sorted(p.info["whitened_rank"] for p in prepared)[-2:]  # the pair closest to the degenerate regime
+    warn_degenerate_whitening(info["n_samples"] - bool(info["center"]), top[0], top[1], info["alpha"])
     F = torch.as_tensor(np.stack(feats), dtype=torch.float64, device=device)
     norms = np.linalg.norm(np.stack(feats), axis=(1, 2))
-    i, j = _pairs(len(mats))
+    i, j = _pairs(len(prepared))
     nuc = _nuclear_and_frob(F, i, j, True, progress)
     if kind == "angular":
         for k in np.unique(np.r_[i, j]):
             check_variance(norms[k], "angular Procrustes distance")
         return np.arccos(np.clip(nuc / (norms[i] * norms[j]), -1.0, 1.0))
     sq = norms[i] ** 2 + norms[j] ** 2 - 2.0 * nuc
-    return np.sqrt(np.maximum(sq, 0.0) / mats[0].shape[0])
+    return np.sqrt(np.maximum(sq, 0.0) / info["n_samples"])
 
 
 def _linear_cka(mats, *, device="cpu", progress=True):
@@ -110,19 +120,44 @@ def _rsa(mats, *, rdm_method="euclidean", compare_method="spearman", device="cpu
     return S
 
 
-def _dsa(acts, *, n_delays, rank=None, delay_interval=1, score="angular", method="pcr", ridge=1e-8,
-         n_restarts=32, max_rounds=3, max_iter=500, seed: SeedLike = 0, device="cpu", progress=True):
+def _prepare_dsa(a: np.ndarray, *, n_delays: int, rank: int | None = None, delay_interval: int = 1,
+                 method: str = "pcr", ridge: float = 1e-8) -> PreparedActivity:
+    check_choice(method, ("pcr", "rrr"), "method")
+    if not ridge >= 0:
+        raise ValueError(f"ridge must be >= 0; got {ridge}")
+    S, full_rank, V = hankel_coordinates(a, n_delays=n_delays, delay_interval=delay_interval)
+    if rank is not None and not 1 <= int(rank):
+        raise ValueError(f"rank must be >= 1 or None; got {rank}")
+    n_cols = full_rank if rank is None or method == "rrr" else min(int(rank), full_rank)
+    past_gram, cross_gram = lagged_grams(V, n_cols)
+    fit = {"n_delays": int(n_delays), "delay_interval": int(delay_interval), "method": method,
+           "ridge": float(ridge), "rank": None if rank is None else int(rank)}
+    return PreparedActivity("dsa", {"past_gram": past_gram, "cross_gram": cross_gram},
+                            {**fit, "full_rank": full_rank, "n_cols": n_cols})
+
+
+DSA_FIT = ("n_delays", "delay_interval", "method", "ridge")
+
+
+def _dsa(prepared: list[PreparedActivity], *, rank=None, score="angular", n_restarts=32, max_rounds=3,
+         max_iter=500, seed: SeedLike = 0, device="cpu", progress=True):
     from tqdm.auto import tqdm
 
     if score not in SCORES:
         raise ValueError(f"score must be one of {SCORES}; got {score!r}")
     seed = resolve_seed(seed)  # one set of random starts for every block of pairs
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        ops = [fit_havok(a, n_delays=n_delays, rank=rank, delay_interval=delay_interval, method=method,
-                         ridge=ridge).operator for a in acts]
-    if caught:
-        warnings.warn(str(caught[0].message) + f" ({len(caught)} networks)", UserWarning, stacklevel=3)
+    ops, below = [], []
+    for k, p in enumerate(prepared):
+        r = int(rank) if rank is not None else p.info["rank"] or p.info["full_rank"]
+        if not 1 <= r <= p.info["n_cols"]:
+            raise ValueError(f"rank must lie in [1, {p.info['n_cols']}] for activity[{k}] (its Hankel matrix "
+                             f"rank, or the rank it was prepared at); got {r}")
+        if r < p.info["full_rank"]:
+            below.append((r, p.info["full_rank"]))
+        ops.append(operator_from_grams(p.arrays["past_gram"], p.arrays["cross_gram"], rank=r,
+                                       method=p.info["method"], ridge=p.info["ridge"]))
+    if below:
+        warn_below_full_rank(*below[0], stacklevel=4, suffix=f" ({len(below)} networks)")
     i, j = _pairs(len(ops))
     if score == "wasserstein":
         return np.array([operator_distance(ops[a], ops[b], score=score) for a, b in zip(i, j)])
@@ -133,10 +168,156 @@ def _dsa(acts, *, n_delays, rank=None, delay_interval=1, score="angular", method
         for k in idx:
             sizes.setdefault(max(ops[i[k]].shape[0], ops[j[k]].shape[0]), []).append(k)
         for ks in sizes.values():
-            prepared = prepare_pairs([(ops[i[k]], ops[j[k]]) for k in ks], n_restarts, seed)
-            out[ks] = align_scores(prepared, score, max_iter=max_iter, device=device, n_restarts=n_restarts,
-                                   max_rounds=max_rounds, seed=seed)
+            prepared_pairs = prepare_pairs([(ops[i[k]], ops[j[k]]) for k in ks], n_restarts, seed)
+            out[ks] = align_scores(prepared_pairs, score, max_iter=max_iter, device=device,
+                                   n_restarts=n_restarts, max_rounds=max_rounds, seed=seed)
     return out
+
+
+@dataclass(frozen=True)
+class PreparedActivity:
+    """One network's activity preprocessed once for a measure of :func:`pairwise_distances`.
+
+    Made by :func:`prepare_activity`; a sequence of them (all for the same measure and options) can be
+    passed to :func:`pairwise_distances` in place of the activity, which then does only pairwise work.
+    Store one with :meth:`to_xarray` / :meth:`from_xarray` (e.g. per network of a sweep).
+
+    Attributes
+    ----------
+    metric : str
+        ``"procrustes"`` or ``"dsa"``.
+    arrays : dict of str to ndarray (float64)
+        ``procrustes``: ``features`` ``(sample, unit)``, the centred, partially whitened activity.
+        ``dsa``: ``past_gram`` and ``cross_gram``, ``(coord, coord)``: ``P^T P`` and ``P^T F`` of the
+        leading eigen-time-delay coordinates (``P`` at times ``t``, ``F`` at ``t + 1``), from which the
+        HAVOK operator of any rank up to ``coord`` follows.
+    info : dict
+        The options it was prepared with and scalars (``n_samples``, ``whitened_rank``; ``full_rank``,
+        ``n_cols``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import prepare_activity
+    >>> X = np.random.default_rng(0).normal(size=(40, 3))  # (sample, unit)
+    >>> p = prepare_activity(X, metric="procrustes")
+    >>> p.metric, p.arrays["features"].shape, p.info["n_samples"]
+    ('procrustes', (40, 3), 40)
+    """
+
+    metric: str
+    arrays: dict[str, np.ndarray] = field(repr=False)
+    info: dict[str, Any]
+
+    def to_xarray(self, prefix: str = ""):
+        """``xarray.Dataset``: each array as ``<prefix><name>`` on dims ``<prefix><name>_0``, ...; the
+        metric and info as the attribute ``<prefix>prepared`` (JSON)."""
+        import json
+
+        import xarray as xr
+
+        return xr.Dataset({f"{prefix}{k}": ([f"{prefix}{k}_{d}" for d in range(v.ndim)], v)
+                           for k, v in self.arrays.items()},
+                          attrs={f"{prefix}prepared": json.dumps({"metric": self.metric, "info": self.info})})
+
+    @classmethod
+    def from_xarray(cls, ds, prefix: str = "") -> PreparedActivity:
+        """Rebuild from :meth:`to_xarray`'s dataset (or one it was merged into)."""
+        import json
+
+        meta = json.loads(ds.attrs[f"{prefix}prepared"])
+        names = {"procrustes": ("features",), "dsa": ("past_gram", "cross_gram")}[meta["metric"]]
+        arrays = {k: np.asarray(ds[f"{prefix}{k}"].values, dtype=np.float64) for k in names}
+        return cls(meta["metric"], arrays,
+                   meta["info"])
+
+
+PREPARE: dict[str, Callable[..., PreparedActivity]] = {"procrustes": _prepare_procrustes, "dsa": _prepare_dsa}
+
+
+def prepare_activity(activity: Any, *, metric: str, **kwargs: Any) -> PreparedActivity:
+    """Preprocess one network's activity for :func:`pairwise_distances`, once.
+
+    Parameters
+    ----------
+    activity : array or tensor
+        ``(trial, time, unit)`` trajectories, or ``(sample, unit)`` for ``procrustes``; never modified.
+    metric : {"procrustes", "dsa"}
+        ``procrustes``: centring and partial whitening (options ``alpha``, ``center`` of
+        :func:`procrustes_distance`). ``dsa``: the Hankel embedding, its SVD and the lagged Gram matrices of
+        the HAVOK regression (options ``n_delays``, ``rank``, ``delay_interval``, ``method``, ``ridge`` of
+        :func:`fit_havok`; with ``rank`` the leading ``rank`` coordinates are kept, so the pairwise stage
+        may use any rank up to it).
+    **kwargs
+        Those options; the pairwise options (``kind``; ``score``, ``n_restarts``, ``seed``, ...) go to
+        :func:`pairwise_distances`.
+
+    Returns
+    -------
+    PreparedActivity
+
+    Raises
+    ------
+    ValueError
+        For another metric, bad activity or options (as the measure itself).
+
+    Examples
+    --------
+    Prepared once, compared pairwise: the same matrix as from the raw activity.
+
+    >>> import numpy as np
+    >>> from neurodyn.analysis.similarity import pairwise_distances, prepare_activity
+    >>> rng = np.random.default_rng(0)
+    >>> acts = [rng.normal(size=(2, 30, 3)) for _ in range(3)]  # (trial, time, unit) per network
+    >>> prepared = [prepare_activity(a, metric="dsa", n_delays=2) for a in acts]
+    >>> D1 = pairwise_distances(prepared, metric="dsa", n_restarts=4, progress=False, device="cpu")
+    >>> D2 = pairwise_distances(acts, metric="dsa", n_delays=2, n_restarts=4, progress=False, device="cpu")
+    >>> bool(np.array_equal(D1.values, D2.values)), D1.shape
+    (True, (3, 3))
+    """
+    if metric not in PREPARE:
+        raise ValueError(f"prepare_activity supports {sorted(PREPARE)}; got {metric!r} (pass the activity "
+                         "itself to pairwise_distances for other measures)")
+    return _prepare(activity, metric, "activity", kwargs)
+
+
+def _prepare(activity: Any, metric: str, name: str, kwargs: dict[str, Any]) -> PreparedActivity:
+    if metric == "dsa":
+        return _prepare_dsa(as_trajectories(activity, name), **kwargs)
+    return _prepare_procrustes(_flat(activity, name), **kwargs)
+
+
+def _pairwise_prepared(prepared: list[PreparedActivity], metric: str, device: Any, progress: bool,
+                       kwargs: dict[str, Any]) -> np.ndarray:
+    """The K(K-1)/2 values (upper triangle, row order) of prepared networks: only pairwise work."""
+    if metric == "dsa":
+        return _dsa(prepared, device=device, progress=progress, **kwargs)
+    if len({p.info["n_samples"] for p in prepared}) != 1:
+        raise ValueError("all networks need the same samples (conditions x time) for this measure; got "
+                         f"sample counts {sorted({p.info['n_samples'] for p in prepared})}")
+    return _procrustes(prepared, device=device, progress=progress, **kwargs)
+
+
+def _check_prepared(prepared: Sequence[PreparedActivity], metric: Any, kwargs: dict[str, Any]) -> None:
+    for k, p in enumerate(prepared):
+        if not isinstance(p, PreparedActivity):
+            raise ValueError(f"activity[{k}] is not prepared while activity[0] is; prepare every network "
+                             "with prepare_activity, or none")
+        if p.metric != metric:
+            raise ValueError(f"activity[{k}] was prepared for {p.metric!r}, not {metric!r}; prepare it again")
+    fit = ("alpha", "center") if metric == "procrustes" else DSA_FIT
+    for name in fit:
+        values = {json_safe(p.info[name]) for p in prepared}
+        if len(values) > 1:
+            raise ValueError(f"networks were prepared with different {name} ({sorted(values, key=str)}); "
+                             "prepare them with the same options")
+        if name in kwargs and json_safe(kwargs[name]) not in values:
+            raise ValueError(f"{name}={kwargs[name]!r} differs from the {name} the activity was prepared "
+                             f"with ({values.pop()!r}); drop it or prepare again")
+
+
+def json_safe(v: Any) -> Any:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
 
 def pairwise_distances(
@@ -217,9 +398,16 @@ def pairwise_distances(
     similarity = label in ("cka", "cca", "svcca", "pwcca", "rsa")
     i, j = _pairs(n)
     diagonal = 1.0 if similarity else 0.0
-    if metric == "dsa":
-        acts = [as_trajectories(a, f"activity[{k}]") for k, a in enumerate(activity)]
-        values = _dsa(acts, device=device, progress=progress, **kwargs)
+    if any(isinstance(a, PreparedActivity) for a in activity):
+        _check_prepared(activity, metric, kwargs)
+        pair_kw = {k: v for k, v in kwargs.items() if k not in (*DSA_FIT, "alpha", "center")}
+        values = _pairwise_prepared(list(activity), metric, device, progress, pair_kw)
+    elif metric in PREPARE:
+        fit_names = ("alpha", "center") if metric == "procrustes" else (*DSA_FIT, "rank")
+        fit_kw = {k: v for k, v in kwargs.items() if k in fit_names}
+        pair_kw = {k: v for k, v in kwargs.items() if k not in fit_names}
+        prepared = [_prepare(a, metric, f"activity[{k}]", fit_kw) for k, a in enumerate(activity)]
+        values = _pairwise_prepared(prepared, metric, device, progress, pair_kw)
     else:
         mats = [_flat(a, f"activity[{k}]") for k, a in enumerate(activity)]
         if len({m.shape[0] for m in mats}) != 1:
@@ -229,8 +417,6 @@ def pairwise_distances(
             kwargs = {"rdm_method": "euclidean", "compare_method": "spearman", **kwargs}
             S = _rsa(mats, device=device, progress=progress, **kwargs)
             values, diagonal = S[i, j], np.diag(S)
-        elif metric == "procrustes":
-            values = _procrustes(mats, device=device, progress=progress, **kwargs)
         elif metric == "cka" and kwargs.get("kernel", "linear") == "linear" and not kwargs.get("debiased"):
             values = _linear_cka(mats, device=device, progress=progress)
         else:
@@ -301,4 +487,4 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
     return mds.fit_transform(M)
 
 
-__all__ = ["embed_distances", "pairwise_distances"]
+__all__ = ["PreparedActivity", "embed_distances", "pairwise_distances", "prepare_activity"]
