@@ -37,6 +37,7 @@ from neurodyn.analysis.reconstruction import (
     power_spectrum_distance,
     prediction_error,
     state_space_divergence,
+    state_space_divergence_max,
 )
 from neurodyn.analysis.similarity import (
     LinearPredictivity,
@@ -73,7 +74,7 @@ __all__ = [
     "find_attracting_cycles", "find_cycles", "find_homoclinic_points", "find_manifolds",
     # reconstruction of recordings
     "LinearBaseline", "ReconstructionResult", "evaluate_reconstruction", "fit_linear_baseline",
-    "power_spectrum_distance", "prediction_error", "state_space_divergence",
+    "power_spectrum_distance", "prediction_error", "state_space_divergence", "state_space_divergence_max",
     # similarity and degeneracy
     "LinearPredictivity", "PermutationMetric", "PredictivityResult", "ProcrustesMetric",
     "canonical_correlations", "cca_similarity", "cka", "compare_rdms", "dsa_distance", "embed_distances",
