@@ -7,7 +7,7 @@ import pytest
 
 from neurodyn.analysis import compute_basins, find_cycles, find_manifolds
 from neurodyn.analysis.plrnn import basin_boundary, compute_boundary_agreement
-from neurodyn.models import ShallowPLRNN
+from neurodyn.models import PLRNN, ShallowPLRNN
 
 BOX = (-4.0, 5.0)
 NORMALS = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
@@ -66,3 +66,26 @@ def test_bad_inputs():
         compute_boundary_agreement(model, stable, on_states)
     with pytest.raises(ValueError, match="codimension 1"):
         compute_boundary_agreement(model, [], basins)
+
+
+def winner_take_all():
+    """z1' = z1/2 - relu(z2) + 1, z2' = z2/2 - relu(z1) + 1: stable (2, -2), (-2, 2), saddle (2/3, 2/3).
+
+    The map commutes with swapping the units, so the diagonal is invariant and, by symmetry, the
+    basin boundary: the stable manifold of the saddle is the whole line z1 = z2.
+    """
+    return PLRNN.from_arrays(A=[0.5, 0.5], W=[[0.0, -1.0], [-1.0, 0.0]], h=[1.0, 1.0])
+
+
+def test_winner_take_all_boundary_is_the_diagonal():
+    model = winner_take_all()
+    cycles = find_cycles(model, max_order=1, exhaustive=True)
+    order = np.argsort(cycles.stability != "saddle")
+    assert np.allclose(cycles.states[order[0]], [2 / 3, 2 / 3])
+    basins = compute_basins(model, cycles, grid=([(-4, 4), (-4, 4)], 20), max_steps=200)
+    stable = find_manifolds(model, cycles, kind="stable", box=(-4.0, 4.0))
+    pts = np.concatenate([p.samples for p in basin_boundary(stable)])
+    assert np.allclose(pts[:, 0], pts[:, 1]) and np.ptp(pts[:, 0]) > 7.0
+    check = compute_boundary_agreement(model, stable, basins)
+    assert check.attrs["split_fraction"] == 1.0 and check.attrs["misassigned_fraction"] == 0.0
+
