@@ -24,6 +24,7 @@ from neurodyn.analysis.plrnn import (
     HomoclinicResult,
     ManifoldResult,
     compute_basins,
+    compute_boundary_agreement,
     find_attracting_cycles,
     find_cycles,
     find_homoclinic_points,
@@ -71,6 +72,7 @@ __all__ = [
     "FixedPointResult", "compute_topology_classes", "find_fixed_points", "fixed_point_graph",
     "load_fixed_points", "LyapunovResult", "lyapunov_spectrum",
     "BasinResult", "CycleResult", "HomoclinicResult", "ManifoldResult", "compute_basins",
+    "compute_boundary_agreement",
     "find_attracting_cycles", "find_cycles", "find_homoclinic_points", "find_manifolds",
     # reconstruction of recordings
     "LinearBaseline", "ReconstructionResult", "evaluate_reconstruction", "fit_linear_baseline",
