@@ -17,8 +17,9 @@
 #   observation, adaptive α from 1 (the GTF reference defaults). Its largest Lyapunov exponent per
 #   unit time, λ₁ / Δt, is compared with the true system's 0.906 (Sprott 2003).
 #
-# `NEURODYN_TINY=1` runs seconds-long fits; `NEURODYN_SEEDS` sets the number of seeds (default 5);
-# results go to `NEURODYN_OUT` (default `runs/dsr_seeds`): `dsr_seeds.nc` (dims `data`, `seed`,
+# `NEURODYN_TINY=1` runs seconds-long fits; `NEURODYN_SEEDS` sets the number of seeds (default 5),
+# `NEURODYN_EPOCHS` the training length (default 30 epochs), `NEURODYN_ONLY` one data set ("ECG" or
+# "Lorenz-63"); results go to `NEURODYN_OUT` (default `runs/dsr_seeds`): `dsr_seeds.nc` (dims `data`, `seed`,
 # `model`) and `dsr_seeds.md` (the table). Each finished fit is stored in `fits/` and reused on a rerun.
 
 # %%
@@ -85,6 +86,8 @@ SETUPS = {
     "Lorenz-63": dict(train=lorenz_train.values, test=lorenz_test.values, latent=3, hidden=8 if TINY else 100,
                       observation="identity", fit=dict(alpha=1.0, adaptive_alpha=True), pe_steps=10, dt=0.05),
 }
+if os.environ.get("NEURODYN_ONLY"):  # one data set, e.g. to run the two in separate processes
+    SETUPS = {k: v for k, v in SETUPS.items() if k == os.environ["NEURODYN_ONLY"]}
 for name, s in SETUPS.items():
     print(f"{name}: train {s['train'].shape}, test {s['test'].shape} (time, channel), step {s['dt']:.4f} s")
 
