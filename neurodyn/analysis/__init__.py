@@ -49,6 +49,7 @@ from neurodyn.analysis.plrnn import (
     HomoclinicResult,
     ManifoldResult,
     compute_basins,
+    compute_boundary_agreement,
     find_attracting_cycles,
     find_cycles,
     find_homoclinic_points,
@@ -62,6 +63,7 @@ from neurodyn.analysis.reconstruction import (
     power_spectrum_distance,
     prediction_error,
     state_space_divergence,
+    state_space_divergence_max,
 )
 from neurodyn.analysis.similarity import (
     LinearPredictivity,
@@ -97,10 +99,11 @@ __all__ = [
     "FixedPointResult", "compute_stability", "compute_topology_classes", "find_fixed_points",
     "fixed_point_graph", "load_fixed_points", "LyapunovResult", "lyapunov_spectrum",
     "BasinResult", "CycleResult", "HomoclinicResult", "ManifoldResult", "compute_basins",
+    "compute_boundary_agreement",
     "find_attracting_cycles", "find_cycles", "find_homoclinic_points", "find_manifolds",
     # reconstruction of recordings
     "LinearBaseline", "ReconstructionResult", "evaluate_reconstruction", "fit_linear_baseline",
-    "power_spectrum_distance", "prediction_error", "state_space_divergence",
+    "power_spectrum_distance", "prediction_error", "state_space_divergence", "state_space_divergence_max",
     # similarity and degeneracy
     "LinearPredictivity", "PermutationMetric", "PredictivityResult", "ProcrustesMetric",
     "canonical_correlations", "cca_similarity", "cka", "compare_rdms", "dsa_distance", "embed_distances",

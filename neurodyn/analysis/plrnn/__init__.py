@@ -7,6 +7,7 @@ from neurodyn.analysis.plrnn.basins import (
     basin_boundary,
     compute_basins,
 )
+from neurodyn.analysis.plrnn.boundary_check import compute_boundary_agreement
 from neurodyn.analysis.plrnn.cycle_result import CycleResult
 from neurodyn.analysis.plrnn.cycles import find_cycles
 from neurodyn.analysis.plrnn.homoclinic import HomoclinicResult, find_homoclinic_points
@@ -18,5 +19,6 @@ from neurodyn.analysis.plrnn.regions import enumerate_regions
 __all__ = ["CycleResult", "enumerate_regions", "find_attracting_cycles", "find_cycles"]
 __all__ += [
     "DIVERGED", "UNDECIDED", "BasinResult", "HomoclinicResult", "ManifoldPiece", "ManifoldResult",
-    "Saddle", "basin_boundary", "compute_basins", "find_homoclinic_points", "find_manifolds",
+    "Saddle", "basin_boundary", "compute_basins", "compute_boundary_agreement", "find_homoclinic_points",
+    "find_manifolds",
 ]

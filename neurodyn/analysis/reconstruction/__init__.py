@@ -12,9 +12,11 @@ from neurodyn.analysis.reconstruction._metrics import (
     power_spectrum_distance,
     prediction_error,
     state_space_divergence,
+    state_space_divergence_max,
 )
 
 __all__ = [
     "LinearBaseline", "ReconstructionResult", "evaluate_reconstruction", "fit_linear_baseline",
     "normalized_power_spectrum", "power_spectrum_distance", "prediction_error", "state_space_divergence",
+    "state_space_divergence_max",
 ]

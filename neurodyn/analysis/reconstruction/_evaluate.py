@@ -22,6 +22,7 @@ from neurodyn.analysis.reconstruction._metrics import (
     power_spectrum_distance,
     prediction_error,
     state_space_divergence,
+    state_space_divergence_max,
 )
 
 __all__ = ["ReconstructionResult", "evaluate_reconstruction"]
@@ -48,7 +49,9 @@ class ReconstructionResult(Result):
         The fitted model's free trajectory after the transient (rates for the Poisson model, whose
         D_stsp and D_H score Poisson draws from them unless ``sample_counts=False``).
     settings : dict
-        ``n_transient``, ``pe_steps``, ``method``, ``n_bins``, ``smoothing``, ``seed``.
+        ``n_transient``, ``pe_steps``, ``method``, ``n_bins``, ``smoothing``, ``seed``; binned
+        ``D_stsp`` also ``d_stsp_max``, the value every run that misses the data's cells scores
+        (:func:`~neurodyn.analysis.reconstruction.state_space_divergence_max`).
 
     Examples
     --------
@@ -88,6 +91,9 @@ class ReconstructionResult(Result):
         for i, m in enumerate(self.models):
             lines.append(
                 f"{m:<8} {self.d_stsp[i]:>10.4f} {self.d_h[i]:>8.4f} {self.pe[i]:>10.4f}  {self.status[i]}")
+        d_max = self.settings.get("d_stsp_max")
+        if d_max is not None:
+            lines.append(f"D_stsp saturates at {d_max:.4f} (any run that misses every cell the data visit)")
         if np.isfinite(self.max_lyapunov):
             lines.append(f"max Lyapunov exponent of the fitted model: {self.max_lyapunov:.4f} per step")
         return "\n".join(lines)
@@ -251,6 +257,9 @@ def evaluate_reconstruction(
                 "smoothing": smoothing, "seed": seed_int, "observation": observation,
                 "n_inputs": 0 if ute is None else int(ute.shape[1]),
                 "sample_counts": int(observation == "poisson" and sample_counts)}
+    if method == "binned":
+        settings["d_stsp_max"] = state_space_divergence_max(x_ref, len(gen), n_bins=n_bins,
+                                                            bin_range=bin_range)
     return ReconstructionResult(tuple(rows), np.array(d_s), np.array(d_h), np.array(pe), tuple(status),
                                 lam, gen, settings)
 

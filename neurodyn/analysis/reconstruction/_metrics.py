@@ -23,7 +23,7 @@ from neurodyn._checks import check_finite
 from neurodyn._seed import SeedLike, numpy_rng
 
 __all__ = ["normalized_power_spectrum", "power_spectrum_distance", "prediction_error",
-           "state_space_divergence"]
+           "state_space_divergence", "state_space_divergence_max"]
 
 
 def _pair(x_true: Any, x_gen: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -54,7 +54,8 @@ def _bin_index(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_bins: int) -> np
     return np.where(inside, flat, -1)
 
 
-def _binned_kl(a: np.ndarray, b: np.ndarray, n_bins: int, bin_range: Any, smoothing: float) -> float:
+def _box(a: np.ndarray, bin_range: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The histogram box ``(lo, hi)`` of ``state_space_divergence`` (default: data range + 0.1 std)."""
     n_dim = a.shape[1]
     if bin_range is None:
         sd = a.std(axis=0)
@@ -68,6 +69,12 @@ def _binned_kl(a: np.ndarray, b: np.ndarray, n_bins: int, bin_range: Any, smooth
                 f"bin_range must be (lo, hi) or (2, {n_dim}) with hi > lo; got {np.shape(bin_range)}"
             )
         lo, hi = rng[0], rng[1]
+    return lo, hi
+
+
+def _binned_kl(a: np.ndarray, b: np.ndarray, n_bins: int, bin_range: Any, smoothing: float) -> float:
+    n_dim = a.shape[1]
+    lo, hi = _box(a, bin_range)
     ia, ib = _bin_index(a, lo, hi, n_bins), _bin_index(b, lo, hi, n_bins)
     # sparse histograms over the n_bins**n_dim cells plus one overflow cell (index -1)
     keys, inv = np.unique(np.concatenate([ia, ib]), return_inverse=True)
@@ -176,12 +183,86 @@ def state_space_divergence(
             raise ValueError(f"n_bins must be >= 1, got {n_bins}")
         if float(n_bins) ** a.shape[1] > 2**62:
             raise ValueError(f"{n_bins}**{a.shape[1]} cells overflow; use method='gmm' for many channels")
-        return _binned_kl(a, b, n_bins, bin_range, smoothing)
+        return float(_binned_kl(a, b, n_bins, bin_range, smoothing))
     if method == "gmm":
         if gmm_variance <= 0:
             raise ValueError(f"gmm_variance must be positive, got {gmm_variance}")
         return _gmm_kl(a, b, gmm_variance, n_samples, max_points, seed)
     raise ValueError(f"unknown method {method!r}; choose 'binned' or 'gmm'")
+
+
+def state_space_divergence_max(
+    x_true: Any,
+    n_gen: int,
+    *,
+    n_bins: int = 30,
+    bin_range: Any = None,
+    smoothing: float = 1e-5,
+) -> float:
+    """The saturation value of the binned ``D_stsp``: its value for a series that misses the data's cells.
+
+    With Laplace smoothing ``s`` per cell, a generated series of ``n_gen`` points that visits none of
+    the cells the data visit (a collapse to a fixed point between the data's orbits, an escape out of
+    the box) scores, whatever it does elsewhere,
+
+    ``D_max = sum_i p_i log(p_i z_g / s) + O(s)``,  ``p_i = (c_i + s) / z_d``,
+
+    over the data's occupied cells ``i`` (counts ``c_i``), with ``z_d = n_data + s K`` and
+    ``z_g = n_gen + s K`` for ``K = n_bins ** channel + 1`` cells (the box and one overflow cell);
+    to leading order ``log(n_gen / s) - H``, with ``H`` the entropy of the data's cell occupation.
+    Every run that misses the data scores this same number (the ECG linear and mean baselines both
+    scored 14.805), so ``D_stsp`` near ``D_max`` says only that the run left the data's cells, not how
+    far. The value returned is exact for a series concentrated in one cell the data never visit; it
+    is the largest value over series of length ``n_gen`` to within ``s / z_d`` per cell of the series.
+
+    Parameters
+    ----------
+    x_true : array, shape (time, channel)
+        The data (as given to :func:`state_space_divergence`).
+    n_gen : int
+        Time points of the generated series.
+    n_bins, bin_range, smoothing
+        As in :func:`state_space_divergence` (``method="binned"``).
+
+    Returns
+    -------
+    float
+        ``D_max`` in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``n_gen < 2``, ``smoothing <= 0`` (without smoothing the divergence is unbounded: ``inf``),
+        on NaN/Inf in ``x_true`` or a bad ``bin_range``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.reconstruction import state_space_divergence, state_space_divergence_max
+    >>> x = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> d_max = state_space_divergence_max(x, 2000, n_bins=10)
+    >>> round(d_max, 3)
+    15.556
+    >>> far, other = np.full((2000, 2), 50.0), np.full((2000, 2), -50.0)  # two collapsed runs
+    >>> [round(state_space_divergence(x, y, n_bins=10), 3) for y in (far, other)]  # the same score
+    [15.556, 15.556]
+    """
+    a, _ = _pair(x_true, x_true)
+    if isinstance(n_gen, bool) or int(n_gen) != n_gen or n_gen < 2:
+        raise ValueError(f"n_gen must be an integer >= 2 (time points), got {n_gen!r}")
+    if not smoothing > 0:
+        raise ValueError(f"smoothing must be positive for a finite maximum, got {smoothing}")
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be >= 1, got {n_bins}")
+    lo, hi = _box(a, bin_range)
+    _, counts = np.unique(_bin_index(a, lo, hi, n_bins), return_counts=True)
+    n_cells = float(n_bins) ** a.shape[1] + 1.0
+    za, zb = len(a) + smoothing * n_cells, n_gen + smoothing * n_cells
+    p = (counts + smoothing) / za
+    kl = float(np.sum(p * np.log(p * zb / smoothing)))
+    kl += (smoothing / za) * np.log((smoothing / za) * zb / (n_gen + smoothing))  # the series' own cell
+    n_empty = n_cells - len(counts) - 1
+    return float(kl + max(n_empty, 0.0) * (smoothing / za) * np.log(zb / za))
 
 
 def normalized_power_spectrum(x: np.ndarray, smoothing: float) -> np.ndarray:
