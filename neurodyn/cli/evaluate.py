@@ -250,6 +250,7 @@ def run(args: argparse.Namespace) -> int:
     TMP/fit.pt: PLRNN, 2 channels, 60 held-out steps, D_stsp by binned
     model        D_stsp      D_H     PE(20)  status
     fitted ...  ok
+    D_stsp saturates at ... (any run that misses every cell the data visit)
     lower is better: D_stsp (state-space divergence, 0: the held-out distribution), ...
     floor ...  the training data scored against the held-out data: no model can be expected to score lower
     no baselines (--no-baselines)
