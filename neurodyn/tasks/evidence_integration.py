@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._binary import binary_targets, evaluate_binary
+from neurodyn.tasks._binary import binary_targets, check_durations, evaluate_binary
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial
 
@@ -70,15 +70,8 @@ class EvidenceIntegration(Task):
     dt: float = 10.0
 
     def __post_init__(self) -> None:
-        for name in ("delay_ms", "fixation_ms"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if not self.dt > 0:
-            raise ValueError(f"dt must be > 0 ms, got {self.dt}")
-        for name in ("stimulus_ms", "response_ms", "go_ms"):
-            if ms_to_steps(getattr(self, name), self.dt) < 1:
-                raise ValueError(f"{name} = {getattr(self, name)} ms is shorter than one step (dt = "
-                                 f"{self.dt} ms)")
+        check_durations(self, non_negative=("delay_ms", "fixation_ms"),
+                        whole_steps=("stimulus_ms", "response_ms", "go_ms"))
         if not 0 < self.p_pulse <= 1:
             raise ValueError(f"p_pulse must be in (0, 1], got {self.p_pulse}")
         if not 0.5 <= self.p_correct <= 1:
