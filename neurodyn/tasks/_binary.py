@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 from neurodyn._lazy import numpy as np
 from neurodyn.tasks._base import TaskBatch
 from neurodyn.tasks._timeline import in_period, ms_to_steps
 
 
 def check_durations(task, *, non_negative: tuple[str, ...], whole_steps: tuple[str, ...]) -> None:
-    """Raise a one-line ``ValueError`` unless the ``non_negative`` fields are >= 0, ``dt`` > 0 ms and the
-    ``whole_steps`` durations (ms) last at least one step of ``dt``."""
+    """Raise a one-line ``ValueError`` unless the ``non_negative`` fields are finite and >= 0, ``dt`` > 0
+    ms and the ``whole_steps`` durations (ms) last at least one step of ``dt``."""
     for name in non_negative:
-        if not getattr(task, name) >= 0:
-            raise ValueError(f"{name} must be >= 0, got {getattr(task, name)}")
+        if not 0 <= getattr(task, name) < math.inf:
+            raise ValueError(f"{name} must be a finite number >= 0, got {getattr(task, name)}")
     if not task.dt > 0:
         raise ValueError(f"dt must be > 0 ms, got {task.dt}")
     for name in whole_steps:

@@ -14,6 +14,12 @@ def check_delay_range(delay_min_ms: float, delay_max_ms: float) -> None:
                          f"got {delay_min_ms}, {delay_max_ms}")
 
 
+def check_input_noise(input_noise: float) -> None:
+    """Raise ``ValueError`` unless the input-noise std is a finite number >= 0."""
+    if not 0 <= input_noise < math.inf:
+        raise ValueError(f"input_noise must be a finite number >= 0, got {input_noise}")
+
+
 def ms_to_steps(duration_ms: np.ndarray | float, dt: float) -> np.ndarray:
     """Durations in ms → whole time steps (rounded to nearest, never negative)."""
     return np.maximum(np.rint(np.asarray(duration_ms, dtype=np.float64) / dt), 0).astype(np.int64)

@@ -12,6 +12,7 @@ from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
     build_periods,
     check_delay_range,
+    check_input_noise,
     decode_ring,
     in_period,
     ms_to_steps,
@@ -107,6 +108,7 @@ class ContinuousReport(Task):
     dt: float = 20.0
 
     def __post_init__(self) -> None:
+        check_input_noise(self.input_noise)
         if self.n_items not in (1, 2):
             raise ValueError(f"n_items must be 1 or 2, got {self.n_items}")
         if self.n_ring < 3:

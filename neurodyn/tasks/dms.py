@@ -9,7 +9,14 @@ from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._decision import decision_targets, evaluate_decision
 from neurodyn.tasks._registry import register_task
-from neurodyn.tasks._timeline import build_periods, check_delay_range, in_period, ms_to_steps, per_trial
+from neurodyn.tasks._timeline import (
+    build_periods,
+    check_delay_range,
+    check_input_noise,
+    in_period,
+    ms_to_steps,
+    per_trial,
+)
 
 __all__ = ["DelayedMatchToSample"]
 
@@ -77,6 +84,7 @@ class DelayedMatchToSample(Task):
     dt: float = 20.0
 
     def __post_init__(self) -> None:
+        check_input_noise(self.input_noise)
         if self.n_stimuli < 2:
             raise ValueError(f"n_stimuli must be >= 2, got {self.n_stimuli}")
         if not 0.0 <= self.p_match <= 1.0:

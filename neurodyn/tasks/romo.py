@@ -15,7 +15,14 @@ from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._decision import decision_targets, evaluate_decision
 from neurodyn.tasks._registry import register_task
-from neurodyn.tasks._timeline import build_periods, check_delay_range, in_period, ms_to_steps, per_trial
+from neurodyn.tasks._timeline import (
+    build_periods,
+    check_delay_range,
+    check_input_noise,
+    in_period,
+    ms_to_steps,
+    per_trial,
+)
 
 __all__ = ["DelayedDiscrimination"]
 
@@ -92,6 +99,7 @@ class DelayedDiscrimination(Task):
     dt: float = 20.0
 
     def __post_init__(self) -> None:
+        check_input_noise(self.input_noise)
         if not 0 < self.f_min < self.f_max:
             raise ValueError(f"need 0 < f_min < f_max, got {self.f_min}, {self.f_max}")
         if len(self.pairs) == 0:

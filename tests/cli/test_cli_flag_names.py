@@ -59,6 +59,7 @@ def python_names_left(line: str, argv: list[str]) -> list[str]:
     (["train", "continuous_report", "--stimulus-ms", "0"],
      "--stimulus-ms, --response-ms and --dt must be positive"),
     (["train", "continuous_report", "--n-ring", "2"], "--n-ring must be >= 3"),
+    (["train", "romo", "--input-noise", "nan"], "--input-noise must be a finite number >= 0, got nan"),
     *[(["train", task, "--delay-max-ms", "inf"],  # was an OverflowError traceback
        "need 0 <= --delay-min-ms <= --delay-max-ms, both finite (ms); got ") for task in ("romo", "dms")],
 ])

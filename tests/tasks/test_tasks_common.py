@@ -132,3 +132,12 @@ def test_registry_lists_every_task_with_documented_defaults():
 def test_bad_configuration_raises(bad):
     with pytest.raises(ValueError):
         bad()
+
+
+@pytest.mark.parametrize("name", ["romo", "dms", "continuous_report", "delayed_xor"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -0.1])
+def test_input_noise_must_be_a_finite_non_negative_number(name, bad):
+    from neurodyn.tasks import TASKS
+
+    with pytest.raises(ValueError, match=r"input_noise must be a finite number >= 0"):
+        TASKS[name](input_noise=bad)
