@@ -77,8 +77,9 @@ class TaskBatch:
 class Task:
     """Base class of all tasks.
 
-    Subclasses are frozen dataclasses that define ``name``, ``n_inputs``, ``n_outputs``,
-    ``loss`` (``"mse"`` or ``"cross_entropy"``) and ``_sample(n_trials, seed, first_trial)``.
+    Subclasses are frozen dataclasses that define ``name``, ``n_inputs``, ``n_outputs`` (class
+    constants, or properties where the sizes depend on fields), ``loss`` (``"mse"`` or
+    ``"cross_entropy"``) and ``_sample(n_trials, seed, first_trial)``.
     Durations are given in ms together with ``dt`` (ms per time step) unless a field is named
     ``n_steps``.
 

@@ -23,6 +23,13 @@ def check_durations(task, *, non_negative: tuple[str, ...], whole_steps: tuple[s
                              f"(dt = {task.dt} ms)")
 
 
+def go_cue(response: np.ndarray, n_steps: int, *, go_ms: float, dt: float) -> np.ndarray:
+    """Go cue ``(trial, time)``, bool: True for the first ``go_ms`` of the ``response`` period (trial, 2)."""
+    go = response.copy()
+    go[:, 1] = go[:, 0] + ms_to_steps(go_ms, dt)
+    return in_period(go, n_steps)
+
+
 def binary_targets(response: np.ndarray, labels: np.ndarray, n_steps: int) -> tuple[np.ndarray, np.ndarray]:
     """Targets ``labels`` (±1) inside the ``response`` period (trial, 2), 0 elsewhere; mask 1 there only.
 

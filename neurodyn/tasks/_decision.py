@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from neurodyn._lazy import numpy as np
 from neurodyn.tasks._base import TaskBatch
-from neurodyn.tasks._timeline import in_period, ms_to_steps
+from neurodyn.tasks._timeline import in_period, scored_steps
 
 
 def decision_targets(
@@ -25,12 +25,8 @@ def decision_targets(
     targets, mask : ndarray, shape (trial, time, 1), float32
     """
     dec = periods["decision"]
-    t = np.arange(n_steps)[None, :]
-    before = t < dec[:, :1]
-    inside = in_period(dec, n_steps)
-    graced = inside & (t >= dec[:, :1] + ms_to_steps(grace_ms, dt))
-    targets = np.where(inside, labels[:, None], 0).astype(np.float32)
-    mask = (before | graced).astype(np.float32)
+    targets = np.where(in_period(dec, n_steps), labels[:, None], 0).astype(np.float32)
+    mask = scored_steps(dec, n_steps, grace_ms=grace_ms, dt=dt).astype(np.float32)
     return targets[..., None], mask[..., None]
 
 

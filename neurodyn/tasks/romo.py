@@ -16,12 +16,13 @@ from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._decision import decision_targets, evaluate_decision
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
+    before_period,
     build_periods,
-    check_delay_range,
+    check_delayed_response,
     check_input_noise,
     in_period,
-    ms_to_steps,
     per_trial,
+    total_steps,
 )
 
 __all__ = ["DelayedDiscrimination"]
@@ -85,6 +86,8 @@ class DelayedDiscrimination(Task):
 
     name = "romo"
     loss = "cross_entropy"
+    n_inputs = 3
+    n_outputs = 3
     f_min: float = 10.0
     f_max: float = 34.0
     f_step: float = 4.0
@@ -106,11 +109,8 @@ class DelayedDiscrimination(Task):
             raise ValueError(
                 f"no frequency pairs with delta_f={self.delta_f} inside [{self.f_min}, {self.f_max}]"
             )
-        check_delay_range(self.delay_min_ms, self.delay_max_ms)
-        if min(self.fixation_ms, self.stimulus_ms, self.decision_ms, self.dt) <= 0:
-            raise ValueError("fixation_ms, stimulus_ms, decision_ms and dt must be positive")
-        if ms_to_steps(self.decision_ms - self.grace_ms, self.dt) < 1:
-            raise ValueError("grace_ms must leave at least one step of the decision period")
+        check_delayed_response(self, positive=("fixation_ms", "stimulus_ms", "decision_ms"),
+                               answer="decision")
 
     @property
     def pairs(self) -> np.ndarray:
@@ -118,19 +118,10 @@ class DelayedDiscrimination(Task):
         return romo_pairs(self.f_min, self.f_max, self.f_step, self.delta_f)
 
     @property
-    def n_inputs(self) -> int:
-        return 3
-
-    @property
-    def n_outputs(self) -> int:
-        return 3
-
-    @property
     def n_steps(self) -> int:
         """Padded trial length in steps (longest delay)."""
-        durations = (self.fixation_ms, self.stimulus_ms, self.delay_max_ms, self.stimulus_ms,
-                     self.decision_ms)
-        return int(sum(ms_to_steps(d, self.dt) for d in durations))
+        return total_steps((self.fixation_ms, self.stimulus_ms, self.delay_max_ms, self.stimulus_ms,
+                            self.decision_ms), self.dt)
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
@@ -139,17 +130,16 @@ class DelayedDiscrimination(Task):
         delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
         noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 3)))
         f1, f2 = pairs[pair_idx, 0], pairs[pair_idx, 1]
-        ones = np.ones(n_trials)
         periods, _ = build_periods({
-            "fixation": self.fixation_ms * ones, "f1": self.stimulus_ms * ones, "delay": delay,
-            "f2": self.stimulus_ms * ones, "decision": self.decision_ms * ones,
-        }, self.dt)
+            "fixation": self.fixation_ms, "f1": self.stimulus_ms, "delay": delay,
+            "f2": self.stimulus_ms, "decision": self.decision_ms,
+        }, self.dt, n_trials=n_trials)
         span = self.f_max - self.f_min
         freq = (in_period(periods["f1"], n_steps) * f1[:, None]
                 + in_period(periods["f2"], n_steps) * f2[:, None])
         on = in_period(periods["f1"], n_steps) | in_period(periods["f2"], n_steps)
         inputs = np.stack([
-            np.arange(n_steps)[None, :] < periods["decision"][:, :1],
+            before_period(periods["decision"], n_steps),
             on * (freq - self.f_min) / span,
             on * (self.f_max - freq) / span,
         ], axis=-1) + self.input_noise * noise
