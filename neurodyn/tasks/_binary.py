@@ -3,10 +3,30 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
-from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._timeline import in_period, ms_to_steps
+
+
+@dataclass(frozen=True)
+class BinaryTask(Task):
+    """Base of the tasks answered with one ±1 output after a delay (field ``delay_ms``, the complexity knob).
+
+    Scored by :func:`evaluate_binary` (a subclass's ``_sample`` stores the answer as
+    ``trial_params["label"]``); ``ood()`` doubles ``delay_ms``.
+    """
+
+    n_outputs = 1
+
+    def ood(self) -> BinaryTask:
+        return self.replace(delay_ms=2 * self.delay_ms)
+
+    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+        """``mse`` and ``accuracy`` (the sign of the mean response-period output is ``label``); see
+        :func:`evaluate_binary`."""
+        return evaluate_binary(outputs, batch)
 
 
 def check_durations(task, *, non_negative: tuple[str, ...], whole_steps: tuple[str, ...]) -> None:

@@ -166,13 +166,9 @@ class ContinuousReport(Task):
                   else np.stack([np.cos(target_angle), np.sin(target_angle)], axis=-1))[:, None]
         targets = inside[..., None] * report
         mask = scored_steps(resp, n_steps, grace_ms=self.grace_ms, dt=self.dt)[..., None]
-        return TaskBatch(
-            inputs=inputs.astype(np.float32), targets=targets.astype(np.float32),
-            mask=mask.astype(np.float32), dt=self.dt, seed=seed, first_trial=first_trial,
-            trial_params={"angles": angles, "cue": cue, "target_angle": target_angle,
-                          "delay_ms": delay},
-            periods=periods,
-        )
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params={"angles": angles, "cue": cue, "target_angle": target_angle,
+                                         "delay_ms": delay})
 
     def ood(self) -> ContinuousReport:
         return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
-from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._binary import binary_targets, check_durations, evaluate_binary, go_cue
+from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._binary import BinaryTask, binary_targets, check_durations, go_cue
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import build_periods, in_period, per_trial, total_steps
 
@@ -16,7 +16,7 @@ __all__ = ["DelayedXOR"]
 
 @register_task
 @dataclass(frozen=True)
-class DelayedXOR(Task):
+class DelayedXOR(BinaryTask):
     """Delayed XOR: two ±1 pulses ``delay_ms`` apart, then after a go cue answer whether they differ.
 
     Periods: fixation, pulse 1, delay, pulse 2, wait, response. Input channel 0 carries the pulses
@@ -61,7 +61,6 @@ class DelayedXOR(Task):
 
     name = "delayed_xor"
     n_inputs = 2
-    n_outputs = 1
     delay_ms: float = 200.0
     pulse_ms: float = 50.0
     go_ms: float = 50.0
@@ -99,13 +98,5 @@ class DelayedXOR(Task):
         inputs = np.stack([pulses, go], axis=-1) + self.input_noise * noise
         label = -a * b
         targets, mask = binary_targets(periods["response"], label, n_steps)
-        return TaskBatch(inputs=inputs.astype(np.float32), targets=targets, mask=mask, dt=self.dt, seed=seed,
-                         first_trial=first_trial, periods=periods,
-                         trial_params={"a": a, "b": b, "label": label, "wait_ms": wait})
-
-    def ood(self) -> DelayedXOR:
-        return self.replace(delay_ms=2 * self.delay_ms)
-
-    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-        """``mse`` and ``accuracy`` (the sign of the mean response-period output is ``-a b``)."""
-        return evaluate_binary(outputs, batch)
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params={"a": a, "b": b, "label": label, "wait_ms": wait})

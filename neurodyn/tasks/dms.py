@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
-from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._decision import decision_targets, evaluate_decision
+from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._decision import DecisionTask, decision_targets
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
     before_period,
@@ -24,7 +24,7 @@ __all__ = ["DelayedMatchToSample"]
 
 @register_task
 @dataclass(frozen=True)
-class DelayedMatchToSample(Task):
+class DelayedMatchToSample(DecisionTask):
     """Delayed match-to-sample: report whether the test stimulus equals the remembered sample.
 
     Periods: fixation, sample, delay, test, decision. Inputs: a fixation cue (1 until the
@@ -71,8 +71,6 @@ class DelayedMatchToSample(Task):
     """
 
     name = "dms"
-    loss = "cross_entropy"
-    n_outputs = 3
     n_stimuli: int = 4
     p_match: float = 0.5
     fixation_ms: float = 200.0
@@ -124,16 +122,8 @@ class DelayedMatchToSample(Task):
         inputs = np.concatenate([fixation[..., None], stim], axis=-1) + self.input_noise * noise
         label = np.where(test == sample, 1, 2)
         targets, mask = decision_targets(periods, label, n_steps, self.dt, self.grace_ms)
-        return TaskBatch(
-            inputs=inputs.astype(np.float32), targets=targets, mask=mask, dt=self.dt, seed=seed,
-            first_trial=first_trial,
-            trial_params={"sample": sample, "test": test, "delay_ms": delay, "label": label},
-            periods=periods,
-        )
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params={"sample": sample, "test": test, "delay_ms": delay, "label": label})
 
     def ood(self) -> DelayedMatchToSample:
         return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
-
-    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-        """``accuracy`` (fraction of correct match / non-match choices) and ``fixation_accuracy``."""
-        return evaluate_decision(outputs, batch)

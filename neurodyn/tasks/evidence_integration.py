@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
-from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._binary import binary_targets, check_durations, evaluate_binary, go_cue
+from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._binary import BinaryTask, binary_targets, check_durations, go_cue
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import build_periods, in_period, per_trial, total_steps
 
@@ -16,7 +16,7 @@ __all__ = ["EvidenceIntegration"]
 
 @register_task
 @dataclass(frozen=True)
-class EvidenceIntegration(Task):
+class EvidenceIntegration(BinaryTask):
     """Count cue pulses on two channels, hold the count through a delay, answer ±1 after a go cue.
 
     Periods: fixation, stimulus, delay, response. During the stimulus each step carries a pulse
@@ -61,7 +61,6 @@ class EvidenceIntegration(Task):
 
     name = "evidence_integration"
     n_inputs = 3
-    n_outputs = 1
     delay_ms: float = 200.0
     stimulus_ms: float = 200.0
     fixation_ms: float = 50.0
@@ -101,13 +100,5 @@ class EvidenceIntegration(Task):
         go = go_cue(periods["response"], n_steps, go_ms=self.go_ms, dt=self.dt)
         inputs = np.stack([left, right, go], axis=-1).astype(np.float32)
         targets, mask = binary_targets(periods["response"], label, n_steps)
-        return TaskBatch(inputs=inputs, targets=targets, mask=mask, dt=self.dt, seed=seed,
-                         first_trial=first_trial, periods=periods,
-                         trial_params={"side": side, "n_left": n_left, "n_right": n_right, "label": label})
-
-    def ood(self) -> EvidenceIntegration:
-        return self.replace(delay_ms=2 * self.delay_ms)
-
-    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-        """``mse`` and ``accuracy`` (the sign of the mean response-period output is the answer)."""
-        return evaluate_binary(outputs, batch)
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params={"side": side, "n_left": n_left, "n_right": n_right, "label": label})

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
-from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._decision import decision_targets, evaluate_decision
+from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._decision import DecisionTask, decision_targets, evaluate_decision
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
     before_period,
@@ -38,7 +38,7 @@ def romo_pairs(f_min: float, f_max: float, f_step: float, delta_f: float) -> np.
 
 @register_task
 @dataclass(frozen=True)
-class DelayedDiscrimination(Task):
+class DelayedDiscrimination(DecisionTask):
     """Romo delayed discrimination: decide whether f1 > f2 after a variable delay.
 
     Periods: fixation, f1, delay, f2, decision. Inputs (3 channels): fixation cue (1 until the
@@ -85,9 +85,7 @@ class DelayedDiscrimination(Task):
     """
 
     name = "romo"
-    loss = "cross_entropy"
     n_inputs = 3
-    n_outputs = 3
     f_min: float = 10.0
     f_max: float = 34.0
     f_step: float = 4.0
@@ -145,12 +143,8 @@ class DelayedDiscrimination(Task):
         ], axis=-1) + self.input_noise * noise
         label = np.where(f1 > f2, 1, 2)
         targets, mask = decision_targets(periods, label, n_steps, self.dt, self.grace_ms)
-        return TaskBatch(
-            inputs=inputs.astype(np.float32), targets=targets, mask=mask, dt=self.dt, seed=seed,
-            first_trial=first_trial,
-            trial_params={"f1": f1, "f2": f2, "delay_ms": delay, "label": label},
-            periods=periods,
-        )
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params={"f1": f1, "f2": f2, "delay_ms": delay, "label": label})
 
     def ood(self) -> DelayedDiscrimination:
         return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
