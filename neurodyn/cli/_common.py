@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +166,16 @@ def _save_interrupted(command: str, path: str | Path, result: Any, training: dic
     return 130
 
 
+def load_for_analysis(command: str, path: str | Path, *, arch: str | None = None) -> Any:
+    """:func:`neurodyn.io.load_model` of ``path``, with :func:`warn_training_status`'s line on stderr for a
+    diverged, interrupted or untrained model."""
+    from neurodyn.io import load_model
+
+    loaded = load_model(path, arch=arch)
+    warn_training_status(command, path, loaded.checkpoint)
+    return loaded
+
+
 def warn_training_status(command: str, path: str | Path, checkpoint: Any) -> None:
     """One line on stderr if ``checkpoint`` (or None) holds a diverged, interrupted or untrained model."""
     from neurodyn.io.checkpoint import training_status
@@ -266,6 +276,21 @@ def write_result_and_figure(ds, out: str | Path | None, fig, plot: str | Path | 
     finally:
         if fig is not None:
             plt.close(fig)
+
+
+def write_analysis(args: Any, result: Any, figure: Callable[[], Any]) -> None:
+    """Write the files an analysis command was asked for, as a pair (:func:`write_result_and_figure`), and
+    print a ``wrote`` line for each: ``--out`` gets ``result.to_xarray()`` with the attribute ``model_file``
+    (``args.model``), ``--plot`` the figure that ``figure()`` draws (called only then)."""
+    ds = fig = None
+    if args.out:
+        ds = result.to_xarray()
+        ds.attrs["model_file"] = str(args.model)
+    if args.plot:
+        fig = figure()
+    if args.out or args.plot:  # both files or, on failure, neither
+        write_result_and_figure(ds, args.out, fig, args.plot)
+        print("\n".join(f"wrote {p}" for p in (args.out, args.plot) if p))
 
 
 def save_figure(fig, path: str | Path) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from neurodyn.cli import _deflation
 from neurodyn.cli._common import check_outputs, save_trained, train_quietly
+from neurodyn.cli._options import add_checkpoint_file, check_bounds
 
 __all__ = ["add_parser", "run"]
 
@@ -60,11 +61,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     Examples
     --------
-    >>> import argparse
     >>> from neurodyn.cli import train
-    >>> parser = argparse.ArgumentParser(prog="neurodyn")
-    >>> train.add_parser(parser.add_subparsers(dest="command"))
-    >>> args = parser.parse_args(["train", "flipflop", "--n-bits", "2", "--n-units", "16"])
+    >>> from neurodyn.cli.main import build_parser
+    >>> args = build_parser("train").parse_args(["train", "flipflop", "--n-bits", "2", "--n-units", "16"])
     >>> args.func is train.run, args.task, args.task__n_bits, args.n_units  # task options: task__<field>
     (True, 'flipflop', 2, 16)
     """
@@ -174,9 +173,7 @@ def _common_options(p: argparse.ArgumentParser) -> None:
                    help="training rollout: auto = fused Numba forward + backward for a leaky RNN on the "
                         "CPU, torch otherwise (recorded in the checkpoint)")
     _deflation.add_options(p)
-    o = p.add_argument_group("output")
-    o.add_argument("--out", default="model.pt", help="checkpoint to write (default model.pt)")
-    o.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    add_checkpoint_file(p.add_argument_group("output"), default="model.pt")
 
 
 def _output_scale(text: str) -> float | str:
@@ -345,8 +342,7 @@ def run(args: argparse.Namespace) -> int:
     from neurodyn.tasks import make_task
 
     check_outputs(args.out, overwrite=args.overwrite)
-    if args.n_iterations < 1:
-        raise ValueError(f"--n-iterations must be >= 1, got {args.n_iterations}")
+    check_bounds(args, (("--n-iterations", "n_iterations", 1, True),))
     if not args.clip_grad_norm >= 0 or math.isinf(args.clip_grad_norm):
         raise ValueError(f"--clip-grad-norm must be >= 0 (0: no clipping), got {args.clip_grad_norm}")
     if args.target_accuracy is not None and not 0.0 < args.target_accuracy <= 1.0:
