@@ -13,8 +13,7 @@ import math
 import sys
 from pathlib import Path
 
-from neurodyn.cli._common import check_outputs, load_for_analysis, load_recording, write_netcdf
-from neurodyn.cli._options import check_bounds
+from neurodyn.cli._common import check_bounds, check_outputs, load_for_analysis, load_recording, write_netcdf
 
 __all__ = ["add_parser", "run"]
 

@@ -10,8 +10,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from neurodyn.cli._common import check_outputs, load_recording, save_trained, train_quietly
-from neurodyn.cli._options import add_checkpoint_file, check_bounds
+from neurodyn.cli._common import (
+    add_checkpoint_file,
+    check_bounds,
+    check_outputs,
+    load_recording,
+    save_trained,
+    train_quietly,
+)
 
 __all__ = ["add_parser", "run"]
 

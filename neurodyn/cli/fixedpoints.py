@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neurodyn.cli._common import (
+    add_result_files,
+    check_bounds,
     check_netcdf_writer,
     check_outputs,
     load_for_analysis,
@@ -14,7 +16,6 @@ from neurodyn.cli._common import (
     progress_enabled,
     write_analysis,
 )
-from neurodyn.cli._options import add_result_files, check_bounds
 
 if TYPE_CHECKING:
     import numpy as np
@@ -107,9 +108,7 @@ def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:
     try:
         arr = np.load(p, allow_pickle=False)
     except (ValueError, OSError, EOFError):
-        raise ValueError(
-            f"--states {p} is not a numeric .npy array; save one with numpy.save(path, states)"
-        ) from None
+        arr = None
     if not isinstance(arr, np.ndarray) or not np.issubdtype(arr.dtype, np.number):
         raise ValueError(
             f"--states {p} is not a numeric .npy array; save one with numpy.save(path, states)"

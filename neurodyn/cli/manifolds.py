@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from neurodyn.cli._common import check_outputs, load_for_analysis, parse_vector, write_analysis
-from neurodyn.cli._options import add_result_files
+from neurodyn.cli._common import (
+    add_result_files,
+    check_outputs,
+    load_for_analysis,
+    parse_vector,
+    write_analysis,
+)
 
 __all__ = ["add_parser", "run"]
 

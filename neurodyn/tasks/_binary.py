@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._timeline import in_period, ms_to_steps
+from neurodyn.tasks._timeline import check_non_negative, in_period, ms_to_steps
 
 
 @dataclass(frozen=True)
 class BinaryTask(Task):
     """Base of the tasks answered with one ±1 output after a delay (field ``delay_ms``, the complexity knob).
 
-    Scored by :func:`evaluate_binary` (a subclass's ``_sample`` stores the answer as
-    ``trial_params["label"]``); ``ood()`` doubles ``delay_ms``.
+    A subclass's ``_sample`` stores the answer (±1) per trial as ``trial_params["label"]``; ``ood()``
+    doubles ``delay_ms``.
     """
 
     n_outputs = 1
@@ -24,17 +23,24 @@ class BinaryTask(Task):
         return self.replace(delay_ms=2 * self.delay_ms)
 
     def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-        """``mse`` and ``accuracy`` (the sign of the mean response-period output is ``label``); see
-        :func:`evaluate_binary`."""
-        return evaluate_binary(outputs, batch)
+        """Masked ``mse`` and ``accuracy``: the sign of a trial's mean output over its response period
+        equals ``batch.trial_params["label"]`` (non-finite outputs count as wrong)."""
+        out = np.asarray(outputs, dtype=np.float64)
+        if out.shape != batch.targets.shape:
+            raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
+                             f"got {out.shape}")
+        mask = batch.mask[..., 0]
+        with np.errstate(invalid="ignore"):
+            mean = (out[..., 0] * mask).sum(1) / np.maximum(mask.sum(1), 1.0)
+            err = ((out - batch.targets) ** 2 * batch.mask).sum() / max(batch.mask.sum(), 1.0)
+        correct = np.isfinite(mean) & (np.sign(mean) == batch.trial_params["label"])
+        return {"mse": float(err), "accuracy": float(correct.mean())}
 
 
 def check_durations(task, *, non_negative: tuple[str, ...], whole_steps: tuple[str, ...]) -> None:
     """Raise a one-line ``ValueError`` unless the ``non_negative`` fields are finite and >= 0, ``dt`` > 0
     ms and the ``whole_steps`` durations (ms) last at least one step of ``dt``."""
-    for name in non_negative:
-        if not 0 <= getattr(task, name) < math.inf:
-            raise ValueError(f"{name} must be a finite number >= 0, got {getattr(task, name)}")
+    check_non_negative(task, *non_negative)
     if not task.dt > 0:
         raise ValueError(f"dt must be > 0 ms, got {task.dt}")
     for name in whole_steps:
@@ -61,17 +67,3 @@ def binary_targets(response: np.ndarray, labels: np.ndarray, n_steps: int) -> tu
     targets = np.where(inside, labels[:, None], 0.0).astype(np.float32)
     return targets[..., None], inside.astype(np.float32)[..., None]
 
-
-def evaluate_binary(outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-    """Masked ``mse`` and ``accuracy``: the sign of a trial's mean output over its response period
-    equals ``batch.trial_params["label"]`` (non-finite outputs count as wrong)."""
-    out = np.asarray(outputs, dtype=np.float64)
-    if out.shape != batch.targets.shape:
-        raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
-                         f"got {out.shape}")
-    mask = batch.mask[..., 0]
-    with np.errstate(invalid="ignore"):
-        mean = (out[..., 0] * mask).sum(1) / np.maximum(mask.sum(1), 1.0)
-        err = ((out - batch.targets) ** 2 * batch.mask).sum() / max(batch.mask.sum(), 1.0)
-    correct = np.isfinite(mean) & (np.sign(mean) == batch.trial_params["label"])
-    return {"mse": float(err), "accuracy": float(correct.mean())}

@@ -9,17 +9,11 @@ from typing import Any
 from neurodyn._lazy import numpy as np
 
 
-def check_delay_range(delay_min_ms: float, delay_max_ms: float) -> None:
-    """Raise ``ValueError`` unless ``0 <= delay_min_ms <= delay_max_ms`` and both are finite (ms)."""
-    if not 0 <= delay_min_ms <= delay_max_ms < math.inf:
-        raise ValueError(f"need 0 <= delay_min_ms <= delay_max_ms, both finite (ms); "
-                         f"got {delay_min_ms}, {delay_max_ms}")
-
-
-def check_input_noise(input_noise: float) -> None:
-    """Raise ``ValueError`` unless the input-noise std is a finite number >= 0."""
-    if not 0 <= input_noise < math.inf:
-        raise ValueError(f"input_noise must be a finite number >= 0, got {input_noise}")
+def check_non_negative(task: Any, *names: str) -> None:
+    """Raise a one-line ``ValueError`` unless each field ``names`` of ``task`` is a finite number >= 0."""
+    for name in names:
+        if not 0 <= getattr(task, name) < math.inf:
+            raise ValueError(f"{name} must be a finite number >= 0, got {getattr(task, name)}")
 
 
 def check_delayed_response(task: Any, *, positive: tuple[str, ...], answer: str) -> None:
@@ -29,7 +23,9 @@ def check_delayed_response(task: Any, *, positive: tuple[str, ...], answer: str)
     the ``positive`` durations (ms) and ``task.dt`` are > 0, and ``task.grace_ms`` leaves at least one
     step of the ``answer`` period (the field ``<answer>_ms``).
     """
-    check_delay_range(task.delay_min_ms, task.delay_max_ms)
+    if not 0 <= task.delay_min_ms <= task.delay_max_ms < math.inf:
+        raise ValueError(f"need 0 <= delay_min_ms <= delay_max_ms, both finite (ms); "
+                         f"got {task.delay_min_ms}, {task.delay_max_ms}")
     if min(*(getattr(task, name) for name in positive), task.dt) <= 0:
         raise ValueError(f"{', '.join(positive)} and dt must be positive")
     if ms_to_steps(getattr(task, f"{answer}_ms") - task.grace_ms, task.dt) < 1:

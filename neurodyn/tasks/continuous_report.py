@@ -13,7 +13,7 @@ from neurodyn.tasks._timeline import (
     before_period,
     build_periods,
     check_delayed_response,
-    check_input_noise,
+    check_non_negative,
     decode_ring,
     in_period,
     per_trial,
@@ -110,7 +110,7 @@ class ContinuousReport(Task):
     dt: float = 20.0
 
     def __post_init__(self) -> None:
-        check_input_noise(self.input_noise)
+        check_non_negative(self, "input_noise")
         if self.n_items not in (1, 2):
             raise ValueError(f"n_items must be 1 or 2, got {self.n_items}")
         if self.n_ring < 3:

@@ -13,7 +13,7 @@ from neurodyn.tasks._timeline import (
     before_period,
     build_periods,
     check_delayed_response,
-    check_input_noise,
+    check_non_negative,
     in_period,
     per_trial,
     total_steps,
@@ -84,7 +84,7 @@ class DelayedMatchToSample(DecisionTask):
     dt: float = 20.0
 
     def __post_init__(self) -> None:
-        check_input_noise(self.input_noise)
+        check_non_negative(self, "input_noise")
         if self.n_stimuli < 2:
             raise ValueError(f"n_stimuli must be >= 2, got {self.n_stimuli}")
         if not 0.0 <= self.p_match <= 1.0:

@@ -19,7 +19,7 @@ from neurodyn.tasks._timeline import (
     before_period,
     build_periods,
     check_delayed_response,
-    check_input_noise,
+    check_non_negative,
     in_period,
     per_trial,
     total_steps,
@@ -100,7 +100,7 @@ class DelayedDiscrimination(DecisionTask):
     dt: float = 20.0
 
     def __post_init__(self) -> None:
-        check_input_noise(self.input_noise)
+        check_non_negative(self, "input_noise")
         if not 0 < self.f_min < self.f_max:
             raise ValueError(f"need 0 < f_min < f_max, got {self.f_min}, {self.f_max}")
         if len(self.pairs) == 0:

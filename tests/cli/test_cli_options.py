@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from neurodyn.cli._options import check_bounds
+from neurodyn.cli._common import check_bounds
 from neurodyn.cli.main import build_parser
 
 BOUNDS = (("--lr", "lr", 0.0, False), ("--n-bins", "n_bins", 1, True))
