@@ -9,12 +9,12 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
-from neurodyn.models._base import RecurrentModel, activation_fn, init_generator
+from neurodyn.models._base import activation_fn, init_generator
 from neurodyn.models._registry import register_model
 from neurodyn.models.leaky_rnn import (
     LeakyRNNParams,
+    LeakyShell,
     check_nonnegative,
-    leaky_rnn_step,
     resolve_alpha,
     resolve_output_scale,
 )
@@ -23,7 +23,7 @@ __all__ = ["LowRankRNN"]
 
 
 @register_model
-class LowRankRNN(RecurrentModel):
+class LowRankRNN(LeakyShell):
     """Leaky rate RNN whose connectivity is ``J = g chi + m n^T / N`` with rank-``R`` ``m n^T``.
 
     The dynamics are those of :class:`~neurodyn.models.LeakyRNN` (same step, noise and readout),
@@ -103,10 +103,6 @@ class LowRankRNN(RecurrentModel):
         self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
         self.train_h0 = bool(train_h0)
 
-    @property
-    def noise_scale(self) -> float:
-        return math.sqrt(2.0 * self.alpha) * self.noise_std
-
     def connectivity(self) -> torch.Tensor:
         """Effective recurrent matrix ``g chi + m n^T / N``, shape (unit, unit)."""
         w = self.m @ self.n.T / self.n_units
@@ -118,23 +114,6 @@ class LowRankRNN(RecurrentModel):
             self.w_in, self.connectivity(), self.b, self.w_out * scale, self.b_out,
             self.alpha, self.activation, self.noise_std,
         )
-
-    def forward(self, *args: Any, **kwargs: Any):
-        """:meth:`RecurrentModel.forward` (same arguments) with the effective weights built once."""
-        # m n^T / N is built once per rollout, not once per step
-        self._rollout_params = self.params()
-        try:
-            return super().forward(*args, **kwargs)
-        finally:
-            self._rollout_params = None
-
-    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        p = getattr(self, "_rollout_params", None)
-        return leaky_rnn_step(self.params() if p is None else p, h, u)
-
-    def readout(self, h: torch.Tensor) -> torch.Tensor:
-        p = getattr(self, "_rollout_params", None)
-        return h @ (self.params() if p is None else p).w_out.T + self.b_out
 
     def loading_names(self) -> list[str]:
         """Names of the columns of :meth:`loadings`: ``m0.., n0.., I0.., b``."""
