@@ -138,7 +138,7 @@ def initial_rotations(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 def one_cpu_thread(device: Any) -> contextlib.AbstractContextManager[None]:
     """:func:`~neurodyn._threads.one_thread` when ``device`` is the CPU: the search works on batches of
     small matrices, where intra-op threads only add synchronisation (30x slower on a busy 2-core machine)."""
-    return one_thread(torch.device(device).type == "cpu")
+    return one_thread() if torch.device(device).type == "cpu" else contextlib.nullcontext()
 
 
 def _polar(G: torch.Tensor) -> torch.Tensor:
