@@ -128,8 +128,6 @@ def label_panels(axes: Iterable[Any], letters: str = "abcdefghijklmnopqrstuvwxyz
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
     >>> fig, axes = plt.subplots(1, 2)
     >>> [t.get_text() for t in label_panels(axes)]

@@ -40,8 +40,6 @@ def plot_response_errors(fit: Any, responses: Any, targets: Any, non_targets: An
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np
     >>> from neurodyn.plotting import plot_response_errors
     >>> from neurodyn.tasks import fit_mixture_model, sample_mixture_responses

@@ -71,8 +71,6 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import torch
     >>> from neurodyn.analysis import find_fixed_points
     >>> res = find_fixed_points(lambda h, u: torch.tanh(2 * h), state_size=1,
@@ -200,8 +198,6 @@ def plot_eigenvalues(result, *, ax: Any = None, which: Any = "converged", n_lead
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import torch
     >>> from neurodyn.analysis import find_fixed_points
     >>> res = find_fixed_points(lambda h, u: torch.tanh(2 * h), state_size=1,

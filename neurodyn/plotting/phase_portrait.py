@@ -179,8 +179,6 @@ def plot_phase_portrait(
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
     >>> import numpy as np
     >>> from neurodyn.analysis import find_cycles, find_manifolds

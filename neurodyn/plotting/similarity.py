@@ -35,8 +35,6 @@ def plot_distance_matrix(D: Any, *, ax: Any = None, cmap: str = "viridis", label
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
     >>> import numpy as np
     >>> from neurodyn.analysis import pairwise_distances
@@ -83,8 +81,6 @@ def plot_embedding(coords: Any, *, ax: Any = None, labels: Sequence[str] | None 
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
     >>> import numpy as np
     >>> from neurodyn.plotting import plot_embedding
@@ -128,8 +124,6 @@ def plot_solution_degeneracy(result: Any, *, axes: Any = None):
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
     >>> from neurodyn.analysis import compute_solution_degeneracy
     >>> from neurodyn.models import LeakyRNN

@@ -60,8 +60,6 @@ def plot_outputs(batch: Any, outputs: Any, *, trials: Sequence[int] | int = 3, a
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from neurodyn.tasks import FlipFlop
     >>> batch = FlipFlop(n_bits=2, n_steps=20).sample(4, seed=0)
     >>> ax = plot_outputs(batch, 0.9 * batch.targets, trials=2)
@@ -185,8 +183,6 @@ def plot_psychometric(batch: Any, outputs: Any, *, stimulus: Any = None, ax: Any
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np
     >>> from neurodyn.tasks import DelayedDiscrimination
     >>> batch = DelayedDiscrimination().sample(20, seed=0)
