@@ -15,10 +15,35 @@ import torch
 from torch import nn
 
 from neurodyn.models import _family as fam
-from neurodyn.models._base import init_generator
+from neurodyn.models._base import RecurrentModel, init_generator
 from neurodyn.models.leaky_rnn import check_nonnegative
 
 OBSERVATIONS = ("linear", "identity")
+
+
+class PLShell(RecurrentModel):
+    """The latent size, noise level and readout of every PL model; subclasses add ``step`` and ``params``."""
+
+    @property
+    def n_latent(self) -> int:
+        """The latent dimension (same as ``n_units``)."""
+        return self.n_units
+
+    @property
+    def noise_scale(self) -> float:
+        """Process-noise standard deviation per step."""
+        return self.noise_std
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        """``B z + b_out`` or ``z`` (identity observation); ``h`` (..., latent)."""
+        if self.observation == "identity":
+            return h
+        return h @ self.B.T + self.b_out
+
+
+def drive(p: Any, u: torch.Tensor | None) -> torch.Tensor:
+    """The state-independent part ``h + C u`` (PLRNN, ALRNN); ``u`` (..., input) → (..., latent)."""
+    return fam.affine(p.C, u, p.h)
 
 
 def check_sizes(n_inputs: int, n_latent: int, n_outputs: int, observation: str) -> None:
@@ -107,10 +132,6 @@ def effective_A_W(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
     return A, module.W * module.w_mask
 
 
-n_latent = property(lambda self: self.n_units, doc="The latent dimension (same as ``n_units``).")
-noise_scale = property(lambda self: self.noise_std, doc="Process-noise standard deviation per step.")
-
-
 def init_io(module: nn.Module, gen: torch.Generator) -> None:
     """Create ``C`` (latent, input), and for a linear readout ``B`` (output, latent), ``b_out``."""
     n, n_in, n_out = module.n_units, module.n_inputs, module.n_outputs
@@ -121,13 +142,6 @@ def init_io(module: nn.Module, gen: torch.Generator) -> None:
     else:
         module.B = None
         module.b_out = None
-
-
-def readout(module: nn.Module, z: torch.Tensor) -> torch.Tensor:
-    """``B z + b_out`` or ``z`` (identity observation); ``z`` (..., latent)."""
-    if module.observation == "identity":
-        return z
-    return z @ module.B.T + module.b_out
 
 
 def input_jacobian(p: Any, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
