@@ -75,13 +75,12 @@ def compute_decodability(
     from sklearn.model_selection import GroupKFold
 
     from neurodyn.analysis.similarity import LinearPredictivity
+    from neurodyn.training.train import check_sizes
 
     if int(n_folds) < 2 or int(n_trials) < int(n_folds) or not alpha >= 0:
         raise ValueError(f"need n_folds >= 2, n_trials >= n_folds and alpha >= 0; got n_folds={n_folds}, "
                          f"n_trials={n_trials}, alpha={alpha}")
-    if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
-        raise ValueError(f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but the task needs "
-                         f"{task.n_inputs} / {task.n_outputs}")
+    check_sizes(model, task)
     seed = resolve_seed(seed)
     batch = task.sample(int(n_trials), seed=seed)
     was = model.training

@@ -216,9 +216,9 @@ def _dynamics_options(dynamics_metric: str, dynamics_kwargs: Mapping[str, Any] |
 
 
 def _check_model(k: int, m: Any, task: Any) -> None:
-    if m.n_inputs != task.n_inputs or m.n_outputs != task.n_outputs:
-        raise ValueError(f"models[{k}] has {m.n_inputs} inputs / {m.n_outputs} outputs; task "
-                         f"{task.name!r} needs {task.n_inputs} / {task.n_outputs}")
+    from neurodyn.training.train import check_sizes
+
+    check_sizes(m, task, name=f"models[{k}]")
 
 
 def _batches(task: Any, n_trials: int, seed: int):

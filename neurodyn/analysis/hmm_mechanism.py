@@ -219,10 +219,11 @@ def compute_hmm_mechanism(
     >>> ds.attrs["collapsed"], ds.attrs["n_stable"], sorted(ds.tta.dims)  # collapsed: 1 (yes) or 0
     (1, 1, ['lag', 'unit'])
     """
-    if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
-        raise ValueError(f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but the task needs "
-                         f"{task.n_inputs} / {task.n_outputs}")
     import xarray as xr
+
+    from neurodyn.training.train import check_sizes
+
+    check_sizes(model, task)
 
     seed = resolve_seed(seed)
     run_task = task if n_steps is None else task.replace(n_steps=int(n_steps))

@@ -263,11 +263,14 @@ def training_rollout(model: RecurrentModel, x: torch.Tensor, *, backend: str,
     return Rollout(model.readout(states), states)
 
 
-def check_sizes(model: RecurrentModel, task: Task) -> None:
-    """Raise ``ValueError`` unless ``model`` has the task's numbers of inputs and outputs."""
+def check_sizes(model: RecurrentModel, task: Task, *, name: str = "model") -> None:
+    """Raise ``ValueError`` unless ``model`` has the task's numbers of inputs and outputs.
+
+    ``name`` is how the message refers to the model (``"models[2]"`` for one of several).
+    """
     if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
         raise ValueError(
-            f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but task "
+            f"{name} has {model.n_inputs} inputs / {model.n_outputs} outputs but task "
             f"{task.name!r} needs {task.n_inputs} / {task.n_outputs}"
         )
 
