@@ -24,15 +24,8 @@ OBSERVATIONS = ("linear", "identity")
 class PLShell(RecurrentModel):
     """The latent size, noise level and readout of every PL model; subclasses add ``step`` and ``params``."""
 
-    @property
-    def n_latent(self) -> int:
-        """The latent dimension (same as ``n_units``)."""
-        return self.n_units
-
-    @property
-    def noise_scale(self) -> float:
-        """Process-noise standard deviation per step."""
-        return self.noise_std
+    n_latent = property(lambda self: self.n_units, doc="The latent dimension (same as ``n_units``).")
+    noise_scale = property(lambda self: self.noise_std, doc="Process-noise standard deviation per step.")
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
         """``B z + b_out`` or ``z`` (identity observation); ``h`` (..., latent)."""
