@@ -8,12 +8,37 @@ Both use torch's layout: stacked gate weights ``w_ih`` (gates*unit, input), ``w_
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
-from neurodyn.models._base import init_generator
+from neurodyn.models._base import RecurrentModel, init_generator
+
+
+class GatedParams(NamedTuple):
+    """The fields of :class:`~neurodyn.models.GRUParams` and :class:`~neurodyn.models.LSTMParams`."""
+
+    w_ih: torch.Tensor
+    w_hh: torch.Tensor
+    b_ih: torch.Tensor
+    b_hh: torch.Tensor
+    w_out: torch.Tensor
+    b_out: torch.Tensor
+
+
+class GatedShell(RecurrentModel):
+    """:meth:`params` and the readout of the first ``n_units`` state entries, for the GRU and the LSTM."""
+
+    #: the family's params type, a subclass of :class:`GatedParams`
+    params_type: type[GatedParams]
+
+    def params(self) -> GatedParams:
+        return self.params_type(self.w_ih, self.w_hh, self.b_ih, self.b_hh, self.w_out, self.b_out)
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        return h[..., : self.n_units] @ self.w_out.T + self.b_out
 
 
 def init_gated(
