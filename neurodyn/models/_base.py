@@ -207,6 +207,22 @@ def _check_dtype(model: nn.Module, name: str, x: Any) -> None:
         )
 
 
+def check_sizes(
+    n_inputs: int, n_units: int, n_outputs: int, *, units: str = "n_units"
+) -> tuple[int, int, int]:
+    """``(n_inputs, n_units, n_outputs)`` as ints; ``ValueError`` naming the first bad size.
+
+    The state needs at least one unit (``units`` names it in the message, e.g. ``"n_latent"``);
+    a model may have no inputs (autonomous) or no outputs.
+    """
+    if n_units < 1:
+        raise ValueError(f"{units} must be positive, got {n_units}")
+    for name, n in (("n_inputs", n_inputs), ("n_outputs", n_outputs)):
+        if n < 0:
+            raise ValueError(f"{name} must be >= 0, got {n}")
+    return int(n_inputs), int(n_units), int(n_outputs)
+
+
 def init_generator(seed: SeedLike) -> tuple[int, torch.Generator]:
     """Resolve a model's init seed and return ``(seed_int, generator)``."""
     from neurodyn._seed import resolve_seed, torch_generator

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
-from neurodyn.models._base import RecurrentModel, init_generator
+from neurodyn.models._base import RecurrentModel, check_sizes, init_generator
 
 
 class GatedParams(NamedTuple):
@@ -54,9 +54,7 @@ def init_gated(
     ValueError
         If ``n_units < 1`` or ``n_inputs`` or ``n_outputs`` is negative.
     """
-    if n_units < 1 or n_inputs < 0 or n_outputs < 0:
-        raise ValueError("n_units must be >= 1 and n_inputs, n_outputs >= 0")
-    module.n_inputs, module.n_units, module.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
+    module.n_inputs, module.n_units, module.n_outputs = check_sizes(n_inputs, n_units, n_outputs)
     module.seed, gen = init_generator(seed)
     k = 1.0 / math.sqrt(n_units)
 

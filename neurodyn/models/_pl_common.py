@@ -16,6 +16,7 @@ from torch import nn
 
 from neurodyn.models import _family as fam
 from neurodyn.models._base import RecurrentModel, init_generator
+from neurodyn.models._base import check_sizes as check_counts
 from neurodyn.models.leaky_rnn import check_nonnegative
 
 OBSERVATIONS = ("linear", "identity")
@@ -41,10 +42,7 @@ def drive(p: Any, u: torch.Tensor | None) -> torch.Tensor:
 
 def check_sizes(n_inputs: int, n_latent: int, n_outputs: int, observation: str) -> None:
     """Validate the three sizes and the observation model; raises ``ValueError``."""
-    if n_latent < 1 or n_inputs < 0 or n_outputs < 0:
-        raise ValueError(
-            f"need n_latent >= 1 and n_inputs, n_outputs >= 0; got {n_inputs}, {n_latent}, {n_outputs}"
-        )
+    check_counts(n_inputs, n_latent, n_outputs, units="n_latent")
     if observation not in OBSERVATIONS:
         raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
     if observation == "identity" and n_outputs != n_latent:

@@ -12,7 +12,7 @@ from torch import nn
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
 from neurodyn.models import constraints as cons
-from neurodyn.models._base import RecurrentModel, activation_fn, init_generator
+from neurodyn.models._base import RecurrentModel, activation_fn, check_sizes, init_generator
 from neurodyn.models._registry import register_model
 
 __all__ = ["LeakyRNN", "LeakyRNNParams", "leaky_rnn_step"]
@@ -237,12 +237,9 @@ class LeakyRNN(LeakyShell):
     ) -> None:
         super().__init__()
         activation_fn(activation)
-        for name, n in (("n_inputs", n_inputs), ("n_units", n_units), ("n_outputs", n_outputs)):
-            if n < 0 or (name == "n_units" and n < 1):
-                raise ValueError(f"{name} must be positive, got {n}")
+        self.n_inputs, self.n_units, self.n_outputs = check_sizes(n_inputs, n_units, n_outputs)
         if dale_output and not dale:
             raise ValueError("dale_output=True needs dale=True (it reads out excitatory units only)")
-        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
         n = self.n_units
         self.activation, self.alpha = activation, resolve_alpha(alpha, dt, tau)
         self.noise_std = check_nonnegative("noise_std", noise_std)

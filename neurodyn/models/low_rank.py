@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
-from neurodyn.models._base import activation_fn, init_generator
+from neurodyn.models._base import activation_fn, check_sizes, init_generator
 from neurodyn.models._registry import register_model
 from neurodyn.models.leaky_rnn import (
     LeakyRNNParams,
@@ -79,11 +79,9 @@ class LowRankRNN(LeakyShell):
     ) -> None:
         super().__init__()
         activation_fn(activation)
-        if n_units < 1 or n_inputs < 0 or n_outputs < 0:
-            raise ValueError("n_units must be >= 1 and n_inputs, n_outputs >= 0")
+        self.n_inputs, self.n_units, self.n_outputs = check_sizes(n_inputs, n_units, n_outputs)
         if not 1 <= rank <= n_units:
             raise ValueError(f"rank must be in [1, n_units={n_units}], got {rank}")
-        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
         self.rank, self.activation = int(rank), activation
         self.alpha = resolve_alpha(alpha, dt, tau)
         self.noise_std = check_nonnegative("noise_std", noise_std)
