@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, resolve_seed
+from neurodyn.models._base import eval_mode
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -83,12 +84,9 @@ def compute_decodability(
     check_sizes(model, task)
     seed = resolve_seed(seed)
     batch = task.sample(int(n_trials), seed=seed)
-    was = model.training
-    model.eval()
-    with torch.no_grad():
+    with eval_mode(model), torch.no_grad():
         x = torch.as_tensor(batch.inputs, dtype=next(model.parameters()).dtype)
         h = model(x, noise=False).states.double().numpy()
-    model.train(was)
     keep = batch.mask.reshape(-1, batch.mask.shape[-1]).max(1) > 0
     H = h.reshape(-1, h.shape[-1])[keep]
     Y = batch.targets.reshape(-1, batch.targets.shape[-1]).astype(np.float64)[keep]

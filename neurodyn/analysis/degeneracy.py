@@ -19,6 +19,7 @@ from neurodyn.analysis.similarity import (
     weight_distance,
 )
 from neurodyn.analysis.similarity.pairwise import DSA_FIT, PREPARE
+from neurodyn.models._base import eval_mode
 
 DEFAULT_DSA = {"n_delays": 5, "rank": 10}
 
@@ -124,10 +125,8 @@ def _mean_offdiag(D: np.ndarray) -> float:
 @torch.no_grad()
 def _run(model, batch, device) -> tuple[np.ndarray, np.ndarray]:
     x = torch.as_tensor(batch.inputs, dtype=next(model.parameters()).dtype, device=device)
-    was = model.training
-    model.eval()
-    roll = model(x, noise=False)
-    model.train(was)
+    with eval_mode(model):
+        roll = model(x, noise=False)
     return roll.outputs.cpu().numpy(), roll.states.double().cpu().numpy()
 
 

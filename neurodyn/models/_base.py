@@ -12,6 +12,8 @@ container of tensors), never the module's internals.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import torch
@@ -221,6 +223,17 @@ def check_sizes(
         if n < 0:
             raise ValueError(f"{name} must be >= 0, got {n}")
     return int(n_inputs), int(n_units), int(n_outputs)
+
+
+@contextlib.contextmanager
+def eval_mode(model: nn.Module) -> Iterator[nn.Module]:
+    """``model`` in eval mode inside the block; its previous mode is restored after, also on error."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
 
 
 def init_generator(seed: SeedLike) -> tuple[int, torch.Generator]:
