@@ -224,7 +224,6 @@ def compute_hmm_mechanism(
     from neurodyn.training.train import check_sizes
 
     check_sizes(model, task)
-
     seed = resolve_seed(seed)
     run_task = task if n_steps is None else task.replace(n_steps=int(n_steps))
     batch = run_task.sample(int(n_trials), seed=seed)

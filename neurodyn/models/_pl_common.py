@@ -15,8 +15,7 @@ import torch
 from torch import nn
 
 from neurodyn.models import _family as fam
-from neurodyn.models._base import RecurrentModel, init_generator
-from neurodyn.models._base import check_sizes as check_counts
+from neurodyn.models._base import RecurrentModel, check_sizes, init_generator
 from neurodyn.models.leaky_rnn import check_nonnegative
 
 OBSERVATIONS = ("linear", "identity")
@@ -40,18 +39,6 @@ def drive(p: Any, u: torch.Tensor | None) -> torch.Tensor:
     return fam.affine(p.C, u, p.h)
 
 
-def check_sizes(n_inputs: int, n_latent: int, n_outputs: int, observation: str) -> None:
-    """Validate the three sizes and the observation model; raises ``ValueError``."""
-    check_counts(n_inputs, n_latent, n_outputs, units="n_latent")
-    if observation not in OBSERVATIONS:
-        raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
-    if observation == "identity" and n_outputs != n_latent:
-        raise ValueError(
-            f"observation='identity' needs n_outputs == n_latent ({n_latent}), got {n_outputs}; "
-            "use observation='linear' for a learned readout"
-        )
-
-
 def resolve_latent(n_latent: int | None, n_units: int | None) -> int:
     """``n_units`` is accepted as a keyword alias of ``n_latent`` (the generic model size)."""
     if n_latent is None and n_units is None:
@@ -64,13 +51,22 @@ def resolve_latent(n_latent: int | None, n_units: int | None) -> int:
 def sizes(
     n_inputs: int, n_latent: int | None, n_units: int | None, n_outputs: int | None, observation: str
 ) -> tuple[int, int]:
-    """Resolve and check the latent and output sizes; returns ``(n_latent, n_outputs)``.
+    """Resolve and check the latent and output sizes and the observation; returns ``(n_latent, n_outputs)``.
 
-    ``n_outputs`` defaults to ``n_latent``. Raises as :func:`resolve_latent` and :func:`check_sizes`.
+    ``n_outputs`` defaults to ``n_latent``. Raises as :func:`resolve_latent` and
+    :func:`~neurodyn.models._base.check_sizes`, and for an unknown ``observation`` or an identity
+    observation whose output size is not the latent size.
     """
     n = resolve_latent(n_latent, n_units)
     n_outputs = n if n_outputs is None else int(n_outputs)
-    check_sizes(n_inputs, n, n_outputs, observation)
+    check_sizes(n_inputs, n, n_outputs, units="n_latent")
+    if observation not in OBSERVATIONS:
+        raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+    if observation == "identity" and n_outputs != n:
+        raise ValueError(
+            f"observation='identity' needs n_outputs == n_latent ({n}), got {n_outputs}; "
+            "use observation='linear' for a learned readout"
+        )
     return n, n_outputs
 
 
