@@ -153,8 +153,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     time (backpropagation through time, Werbos 1990) and forms each weight gradient as one GEMM
     over all steps. An ensemble runs one network per parallel Numba item (threads:
     ``numba.set_num_threads``), each network's weights staying in cache for its whole time loop;
-    network ``e`` of the stack gets exactly what it would get alone. float32 leaky rollouts use the kernels' rational tanh (absolute error < 4e-7),
-    float64 the exact one.
+    network ``e`` of the stack gets exactly what it would get alone. float32 leaky rollouts use
+    the kernels' rational tanh (absolute error < 4e-7), float64 the exact one.
 
     Examples
     --------
@@ -207,7 +207,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         raise ValueError("give inputs (batch, time, input) or forcing targets to set the number of steps")
     n_steps = (inputs if inputs is not None else forcing[0]).shape[-2]
     if inputs is not None and (inputs.ndim != 3 + len(lead) or tuple(inputs.shape[:-2]) != (*lead, n_batch)):
-        raise ValueError(f"inputs must have shape {(*lead, n_batch)} + (time, input), got {tuple(inputs.shape)}")
+        raise ValueError(f"inputs must have shape {(*lead, n_batch)} + (time, input), "
+                         f"got {tuple(inputs.shape)}")
     shape = (*lead, n_batch, n_steps, n_state)
     if noise is not None and tuple(noise.shape) != shape:
         raise ValueError(f"noise must have shape {shape} ({dims[1:-1].replace('state', 'time, state')}), "

@@ -4,12 +4,13 @@ Arrays are time-major so that every step reads and writes one contiguous ``(batc
 slab: drive, noise and slopes ``(time, batch, unit)``, states ``(time + 1, batch, unit)`` with
 the initial state first. The per-network kernels are the bodies of the ``*_stack`` kernels, which
 take a leading network dim and run one network per parallel item (``prange``): each network's
-weights stay in cache for its whole time loop, and a single network is a stack of one. Each step's recurrent product ``(batch, unit) @ (unit, unit)`` runs
-register-blocked (:func:`~neurodyn.kernels.numba_rnn.matvec_block`, four states per weight load),
-which for the small matrices of training beats a BLAS call per step (1.3-2x at 64-128 units,
-batch 64, measured in one process), followed by one fused element-wise pass. The forward
-stores the states and ``alpha * phi'(pre)``, which is all the backward needs; the weight
-gradient is one GEMM over all time steps (BLAS through ``np.dot``, inside the network's item).
+weights stay in cache for its whole time loop, and a single network is a stack of one. Each
+step's recurrent product ``(batch, unit) @ (unit, unit)`` runs register-blocked
+(:func:`~neurodyn.kernels.numba_rnn.matvec_block`, four states per weight load), which for the
+small matrices of training beats a BLAS call per step (1.3-2x at 64-128 units, batch 64, measured
+in one process), followed by one fused element-wise pass. The forward stores the states and
+``alpha * phi'(pre)``, which is all the backward needs; the weight gradient is one GEMM over all
+time steps (BLAS through ``np.dot``, inside the network's item).
 """
 
 from __future__ import annotations
