@@ -29,8 +29,8 @@ import platform
 from pathlib import Path
 
 import torch
-
 from bench_training import table, timed
+
 from neurodyn.kernels import fused_states, stack_params
 from neurodyn.models import LeakyRNN
 from neurodyn.tasks import FlipFlop
@@ -108,8 +108,8 @@ def main() -> None:
         fn()
     load = os.getloadavg()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op thread(s), numba "
-          f"{numba.get_num_threads()} thread(s), {os.cpu_count()} cores, load {load[0]:.1f}; flip-flop 3 bits, "
-          f"{args.trial_steps} time steps, {n} networks x {N_UNITS} units, batch {BATCH}; "
+          f"{numba.get_num_threads()} thread(s), {os.cpu_count()} cores, load {load[0]:.1f}; flip-flop "
+          f"3 bits, {args.trial_steps} time steps, {n} networks x {N_UNITS} units, batch {BATCH}; "
           f"medians of {args.repeats}")
     times = timed(contenders, args.repeats, args.steps)
     med, ratios = table(f"seconds per optimiser step of all {n} networks ({args.steps} steps)", times,

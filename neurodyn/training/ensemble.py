@@ -193,7 +193,9 @@ def train_ensemble(
         if ran == "numba":  # one fused call for all networks; noise drawn as the torch loop draws it
             xi = (noise[..., None] * torch.stack([draw_noise(g, (batch_size, n_unit), x.shape[2], dtype)
                                                   for g in gens]) if noisy else None)
-            states_t = fused_states(p, h, x, noise=xi)
+            time_major = fused_states(p, h, x, noise=xi).transpose(1, 2)  # a contiguous view, no copy
+            out = readout(p, time_major).transpose(1, 2)  # and its gradient arrives time-major
+            states_t = time_major.transpose(1, 2)
         else:
             states, lp = [], lift(p, family)
             for t in range(x.shape[2]):
@@ -204,7 +206,7 @@ def train_ensemble(
                     h = h + noise * xi
                 states.append(h)
             states_t = torch.stack(states, dim=2)
-        out = readout(p, states_t)
+            out = readout(p, states_t)
         values = []
         for e in range(n):
             v = loss_fn(out[e], y[e], m[e])
