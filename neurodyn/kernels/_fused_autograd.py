@@ -33,13 +33,20 @@ def shallow(params, z0, u, xi, target, alphas, mask):
     return _ShallowForced.apply(*p, drive, z0, xi, target, alphas, mask, bool(params.clipped))
 
 
-def _parallel(kernel, *args) -> None:
-    """Run a parallel Numba kernel and keep torch's intra-op thread count: Numba's OpenMP layer sets
-    the process's OpenMP thread count, which torch reads as its own."""
-    n_threads = torch.get_num_threads()
-    kernel(*args)
-    if torch.get_num_threads() != n_threads:
-        torch.set_num_threads(n_threads)
+def _parallel(kernel, n_items: int, *args) -> None:
+    """Run a parallel Numba kernel of ``n_items`` parallel items on at most that many threads (one
+    network runs on one thread, with no team to wait for) and keep torch's intra-op thread count:
+    Numba's OpenMP layer sets the process's OpenMP thread count, which torch reads as its own."""
+    import numba
+
+    n_torch, n_numba = torch.get_num_threads(), numba.get_num_threads()
+    numba.set_num_threads(max(1, min(n_numba, n_items)))
+    try:
+        kernel(*args)
+    finally:
+        numba.set_num_threads(n_numba)
+        if torch.get_num_threads() != n_torch:
+            torch.set_num_threads(n_torch)
 
 
 def _np(x: torch.Tensor) -> np.ndarray:
@@ -63,8 +70,8 @@ class _LeakyRecurrence(torch.autograd.Function):
         slopes = torch.empty((n_net, n_steps, n_batch, n_unit), dtype=h0.dtype)
         states[:, 0] = h0.detach()
         xi = _np(noise) if noise is not None else np.empty((n_net, 0, n_batch, n_unit), dt)
-        _parallel(leaky_forward_stack, w.numpy(), _np(drive), xi, states.numpy(), slopes.numpy(), dt(alpha),
-                  int(code), dt is np.float64)
+        _parallel(leaky_forward_stack, n_net, w.numpy(), _np(drive), xi, states.numpy(), slopes.numpy(),
+                  dt(alpha), int(code), dt is np.float64)
         ctx.save_for_backward(w, states, slopes)
         ctx.alpha = alpha
         return states[:, 1:]
@@ -79,7 +86,7 @@ class _LeakyRecurrence(torch.autograd.Function):
         grad_h = torch.zeros((n_net, n_batch, n_unit), dtype=w.dtype)
         grad_w = torch.empty_like(w)
         dt = w.numpy().dtype.type
-        _parallel(leaky_backward_stack, w.mT.contiguous().numpy(), _np(grad_states), slopes.numpy(),
+        _parallel(leaky_backward_stack, n_net, w.mT.contiguous().numpy(), _np(grad_states), slopes.numpy(),
                   states.numpy(), grad_drive.numpy(), grad_h.numpy(), grad_w.numpy(), dt(ctx.alpha))
         return grad_w, grad_drive, grad_h, None, None, None
 
