@@ -7,14 +7,15 @@ networks) are compared:
 
 * ``ensemble_fused``: ``train_ensemble(..., backend="auto")`` — all networks' rollouts in one fused
   Numba call per step (one network per parallel item), one batched Adam step;
+* ``ensemble_fused_1thread``: the same on one Numba thread (``numba.set_num_threads(1)``);
 * ``ensemble_torch``: ``train_ensemble(..., backend="torch")`` — the batched torch loop;
 * ``sequential_fused``: one ``train(..., backend="auto", seed=s)`` call per network, in turn.
 
 Every contender samples each network's batches from the task inside its loop (``task.sample`` per
 network and step, as both entry points do). To show where the time goes, a second table times the
 parts of one ensemble step alone: sampling the 32 batches, the fused rollout of the 32 networks
-(forward + backward, :func:`neurodyn.kernels.fused_states` on the stacked params) and the same
-rollout as 32 single-network calls.
+(forward + backward, :func:`neurodyn.kernels.fused_states` on the stacked params, on Numba's
+threads and on one) and the same rollout as 32 single-network calls.
 
     python benchmarks/bench_training_ensemble.py                # 10 steps x 3 repeats
     python benchmarks/bench_training_ensemble.py --steps 2 --repeats 1 --n-networks 4 --out /dev/null
@@ -50,6 +51,21 @@ def run_ensemble(task: FlipFlop, n_networks: int, n_steps: int, backend: str) ->
     assert res.config["backend"] == ("numba" if backend == "auto" else "torch"), res.config["backend"]
 
 
+def one_thread(fn):
+    """``fn`` run on one Numba thread."""
+    import numba
+
+    def run() -> None:
+        n = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            fn()
+        finally:
+            numba.set_num_threads(n)
+
+    return run
+
+
 def run_sequential(task: FlipFlop, n_networks: int, n_steps: int) -> None:
     make = factory(task)
     for seed in range(n_networks):
@@ -78,7 +94,8 @@ def part_contenders(task: FlipFlop, n_networks: int) -> dict:
         for e, net in enumerate(nets):
             fused_states(net.params(), h0[e], x[e]).square().sum().backward()
 
-    return {"rollout_stacked": stacked, "rollout_one_by_one": one_by_one, "sample_batches": sample}
+    return {"rollout_stacked": stacked, "rollout_stacked_1thread": one_thread(stacked),
+            "rollout_one_by_one": one_by_one, "sample_batches": sample}
 
 
 def main() -> None:
@@ -97,6 +114,7 @@ def main() -> None:
     task, n = FlipFlop(n_bits=3, n_steps=args.trial_steps), args.n_networks
     contenders = {
         "ensemble_fused": lambda: run_ensemble(task, n, args.steps, "auto"),
+        "ensemble_fused_1thread": one_thread(lambda: run_ensemble(task, n, args.steps, "auto")),
         "ensemble_torch": lambda: run_ensemble(task, n, args.steps, "torch"),
         "sequential_fused": lambda: run_sequential(task, n, args.steps),
     }
