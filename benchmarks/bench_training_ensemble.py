@@ -19,6 +19,10 @@ threads and on one) and the same rollout as 32 single-network calls.
 
     python benchmarks/bench_training_ensemble.py                # 10 steps x 3 repeats
     python benchmarks/bench_training_ensemble.py --steps 2 --repeats 1 --n-networks 4 --out /dev/null
+
+glibc returns freed blocks above its mmap threshold to the system, so every step's fresh stacked
+buffers (tens of MB) page-fault again; ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` in the
+environment change that, and the record keeps any ``MALLOC_*`` settings of the run.
 """
 
 from __future__ import annotations
@@ -139,9 +143,11 @@ def main() -> None:
               "repeats": args.repeats, "seconds_per_step": times, "median_seconds_per_step": med,
               "ratios": ratios, "part_seconds": part_times, "part_median_seconds": part_med,
               "part_ratios": part_ratios, "load_average_before": list(load),
-              "load_average_after": list(os.getloadavg()), "torch": torch.__version__,
-              "torch_threads": torch.get_num_threads(), "numba_threads": numba.get_num_threads(),
-              "cores": os.cpu_count(), "machine": platform.machine()}
+              "load_average_after": list(os.getloadavg()),
+              "malloc_env": {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")},
+              "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+              "numba_threads": numba.get_num_threads(), "cores": os.cpu_count(),
+              "machine": platform.machine()}
     if args.out != "/dev/null":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(record, indent=1))
