@@ -164,11 +164,11 @@ def test_fused_ensemble_gradients_match_autograd_per_network(dtype):
 
 
 def test_fused_ensemble_gradcheck_float64():
-    models = [LeakyRNN(2, 3, 1, alpha=0.5, seed=s).double() for s in range(2)]
+    models = [LeakyRNN(2, 2, 1, alpha=0.5, seed=s).double() for s in range(2)]  # tiny: few evaluations
     p = _stacked(models)
     gen = torch.Generator().manual_seed(0)
-    x = torch.randn(2, 2, 4, 2, generator=gen, dtype=torch.float64)
-    h0 = torch.randn(2, 2, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(2, 1, 3, 2, generator=gen, dtype=torch.float64)
+    h0 = torch.randn(2, 1, 2, generator=gen, dtype=torch.float64, requires_grad=True)
     w, b = (t.detach().clone().requires_grad_(True) for t in (p.w_rec, p.b))
     assert torch.autograd.gradcheck(lambda w, b, h0: fused_states(p._replace(w_rec=w, b=b), h0, x),
                                     (w, b, h0), eps=1e-6, atol=1e-8)
