@@ -66,7 +66,7 @@ class DelayedDiscrimination(DecisionTask):
 
     Notes
     -----
-    ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
+    ``ood()`` returns the task with closer pairs and more input noise (see :meth:`ood`).
     Per-trial params: ``f1``, ``f2`` (Hz), ``delay_ms``, ``label`` (1 if f1 > f2 else 2).
 
     Examples
@@ -147,7 +147,22 @@ class DelayedDiscrimination(DecisionTask):
                            trial_params={"f1": f1, "f2": f2, "delay_ms": delay, "label": label})
 
     def ood(self) -> DelayedDiscrimination:
-        return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
+        """The out-of-distribution variant: pairs twice as close (``delta_f / 2``, new f2 values) and four
+        times the input noise, the delays unchanged.
+
+        It is harder than training by the masked mean loss, the behaviour level of solution degeneracy
+        (:func:`~neurodyn.analysis.compute_solution_degeneracy`), and by accuracy. Longer delays alone
+        (the earlier variant) lowered the mean loss of networks still near chance on the choice: their
+        extra, easy fixation steps dilute the few decision steps.
+
+        Examples
+        --------
+        >>> from neurodyn.tasks import DelayedDiscrimination
+        >>> ood = DelayedDiscrimination(delta_f=8.0, input_noise=0.05).ood()
+        >>> ood.delta_f, ood.input_noise, ood.delay_max_ms
+        (4.0, 0.2, 1500.0)
+        """
+        return self.replace(delta_f=self.delta_f / 2, input_noise=4 * self.input_noise)
 
     def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
         """``accuracy`` (fraction of correct f1 > f2 choices) and ``fixation_accuracy``."""
