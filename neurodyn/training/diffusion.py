@@ -4,15 +4,18 @@ Bays & Lengyel ("Setting up for failure", arXiv:2512.04808) for swap errors in w
 
 Denoising diffusion (Ho, Jain & Abbeel 2020, NeurIPS; Sohl-Dickstein et al. 2015, ICML) with the
 cosine schedule of Nichol & Dhariwal (2021, ICML), trained by denoising score matching (Vincent 2011,
-Neural Comput.): predicting the noise ``ε`` of ``x_k = sqrt(ᾱ_k) x_0 + sqrt(1 - ᾱ_k) ε`` is
-estimating the score ``-ε / sqrt(1 - ᾱ_k)`` of the noised data.
+Neural Comput.): the least-squares estimate ``x̂_0`` of the clean sample from
+``x_k = sqrt(ᾱ_k) x_0 + sqrt(1 - ᾱ_k) ε`` gives the score of the noised data,
+``(sqrt(ᾱ_k) x̂_0 - x_k) / (1 - ᾱ_k)`` (Tweedie's formula); the network predicts ``x̂_0`` (the clean
+ring code, so its output ring shows the report it is converging on) rather than ``ε``, which would
+ask a tanh network for a gain ``1 / sqrt(1 - ᾱ_k)`` on its input at the last, least noisy steps.
 
 The ``K`` steps of the task's response period are the ``K`` noise levels, noisiest first. The network
 gets the task's inputs plus ``N`` sample channels (``N = task.output_ring``), silent before the
-response; at response step ``j`` they show ``x_{K-j}`` and the ``N`` outputs predict its noise. In
+response; at response step ``j`` they show ``x_{K-j}`` and the ``N`` outputs estimate ``x_0``. In
 training the ``x_k`` are one forward-chain trajectory of the report's ring code ``x_0``, so that the
 higher-noise samples seen earlier tell nothing about ``x_0`` beyond ``x_k`` (the chain is Markov);
-in sampling (:func:`sample_diffusion`) each prediction makes the next sample by the DDPM update, fed
+in sampling (:func:`sample_diffusion`) each estimate makes the next sample by the DDPM update, fed
 back as the next input, and the last one is decoded by the population vector.
 
 This is the third distribution-matching objective beside the Sinkhorn and MMD ones of
@@ -101,31 +104,33 @@ def forward_chain(x0: torch.Tensor, beta: torch.Tensor, generator: torch.Generat
     return x, (x - abar.sqrt() * x0[:, None]) / (1 - abar).sqrt()
 
 
-def reverse_mean(x: torch.Tensor, eps: torch.Tensor, k: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
-    """Mean of the DDPM step ``x_k → x_{k-1}``: ``(x_k - β_k / sqrt(1 - ᾱ_k) ε̂) / sqrt(1 - β_k)``.
+def posterior_mean(x: torch.Tensor, x0: torch.Tensor, k: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
+    """Mean of ``x_{k-1}`` given ``x_k`` and ``x_0`` (Ho et al. 2020, eq. 7), the DDPM step's mean.
 
-    ``x``, ``eps`` (batch, unit); ``k`` (batch,) level indices (0 for ``x_1``); ``beta`` (level,). With the
-    true ``ε`` it is the posterior mean of ``x_{k-1}`` given ``x_k`` and ``x_0`` (Ho et al. 2020, eq. 7).
+    ``(sqrt(ᾱ_{k-1}) β_k x_0 + sqrt(1 - β_k) (1 - ᾱ_{k-1}) x_k) / (1 - ᾱ_k)``; ``x``, ``x0`` (batch, unit),
+    ``k`` (batch,) level indices (0 for ``x_1``, where it returns ``x_0``), ``beta`` (level,).
     """
     abar = torch.cumprod(1 - beta, 0)
-    return (x - (beta[k] / (1 - abar[k]).sqrt())[:, None] * eps) / (1 - beta[k]).sqrt()[:, None]
+    prev = torch.cat([abar.new_ones(1), abar[:-1]])[k][:, None]
+    b, a = beta[k][:, None], abar[k][:, None]
+    return (prev.sqrt() * b * x0 + (1 - b).sqrt() * (1 - prev) * x) / (1 - a)
 
 
-def denoising_loss(predicted: torch.Tensor, noise: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Denoising score-matching loss: mean of ``(ε̂ - ε)²`` over the masked steps and the units.
+def denoising_loss(predicted: torch.Tensor, clean: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Denoising score-matching loss: mean of ``(x̂_0 - x_0)²`` over the masked steps and the units.
 
-    ``predicted``, ``noise`` (trial, time, unit); ``mask`` (trial, time, 1) of 0/1 → scalar. Zero
-    only for the exact noise; ``1`` per unit on average for a network that predicts 0.
+    ``predicted``, ``clean`` (trial, time, unit); ``mask`` (trial, time, 1) of 0/1 → scalar. Zero only
+    for the exact clean sample; the mean of ``x_0²`` for a network that predicts 0.
 
     Examples
     --------
     >>> import torch
     >>> from neurodyn.training.diffusion import denoising_loss
-    >>> eps = torch.tensor([[[1.0, -1.0], [3.0, 3.0]]])  # one trial, two steps, two units
-    >>> float(denoising_loss(torch.zeros(1, 2, 2), eps, torch.tensor([[[1.0], [0.0]]])))
+    >>> x0 = torch.tensor([[[1.0, -1.0], [3.0, 3.0]]])  # one trial, two steps, two units
+    >>> float(denoising_loss(torch.zeros(1, 2, 2), x0, torch.tensor([[[1.0], [0.0]]])))
     1.0
     """
-    sq = ((predicted - noise) ** 2 * mask).sum()
+    sq = ((predicted - clean) ** 2 * mask).sum()
     return sq / (mask.sum() * predicted.shape[-1]).clamp_min(1)
 
 
@@ -164,20 +169,20 @@ def standard_code(angles: np.ndarray, n_units: int, kappa: float) -> np.ndarray:
 
 def _training_batch(task: Task, batch: TaskBatch, reports: np.ndarray, beta: torch.Tensor,
                     generator: torch.Generator, device: Any):
-    """Inputs (task + sample channels), noise targets and the response mask of one batch."""
+    """Inputs (task + sample channels), clean-code targets and the response mask of one batch."""
     n = task.output_ring
     start, k_levels = _response_steps(batch)
     x0 = torch.as_tensor(standard_code(reports, n, task.kappa), dtype=torch.float32, device=device)
-    x, eps = forward_chain(x0, beta, generator)
+    x, _ = forward_chain(x0, beta, generator)
     inputs = torch.as_tensor(batch.inputs, device=device)
     n_trials, n_steps = inputs.shape[:2]
     rows = torch.arange(n_trials, device=device)[:, None]
     cols = torch.as_tensor(start, device=device)[:, None] + torch.arange(k_levels, device=device)[None]
     samples = torch.zeros(n_trials, n_steps, n, device=device)
-    noise = torch.zeros_like(samples)
+    clean = torch.zeros_like(samples)
     mask = torch.zeros(n_trials, n_steps, 1, device=device)
-    samples[rows, cols], noise[rows, cols], mask[rows, cols] = x.flip(1), eps.flip(1), 1.0
-    return torch.cat([inputs, samples], -1), noise, mask
+    samples[rows, cols], clean[rows, cols], mask[rows, cols] = x.flip(1), x0[:, None], 1.0
+    return torch.cat([inputs, samples], -1), clean, mask
 
 
 @torch.no_grad()
@@ -186,9 +191,10 @@ def sample_diffusion(model: RecurrentModel, task: Task, n_trials: int = 256, *, 
     """Reports sampled by the network's reverse diffusion on a fresh batch of ``task``.
 
     The sample channels start from ``x_K ~ N(0, I)`` at the first response step; after each step the
-    network's output ``ε̂`` gives the next sample by the DDPM update (Ho et al. 2020, eq. 11, with the
-    posterior variance ``β̃_k``), shown at the next step; the sample after the last response step is
-    decoded by the population vector. The recurrent state noise is off: the stochasticity is the
+    network's estimate ``x̂_0`` gives the next sample, drawn from the posterior of ``x_{k-1}`` given
+    ``x_k`` and ``x̂_0`` (Ho et al. 2020, eqs. 6–7: mean :func:`posterior_mean`, variance ``β̃_k``),
+    shown at the next step; the sample after the last response step is decoded by the population
+    vector. The recurrent state noise is off: the stochasticity is the
     diffusion's.
 
     Parameters
@@ -250,7 +256,7 @@ def sample_diffusion(model: RecurrentModel, task: Task, n_trials: int = 256, *, 
         states.append(h)
         k = (k_levels - 1 - j).clamp(0, k_levels - 1)  # level index of the sample just shown
         z = torch.randn(x.shape, generator=gen, device=device)
-        x = torch.where(active, reverse_mean(x, model.readout(h), k, beta) + sd[k][:, None] * z, x)
+        x = torch.where(active, posterior_mean(x, model.readout(h), k, beta) + sd[k][:, None] * z, x)
     reports = decode_ring(x.double().cpu().numpy())
     return reports, torch.stack(states, 1).cpu().numpy(), batch
 
@@ -276,7 +282,7 @@ def train_diffusion(
     angle, or a surrogate one drawn by :func:`~neurodyn.tasks.sample_mixture_responses` from
     ``behaviour`` given the trial's items), codes it on the task's output ring, noises it along one
     forward-diffusion trajectory over the response steps and minimises :func:`denoising_loss` of the
-    network's noise predictions (denoising score matching; Radmard, Bays & Lengyel,
+    network's estimates of the clean code (denoising score matching; Radmard, Bays & Lengyel,
     arXiv:2512.04808), with Adam on the training engine.
 
     Parameters
@@ -338,8 +344,8 @@ def train_diffusion(
         return _training_batch(task, batch, reports, beta, gen, cfg.device)
 
     def objective(batch):
-        inputs, noise, mask = batch
-        value = denoising_loss(model(inputs).outputs, noise, mask)
+        inputs, clean, mask = batch
+        value = denoising_loss(model(inputs).outputs, clean, mask)
         return value, {"loss": value}
 
     def held_out(it):

@@ -7,14 +7,14 @@ import torch
 
 from neurodyn.models import LeakyRNN
 from neurodyn.tasks import ContinuousReport
-from neurodyn.training.diffusion import standard_code
 from neurodyn.training.diffusion import (
     _training_batch,
     denoising_loss,
     forward_chain,
     noise_schedule,
-    reverse_mean,
+    posterior_mean,
     sample_diffusion,
+    standard_code,
     train_diffusion,
 )
 
@@ -49,41 +49,42 @@ def test_forward_chain_has_the_closed_form_marginals():
     assert abs(float(torch.corrcoef(torch.stack([fresh[:, 0], x[:, 0, 0]]))[0, 1])) < 0.02
 
 
-def test_reverse_step_with_the_true_noise_is_the_posterior_mean():
+def test_posterior_mean_is_the_ddpm_step_of_the_true_noise():
     beta = torch.as_tensor(noise_schedule(5), dtype=torch.float64)
     abar = torch.cumprod(1 - beta, 0)
     gen = torch.Generator().manual_seed(1)
     x0, eps = torch.randn(3, 4, generator=gen, dtype=torch.float64), torch.randn(3, 4, generator=gen,
                                                                                 dtype=torch.float64)
-    for k in range(1, 5):  # Ho et al. 2020, eq. 7
+    for k in range(5):  # the ε form of the step (Ho et al. 2020, eq. 11) with the noise that made x_k
         xk = abar[k].sqrt() * x0 + (1 - abar[k]).sqrt() * eps
-        posterior = (abar[k - 1].sqrt() * beta[k] * x0
-                     + (1 - beta[k]).sqrt() * (1 - abar[k - 1]) * xk) / (1 - abar[k])
-        np.testing.assert_allclose(reverse_mean(xk, eps, torch.full((3,), k), beta), posterior, rtol=1e-10)
-    # at the last step (k = 1) it returns x_0 itself
+        step = (xk - beta[k] / (1 - abar[k]).sqrt() * eps) / (1 - beta[k]).sqrt()
+        np.testing.assert_allclose(posterior_mean(xk, x0, torch.full((3,), k), beta), step, rtol=1e-9)
+    # at the last step (x_1) it returns x_0 itself
     x1 = abar[0].sqrt() * x0 + (1 - abar[0]).sqrt() * eps
-    np.testing.assert_allclose(reverse_mean(x1, eps, torch.zeros(3, dtype=torch.long), beta), x0, rtol=1e-10)
+    np.testing.assert_allclose(posterior_mean(x1, x0, torch.zeros(3, dtype=torch.long), beta), x0, rtol=1e-9)
 
 
-def test_loss_of_a_silent_readout_is_the_mean_squared_noise_and_of_the_true_noise_zero():
+def test_loss_of_a_silent_readout_is_the_mean_squared_code_and_of_the_clean_code_zero():
     model = _model()
     with torch.no_grad():
         model.w_out.zero_(), model.b_out.zero_()
     batch = TASK.sample(5, seed=0)
     beta = torch.as_tensor(noise_schedule(4), dtype=torch.float32)
-    inputs, noise, mask = _training_batch(TASK, batch, batch.trial_params["target_angle"], beta,
+    inputs, clean, mask = _training_batch(TASK, batch, batch.trial_params["target_angle"], beta,
                                           torch.Generator().manual_seed(0), "cpu")
     assert mask.sum() == 5 * 4 and inputs.shape == (5, TASK.n_steps, TASK.n_inputs + 6)
     out = model(inputs).outputs
-    assert float(out.abs().max()) == 0.0
-    expected = float((noise[mask[..., 0] > 0] ** 2).mean())
-    assert float(denoising_loss(out, noise, mask)) == pytest.approx(expected, rel=1e-6)
-    assert float(denoising_loss(noise, noise, mask)) == 0.0
-    # the sample channels show x_K .. x_1 in the response steps: x_1 is closest to the report's code
-    code = torch.as_tensor(standard_code(batch.trial_params["target_angle"], 6, TASK.kappa), dtype=torch.float32)
-    last = inputs[:, -1, TASK.n_inputs:]
-    abar1 = float(1 - beta[0])
-    np.testing.assert_allclose(last, abar1 ** 0.5 * code + (1 - abar1) ** 0.5 * noise[:, -1], atol=1e-5)
+    assert float(out.detach().abs().max()) == 0.0
+    code = torch.as_tensor(standard_code(batch.trial_params["target_angle"], 6, TASK.kappa)).float()
+    expected = float((code ** 2).mean())  # the same code at each of the 4 response steps
+    assert float(denoising_loss(out, clean, mask)) == pytest.approx(expected, rel=1e-5)
+    assert float(denoising_loss(clean, clean, mask)) == 0.0
+    np.testing.assert_allclose(clean[:, -4:], code[:, None].expand(5, 4, 6))
+    assert float(clean[:, :-4].abs().max()) == 0.0
+    assert float(inputs[:, :-4, TASK.n_inputs:].abs().max()) == 0.0  # sample channels silent before
+    # the standardised code: mean 0, variance 1 over units and angles
+    grid = standard_code(np.linspace(0, 2 * np.pi, 360, endpoint=False), 6, TASK.kappa)
+    assert abs(grid.mean()) < 1e-9 and grid.std() == pytest.approx(1.0, rel=1e-3)
 
 
 def test_gradients_reach_every_weight_and_the_same_seed_gives_the_same_network():
