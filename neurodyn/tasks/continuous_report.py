@@ -183,6 +183,25 @@ class ContinuousReport(Task):
     def ood(self) -> ContinuousReport:
         return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
 
+    def items(self, batch: TaskBatch) -> tuple[np.ndarray, np.ndarray]:
+        """The cued and the uncued items of ``batch``, in ``[-pi, pi)``, as the swap model takes them.
+
+        Returns ``targets`` (trial,) and ``non_targets`` (trial, non_target), with no column for one item;
+        e.g. ``fit_mixture_model(task.reports(outputs, batch), *task.items(batch))``.
+
+        Examples
+        --------
+        >>> from neurodyn.tasks import ContinuousReport
+        >>> task = ContinuousReport(n_items=2, n_ring=8, delay_max_ms=400.0)
+        >>> targets, non_targets = task.items(task.sample(5, seed=0))
+        >>> targets.shape, non_targets.shape
+        ((5,), (5, 1))
+        """
+        angles, cue = wrap_angle(batch.trial_params["angles"]), batch.trial_params["cue"]
+        rows = np.arange(len(cue))
+        others = angles[rows, 1 - cue][:, None] if angles.shape[1] == 2 else np.zeros((len(cue), 0))
+        return angles[rows, cue], others
+
     def reports(self, outputs: np.ndarray, batch: TaskBatch) -> np.ndarray:
         """The reported angle (trial,), radians in ``[-pi, pi]``, of ``outputs`` (trial, time, output).
 

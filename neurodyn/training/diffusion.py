@@ -137,7 +137,7 @@ def denoising_loss(predicted: torch.Tensor, clean: torch.Tensor, mask: torch.Ten
 # -- the task side -----------------------------------------------------------------------------------
 def _check(model: RecurrentModel, task: Task) -> int:
     n = int(getattr(task, "output_ring", 0) or 0)
-    if n < 3:
+    if n < 3 or not hasattr(task, "items"):
         raise ValueError(f"task {task.name!r} has no ring-coded report; use e.g. "
                          "ContinuousReport(output_ring=12)")
     if model.n_inputs != task.n_inputs + n or model.n_outputs != n:
@@ -152,9 +152,9 @@ def _response_steps(batch: TaskBatch) -> tuple[np.ndarray, int]:
     return start, int((end - start).min())
 
 
-def _reports(batch: TaskBatch, behaviour: Any, rng: np.random.Generator) -> np.ndarray:
+def _reports(task: Task, batch: TaskBatch, behaviour: Any, rng: np.random.Generator) -> np.ndarray:
     """Reports (trial,) to fit: the cued angle, or surrogate behaviour drawn from ``behaviour``."""
-    targets, non_targets = items(batch)
+    targets, non_targets = task.items(batch)
     if behaviour is None:
         return targets
     return sample_mixture_responses(behaviour, targets, non_targets, seed=rng)
@@ -340,7 +340,7 @@ def train_diffusion(
 
     def batches(it):
         batch = task.sample(batch_size, seed=cfg.seed, first_trial=it * batch_size)
-        reports = _reports(batch, behaviour, numpy_rng(cfg.seed, 3, it))
+        reports = _reports(task, batch, behaviour, numpy_rng(cfg.seed, 3, it))
         return _training_batch(task, batch, reports, beta, gen, cfg.device)
 
     def objective(batch):
@@ -351,7 +351,7 @@ def train_diffusion(
     def held_out(it):
         reports, _, batch = sample_diffusion(model, task, n_eval_trials, seed=cfg.seed + 1, device=cfg.device)
         model.train()
-        fit = fit_mixture_model(reports, *items(batch))
+        fit = fit_mixture_model(reports, *task.items(batch))
         return {k: getattr(fit, k) for k in ("kappa", "p_target", "p_swap", "p_guess")}
 
     hist, rec = _engine.run(list(model.parameters()), objective, batches, cfg, evaluate=held_out,
@@ -361,13 +361,4 @@ def train_diffusion(
     stored = None if given is None else {k: float(given[k]) for k in names}
     config = {**rec, "loss": "diffusion", "n_levels": k_levels, "behaviour": stored}
     return TrainResult(model=model.eval(), history=hist[0], config=config, status=rec["status"])
-
-
-def items(batch: TaskBatch) -> tuple[np.ndarray, np.ndarray]:
-    """``(targets (trial,), non_targets (trial, non_target))`` in ``[-π, π)`` of a report batch."""
-    angles, cue = batch.trial_params["angles"], batch.trial_params["cue"]
-    wrapped = (angles + np.pi) % (2 * np.pi) - np.pi
-    rows = np.arange(len(cue))
-    others = wrapped[rows, 1 - cue][:, None] if angles.shape[1] == 2 else np.zeros((len(cue), 0))
-    return wrapped[rows, cue], others
 
