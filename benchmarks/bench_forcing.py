@@ -5,10 +5,13 @@ error-forcing BPTT, teacher-forcing BPTT, RFLO, error-forcing RFLO), interleavin
 ``--repeats`` rounds in one process, and reports the median seconds per iteration and its ratio to plain
 BPTT (the reference, measured in the same rounds). Each method runs once before timing (imports, allocator).
 The diffusion objective (``train_diffusion``) is timed the same way against plain BPTT on its own task, a
-two-item continuous report with a ring-coded report (``--ring`` outputs), interleaved in the same rounds.
+two-item continuous report with a ring-coded report (``--ring`` outputs), interleaved in the same rounds;
+both on the plain torch rollout (``backend="torch"``), since ``train_diffusion`` has no fused kernel.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_forcing.py --json benchmarks/results/forcing.json
     OMP_NUM_THREADS=1 python benchmarks/bench_forcing.py --quick
+    OMP_NUM_THREADS=1 python benchmarks/bench_forcing.py --only-diffusion \
+        --json benchmarks/results/diffusion.json
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ def diffusion_seconds_per_iteration(task, n_units: int, batch_size: int, n_itera
                                  batch_size=batch_size, eval_every=0, progress=False, seed=0)
     else:
         result = train(model, task, n_iterations=n_iterations, batch_size=batch_size, lr=1e-3, eval_every=0,
-                       progress=False, seed=0)
+                       progress=False, seed=0, backend="torch")  # the rollout train_diffusion runs on
     assert result.status == "completed"
     return (time.perf_counter() - t0) / n_iterations
 
@@ -71,6 +74,7 @@ def main() -> None:
     p.add_argument("--delay-ms", type=float, default=200.0)
     p.add_argument("--iterations", type=int, default=10, help="iterations per timed call")
     p.add_argument("--repeats", type=int, default=5, help="interleaved rounds (medians are reported)")
+    p.add_argument("--only-diffusion", action="store_true", help="time only the diffusion comparison")
     p.add_argument("--ring", type=int, default=12, help="report ring units of the diffusion comparison")
     p.add_argument("--json", default=None, help="also write the results to this file")
     args = p.parse_args()
@@ -78,20 +82,21 @@ def main() -> None:
     task = DelayedXOR(delay_ms=args.delay_ms, dt=10.0)
     report = ContinuousReport(n_items=2, n_ring=8, output_ring=args.ring, delay_min_ms=200.0,
                               delay_max_ms=200.0)
-    for options in METHODS.values():  # warm-up
+    methods = {} if args.only_diffusion else METHODS
+    for options in methods.values():  # warm-up
         seconds_per_iteration(task, n_units, args.batch_size, 2, options)
     for diffusion in (False, True):
         diffusion_seconds_per_iteration(report, n_units, args.batch_size, 2, diffusion)
-    times: dict[str, list[float]] = {k: [] for k in METHODS}
+    times: dict[str, list[float]] = {k: [] for k in methods}
     report_times: dict[str, list[float]] = {"BPTT": [], "diffusion": []}
     for _ in range(repeats):
-        for label, options in METHODS.items():
+        for label, options in methods.items():
             seconds = seconds_per_iteration(task, n_units, args.batch_size, args.iterations, options)
             times[label].append(seconds)
         for label in report_times:
             report_times[label].append(diffusion_seconds_per_iteration(
                 report, n_units, args.batch_size, args.iterations, label == "diffusion"))
-    ref = statistics.median(times["BPTT"])
+    ref = statistics.median(times["BPTT"]) if times else float("nan")
     rows = {label: {"median_s_per_iteration": statistics.median(t),
                     "ratio_to_bptt": statistics.median(t) / ref, "all_s_per_iteration": t}
             for label, t in times.items()}
@@ -117,6 +122,7 @@ def main() -> None:
                   "batch_size": args.batch_size, "n_steps": task.n_steps, "iterations": args.iterations,
                   "repeats": repeats, "methods": rows,
                   "diffusion": {"task": "continuous_report (2 items, ring-coded report)", "ring": args.ring,
+                                "reference": "BPTT (plain train, backend torch, same rounds)",
                                 "n_steps": report.n_steps, "methods": report_rows}}
         with open(args.json, "w") as f:
             json.dump(record, f, indent=1)

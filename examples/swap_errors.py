@@ -45,7 +45,7 @@ def settings(tiny: bool) -> dict:
     if tiny:
         return {"task": task, "n_units": 8, "alpha": 0.5, "diffusion_iterations": 3, "plain_iterations": 3,
                 "batch_size": 8, "lr": 3e-3, "n_trials": 40}
-    return {"task": task, "n_units": 64, "alpha": 0.5, "diffusion_iterations": 3000, "plain_iterations": 600,
+    return {"task": task, "n_units": 64, "alpha": 0.5, "diffusion_iterations": 2000, "plain_iterations": 600,
             "batch_size": 64, "lr": 3e-3, "n_trials": 1000}
 
 
