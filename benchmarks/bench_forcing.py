@@ -101,8 +101,9 @@ def main() -> None:
                     "ratio_to_bptt": statistics.median(t) / ref, "all_s_per_iteration": t}
             for label, t in times.items()}
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); {n_units} units, batch "
-          f"{args.batch_size}, {task.n_steps} steps per trial, {repeats} rounds of {args.iterations} "
-          "iterations")
+          f"{args.batch_size}, {repeats} rounds of {args.iterations} iterations")
+    if rows:
+        print(f"delayed XOR, {task.n_steps} steps per trial:")
     for label, row in rows.items():
         print(f"{label:>8}: {1000 * row['median_s_per_iteration']:8.2f} ms/iteration  "
               f"x{row['ratio_to_bptt']:.2f} of BPTT")
@@ -119,8 +120,8 @@ def main() -> None:
         record = {"benchmark": "forcing", "reference": "BPTT (plain train, same rounds)",
                   "neurodyn": neurodyn.__version__, "torch": torch.__version__,
                   "threads": torch.get_num_threads(), "machine": platform.machine(), "n_units": n_units,
-                  "batch_size": args.batch_size, "n_steps": task.n_steps, "iterations": args.iterations,
-                  "repeats": repeats, "methods": rows,
+                  "batch_size": args.batch_size, "iterations": args.iterations, "repeats": repeats,
+                  **({"n_steps": task.n_steps, "methods": rows} if rows else {}),
                   "diffusion": {"task": "continuous_report (2 items, ring-coded report)", "ring": args.ring,
                                 "reference": "BPTT (plain train, backend torch, same rounds)",
                                 "n_steps": report.n_steps, "methods": report_rows}}

@@ -45,8 +45,8 @@ def settings(tiny: bool) -> dict:
     if tiny:
         return {"task": task, "n_units": 8, "alpha": 0.5, "diffusion_iterations": 3, "plain_iterations": 3,
                 "batch_size": 8, "lr": 3e-3, "n_trials": 40}
-    return {"task": task, "n_units": 64, "alpha": 0.5, "diffusion_iterations": 2000, "plain_iterations": 600,
-            "batch_size": 64, "lr": 3e-3, "n_trials": 1000}
+    return {"task": task, "n_units": 64, "alpha": 0.5, "diffusion_iterations": 4000, "plain_iterations": 600,
+            "batch_size": 64, "lr": 3e-3, "n_trials": 2000}
 
 
 def items_over_time(states: np.ndarray, targets: np.ndarray, non_targets: np.ndarray, n_folds: int) -> dict:

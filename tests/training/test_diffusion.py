@@ -73,8 +73,8 @@ def test_loss_of_a_silent_readout_is_the_mean_squared_code_and_of_the_clean_code
     inputs, clean, mask = _training_batch(TASK, batch, batch.trial_params["target_angle"], beta,
                                           torch.Generator().manual_seed(0), "cpu")
     assert mask.sum() == 5 * 4 and inputs.shape == (5, TASK.n_steps, TASK.n_inputs + 6)
-    out = model(inputs).outputs
-    assert float(out.detach().abs().max()) == 0.0
+    out = model(inputs).outputs.detach()
+    assert float(out.abs().max()) == 0.0
     code = torch.as_tensor(standard_code(batch.trial_params["target_angle"], 6, TASK.kappa)).float()
     expected = float((code ** 2).mean())  # the same code at each of the 4 response steps
     assert float(denoising_loss(out, clean, mask)) == pytest.approx(expected, rel=1e-5)
