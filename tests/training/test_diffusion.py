@@ -118,3 +118,31 @@ def test_bad_input_raises_one_line_errors(model, task, message):
 def test_invalid_behaviour_is_refused_before_training():
     with pytest.raises(ValueError, match="sum to 1"):
         train_diffusion(_model(), TASK, behaviour={**SWAPS, "p_guess": 0.5}, n_iterations=1, progress=False)
+
+
+def test_the_sampler_with_the_exact_denoiser_reproduces_the_swap_model():
+    """Oracle: the posterior mean of the clean code given x_k (integrated over a grid of angles) in the
+    sampler's 10 reverse steps gives reports whose fitted swap model is the generating one."""
+    from neurodyn.tasks import fit_mixture_model
+    from neurodyn.tasks._timeline import decode_ring
+
+    n_levels, n_ring, n = 10, 8, 2000
+    grid = np.linspace(-np.pi, np.pi, 360, endpoint=False)
+    density = sum(w * np.exp(8.0 * np.cos(grid - mu)) / (2 * np.pi * np.i0(8.0))
+                  for w, mu in ((0.7, 0.0), (0.2, np.pi / 2))) + 0.1 / (2 * np.pi)
+    log_prior = torch.as_tensor(np.log(density / density.sum()))
+    codes = torch.as_tensor(standard_code(grid, n_ring, 2.0))
+    beta = torch.as_tensor(noise_schedule(n_levels), dtype=torch.float64)
+    abar = torch.cumprod(1 - beta, 0)
+    prev = torch.cat([abar.new_ones(1), abar[:-1]])
+    sd = ((1 - prev) / (1 - abar) * beta).sqrt()
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(n, n_ring, generator=gen, dtype=torch.float64)
+    for k in range(n_levels - 1, -1, -1):
+        d2 = ((x[:, None] - abar[k].sqrt() * codes[None]) ** 2).sum(-1)
+        x0 = torch.softmax(log_prior[None] - d2 / (2 * (1 - abar[k])), dim=1) @ codes
+        x = posterior_mean(x, x0, torch.full((n,), k), beta) + sd[k] * torch.randn(x.shape, generator=gen,
+                                                                                     dtype=torch.float64)
+    fit = fit_mixture_model(decode_ring(x.numpy()), np.zeros(n), np.full(n, np.pi / 2))
+    assert fit.p_swap == pytest.approx(0.2, abs=0.03) and fit.p_target == pytest.approx(0.7, abs=0.07)
+    assert fit.p_guess == pytest.approx(0.1, abs=0.05) and fit.kappa == pytest.approx(8.0, rel=0.2)
