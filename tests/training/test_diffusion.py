@@ -120,6 +120,7 @@ def test_invalid_behaviour_is_refused_before_training():
         train_diffusion(_model(), TASK, behaviour={**SWAPS, "p_guess": 0.5}, n_iterations=1, progress=False)
 
 
+@pytest.mark.slow
 def test_the_sampler_with_the_exact_denoiser_reproduces_the_swap_model():
     """Oracle: the posterior mean of the clean code given x_k (integrated over a grid of angles) in the
     sampler's 10 reverse steps gives reports whose fitted swap model is the generating one."""
