@@ -194,8 +194,8 @@ def sample_diffusion(model: RecurrentModel, task: Task, n_trials: int = 256, *, 
     network's estimate ``x̂_0`` gives the next sample, drawn from the posterior of ``x_{k-1}`` given
     ``x_k`` and ``x̂_0`` (Ho et al. 2020, eqs. 6–7: mean :func:`posterior_mean`, variance ``β̃_k``),
     shown at the next step; the sample after the last response step is decoded by the population
-    vector. The recurrent state noise is off: the stochasticity is the
-    diffusion's.
+    vector. The recurrent state noise is off: the stochasticity is the diffusion's. The model must
+    be float32 (the task's inputs are); its train/eval mode is restored on return.
 
     Parameters
     ----------
@@ -237,7 +237,8 @@ def sample_diffusion(model: RecurrentModel, task: Task, n_trials: int = 256, *, 
     """
     n = _check(model, task)
     seed = resolve_seed(seed)
-    model = model.eval()
+    was_training = model.training
+    model.eval()
     batch = task.sample(n_trials, seed=seed)
     start, k_levels = _response_steps(batch)
     beta = torch.as_tensor(noise_schedule(k_levels), dtype=torch.float32, device=device)
@@ -257,6 +258,7 @@ def sample_diffusion(model: RecurrentModel, task: Task, n_trials: int = 256, *, 
         k = (k_levels - 1 - j).clamp(0, k_levels - 1)  # level index of the sample just shown
         z = torch.randn(x.shape, generator=gen, device=device)
         x = torch.where(active, posterior_mean(x, model.readout(h), k, beta) + sd[k][:, None] * z, x)
+    model.train(was_training)
     reports = decode_ring(x.double().cpu().numpy())
     return reports, torch.stack(states, 1).cpu().numpy(), batch
 
@@ -345,12 +347,11 @@ def train_diffusion(
 
     def objective(batch):
         inputs, clean, mask = batch
-        value = denoising_loss(model(inputs).outputs, clean, mask)
+        value = denoising_loss(model(inputs, generator=gen).outputs, clean, mask)  # seeded state noise
         return value, {"loss": value}
 
     def held_out(it):
         reports, _, batch = sample_diffusion(model, task, n_eval_trials, seed=cfg.seed + 1, device=cfg.device)
-        model.train()
         fit = fit_mixture_model(reports, *task.items(batch))
         return {k: getattr(fit, k) for k in ("kappa", "p_target", "p_swap", "p_guess")}
 

@@ -25,7 +25,7 @@ SWAPS = {"kappa": 8.0, "p_target": 0.7, "p_swap": 0.2, "p_guess": 0.1}
 
 
 def _model(seed=0):
-    return LeakyRNN(TASK.n_inputs + 6, 8, 6, seed=seed)
+    return LeakyRNN(TASK.n_inputs + 6, 8, 6, noise_std=0.1, seed=seed)  # seeded state noise too
 
 
 def test_schedule_telescopes_to_the_cosine_closed_form():
