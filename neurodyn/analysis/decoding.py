@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, resolve_seed
+from neurodyn.models._base import eval_mode
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -74,20 +75,17 @@ def compute_decodability(
     """
     import xarray as xr
 
+    from neurodyn.training.train import check_sizes
+
     if int(n_folds) < 2 or int(n_trials) < int(n_folds) or not alpha >= 0:
         raise ValueError(f"need n_folds >= 2, n_trials >= n_folds and alpha >= 0; got n_folds={n_folds}, "
                          f"n_trials={n_trials}, alpha={alpha}")
-    if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
-        raise ValueError(f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but the task needs "
-                         f"{task.n_inputs} / {task.n_outputs}")
+    check_sizes(model, task)
     seed = resolve_seed(seed)
     batch = task.sample(int(n_trials), seed=seed)
-    was = model.training
-    model.eval()
-    with torch.no_grad():
+    with eval_mode(model), torch.no_grad():
         x = torch.as_tensor(batch.inputs, dtype=next(model.parameters()).dtype)
         h = model(x, noise=False).states.double().numpy()
-    model.train(was)
     keep = batch.mask.reshape(-1, batch.mask.shape[-1]).max(1) > 0
     H = h.reshape(-1, h.shape[-1])[keep]
     Y = batch.targets.reshape(-1, batch.targets.shape[-1]).astype(np.float64)[keep]

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed, torch_generator
-from neurodyn.models._base import RecurrentModel
+from neurodyn.models._base import RecurrentModel, eval_mode
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._timeline import decode_ring, ring_code
 from neurodyn.tasks.swap_model import MixtureFit, fit_mixture_model, sample_mixture_responses
@@ -237,8 +237,6 @@ def sample_diffusion(model: RecurrentModel, task: Task, n_trials: int = 256, *, 
     """
     n = _check(model, task)
     seed = resolve_seed(seed)
-    was_training = model.training
-    model.eval()
     batch = task.sample(n_trials, seed=seed)
     start, k_levels = _response_steps(batch)
     beta = torch.as_tensor(noise_schedule(k_levels), dtype=torch.float32, device=device)
@@ -249,16 +247,16 @@ def sample_diffusion(model: RecurrentModel, task: Task, n_trials: int = 256, *, 
     inputs = torch.as_tensor(batch.inputs, device=device)
     start_t = torch.as_tensor(start, device=device)
     x = torch.randn(n_trials, n, generator=gen, device=device)
-    h, states = model.initial_state(n_trials), []
-    for t in range(inputs.shape[1]):
-        j = t - start_t
-        active = ((j >= 0) & (j < k_levels))[:, None]
-        h = model.step(h, torch.cat([inputs[:, t], x * active], -1))
-        states.append(h)
-        k = (k_levels - 1 - j).clamp(0, k_levels - 1)  # level index of the sample just shown
-        z = torch.randn(x.shape, generator=gen, device=device)
-        x = torch.where(active, posterior_mean(x, model.readout(h), k, beta) + sd[k][:, None] * z, x)
-    model.train(was_training)
+    with eval_mode(model):
+        h, states = model.initial_state(n_trials), []
+        for t in range(inputs.shape[1]):
+            j = t - start_t
+            active = ((j >= 0) & (j < k_levels))[:, None]
+            h = model.step(h, torch.cat([inputs[:, t], x * active], -1))
+            states.append(h)
+            k = (k_levels - 1 - j).clamp(0, k_levels - 1)  # level index of the sample just shown
+            z = torch.randn(x.shape, generator=gen, device=device)
+            x = torch.where(active, posterior_mean(x, model.readout(h), k, beta) + sd[k][:, None] * z, x)
     reports = decode_ring(x.double().cpu().numpy())
     return reports, torch.stack(states, 1).cpu().numpy(), batch
 
