@@ -173,6 +173,48 @@ class ContinuousReport(Task):
     def ood(self) -> ContinuousReport:
         return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
 
+    def items(self, batch: TaskBatch) -> tuple[np.ndarray, np.ndarray]:
+        """The cued and the uncued items of ``batch``, in ``[-pi, pi)``, as the swap model takes them.
+
+        Returns ``targets`` (trial,) and ``non_targets`` (trial, non_target), with no column for one item;
+        e.g. ``fit_mixture_model(task.reports(outputs, batch), *task.items(batch))``.
+
+        Examples
+        --------
+        >>> from neurodyn.tasks import ContinuousReport
+        >>> task = ContinuousReport(n_items=2, n_ring=8, delay_max_ms=400.0)
+        >>> targets, non_targets = task.items(task.sample(5, seed=0))
+        >>> targets.shape, non_targets.shape
+        ((5,), (5, 1))
+        """
+        angles, cue = wrap_angle(batch.trial_params["angles"]), batch.trial_params["cue"]
+        rows = np.arange(len(cue))
+        others = angles[rows, 1 - cue][:, None] if angles.shape[1] == 2 else np.zeros((len(cue), 0))
+        return angles[rows, cue], others
+
+    def reports(self, outputs: np.ndarray, batch: TaskBatch) -> np.ndarray:
+        """The reported angle (trial,), radians in ``[-pi, pi]``, of ``outputs`` (trial, time, output).
+
+        ``atan2`` of the mean output over the masked response steps (the population vector of the
+        mean for ring-coded outputs), as :meth:`evaluate` scores it; e.g. the responses to give
+        :func:`~neurodyn.tasks.fit_mixture_model`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from neurodyn.tasks import ContinuousReport
+        >>> task = ContinuousReport(n_items=2, n_ring=8, output_ring=12, delay_max_ms=400.0)
+        >>> batch = task.sample(4, seed=0)
+        >>> target = batch.trial_params["target_angle"]  # in [0, 2 pi)
+        >>> wrapped = target - 2 * np.pi * (target > np.pi)
+        >>> bool(np.allclose(task.reports(batch.targets, batch), wrapped, atol=1e-3))
+        True
+        """
+        out = np.asarray(outputs, dtype=np.float64)
+        resp = (batch.mask[..., 0] > 0) & (np.abs(batch.targets).sum(-1) > 0)
+        mean = (out * resp[..., None]).sum(1) / np.maximum(resp.sum(1), 1)[:, None]
+        return decode_ring(mean) if self.output_ring else np.arctan2(mean[:, 1], mean[:, 0])
+
     def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
         """Report errors of ``outputs`` (trial, time, output).
 
@@ -184,9 +226,7 @@ class ContinuousReport(Task):
         """
         out = np.asarray(outputs, dtype=np.float64)
         metrics = super().evaluate(out, batch)
-        resp = (batch.mask[..., 0] > 0) & (np.abs(batch.targets).sum(-1) > 0)
-        mean = (out * resp[..., None]).sum(1) / np.maximum(resp.sum(1), 1)[:, None]
-        reported = decode_ring(mean) if self.output_ring else np.arctan2(mean[:, 1], mean[:, 0])
+        reported = self.reports(out, batch)
         err = np.abs(wrap_angle(reported - batch.trial_params["target_angle"]))
         tol = np.deg2rad(self.tolerance_deg)
         metrics["mean_abs_error_deg"] = float(np.rad2deg(err.mean()))
