@@ -142,6 +142,14 @@ def minimise_newton(
     ×``SLOW_FACTOR`` while it moved less than ``SLOW_MOVE`` over ``SLOW_WINDOW`` such steps stops as a
     slow point.
 
+    Before each chunk, every pending candidate whose nearest converged point changed since its
+    last check is chord-checked (:func:`~neurodyn.analysis.fixed_points._chord.chord_check`):
+    up to ``chord_steps`` steps ``x ← x − (J* − I)⁻¹ r(x)`` with the inverse at that point ``x*``,
+    each required to lower q ×``CHORD_RATE``; a candidate that so reaches ``q < tol_q`` has
+    converged by its own iterates (its state and q are its own) and runs no Newton step. The
+    first chunk holds at most ``CHORD_FIRST_CHUNK`` candidates, so that its points settle most
+    others this way; the rest start their Newton search from their initial state.
+
     Candidates run in chunks of ``chunk_size`` (memory ``NEWTON_COPIES × chunk × state²``
     floats), and an active candidate that comes within ``tol_unique`` (in every unit) of a point
     already converged — in its chunk or an earlier one — is retired at once with that point's
@@ -166,6 +174,9 @@ def minimise_newton(
         Retire candidates this close to an already converged point (None: never).
     chunk_size : int, optional
         Candidates searched at once (all by default).
+    chord_steps : int
+        Chord steps of each check against known points (0: no chord checks). The known points
+        are kept only with ``tol_unique``, so without it no candidate is chord-checked.
 
     Returns
     -------
