@@ -65,5 +65,5 @@ def test_newton_search_with_chord_checks_reaches_exact_points(monkeypatch):
         dist = np.abs(out.states.numpy()[:, None] - exact[None]).max(-1)
         assert (dist.min(1) < 1e-10).all()
         found[steps] = set(dist.argmin(1).tolist())
-    assert sum(settled) > 25  # many of the 150 starts lie in the fast basin of a point found early
+    assert sum(settled) > 10  # starts in the fast basin of a point found by the first chunk
     assert found[CHORD_STEPS] == found[0]
