@@ -8,7 +8,9 @@ Cases (float64, constant input u* = 0, ``--n-inits`` initial states, 1,024 by de
   states from noise-free task rollouts plus N(0, 0.05²) noise;
 * ``chaotic128`` — an untrained ``LeakyRNN(0, 128, 1, gain=1.5)``; initial states from free rollouts.
 
-Two timings per method, each the median of ``--repeats`` interleaved runs:
+Two timings per method, each the median of ``--repeats`` interleaved runs, as wall time and as
+process CPU time (``*_cpu_seconds``: one thread, so near the wall time of a quiet machine and less
+sensitive to other jobs on a shared one):
 
 * ``search`` — the minimisation alone (``METHODS[name]``, with the closed-form Jacobians that
   ``find_fixed_points`` gives the Newton-class methods), from which the candidates converged to
@@ -110,10 +112,12 @@ def run_case(name: str, model, x0: torch.Tensor, methods: list[str], repeats: in
              "levenberg_marquardt": dict(jacobian=power_jacobian(G, 1, jac1))}
     search = {m: [] for m in [*methods, "reference"]}
     call = {m: [] for m in methods}
+    search_cpu = {m: [] for m in search}
+    call_cpu = {m: [] for m in call}
     found, results = {}, {}
     for _ in range(repeats):  # interleaved
         for m in [*methods, "reference"]:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             if m == "reference":
                 xs = reference_newton(model, x0)
                 found[m] = speed(model, xs)
@@ -121,18 +125,22 @@ def run_case(name: str, model, x0: torch.Tensor, methods: list[str], repeats: in
                 out = METHODS[m](G, x0, **SETTINGS, **extra.get(m, {}))
                 found[m] = out.q.numpy()
             search[m].append(time.perf_counter() - t0)
+            search_cpu[m].append(time.process_time() - c0)
         for m in methods:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             results[m] = find_fixed_points(model, initial_states=x0.numpy(), n_inits=x0.shape[0], method=m)
             call[m].append(time.perf_counter() - t0)
+            call_cpu[m].append(time.process_time() - c0)
     rows = []
     ref_points = results["joint"].fixed_points().states if "joint" in results else None
     for m in [*methods, "reference"]:
         row = {"method": m, "search_seconds": float(np.median(search[m])),
+               "search_cpu_seconds": float(np.median(search_cpu[m])),
                "converged_candidates": int((found[m] < CONVERGED_Q).sum())}
         if m in results:
             good = results[m].fixed_points()
             row["call_seconds"] = float(np.median(call[m]))
+            row["call_cpu_seconds"] = float(np.median(call_cpu[m]))
             row["unique_points"] = int(good.n_points)
             row["stability"] = {s: int((good.stability == s).sum()) for s in ("stable", "saddle", "unstable",
                                                                              "marginal")}
@@ -211,7 +219,7 @@ def run(args) -> dict:
         print(f"{name}: {n} units, trained {iters} iterations ({time.perf_counter() - t0:.0f} s)", flush=True)
         case = run_case(name, model, x0, args.methods, args.repeats)
         case["train_iterations"] = iters
-        if n >= 128 and name.startswith("flipflop"):
+        if n >= 128 and name.startswith("flipflop") and not args.no_stability:
             pool_t = torch.as_tensor(np.asarray(pool))
             case["stability_4096"] = stability_cost(model, pool_t, 4096, args.seed)
             res = find_fixed_points(model, initial_states=x0.numpy(), n_inits=x0.shape[0])
@@ -249,6 +257,15 @@ def print_case(case: dict) -> None:
     if "newton" in rows:
         ratio = rows["newton"]["search_seconds"] / rows["reference"]["search_seconds"]
         print(f"newton / reference, search: {ratio:.2f}x")
+    if "search_cpu_seconds" in rows.get("newton", {}):
+        n = rows["newton"]
+        ref_cpu = rows["reference"]["search_cpu_seconds"]
+        cpu = [f"newton / reference, search: {n['search_cpu_seconds'] / ref_cpu:.2f}x"]
+        if "joint" in rows and "call_cpu_seconds" in n:
+            j = rows["joint"]
+            cpu.append(f"joint / newton, whole call: {j['call_cpu_seconds'] / n['call_cpu_seconds']:.1f}x, "
+                       f"search: {j['search_cpu_seconds'] / n['search_cpu_seconds']:.1f}x")
+        print("process CPU time: " + "; ".join(cpu))
     if "stability_4096" in case:
         s = case["stability_4096"]
         print(f"Stability of {s['n_states']} states (CPU s): compute_stability "
@@ -273,6 +290,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", nargs="+",
                         default=["newton", "joint", "levenberg_marquardt", "gradient"])
+    parser.add_argument("--no-stability", action="store_true",
+                        help="skip the stability timings of the 128-unit flip-flop case")
     parser.add_argument("--quick", action="store_true", help="flipflop16 only, 256 states, one repeat")
     parser.add_argument("--out", default="benchmarks/results/fixed_points.json")
     parser.add_argument("--table", default=None, help="only print the tables of a saved JSON file")

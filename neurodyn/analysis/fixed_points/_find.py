@@ -126,7 +126,9 @@ def find_fixed_points(
         Jacobians of the model family (closed forms, see :func:`neurodyn.analysis.jacobians`;
         autograd for a callable; the chain rule along the orbit for period ``k``), in chunks
         of about ``2²¹ / state²`` candidates (at least 64) that keep ``4 × chunk × state²``
-        floats under ``max_memory``; a candidate that comes
+        floats under ``max_memory``; a pending candidate whose chord steps with the factorised
+        ``J − I`` of the nearest converged point cut q ×100 at each step down to ``tol_q``
+        converges by those steps alone (no Newton step), a candidate that comes
         within ``tol_unique`` of an already converged point is retired with it, and one whose
         Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. All but
         ``"joint"`` give each candidate its own step size and stop each on its own.

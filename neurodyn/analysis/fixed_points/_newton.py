@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from neurodyn.analysis.fixed_points._chord import CHORD_STEPS, chord_check, chord_inverses
 from neurodyn.analysis.fixed_points._search import (
     LR_FLOOR,
     BatchedMap,
@@ -16,6 +17,7 @@ from neurodyn.analysis.fixed_points._search import (
     speed,
 )
 from neurodyn.analysis.fixed_points._stability import JacobianFn, step_jacobians
+from neurodyn.analysis.fixed_points._unique import unique_points
 
 #: damping factors of Levenberg–Marquardt: ``lr`` (the inverse damping) ×1.2 after an accepted
 #: step, ×0.5 after a rejected one
@@ -40,6 +42,9 @@ NEWTON_COPIES = 4
 SLOW_FACTOR = 0.5
 SLOW_WINDOW = 50
 SLOW_MOVE = 1e-4
+#: with chord checks on, the first Newton chunk holds at most this many candidates: the points it
+#: finds let the chord checks settle most of the others before any more Newton steps
+CHORD_FIRST_CHUNK = 64
 
 
 def minimise_levenberg_marquardt(
@@ -120,6 +125,7 @@ def minimise_newton(
     jacobian: JacobianFn | None = None,
     tol_unique: float | None = None,
     chunk_size: int | None = None,
+    chord_steps: int = CHORD_STEPS,
 ) -> SearchState:
     """Per-candidate damped Newton on ``r(x) = G(x) − x``, falling back to Levenberg–Marquardt.
 
@@ -135,6 +141,14 @@ def minimise_newton(
     Levenberg–Marquardt steps, whose stopping rules then apply, and one whose q fell by less than
     ×``SLOW_FACTOR`` while it moved less than ``SLOW_MOVE`` over ``SLOW_WINDOW`` such steps stops as a
     slow point.
+
+    Before each chunk, every pending candidate whose nearest converged point changed since its
+    last check is chord-checked (:func:`~neurodyn.analysis.fixed_points._chord.chord_check`):
+    up to ``chord_steps`` steps ``x ← x − (J* − I)⁻¹ r(x)`` with the inverse at that point ``x*``,
+    each required to lower q ×``CHORD_RATE``; a candidate that so reaches ``q < tol_q`` has
+    converged by its own iterates (its state and q are its own) and runs no Newton step. The
+    first chunk holds at most ``CHORD_FIRST_CHUNK`` candidates, so that its points settle most
+    others this way; the rest start their Newton search from their initial state.
 
     Candidates run in chunks of ``chunk_size`` (memory ``NEWTON_COPIES × chunk × state²``
     floats), and an active candidate that comes within ``tol_unique`` (in every unit) of a point
@@ -160,6 +174,9 @@ def minimise_newton(
         Retire candidates this close to an already converged point (None: never).
     chunk_size : int, optional
         Candidates searched at once (all by default).
+    chord_steps : int
+        Chord steps of each check against known points (0: no chord checks). The known points
+        are kept only with ``tol_unique``, so without it no candidate is chord-checked.
 
     Returns
     -------
@@ -183,16 +200,55 @@ def minimise_newton(
         q = speed(G, x)
     out = SearchState(x, q, torch.zeros(n, dtype=torch.int64, device=x.device), q < tol_q, ~torch.isfinite(q))
     found_x, found_q = x[:0], q[:0]
-    bar = _progress_bar(n, progress, "fixed points (Newton)")
-    for start in range(0, n, chunk):
-        idx = torch.arange(start, min(n, start + chunk), device=x.device)
-        idx = idx[~(out.converged[idx] | out.stalled[idx])]
+    inverses = x.new_zeros((0, n_state, n_state)) if chord_steps else None
+    checked = torch.full((n,), -1, dtype=torch.int64, device=x.device)  # nearest point at the last check
+    pending = (~(out.converged | out.stalled)).nonzero().squeeze(1)
+    size = min(chunk, CHORD_FIRST_CHUNK) if chord_steps else chunk
+    bar, remaining = _progress_bar(n, progress, "fixed points (Newton)"), n
+    while pending.numel():
+        if chord_steps and found_x.shape[0]:
+            if inverses.shape[0] < found_x.shape[0]:
+                inverses = torch.cat([inverses, chord_inverses(G, found_x[inverses.shape[0]:], jacobian)])
+            pending = _chord_pending(G, out, pending, checked, found_x, inverses, tol_q, chord_steps)
+        idx, pending = pending[:size], pending[size:]
         found_x, found_q = _newton_chunk(G, out, idx, found_x, found_q, tol_q=tol_q, tol_dq=tol_dq,
                                          max_iters=max_iters, lr_init=lr_init, jacobian=jacobian,
                                          tol_unique=tol_unique)
-        bar.update(min(n, start + chunk) - start)
+        bar.update(remaining - pending.numel())
+        remaining, size = pending.numel(), chunk
     bar.close()
     return out
+
+
+def _chord_pending(G, out, pending, checked, found_x, inverses, tol_q, n_steps):
+    """The pending candidates left after chord checks (:func:`chord_check`) of those whose nearest
+    known point changed since their last check; the converged ones are written into ``out``."""
+    nearest = torch.cdist(out.states[pending], found_x).argmin(1)
+    fresh = nearest != checked[pending]
+    checked[pending] = nearest
+    if not bool(fresh.any()):
+        return pending
+    rows = pending[fresh]
+    keep = _retire_by_chord(G, out, rows, out.states[rows], torch.zeros_like(rows), found_x, inverses,
+                            tol_q, n_steps)
+    if keep is None:
+        return pending
+    left = torch.ones_like(fresh)
+    left[fresh] = keep
+    return pending[left]
+
+
+def _retire_by_chord(G, out, idx, xa, na, found_x, inverses, tol_q, n_steps):
+    """Write the rows ``xa`` of candidates ``idx`` that converge by chord steps into ``out``
+    (iterations: ``na`` plus the chord steps); mask of rows to keep, or None when none converged."""
+    conv, states, q, steps = chord_check(G, xa, found_x, inverses, tol_q=tol_q, n_steps=n_steps)
+    if not bool(conv.any()):
+        return None
+    fin = idx[conv]
+    out.states[fin], out.q[fin], out.iterations[fin] = states[conv], q[conv], na[conv] + steps[conv]
+    out.converged[fin] = True
+    out.stalled[fin] = False
+    return ~conv
 
 
 def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr_init, jacobian,
@@ -311,10 +367,15 @@ def _lm_direction(M: torch.Tensor, r: torch.Tensor, lr: torch.Tensor) -> torch.T
 
 def _add_new_points(found_x, found_q, new_x, new_q, tol_unique):
     """The known converged points with those of ``new_x`` that are not within ``tol_unique`` of one
-    already known, so that the duplicate test stays ``active × distinct points``, not × candidates."""
+    already known nor of another new one, so that the duplicate test stays ``active × distinct
+    points``, not × candidates."""
     if found_x.shape[0]:
         fresh = torch.cdist(new_x, found_x, p=float("inf")).min(dim=1).values >= tol_unique
         new_x, new_q = new_x[fresh], new_q[fresh]
+    if new_x.shape[0] > 1:  # candidates converging at once to one point
+        keep = unique_points(new_x.cpu().numpy(), new_q.cpu().numpy(), tol_unique)
+        keep = torch.as_tensor(keep, device=new_x.device)
+        new_x, new_q = new_x[keep], new_q[keep]
     return torch.cat([found_x, new_x]), torch.cat([found_q, new_q])
 
 

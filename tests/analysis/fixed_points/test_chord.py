@@ -1,0 +1,69 @@
+"""Chord checks of candidates against known fixed points, alone and inside the Newton search."""
+
+import itertools
+
+import numpy as np
+import torch
+from problems import BistableTanh
+
+import neurodyn.analysis.fixed_points._newton as newton
+from neurodyn.analysis.fixed_points._chord import CHORD_STEPS, chord_check, chord_inverses
+
+SETTINGS = dict(tol_q=1e-24, tol_dq=0.0, max_iters=200, lr_init=1.0)
+
+
+def test_chord_check_converges_in_the_basin_and_fails_outside():
+    """Known point h* of h = tanh(2h): starts near ±h* reach ±h* (J is even, so the chord contracts
+    at −h* too), the start near the unstable point 0 fails and is returned unchanged."""
+    problem = BistableTanh(2.0)
+    h = problem.h_star
+    points = torch.tensor([[h]], dtype=torch.float64)
+    inverses = chord_inverses(problem, points, None)
+    np.testing.assert_allclose(inverses[0, 0, 0].item(), 1.0 / (problem.eigenvalue(h) - 1.0), rtol=1e-12)
+    x = torch.tensor([[0.9], [1.2], [-0.93], [0.05]], dtype=torch.float64)
+    converged, states, q, steps = chord_check(problem, x, points, inverses, tol_q=1e-24)
+    assert converged.tolist() == [True, True, True, False]
+    np.testing.assert_allclose(states[:3, 0].numpy(), [h, h, -h], atol=1e-12)
+    assert (q[:3] < 1e-24).all() and (1 <= steps[:3]).all() and (steps[:3] <= CHORD_STEPS).all()
+    assert states[3, 0].item() == 0.05 and steps[3].item() == 0
+
+
+def test_chord_check_skips_a_singular_point():
+    """At a point where J − I is singular the inverse is NaN and no candidate passes through it."""
+    G = lambda x: x + x.pow(3)  # noqa: E731 - fixed point 0 with J = I
+    inverses = chord_inverses(G, torch.zeros(1, 1, dtype=torch.float64), None)
+    assert torch.isnan(inverses).all()
+    converged, _, _, _ = chord_check(G, torch.tensor([[0.1]], dtype=torch.float64),
+                                     torch.zeros(1, 1, dtype=torch.float64), inverses, tol_q=1e-20)
+    assert not converged.any()
+
+
+def test_newton_search_with_chord_checks_reaches_exact_points(monkeypatch):
+    """Three independent bistable units (27 fixed points, coordinates in {−h*, 0, h*}): with chord
+    checks, some candidates are settled by chord steps; every candidate still converges, to one of
+    the 27 exact points, and the points reached are those of the search without chord checks."""
+    problem = BistableTanh(2.0)
+    h = problem.h_star
+    exact = np.array(list(itertools.product([-h, 0.0, h], repeat=3)))
+    x0 = torch.as_tensor(np.random.default_rng(0).uniform(-1.5, 1.5, size=(150, 3)))
+    settled = []
+    real = newton._retire_by_chord
+
+    def spy(*args):
+        keep = real(*args)
+        settled.append(0 if keep is None else int((~keep).sum()))
+        return keep
+
+    monkeypatch.setattr(newton, "_retire_by_chord", spy)
+    found = {}
+    for steps in (CHORD_STEPS, 0):
+        out = newton.minimise_newton(problem, x0, **SETTINGS, tol_unique=1e-3, chunk_size=64,
+                                     chord_steps=steps)
+        assert out.converged.all()
+        q = 0.5 * (problem(out.states) - out.states).pow(2).sum(-1)
+        assert (q < 1e-24).all()
+        dist = np.abs(out.states.numpy()[:, None] - exact[None]).max(-1)
+        assert (dist.min(1) < 1e-10).all()
+        found[steps] = set(dist.argmin(1).tolist())
+    assert sum(settled) > 10  # starts in the fast basin of a point found by the first chunk
+    assert found[CHORD_STEPS] == found[0]
