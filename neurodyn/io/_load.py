@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from neurodyn._result import ResultFileError, read_result
-from neurodyn.io.checkpoint import checkpoint_from_file_object, read_torch_file
 from neurodyn.io._torch_result import is_torch_result, read_torch_result
+from neurodyn.io.checkpoint import checkpoint_from_file_object, read_torch_file
 
 __all__ = ["ResultFileError", "load"]
 
