@@ -13,7 +13,7 @@ Steps, public API only:
 1. bin and smooth: the most active units, counts summed into 100 ms bins, square root, Gaussian
    smoothing (sd 1.5 bins), z-scored with the training part's statistics and scaled by 1/4 so the
    rates sit inside tanh's range; the last 20 % of the time is held out;
-2. fit a rank-R tanh ``LowRankRNN`` (one unit per recorded unit, identity observation, alpha = 0.5)
+2. fit a rank-R tanh ``LowRankRNN`` (one unit per recorded unit, identity observation, alpha = 0.2)
    by generalized teacher forcing (``fit_teacher_forcing``);
 3. the identifiable statistics of its loadings (``compute_low_rank_statistics``) and the
    maximum-entropy loading law that keeps its latent dynamics (``fit_maxent_loadings``);
@@ -24,7 +24,7 @@ Steps, public API only:
 5. a figure (``low_rank_recording.png``) and ``results.json`` under ``--out-dir``.
 
 ``--tiny``: 30 units, 1500 bins, 2 x 3 training batches, 20 flow epochs, 8 check networks, 2 samples.
-The default: every unit with spikes in both parts (up to 171), 20 x 20 batches of 32 windows of 30
+The default: every unit with spikes in both parts (up to 171), 60 x 20 batches of 32 windows of 30
 bins, 100 flow epochs, 32 check networks, 5 samples.
 """
 
@@ -45,12 +45,12 @@ from neurodyn.models import LowRankRNN
 from neurodyn.training import fit_teacher_forcing
 
 FILE = Path("reaching_m1_s1_spykesml") / "m1_stevenson_2011.mat"
-ALPHA = 0.5  # dt / tau with 100 ms bins and tau = 200 ms
+ALPHA = 0.2  # dt / tau with 100 ms bins and tau = 500 ms
 HORIZONS = (1, 5, 10)  # prediction horizons, in 100 ms bins
 
 TINY = dict(n_units=30, n_bins=1500, n_epochs=2, batches_per_epoch=3, batch_size=8, flow_epochs=20,
             n_samples=2, n_check=8)
-FULL = dict(n_units=171, n_bins=None, n_epochs=20, batches_per_epoch=20, batch_size=32, flow_epochs=100,
+FULL = dict(n_units=171, n_bins=None, n_epochs=60, batches_per_epoch=20, batch_size=32, flow_epochs=100,
             n_samples=5, n_check=32)
 
 
@@ -174,7 +174,7 @@ def main(*, tiny: bool = False, data_dir: str | None = None, rank: int = 2,
     model = LowRankRNN(0, n, n, rank=rank, alpha=ALPHA, seed=seed)
     fit = fit_teacher_forcing(model, train, observation="identity", alpha=0.2, n_epochs=size["n_epochs"],
                               batches_per_epoch=size["batches_per_epoch"], batch_size=size["batch_size"],
-                              seq_len=30, lr=5e-3, lr_end=1e-4, progress=False, seed=seed)
+                              seq_len=30, lr=1e-2, lr_end=1e-4, progress=False, seed=seed)
     fit.raise_if_diverged()
     fitted = fit.model.double()
     stats = compute_low_rank_statistics(fitted)

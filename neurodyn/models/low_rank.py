@@ -82,7 +82,8 @@ class LowRankRNN(RecurrentModel):
         if n_units < 1 or n_inputs < 0 or n_outputs < 0:
             raise ValueError("n_units must be >= 1 and n_inputs, n_outputs >= 0")
         if not 1 <= rank <= n_units:
-            raise ValueError(f"rank must be in [1, n_units={n_units}], got {rank}")
+            raise ValueError(f"rank must be in [1, n_units={n_units}], got {rank}: a rank-R connectivity "
+                             f"needs at least R units; lower rank or use more units")
         self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
         self.rank, self.activation = int(rank), activation
         self.alpha = resolve_alpha(alpha, dt, tau)
