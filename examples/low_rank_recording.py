@@ -150,10 +150,12 @@ def plot(path: Path, kappa: torch.Tensor, fitted: LowRankRNN, sample: LowRankRNN
     ax[1].legend(fontsize=7)
     ax[2].plot(kappa[:, 0], kappa[:, -1], color="0.7", lw=0.5)
     fp = np.asarray(results["fitted"]["stable_points"]).reshape(-1, r)
-    ax[2].scatter(fp[:, 0], fp[:, -1], s=80, marker="o", facecolor="none", edgecolor="C0", label="fitted")
+    ax[2].scatter(fp[:, 0], fp[:, -1], s=80, marker="o", facecolor="none", edgecolor="C0", label="fitted",
+                  zorder=3)
     for i, s in enumerate(results["samples"]):
         sp = np.asarray(s["stable_points"]).reshape(-1, r)
-        ax[2].scatter(sp[:, 0], sp[:, -1], s=20, marker="x", color="C1", label="sampled" if i == 0 else None)
+        ax[2].scatter(sp[:, 0], sp[:, -1], s=20, marker="x", color="C1", label="sampled" if i == 0 else None,
+                      zorder=3)
     ax[2].set(xlabel="kappa_0", ylabel=f"kappa_{r - 1}", title="stable points of the latent map")
     ax[2].legend(fontsize=7)
     fig.tight_layout()
