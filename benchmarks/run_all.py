@@ -26,6 +26,8 @@ BENCHMARKS = {
     "bench_fit.py": ["--quick"],
     "bench_training.py": ["--steps", "5", "--repeats", "1", "--out", "/dev/null"],
     "bench_training_fit.py": ["--quick", "--out", "/dev/null"],
+    "bench_training_ensemble.py": ["--steps", "2", "--repeats", "1", "--n-networks", "4",
+                                   "--out", "/dev/null"],
     "bench_lyapunov.py": ["--quick"],
     "bench_cli_startup.py": ["--quick", "--out", "/dev/null"],
     "bench_sweep.py": ["--quick", "--out", "/dev/null"],

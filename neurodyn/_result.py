@@ -44,6 +44,7 @@ FORMATS: dict[str, str] = {
     "neurodyn.degeneracy_features": "neurodyn.analysis.degeneracy:DegeneracyFeatures",
     "neurodyn.rollout": "neurodyn.kernels._result:RolloutResult",
     "neurodyn.sweep": "neurodyn.sweep._dataset:SweepResult",
+    "neurodyn.mixture_fit": "neurodyn.tasks.swap_model:MixtureFit",
 }
 
 #: files written before every result carried a format attribute, told apart by their variables

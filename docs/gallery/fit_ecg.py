@@ -9,10 +9,9 @@
 # distance D_H and the n-step prediction error PE(n), against a linear model and the mean.
 #
 # The recording is one ECG lead (PPG-DaLiA, Reiss et al. 2019, *Sensors* 19:3079, as prepared for the GTF
-# benchmark in DurstewitzLab/GTF-shPLRNN, GPL-3.0), read from `NEURODYN_DATA` or the first `shared/data`
-# folder found upwards from the working directory or from the neurodyn package (a checkout's
-# `../shared/data`). A clone without that folder fits a
-# synthetic heartbeat-like signal instead and says so. The fit is tiny when the site is built (about
+# benchmark in DurstewitzLab/GTF-shPLRNN, GPL-3.0), read from `NEURODYN_DATA` or a `shared/data` folder
+# (see `neurodyn.io.find_recordings`). A clone without that folder fits a synthetic heartbeat-like
+# signal instead and says so. The fit is tiny when the site is built (about
 # 30 s of ECG, 250 batches of 16 windows, stronger forcing), so its free run is at best a rough
 # oscillation, not yet at the heart's period, and its scores sit near the baselines'; set
 # `NEURODYN_FULL=1` for the whole files and 200 × 20 batches of 64, the settings of
@@ -20,25 +19,20 @@
 
 # %%
 import os
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-import neurodyn
 from neurodyn.analysis import evaluate_reconstruction
-from neurodyn.io import TimeSeries, apply_preprocessing
+from neurodyn.io import TimeSeries, apply_preprocessing, find_recordings
 from neurodyn.models import ShallowPLRNN
+from neurodyn.plotting import plot_reconstruction
 from neurodyn.training import fit_teacher_forcing
 
 full = os.environ.get("NEURODYN_FULL") == "1"
-starts = [Path.cwd(), Path(neurodyn.__file__).resolve().parent]  # the working directory, the package
-folders = [d for start in starts for d in (start, *start.parents)]
-data = os.environ.get("NEURODYN_DATA") or next(
-    (d / "shared" / "data" for d in folders if (d / "shared" / "data").is_dir()), None)
-ecg_dir = Path(data) / "ecg_pecuzal5d" if data else None
+ecg_dir = find_recordings("ecg_pecuzal5d")
 n_train, n_test = (None, None) if full else (20_000, 10_000)  # samples at 700 Hz
-if ecg_dir is not None and ecg_dir.is_dir():
+if ecg_dir is not None:
     source = "ECG recording"
     raw = [np.load(ecg_dir / f"ECG_pecuzal_5d_{part}.npy")[:n, :1] for part, n in (("train", n_train),
                                                                                    ("test", n_test))]
@@ -88,14 +82,6 @@ scores = evaluate_reconstruction(fit.model, train.values, test.values, observati
 print(scores.summary())
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
-n_show = min(200, len(scores.generated))
-axes[0].plot(test.values[:n_show, 0], label="held-out data")
-axes[0].plot(scores.generated[:n_show, 0], label="generated (free run)")
-axes[0].set(xlabel=f"time step ({train.dt * 1e3:.1f} ms)", ylabel="ECG (z-scored)", title=source)
-axes[0].legend(fontsize=8)
-axes[1].plot(test.values[:, 0], test.values[:, 2], lw=0.4, label="data")
-axes[1].plot(scores.generated[:, 0], scores.generated[:, 2], lw=0.8, label="generated")
-axes[1].set(xlabel="x(t)", ylabel="x(t - 20 samples)", title="delay-embedded state space")
-axes[1].legend(fontsize=8)
+names = ["ECG x(t)", "x(t - 10 samples)", "x(t - 20 samples)", "x(t - 55 samples)", "x(t - 68 samples)"]
+plot_reconstruction(scores, test.values, channels=(0, 2), dt=train.dt, channel_names=names, title=source)
 plt.show()

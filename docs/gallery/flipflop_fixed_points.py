@@ -6,6 +6,8 @@
 # (Sussillo & Barak 2013, *Neural Computation* 25:626). This page trains a small network, finds its
 # fixed points and draws the paper-ready figure. It runs at a small size when the site is built; set
 # `NEURODYN_FULL=1` for the sizes of `make demo` (64 units, 1,500 iterations, 1,024 initial states).
+# `python examples/flipflop_fixed_points.py [--tiny] [--out-dir DIR]` runs this page from the command
+# line (full size unless `--tiny`) and writes its fixed points and figure into `DIR`.
 
 # %%
 import os

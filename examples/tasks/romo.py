@@ -2,8 +2,8 @@
 
 Usage: python examples/tasks/romo.py [--tiny]
 
-Prints the held-out choice accuracy on the trained delays and on the longer out-of-distribution
-delays. Uses only the public API.
+Prints the held-out choice accuracy on the trained task and on its out-of-distribution variant
+(pairs twice as close, four times the input noise). Uses only the public API.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main(tiny: bool = False) -> dict:
     metrics = neurodyn.training.evaluate(result.model, task, seed=1)
     ood = neurodyn.training.evaluate(result.model, task.ood(), seed=1)
     print(f"accuracy {metrics['accuracy']:.3f}, fixation {metrics['fixation_accuracy']:.3f}, "
-          f"longer delays (OOD) {ood['accuracy']:.3f}")
+          f"closer pairs, more noise (OOD) {ood['accuracy']:.3f}")
     return {"metrics": metrics, "ood": ood}
 
 

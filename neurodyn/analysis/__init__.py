@@ -11,7 +11,7 @@ models fitted to recordings), :mod:`~neurodyn.analysis.degeneracy` (solution deg
 Every public name is re-exported here.
 """
 
-from neurodyn.analysis.decoding import compute_decodability
+from neurodyn.analysis.decoding import compute_decodability, compute_decodability_over_time
 from neurodyn.analysis.degeneracy import (
     DegeneracyFeatures,
     DegeneracyResult,
@@ -111,7 +111,7 @@ __all__ = [
     "permutation_distance", "procrustes_distance", "pwcca", "rbf_bandwidth", "rdm",
     "soft_matching_distance", "svcca", "weight_distance", "PreparedActivity", "prepare_activity",
     "DegeneracyFeatures", "DegeneracyResult", "compare_to_references", "compute_solution_degeneracy",
-    "degeneracy_features", "compute_decodability",
+    "degeneracy_features", "compute_decodability", "compute_decodability_over_time",
     # mechanism of HMM emulation (Torre et al. 2025)
     "compute_hmm_mechanism", "compute_noise_free_collapse", "compute_orbit", "compute_speeds",
     "compute_transition_triggered_average",

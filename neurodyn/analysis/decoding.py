@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, resolve_seed
+from neurodyn.models._base import eval_mode
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 
-__all__ = ["compute_decodability"]
+__all__ = ["compute_decodability", "compute_decodability_over_time"]
 
 
 def compute_decodability(
@@ -72,37 +74,117 @@ def compute_decodability(
     True
     """
     import xarray as xr
-    from sklearn.model_selection import GroupKFold
 
-    from neurodyn.analysis.similarity import LinearPredictivity
+    from neurodyn.training.train import check_sizes
 
     if int(n_folds) < 2 or int(n_trials) < int(n_folds) or not alpha >= 0:
         raise ValueError(f"need n_folds >= 2, n_trials >= n_folds and alpha >= 0; got n_folds={n_folds}, "
                          f"n_trials={n_trials}, alpha={alpha}")
-    if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
-        raise ValueError(f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but the task needs "
-                         f"{task.n_inputs} / {task.n_outputs}")
+    check_sizes(model, task)
     seed = resolve_seed(seed)
     batch = task.sample(int(n_trials), seed=seed)
-    was = model.training
-    model.eval()
-    with torch.no_grad():
+    with eval_mode(model), torch.no_grad():
         x = torch.as_tensor(batch.inputs, dtype=next(model.parameters()).dtype)
         h = model(x, noise=False).states.double().numpy()
-    model.train(was)
     keep = batch.mask.reshape(-1, batch.mask.shape[-1]).max(1) > 0
     H = h.reshape(-1, h.shape[-1])[keep]
     Y = batch.targets.reshape(-1, batch.targets.shape[-1]).astype(np.float64)[keep]
     trial = np.repeat(np.arange(int(n_trials)), h.shape[1])[keep]
-    order = np.random.default_rng(seed).permutation(int(n_trials))  # seeded trial-to-fold assignment
-    pred = np.zeros_like(Y)
-    for train_idx, test_idx in GroupKFold(n_splits=int(n_folds)).split(H, Y, groups=order[trial]):
-        pred[test_idx] = LinearPredictivity(alpha=alpha).fit(H[train_idx], Y[train_idx]).predict(H[test_idx])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r2 = 1.0 - ((Y - pred) ** 2).sum(0) / ((Y - Y.mean(0)) ** 2).sum(0)
+    pred, r2 = _cross_validated(H, Y, trial, int(n_trials), int(n_folds), alpha, seed)
     binary = np.all(np.isin(Y, (-1.0, 1.0)), axis=0)
     sign_acc = np.where(binary, (np.sign(pred) == Y).mean(0), np.nan)
     return xr.Dataset({"r2": ("variable", r2), "sign_accuracy": ("variable", sign_acc)},
                       coords={"variable": np.arange(Y.shape[1])},
                       attrs={"n_trials": int(n_trials), "n_folds": int(n_folds), "alpha": float(alpha),
+                             "seed": seed})
+
+
+def _cross_validated(H: np.ndarray, Y: np.ndarray, trial: np.ndarray, n_trials: int, n_folds: int,
+                     alpha: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Out-of-fold ridge predictions of ``Y`` (sample, variable) from ``H`` (sample, unit), folds over
+    trials (seeded assignment), and their ``R^2`` per variable."""
+    from sklearn.model_selection import GroupKFold
+
+    from neurodyn.analysis.similarity import LinearPredictivity
+
+    order = np.random.default_rng(seed).permutation(n_trials)  # seeded trial-to-fold assignment
+    pred = np.zeros_like(Y)
+    for train_idx, test_idx in GroupKFold(n_splits=n_folds).split(H, Y, groups=order[trial]):
+        pred[test_idx] = LinearPredictivity(alpha=alpha).fit(H[train_idx], Y[train_idx]).predict(H[test_idx])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r2 = 1.0 - ((Y - pred) ** 2).sum(0) / ((Y - Y.mean(0)) ** 2).sum(0)
+    return pred, r2
+
+
+def compute_decodability_over_time(states: Any, variables: Any, *, names: Sequence[str] | None = None,
+                                   n_folds: int = 5, alpha: float = 1.0, seed: SeedLike = 12345,
+                                   ) -> xr.Dataset:
+    """How well per-trial variables are linearly decodable from the hidden states at each time step.
+
+    At every step a ridge map (:class:`~neurodyn.analysis.LinearPredictivity`, penalty ``alpha``) from
+    the states to the variables is fitted on ``n_folds - 1`` folds of trials and scored on the held-out
+    ones, as in :func:`compute_decodability` (same folds at every step); e.g. ``(cos, sin)`` of the cued
+    and the uncued item over a working-memory delay.
+
+    Parameters
+    ----------
+    states : array-like, shape (trial, time, unit)
+        Hidden states (e.g. ``model(inputs).states`` or those of a sampler).
+    variables : array-like, shape (trial, variable)
+        One value per trial and variable (constant over time).
+    names : sequence of str, optional
+        Labels of the variables (default ``0, 1, ...``).
+    n_folds : int
+        Cross-validation folds over trials (>= 2, at most the number of trials).
+    alpha : float
+        Ridge penalty (>= 0).
+    seed : int, Generator or None
+        Seeds the assignment of trials to folds.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``r2`` (time, variable): out-of-fold ``R^2`` (1 perfect, 0 no better than the mean, NaN for a
+        constant variable). Coords ``time`` (steps) and ``variable``; attrs ``n_trials``, ``n_folds``,
+        ``alpha``, ``seed``.
+
+    Raises
+    ------
+    ValueError
+        For arrays of the wrong dimensions or mismatched trials, ``n_folds < 2``, fewer trials than
+        folds or a negative ``alpha``.
+
+    Examples
+    --------
+    A variable held by unit 0 from step 2 on is decodable from then on, not before:
+
+    >>> import numpy as np
+    >>> from neurodyn.analysis import compute_decodability_over_time
+    >>> rng = np.random.default_rng(0)
+    >>> v = rng.standard_normal((40, 1))
+    >>> states = 0.01 * rng.standard_normal((40, 4, 3))
+    >>> states[:, 2:, 0] += v
+    >>> ds = compute_decodability_over_time(states, v, names=["v"], n_folds=4, alpha=1e-3)
+    >>> r2 = ds.r2.sel(variable="v").values
+    >>> ds.r2.dims, bool((r2[:2] < 0.2).all()), bool((r2[2:] > 0.99).all())
+    (('time', 'variable'), True, True)
+    """
+    import xarray as xr
+
+    h, y = np.asarray(states, dtype=np.float64), np.asarray(variables, dtype=np.float64)
+    if h.ndim != 3 or y.ndim != 2 or h.shape[0] != y.shape[0]:
+        raise ValueError(f"states must be (trial, time, unit) and variables (trial, variable) with the same "
+                         f"trials, got {h.shape} and {y.shape}")
+    n_trials = h.shape[0]
+    if int(n_folds) < 2 or n_trials < int(n_folds) or not alpha >= 0:
+        raise ValueError(f"need n_folds >= 2, trials >= n_folds and alpha >= 0; got n_folds={n_folds}, "
+                         f"{n_trials} trials, alpha={alpha}")
+    seed = resolve_seed(seed)
+    trial = np.arange(n_trials)
+    r2 = np.stack([_cross_validated(h[:, t], y, trial, n_trials, int(n_folds), alpha, seed)[1]
+                   for t in range(h.shape[1])])
+    labels = list(names) if names is not None else list(range(y.shape[1]))
+    return xr.Dataset({"r2": (("time", "variable"), r2)},
+                      coords={"time": np.arange(h.shape[1]), "variable": labels},
+                      attrs={"n_trials": n_trials, "n_folds": int(n_folds), "alpha": float(alpha),
                              "seed": seed})

@@ -19,6 +19,7 @@ from neurodyn.analysis.similarity import (
     weight_distance,
 )
 from neurodyn.analysis.similarity.pairwise import DSA_FIT, PREPARE
+from neurodyn.models._base import eval_mode
 
 DEFAULT_DSA = {"n_delays": 5, "rank": 10}
 
@@ -124,10 +125,8 @@ def _mean_offdiag(D: np.ndarray) -> float:
 @torch.no_grad()
 def _run(model, batch, device) -> tuple[np.ndarray, np.ndarray]:
     x = torch.as_tensor(batch.inputs, dtype=next(model.parameters()).dtype, device=device)
-    was = model.training
-    model.eval()
-    roll = model(x, noise=False)
-    model.train(was)
+    with eval_mode(model):
+        roll = model(x, noise=False)
     return roll.outputs.cpu().numpy(), roll.states.double().cpu().numpy()
 
 
@@ -216,9 +215,9 @@ def _dynamics_options(dynamics_metric: str, dynamics_kwargs: Mapping[str, Any] |
 
 
 def _check_model(k: int, m: Any, task: Any) -> None:
-    if m.n_inputs != task.n_inputs or m.n_outputs != task.n_outputs:
-        raise ValueError(f"models[{k}] has {m.n_inputs} inputs / {m.n_outputs} outputs; task "
-                         f"{task.name!r} needs {task.n_inputs} / {task.n_outputs}")
+    from neurodyn.training.train import check_sizes
+
+    check_sizes(m, task, name=f"models[{k}]")
 
 
 def _batches(task: Any, n_trials: int, seed: int):

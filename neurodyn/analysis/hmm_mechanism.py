@@ -24,7 +24,7 @@ from neurodyn.analysis._hmm_dynamics import (
 )
 from neurodyn.analysis.fixed_points import find_fixed_points
 from neurodyn.analysis.fixed_points._search import speed
-from neurodyn.models._base import RecurrentModel
+from neurodyn.models._base import RecurrentModel, eval_mode
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -219,18 +219,16 @@ def compute_hmm_mechanism(
     >>> ds.attrs["collapsed"], ds.attrs["n_stable"], sorted(ds.tta.dims)  # collapsed: 1 (yes) or 0
     (1, 1, ['lag', 'unit'])
     """
-    if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
-        raise ValueError(f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but the task needs "
-                         f"{task.n_inputs} / {task.n_outputs}")
     import xarray as xr
 
+    from neurodyn.training.train import check_sizes
+
+    check_sizes(model, task)
     seed = resolve_seed(seed)
     run_task = task if n_steps is None else task.replace(n_steps=int(n_steps))
     batch = run_task.sample(int(n_trials), seed=seed)
-    was_training = model.training
-    model.eval()
-    out = model(torch.as_tensor(batch.inputs, dtype=next(model.parameters()).dtype), noise=False)
-    model.train(was_training)
+    with eval_mode(model):
+        out = model(torch.as_tensor(batch.inputs, dtype=next(model.parameters()).dtype), noise=False)
     states, logits = out.states.double().numpy(), out.outputs.double()
     probs = torch.softmax(logits, -1).numpy()
     speeds = compute_speeds(model, states)

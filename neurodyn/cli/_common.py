@@ -1,10 +1,12 @@
-"""Helpers shared by the sub-commands: output guards, safe writes and argument parsing."""
+"""Helpers shared by the sub-commands: output guards, safe writes, shared options and argument parsing."""
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +168,16 @@ def _save_interrupted(command: str, path: str | Path, result: Any, training: dic
     return 130
 
 
+def load_for_analysis(command: str, path: str | Path, *, arch: str | None = None) -> Any:
+    """:func:`neurodyn.io.load_model` of ``path``, with :func:`warn_training_status`'s line on stderr for a
+    diverged, interrupted or untrained model."""
+    from neurodyn.io import load_model
+
+    loaded = load_model(path, arch=arch)
+    warn_training_status(command, path, loaded.checkpoint)
+    return loaded
+
+
 def warn_training_status(command: str, path: str | Path, checkpoint: Any) -> None:
     """One line on stderr if ``checkpoint`` (or None) holds a diverged, interrupted or untrained model."""
     from neurodyn.io.checkpoint import training_status
@@ -217,9 +229,7 @@ def check_netcdf_writer() -> None:
 
 def write_netcdf(ds, path: str | Path) -> None:
     """Write an ``xarray.Dataset`` (engine h5netcdf); an existing file is replaced only on success."""
-    from neurodyn._result import write_atomically
-
-    write_atomically(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
+    write_result_and_figure(ds, path, None, None)
 
 
 def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
@@ -251,8 +261,6 @@ def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
 def write_result_and_figure(ds, out: str | Path | None, fig, plot: str | Path | None) -> None:
     """Write a dataset (netCDF, to ``out``) and a figure (to ``plot``) as a pair: both are replaced or,
     after a failure or a kill, neither. Either may be None. The figure is closed."""
-    import matplotlib.pyplot as plt
-
     from neurodyn._result import write_atomically_together
 
     writes = {}
@@ -265,17 +273,56 @@ def write_result_and_figure(ds, out: str | Path | None, fig, plot: str | Path | 
         write_atomically_together(writes)
     finally:
         if fig is not None:
+            import matplotlib.pyplot as plt
+
             plt.close(fig)
 
 
-def save_figure(fig, path: str | Path) -> None:
-    """Save a matplotlib figure (format from the suffix) and close it; replaces a file only on success."""
-    import matplotlib.pyplot as plt
+def write_analysis(args: Any, result: Any, figure: Callable[[], Any]) -> None:
+    """Write the files an analysis command was asked for, as a pair (:func:`write_result_and_figure`), and
+    print a ``wrote`` line for each: ``--out`` gets ``result.to_xarray()`` with the attribute ``model_file``
+    (``args.model``), ``--plot`` the figure that ``figure()`` draws (called only then)."""
+    ds = fig = None
+    if args.out:
+        ds = result.to_xarray()
+        ds.attrs["model_file"] = str(args.model)
+    if args.plot:
+        fig = figure()
+    if args.out or args.plot:  # both files or, on failure, neither
+        write_result_and_figure(ds, args.out, fig, args.plot)
+        print("\n".join(f"wrote {p}" for p in (args.out, args.plot) if p))
 
-    from neurodyn._result import write_atomically
 
-    fmt = Path(path).suffix.lower().lstrip(".") or None
-    try:
-        write_atomically(path, lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt))
-    finally:
-        plt.close(fig)
+#: a numeric option's bound: (flag, attribute, smallest allowed value, whether the bound itself is allowed)
+Bound = tuple[str, str, float, bool]
+
+
+def add_result_files(p: argparse.ArgumentParser, *, what: str, stem: str) -> None:
+    """``--out`` (netCDF file for the ``what``), ``--plot`` (figure file) and ``--overwrite`` of an analysis
+    command; ``stem`` names the example files in the help (``fixedpoints.nc``, ``fixedpoints.png``)."""
+    p.add_argument("--out", default=None, help=f"netCDF file for the {what} (e.g. {stem}.nc)")
+    p.add_argument("--plot", default=None, help=f"figure file (e.g. {stem}.png)")
+    p.add_argument("--overwrite", action="store_true", help="replace existing --out/--plot files")
+
+
+def add_checkpoint_file(g: argparse._ActionsContainer, *, default: str) -> None:
+    """``--out`` (the checkpoint a training command writes, ``default`` if not given) and ``--overwrite``."""
+    g.add_argument("--out", default=default, help=f"checkpoint to write (default {default})")
+    g.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+
+
+def check_bounds(args: argparse.Namespace, bounds: Iterable[Bound]) -> None:
+    """Refuse a numeric option that is not finite or lies below its bound; options not given (None) pass.
+
+    Raises
+    ------
+    ValueError
+        ``"<flag> must be >= <low>, got <value>"`` (``>`` where the bound itself is not allowed).
+    """
+    for flag, name, low, closed in bounds:
+        v = getattr(args, name)
+        if v is None:
+            continue
+        if not math.isfinite(v) or v < low or (v == low and not closed):
+            rel = ">=" if closed else ">"
+            raise ValueError(f"{flag} must be {rel} {low}, got {v}")

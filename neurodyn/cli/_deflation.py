@@ -28,6 +28,7 @@ def train(args: argparse.Namespace, model: Any, task: Any):
         was given (curriculum, early stopping, target accuracy, weight penalties, weight decay).
     """
     from neurodyn.cli._common import warn_training_status
+    from neurodyn.cli.train import engine_options
     from neurodyn.io import load_checkpoint
     from neurodyn.training import train_deflated
 
@@ -48,9 +49,7 @@ def train(args: argparse.Namespace, model: Any, task: Any):
         refs.append(ckpt.model)
     result = train_deflated(
         model, task, reference_models=refs, lam=args.deflate_lambda, ridge=args.deflate_ridge,
-        activity_penalty=args.activity_penalty, n_iterations=args.n_iterations, batch_size=args.batch_size,
-        lr=args.lr, clip_grad_norm=args.clip_grad_norm, seed=args.seed, eval_every=args.eval_every,
-        progress=not args.no_progress, device=args.device,
+        activity_penalty=args.activity_penalty, **engine_options(args),
     )
     result.config["deflation"]["references"] = [str(p) for p in args.deflate_against]
     return result

@@ -13,7 +13,7 @@ import math
 import sys
 from pathlib import Path
 
-from neurodyn.cli._common import check_outputs, load_recording, warn_training_status, write_netcdf
+from neurodyn.cli._common import check_bounds, check_outputs, load_for_analysis, load_recording, write_netcdf
 
 __all__ = ["add_parser", "run"]
 
@@ -25,11 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     Examples
     --------
-    >>> import argparse
     >>> from neurodyn.cli import evaluate
-    >>> parser = argparse.ArgumentParser(prog="neurodyn")
-    >>> evaluate.add_parser(parser.add_subparsers(dest="command"))
-    >>> args = parser.parse_args(["evaluate", "fit.pt", "--pe-steps", "5"])
+    >>> from neurodyn.cli.main import build_parser
+    >>> args = build_parser("evaluate").parse_args(["evaluate", "fit.pt", "--pe-steps", "5"])
     >>> args.func is evaluate.run, args.fit, args.data, args.pe_steps
     (True, 'fit.pt', None, 5)
     """
@@ -168,10 +166,8 @@ def check_args(args: argparse.Namespace) -> None:
     """Refuse out-of-range option values before any work starts (ValueError naming the flag)."""
     if args.n_transient is not None and args.n_transient < 0:
         raise ValueError(f"--n-transient must be >= 0 (generated steps to discard), got {args.n_transient}")
-    counts = (("--max-steps", args.max_steps), ("--pe-steps", args.pe_steps), ("--n-bins", args.n_bins))
-    for flag, v in counts:
-        if v is not None and v < 1:
-            raise ValueError(f"{flag} must be >= 1, got {v}")
+    check_bounds(args, (("--max-steps", "max_steps", 1, True), ("--pe-steps", "pe_steps", 1, True),
+                        ("--n-bins", "n_bins", 1, True)))
     if not math.isfinite(args.smoothing) or args.smoothing < 0:
         raise ValueError(f"--smoothing must be a finite number >= 0, got {args.smoothing}")
 
@@ -259,14 +255,11 @@ def run(args: argparse.Namespace) -> int:
     0
     """
     from neurodyn.analysis.reconstruction import evaluate_reconstruction
-    from neurodyn.io import load_model
-
     check_args(args)
     check_outputs(args.out, overwrite=args.overwrite, inputs=[args.fit, args.data])
-    loaded = load_model(args.fit)
+    loaded = load_for_analysis("evaluate", args.fit)
     if loaded.checkpoint is None:
         raise ValueError(f"{args.fit} is not a neurodyn checkpoint")
-    warn_training_status("evaluate", args.fit, loaded.checkpoint)
     extra = loaded.checkpoint.extra or {}
     if args.out is not None and extra.get("data") is not None:
         if Path(args.out).resolve() == training_file(extra, args.fit).resolve():

@@ -8,10 +8,16 @@ training history, which ``neurodyn evaluate`` uses to rebuild the held-out data.
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
-from neurodyn.cli._common import check_outputs, load_recording, save_trained, train_quietly
+from neurodyn.cli._common import (
+    add_checkpoint_file,
+    check_bounds,
+    check_outputs,
+    load_recording,
+    save_trained,
+    train_quietly,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -48,11 +54,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     Examples
     --------
-    >>> import argparse
     >>> from neurodyn.cli import fit
-    >>> parser = argparse.ArgumentParser(prog="neurodyn")
-    >>> fit.add_parser(parser.add_subparsers(dest="command"))
-    >>> args = parser.parse_args(["fit", "recording.npy", "--model", "plrnn", "--latent", "8"])
+    >>> from neurodyn.cli.main import build_parser
+    >>> args = build_parser("fit").parse_args(["fit", "recording.npy", "--model", "plrnn", "--latent", "8"])
     >>> args.func is fit.run, args.data, args.model, args.latent
     (True, 'recording.npy', 'plrnn', 8)
     """
@@ -109,9 +113,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--backend", choices=("auto", "torch", "numba"), default="auto",
                    help="forced rollout: auto = fused Numba forward + backward for a shallow PLRNN on the "
                         "CPU, torch otherwise (recorded in the checkpoint)")
-    o = p.add_argument_group("output")
-    o.add_argument("--out", default="fit.pt", help="checkpoint to write (default fit.pt)")
-    o.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    add_checkpoint_file(p.add_argument_group("output"), default="fit.pt")
     p.set_defaults(func=run)
 
 
@@ -191,13 +193,7 @@ def check_args(args: argparse.Namespace) -> None:
     ValueError
         Naming the flag, the value given and the allowed range.
     """
-    for flag, name, low, closed in _BOUNDS:
-        v = getattr(args, name)
-        if v is None:
-            continue
-        if not math.isfinite(v) or v < low or (v == low and not closed):
-            rel = ">=" if closed else ">"
-            raise ValueError(f"{flag} must be {rel} {low}, got {v}")
+    check_bounds(args, _BOUNDS)
     if not 0.0 <= args.alpha <= 1.0:
         raise ValueError(f"--alpha must be in [0, 1], got {args.alpha}")
     if args.lowpass is not None and args.dt is None:

@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neurodyn.cli._common import (
+    add_result_files,
+    check_bounds,
     check_netcdf_writer,
     check_outputs,
+    load_for_analysis,
     parse_vector,
     progress_enabled,
-    warn_training_status,
-    write_result_and_figure,
+    write_analysis,
 )
 
 if TYPE_CHECKING:
@@ -28,11 +30,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     Examples
     --------
-    >>> import argparse
     >>> from neurodyn.cli import fixedpoints
-    >>> parser = argparse.ArgumentParser(prog="neurodyn")
-    >>> fixedpoints.add_parser(parser.add_subparsers(dest="command"))
-    >>> args = parser.parse_args(["fixedpoints", "model.pt", "--n-inits", "16"])
+    >>> from neurodyn.cli.main import build_parser
+    >>> args = build_parser("fixedpoints").parse_args(["fixedpoints", "model.pt", "--n-inits", "16"])
     >>> args.func is fixedpoints.run, args.model, args.n_inits
     (True, 'model.pt', 16)
     """
@@ -78,9 +78,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--max-iters", type=int, default=None, help="iterations per candidate (default 5000)")
     f.add_argument("--tol-unique", type=float, default=None,
                    help="points closer than this in every unit are one point (default 1e-3)")
-    p.add_argument("--out", default=None, help="netCDF file for the results (e.g. fixedpoints.nc)")
-    p.add_argument("--plot", default=None, help="figure file (e.g. fixedpoints.png)")
-    p.add_argument("--overwrite", action="store_true", help="replace existing --out/--plot files")
+    add_result_files(p, what="results", stem="fixedpoints")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar (one shows while searching when stderr is a terminal)")
     p.set_defaults(func=run)
@@ -110,9 +108,7 @@ def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:
     try:
         arr = np.load(p, allow_pickle=False)
     except (ValueError, OSError, EOFError):
-        raise ValueError(
-            f"--states {p} is not a numeric .npy array; save one with numpy.save(path, states)"
-        ) from None
+        arr = None
     if not isinstance(arr, np.ndarray) or not np.issubdtype(arr.dtype, np.number):
         raise ValueError(
             f"--states {p} is not a numeric .npy array; save one with numpy.save(path, states)"
@@ -157,22 +153,15 @@ def run(args: argparse.Namespace) -> int:
     >>> status, np.round(result.fixed_points().states, 6).tolist()
     (0, [[2.0]])
     """
-    from neurodyn.io import load_model
-
     check_outputs(args.out, args.plot, overwrite=args.overwrite, inputs=[args.model, args.states],
                   figures=[args.plot])
     if args.out:
         check_netcdf_writer()
-    if args.n_inits < 1:
-        raise ValueError(f"--n-inits must be >= 1, got {args.n_inits}")
-    if args.max_order < 1:
-        raise ValueError(f"--max-order must be >= 1, got {args.max_order}")
-    if args.n_transient < 0:
-        raise ValueError(f"--n-transient must be >= 0, got {args.n_transient}")
+    check_bounds(args, (("--n-inits", "n_inits", 1, True), ("--max-order", "max_order", 1, True),
+                        ("--n-transient", "n_transient", 0, True)))
     if not args.noise_scale >= 0:  # also catches NaN
         raise ValueError(f"--noise-scale must be >= 0, got {args.noise_scale}")
-    loaded = load_model(args.model, arch=args.arch)
-    warn_training_status("fixedpoints", args.model, loaded.checkpoint)
+    loaded = load_for_analysis("fixedpoints", args.model, arch=args.arch)
     model = loaded.model
     task = _task(args.task, model) if args.task is not None else loaded.task
     if args.input is not None:
@@ -187,16 +176,7 @@ def run(args: argparse.Namespace) -> int:
     shown = f"input u* = {_rounded(u)} ({condition})" if u.size else "no input"
     print(f"{args.model}: {loaded.description}, {shown}")
     print(result.summary())
-    ds = fig = None
-    if args.out:
-        ds = result.to_xarray()
-        ds.attrs["model_file"] = str(args.model)
-    if args.plot:
-        title = f"{loaded.description}: {shown}"
-        fig = _figure(result, trajectories, title)
-    if args.out or args.plot:  # both files or, on failure, neither
-        write_result_and_figure(ds, args.out, fig, args.plot)
-        print("\n".join(f"wrote {p}" for p in (args.out, args.plot) if p))
+    write_analysis(args, result, lambda: _figure(result, trajectories, f"{loaded.description}: {shown}"))
     return 0
 
 

@@ -6,10 +6,11 @@ import argparse
 from pathlib import Path
 
 from neurodyn.cli._common import (
+    add_result_files,
     check_outputs,
+    load_for_analysis,
     parse_vector,
-    warn_training_status,
-    write_result_and_figure,
+    write_analysis,
 )
 
 __all__ = ["add_parser", "run"]
@@ -22,10 +23,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     Examples
     --------
-    >>> import argparse
     >>> from neurodyn.cli import manifolds
-    >>> parser = argparse.ArgumentParser(prog="neurodyn")
-    >>> manifolds.add_parser(parser.add_subparsers(dest="command"))
+    >>> from neurodyn.cli.main import build_parser
+    >>> parser = build_parser("manifolds")
     >>> args = parser.parse_args(["manifolds", "model.npz", "--arch", "plrnn", "--max-depth", "4"])
     >>> args.func is manifolds.run, args.model, args.arch, args.max_depth
     (True, 'model.npz', 'plrnn', 4)
@@ -56,9 +56,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--input", default=None, help="constant input, comma-separated (default zeros)")
     p.add_argument("--dims", default="0,1", help="state dimensions to plot, 2 or 3 (default 0,1)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="netCDF file for the manifolds (e.g. manifolds.nc)")
-    p.add_argument("--plot", default=None, help="figure file (e.g. manifolds.png)")
-    p.add_argument("--overwrite", action="store_true", help="replace existing --out/--plot files")
+    add_result_files(p, what="manifolds", stem="manifolds")
     p.set_defaults(func=run)
 
 
@@ -97,16 +95,13 @@ def run(args: argparse.Namespace) -> int:
     from neurodyn.analysis.plrnn import find_cycles
     from neurodyn.analysis.plrnn.homoclinic import find_homoclinic_points
     from neurodyn.analysis.plrnn.manifolds import find_manifolds
-    from neurodyn.io import load_model
     from neurodyn.models.piecewise import is_piecewise_linear
 
     check_outputs(args.out, args.plot, overwrite=args.overwrite)
     if args.max_order < 1 or args.max_depth < 0 or args.max_pieces < 1:
         raise ValueError("need --max-order >= 1, --max-depth >= 0 and --max-pieces >= 1")
     dims = tuple(int(d) for d in args.dims.split(","))
-    loaded = load_model(args.model, arch=args.arch)
-    warn_training_status("manifolds", args.model, loaded.checkpoint)
-    model = loaded.model
+    model = load_for_analysis("manifolds", args.model, arch=args.arch).model
     if not is_piecewise_linear(model):
         raise ValueError(f"{args.model} holds a {type(model).__name__}; manifolds need a PLRNN, "
                          "ShallowPLRNN or ALRNN (use `neurodyn fixedpoints` for smooth models)")
@@ -130,15 +125,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {w}")
     if result.select("stable") and result.select("unstable"):
         print(find_homoclinic_points(model, result, u=u).report())
-    ds = fig = None
-    if args.out:
-        ds = result.to_xarray()
-        ds.attrs["model_file"] = str(args.model)
-    if args.plot:
-        fig = _figure(model, cycles, result, dims, u, source=args.model)
-    if args.out or args.plot:  # both files or, on failure, neither
-        write_result_and_figure(ds, args.out, fig, args.plot)
-        print("\n".join(f"wrote {p}" for p in (args.out, args.plot) if p))
+    write_analysis(args, result, lambda: _figure(model, cycles, result, dims, u, source=args.model))
     return 0
 
 

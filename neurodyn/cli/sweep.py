@@ -13,10 +13,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     Examples
     --------
-    >>> import argparse
     >>> from neurodyn.cli import sweep
-    >>> parser = argparse.ArgumentParser(prog="neurodyn")
-    >>> sweep.add_parser(parser.add_subparsers(dest="command"))
+    >>> from neurodyn.cli.main import build_parser
+    >>> parser = build_parser("sweep")
     >>> args = parser.parse_args(["sweep", "study.toml", "--out", "runs/study", "--workers", "0"])
     >>> args.func is sweep.run, args.spec, args.out, args.workers, args.cluster
     (True, 'study.toml', 'runs/study', 0, None)

@@ -15,11 +15,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     Examples
     --------
-    >>> import argparse
     >>> from neurodyn.cli import tasks
-    >>> parser = argparse.ArgumentParser(prog="neurodyn")
-    >>> tasks.add_parser(parser.add_subparsers(dest="command"))
-    >>> parser.parse_args(["tasks"]).func is tasks.run
+    >>> from neurodyn.cli.main import build_parser
+    >>> build_parser("tasks").parse_args(["tasks"]).func is tasks.run
     True
     """
     p = sub.add_parser("tasks", help=HELP, description="List the registered tasks and their options.")

@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from neurodyn.cli import _deflation
-from neurodyn.cli._common import check_outputs, save_trained, train_quietly
+from neurodyn.cli._common import add_checkpoint_file, check_bounds, check_outputs, save_trained, train_quietly
 
 __all__ = ["add_parser", "run"]
 
@@ -60,11 +60,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
     Examples
     --------
-    >>> import argparse
     >>> from neurodyn.cli import train
-    >>> parser = argparse.ArgumentParser(prog="neurodyn")
-    >>> train.add_parser(parser.add_subparsers(dest="command"))
-    >>> args = parser.parse_args(["train", "flipflop", "--n-bits", "2", "--n-units", "16"])
+    >>> from neurodyn.cli.main import build_parser
+    >>> args = build_parser("train").parse_args(["train", "flipflop", "--n-bits", "2", "--n-units", "16"])
     >>> args.func is train.run, args.task, args.task__n_bits, args.n_units  # task options: task__<field>
     (True, 'flipflop', 2, 16)
     """
@@ -174,9 +172,7 @@ def _common_options(p: argparse.ArgumentParser) -> None:
                    help="training rollout: auto = fused Numba forward + backward for a leaky RNN on the "
                         "CPU, torch otherwise (recorded in the checkpoint)")
     _deflation.add_options(p)
-    o = p.add_argument_group("output")
-    o.add_argument("--out", default="model.pt", help="checkpoint to write (default model.pt)")
-    o.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    add_checkpoint_file(p.add_argument_group("output"), default="model.pt")
 
 
 def _output_scale(text: str) -> float | str:
@@ -246,6 +242,14 @@ def _curriculum(args: argparse.Namespace, task: Any):
 _DISTRIBUTION_LOSSES = ("sinkhorn", "mmd")
 
 
+def engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options that every training entry point (:func:`neurodyn.train`, ``train_distribution``,
+    ``train_deflated``) takes, as given on the command line."""
+    return {"n_iterations": args.n_iterations, "batch_size": args.batch_size, "lr": args.lr,
+            "clip_grad_norm": args.clip_grad_norm, "seed": args.seed, "eval_every": args.eval_every,
+            "progress": not args.no_progress, "device": args.device}
+
+
 def _train_distribution(args: argparse.Namespace, model, task):
     """Train a noise-driven network to match the task's sequence distribution (HMM emulation)."""
     from neurodyn.training.distribution import sample_emissions, train_distribution
@@ -255,12 +259,8 @@ def _train_distribution(args: argparse.Namespace, model, task):
             f"task {task.name!r} is trained on a sequence divergence; --deflate-against, --curriculum "
             "and --early-stopping apply to per-step losses only"
         )
-    result = train_quietly(
-        train_distribution, model, task, n_iterations=args.n_iterations, batch_size=args.batch_size,
-        lr=args.lr, divergence=task.loss, clip_grad_norm=args.clip_grad_norm, seed=args.seed,
-        progress=not args.no_progress, device=args.device, eval_every=args.eval_every,
-        deterministic=args.deterministic,
-    )
+    result = train_quietly(train_distribution, model, task, divergence=task.loss,
+                           deterministic=args.deterministic, **engine_options(args))
     if result.status in ("diverged", "interrupted"):
         return result, {}
     emitted, batch = sample_emissions(result.model.cpu(), task, 512, seed=args.seed + 1)
@@ -345,8 +345,7 @@ def run(args: argparse.Namespace) -> int:
     from neurodyn.tasks import make_task
 
     check_outputs(args.out, overwrite=args.overwrite)
-    if args.n_iterations < 1:
-        raise ValueError(f"--n-iterations must be >= 1, got {args.n_iterations}")
+    check_bounds(args, (("--n-iterations", "n_iterations", 1, True),))
     if not args.clip_grad_norm >= 0 or math.isinf(args.clip_grad_norm):
         raise ValueError(f"--clip-grad-norm must be >= 0 (0: no clipping), got {args.clip_grad_norm}")
     if args.target_accuracy is not None and not 0.0 < args.target_accuracy <= 1.0:
@@ -368,12 +367,9 @@ def run(args: argparse.Namespace) -> int:
                                    deterministic=args.deterministic)
         else:
             result = train_quietly(
-                neurodyn.train, model, task, n_iterations=args.n_iterations, batch_size=args.batch_size,
-                lr=args.lr, weight_decay=args.weight_decay, clip_grad_norm=args.clip_grad_norm,
-                seed=args.seed, target_metric=target, progress=not args.no_progress, device=args.device,
-                eval_every=args.eval_every, regularizers=strengths, early_stopping=args.early_stopping,
-                curriculum=curriculum, deterministic=args.deterministic, backend=args.backend,
-                **forcing,
+                neurodyn.train, model, task, weight_decay=args.weight_decay, target_metric=target,
+                regularizers=strengths, early_stopping=args.early_stopping, curriculum=curriculum,
+                deterministic=args.deterministic, backend=args.backend, **engine_options(args), **forcing,
             )
         if curriculum is not None:
             task = curriculum.task_at(task, result.config["curriculum"]["final_stage"])

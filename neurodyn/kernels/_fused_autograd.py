@@ -7,12 +7,18 @@ import torch
 
 
 def leaky(params, h0, u, xi):
-    """Leaky-RNN states (time, batch, unit); ``u`` (time, batch, input) or None, ``xi`` noise or None."""
+    """Leaky-RNN states (network, time, batch, unit) of ensemble params (tensor fields stacked over
+    networks); ``h0`` (network, batch, unit), ``u`` (network, time, batch, input), ``xi`` noise
+    (network, time, batch, unit) or None."""
     from neurodyn.kernels.numba_math import ACTIVATION_CODES
+    from neurodyn.models._family import FAMILIES, lift
     from neurodyn.models.leaky_rnn import leaky_rnn_drive
 
-    n_steps, n_batch, n_unit = u.shape[0], h0.shape[0], h0.shape[1]
-    drive = leaky_rnn_drive(params, u).to(h0.dtype).expand(n_steps, n_batch, n_unit)
+    n_net, n_steps, n_batch = u.shape[:3]
+    n_unit = h0.shape[-1]
+    flat = u.reshape(n_net, n_steps * n_batch, u.shape[-1])  # the drive of all steps in one product
+    drive = leaky_rnn_drive(lift(params, FAMILIES[type(params)]), flat).to(h0.dtype)
+    drive = drive.expand(n_net, n_steps * n_batch, n_unit).reshape(n_net, n_steps, n_batch, n_unit)
     return _LeakyRecurrence.apply(params.w_rec.to(h0.dtype), drive, h0, xi, float(params.alpha),
                                   ACTIVATION_CODES[params.activation])
 
@@ -27,44 +33,61 @@ def shallow(params, z0, u, xi, target, alphas, mask):
     return _ShallowForced.apply(*p, drive, z0, xi, target, alphas, mask, bool(params.clipped))
 
 
+def _parallel(kernel, n_items: int, *args) -> None:
+    """Run a parallel Numba kernel of ``n_items`` parallel items on at most that many threads (one
+    network runs on one thread, with no team to wait for) and keep torch's intra-op thread count:
+    Numba's OpenMP layer sets the process's OpenMP thread count, which torch reads as its own."""
+    import numba
+
+    n_torch, n_numba = torch.get_num_threads(), numba.get_num_threads()
+    numba.set_num_threads(max(1, min(n_numba, n_items)))
+    try:
+        kernel(*args)
+    finally:
+        numba.set_num_threads(n_numba)
+        if torch.get_num_threads() != n_torch:
+            torch.set_num_threads(n_torch)
+
+
 def _np(x: torch.Tensor) -> np.ndarray:
     """A contiguous NumPy view (or copy) of ``x``, detached."""
     return x.detach().contiguous().numpy()
 
 
 class _LeakyRecurrence(torch.autograd.Function):
-    """``(w_rec, drive, h0, noise) -> states``, all time-major (time, batch, unit), with the loops in
-    :mod:`~neurodyn.kernels.numba_bptt`."""
+    """``(w_rec, drive, h0, noise) -> states`` of a stack of networks: ``w_rec`` (network, unit,
+    unit), the rest (network, time, batch, unit) and ``h0`` (network, batch, unit); the loops run in
+    :mod:`~neurodyn.kernels.numba_bptt`, one network per parallel item."""
 
     @staticmethod
     def forward(ctx, w_rec, drive, h0, noise, alpha, code):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt import leaky_forward_kernel
+        from neurodyn.kernels.numba_bptt import leaky_forward_stack
 
         dt = h0.detach().numpy().dtype.type
-        n_steps, n_batch, n_unit = drive.shape
+        n_net, n_steps, n_batch, n_unit = drive.shape
         w = w_rec.detach().contiguous()
-        states = torch.empty((n_steps + 1, n_batch, n_unit), dtype=h0.dtype)
-        slopes = torch.empty((n_steps, n_batch, n_unit), dtype=h0.dtype)
-        states[0] = h0.detach()
-        xi = _np(noise) if noise is not None else np.empty((0, n_batch, n_unit), dt)
-        leaky_forward_kernel(w.numpy(), _np(drive), xi, states.numpy(), slopes.numpy(), dt(alpha),
-                             int(code), dt is np.float64)
+        states = torch.empty((n_net, n_steps + 1, n_batch, n_unit), dtype=h0.dtype)
+        slopes = torch.empty((n_net, n_steps, n_batch, n_unit), dtype=h0.dtype)
+        states[:, 0] = h0.detach()
+        xi = _np(noise) if noise is not None else np.empty((n_net, 0, n_batch, n_unit), dt)
+        _parallel(leaky_forward_stack, n_net, w.numpy(), _np(drive), xi, states.numpy(), slopes.numpy(),
+                  dt(alpha), int(code), dt is np.float64)
         ctx.save_for_backward(w, states, slopes)
         ctx.alpha = alpha
-        return states[1:]
+        return states[:, 1:]
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt import leaky_backward_kernel
+        from neurodyn.kernels.numba_bptt import leaky_backward_stack
 
         w, states, slopes = ctx.saved_tensors
-        n_steps, n_batch, n_unit = slopes.shape
+        n_net, n_steps, n_batch, n_unit = slopes.shape
         grad_drive = torch.empty_like(slopes)
-        grad_h = torch.zeros((n_batch, n_unit), dtype=w.dtype)
+        grad_h = torch.zeros((n_net, n_batch, n_unit), dtype=w.dtype)
+        grad_w = torch.empty_like(w)
         dt = w.numpy().dtype.type
-        leaky_backward_kernel(w.numpy().T.copy(), _np(grad_states), slopes.numpy(), grad_drive.numpy(),
-                              grad_h.numpy(), dt(ctx.alpha))
-        grad_w = grad_drive.reshape(-1, n_unit).T @ states[:-1].reshape(-1, n_unit)
+        _parallel(leaky_backward_stack, n_net, w.mT.contiguous().numpy(), _np(grad_states), slopes.numpy(),
+                  states.numpy(), grad_drive.numpy(), grad_h.numpy(), grad_w.numpy(), dt(ctx.alpha))
         return grad_w, grad_drive, grad_h, None, None, None
 
 

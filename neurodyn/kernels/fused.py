@@ -2,7 +2,9 @@
 
 :func:`fused_states` is a differentiable rollout whose ``torch.autograd.Function`` runs the time
 loop in Numba (:mod:`~neurodyn.kernels.numba_bptt`) and backpropagates through time in Numba too,
-instead of recording one autograd node per operation and step. Everything outside the recurrence
+instead of recording one autograd node per operation and step. Leaky-RNN ensemble params (tensor
+fields stacked over networks, :func:`~neurodyn.kernels.stack_params`) run in the same kernel with the
+network as the outer parallel loop, so an ensemble's rollout is one call. Everything outside the recurrence
 (effective weights with masks and Dale's law, the input drive, the readout, the loss) stays in
 torch, so its gradients reach the raw parameters through autograd as usual.
 """
@@ -15,7 +17,7 @@ import torch
 
 from neurodyn.kernels import _fused_autograd as _fa
 from neurodyn.kernels._api import backend_available
-from neurodyn.kernels._families import family_of
+from neurodyn.kernels._families import family_of, is_ensemble
 
 __all__ = ["FUSED_FAMILIES", "fused_backend", "fused_states"]
 
@@ -31,7 +33,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     Parameters
     ----------
     params : params NamedTuple
-        A model's ``params()``; the leaky RNN (:data:`FUSED_FAMILIES`) has a fused kernel.
+        A model's ``params()`` or ensemble params; the families of :data:`FUSED_FAMILIES` have a
+        fused kernel, for one network, and the leaky RNN for an ensemble too.
     backend : {"auto", "torch", "numba"}
         ``auto`` takes the fused Numba path for a supported family on the CPU in float32/float64
         without a ``state_hook`` (a Python call per step cannot run inside the kernel) and torch
@@ -65,6 +68,9 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     'numba'
     >>> fused_backend(GRU(1, 4, 1).params()), fused_backend(LeakyRNN(1, 4, 1).params(), backend="torch")
     ('torch', 'torch')
+    >>> from neurodyn.kernels import stack_params
+    >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]))  # an ensemble
+    'numba'
     """
     if backend not in _TRAIN_BACKENDS:
         raise ValueError(f"unknown training backend {backend!r}; choose one of {', '.join(_TRAIN_BACKENDS)}")
@@ -77,8 +83,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         reason = f"model family {name!r} has no fused training kernel (fused: {', '.join(FUSED_FAMILIES)})"
     elif forcing and family.name != "shplrnn":
         reason = f"teacher-forced rollouts are fused for the shallow PLRNN only, not {family.name!r}"
-    elif getattr(params, family.recurrent).ndim != 2:
-        reason = "ensemble params are not fused; train them with backend='torch'"
+    elif is_ensemble(params, family) and family.name != "leaky":
+        reason = f"ensembles are fused for the leaky RNN only, not {family.name!r}"
     elif torch.device(device).type != "cpu":
         reason = f"the fused Numba kernel runs on the CPU, not {torch.device(device)}"
     elif dtype not in (torch.float32, torch.float64):
@@ -112,7 +118,9 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     Parameters
     ----------
     params : LeakyRNNParams or ShallowPLRNNParams
-        Effective parameters of one network (``model.params()``); gradients flow to every weight
+        Effective parameters of one network (``model.params()``), or leaky-RNN ensemble params
+        whose tensor fields have a leading ``network`` dim (then every shape below has it too:
+        ``h0`` (network, batch, state), ...); gradients flow to every weight
         and bias the step uses (``w_rec``, ``w_in``, ``b``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``,
         ``C``) and through them to the model's raw parameters (masks, Dale's law).
     h0 : Tensor, shape (batch, state)
@@ -128,7 +136,7 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
 
     Returns
     -------
-    Tensor, shape (batch, time, state)
+    Tensor, shape (batch, time, state) or (network, batch, time, state)
         The state after each step (leaky RNN) or the prediction ``p[t]`` before noise and forcing
         (shallow PLRNN).
 
@@ -143,8 +151,10 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     The forward stores what the backward needs (states and ``alpha phi'(pre)``; forced states,
     hidden activations and ReLU slopes); the backward runs the adjoint recursion backwards in
     time (backpropagation through time, Werbos 1990) and forms each weight gradient as one GEMM
-    over all steps. float32 leaky rollouts use the kernels' rational tanh (absolute error < 4e-7),
-    float64 the exact one.
+    over all steps. An ensemble runs one network per parallel Numba item (threads:
+    ``numba.set_num_threads``), each network's weights staying in cache for its whole time loop;
+    network ``e`` of the stack gets exactly what it would get alone. float32 leaky rollouts use
+    the kernels' rational tanh (absolute error < 4e-7), float64 the exact one.
 
     Examples
     --------
@@ -173,28 +183,46 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     >>> preds = fused_states(p, z0, forcing=(torch.zeros(1, 2, 1, dtype=torch.float64), [0.5, 0.5], [1.0]))
     >>> preds.ravel().tolist()  # 0.5 * 3 + relu(3 - 1) = 3.5, forced to 1.75; then 0.875 + 0.75
     [3.5, 1.625]
+
+    An ensemble of leaky RNNs in one call; network 1 equals the network run alone:
+
+    >>> from neurodyn.kernels import stack_params
+    >>> nets = [LeakyRNN(2, 8, 1, alpha=0.5, seed=s).double() for s in range(3)]
+    >>> xs = torch.randn(3, 4, 20, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    >>> stack = fused_states(stack_params(nets), torch.zeros(3, 4, 8, dtype=torch.float64), xs)
+    >>> tuple(stack.shape)  # (network, batch, time, unit)
+    (3, 4, 20, 8)
+    >>> bool(torch.allclose(stack[1], fused_states(nets[1].params(), stack.new_zeros(4, 8), xs[1])))
+    True
     """
     fused_backend(params, backend="numba", device=h0.device, dtype=h0.dtype)
-    n_state = h0.shape[-1]
-    if h0.ndim != 2:
-        raise ValueError(f"h0 must have shape (batch, state), got {tuple(h0.shape)}")
-    n_batch = h0.shape[0]
+    family = family_of(params)
+    lead = (getattr(params, family.recurrent).shape[0],) if is_ensemble(params, family) else ()
+    dims = "(network, batch, state)" if lead else "(batch, state)"
+    if h0.ndim != 2 + len(lead) or tuple(h0.shape[:len(lead)]) != lead:
+        raise ValueError(f"h0 must have shape {dims}{' with ' + str(lead[0]) + ' networks' if lead else ''}, "
+                         f"got {tuple(h0.shape)}")
+    n_state, n_batch = h0.shape[-1], h0.shape[-2]
     if inputs is None and forcing is None:
         raise ValueError("give inputs (batch, time, input) or forcing targets to set the number of steps")
-    n_steps = (inputs if inputs is not None else forcing[0]).shape[1]
-    if inputs is not None and (inputs.ndim != 3 or inputs.shape[0] != n_batch):
-        raise ValueError(f"inputs must have shape ({n_batch}, time, input), got {tuple(inputs.shape)}")
-    shape = (n_batch, n_steps, n_state)
+    n_steps = (inputs if inputs is not None else forcing[0]).shape[-2]
+    if inputs is not None and (inputs.ndim != 3 + len(lead) or tuple(inputs.shape[:-2]) != (*lead, n_batch)):
+        raise ValueError(f"inputs must have shape {(*lead, n_batch)} + (time, input), "
+                         f"got {tuple(inputs.shape)}")
+    shape = (*lead, n_batch, n_steps, n_state)
     if noise is not None and tuple(noise.shape) != shape:
-        raise ValueError(f"noise must have shape {shape} (batch, time, state), got {tuple(noise.shape)}")
+        raise ValueError(f"noise must have shape {shape} ({dims[1:-1].replace('state', 'time, state')}), "
+                         f"got {tuple(noise.shape)}")
     # time-major (time, batch, state) throughout, so each kernel step reads one contiguous slab
-    u = None if inputs is None else inputs.transpose(0, 1)
-    xi = None if noise is None else noise.transpose(0, 1)
-    family = family_of(params).name
-    if family == "leaky":
+    u = None if inputs is None else inputs.transpose(-3, -2)
+    xi = None if noise is None else noise.transpose(-3, -2)
+    if family.name == "leaky":
         if forcing is not None:
             raise ValueError("forcing is fused for the shallow PLRNN only; drop it for a leaky RNN")
-        return _fa.leaky(params, h0, u, xi).transpose(0, 1)
+        if lead:
+            return _fa.leaky(params, h0, u, xi).transpose(1, 2)
+        one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
+        return _fa.leaky(one, h0[None], u[None], None if xi is None else xi[None])[0].transpose(0, 1)
     target, alphas, mask = _check_forcing(forcing, shape, h0)
     return _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(0, 1)
 

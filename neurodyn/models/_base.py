@@ -12,6 +12,8 @@ container of tensors), never the module's internals.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import torch
@@ -205,6 +207,33 @@ def _check_dtype(model: nn.Module, name: str, x: Any) -> None:
             f"{name} has dtype {x.dtype} but the model's parameters are {param.dtype}; "
             f"convert with {name}.to({param.dtype}) or the model with model.to({x.dtype})"
         )
+
+
+def check_sizes(
+    n_inputs: int, n_units: int, n_outputs: int, *, units: str = "n_units"
+) -> tuple[int, int, int]:
+    """``(n_inputs, n_units, n_outputs)`` as ints; ``ValueError`` naming the first bad size.
+
+    The state needs at least one unit (``units`` names it in the message, e.g. ``"n_latent"``);
+    a model may have no inputs (autonomous) or no outputs.
+    """
+    if n_units < 1:
+        raise ValueError(f"{units} must be positive, got {n_units}")
+    for name, n in (("n_inputs", n_inputs), ("n_outputs", n_outputs)):
+        if n < 0:
+            raise ValueError(f"{name} must be >= 0, got {n}")
+    return int(n_inputs), int(n_units), int(n_outputs)
+
+
+@contextlib.contextmanager
+def eval_mode(model: nn.Module) -> Iterator[nn.Module]:
+    """``model`` in eval mode inside the block; its previous mode is restored after, also on error."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
 
 
 def init_generator(seed: SeedLike) -> tuple[int, torch.Generator]:

@@ -8,12 +8,37 @@ Both use torch's layout: stacked gate weights ``w_ih`` (gates*unit, input), ``w_
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
-from neurodyn.models._base import init_generator
+from neurodyn.models._base import RecurrentModel, check_sizes, init_generator
+
+
+class GatedParams(NamedTuple):
+    """The fields of :class:`~neurodyn.models.GRUParams` and :class:`~neurodyn.models.LSTMParams`."""
+
+    w_ih: torch.Tensor
+    w_hh: torch.Tensor
+    b_ih: torch.Tensor
+    b_hh: torch.Tensor
+    w_out: torch.Tensor
+    b_out: torch.Tensor
+
+
+class GatedShell(RecurrentModel):
+    """:meth:`params` and the readout of the first ``n_units`` state entries, for the GRU and the LSTM."""
+
+    #: the family's params type, a subclass of :class:`GatedParams`
+    params_type: type[GatedParams]
+
+    def params(self) -> GatedParams:
+        return self.params_type(self.w_ih, self.w_hh, self.b_ih, self.b_hh, self.w_out, self.b_out)
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        return h[..., : self.n_units] @ self.w_out.T + self.b_out
 
 
 def init_gated(
@@ -29,9 +54,7 @@ def init_gated(
     ValueError
         If ``n_units < 1`` or ``n_inputs`` or ``n_outputs`` is negative.
     """
-    if n_units < 1 or n_inputs < 0 or n_outputs < 0:
-        raise ValueError("n_units must be >= 1 and n_inputs, n_outputs >= 0")
-    module.n_inputs, module.n_units, module.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
+    module.n_inputs, module.n_units, module.n_outputs = check_sizes(n_inputs, n_units, n_outputs)
     module.seed, gen = init_generator(seed)
     k = 1.0 / math.sqrt(n_units)
 

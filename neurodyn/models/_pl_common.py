@@ -15,25 +15,28 @@ import torch
 from torch import nn
 
 from neurodyn.models import _family as fam
-from neurodyn.models._base import init_generator
+from neurodyn.models._base import RecurrentModel, check_sizes, init_generator
 from neurodyn.models.leaky_rnn import check_nonnegative
 
 OBSERVATIONS = ("linear", "identity")
 
 
-def check_sizes(n_inputs: int, n_latent: int, n_outputs: int, observation: str) -> None:
-    """Validate the three sizes and the observation model; raises ``ValueError``."""
-    if n_latent < 1 or n_inputs < 0 or n_outputs < 0:
-        raise ValueError(
-            f"need n_latent >= 1 and n_inputs, n_outputs >= 0; got {n_inputs}, {n_latent}, {n_outputs}"
-        )
-    if observation not in OBSERVATIONS:
-        raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
-    if observation == "identity" and n_outputs != n_latent:
-        raise ValueError(
-            f"observation='identity' needs n_outputs == n_latent ({n_latent}), got {n_outputs}; "
-            "use observation='linear' for a learned readout"
-        )
+class PLShell(RecurrentModel):
+    """The latent size, noise level and readout of every PL model; subclasses add ``step`` and ``params``."""
+
+    n_latent = property(lambda self: self.n_units, doc="The latent dimension (same as ``n_units``).")
+    noise_scale = property(lambda self: self.noise_std, doc="Process-noise standard deviation per step.")
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        """``B z + b_out`` or ``z`` (identity observation); ``h`` (..., latent)."""
+        if self.observation == "identity":
+            return h
+        return h @ self.B.T + self.b_out
+
+
+def drive(p: Any, u: torch.Tensor | None) -> torch.Tensor:
+    """The state-independent part ``h + C u`` (PLRNN, ALRNN); ``u`` (..., input) → (..., latent)."""
+    return fam.affine(p.C, u, p.h)
 
 
 def resolve_latent(n_latent: int | None, n_units: int | None) -> int:
@@ -48,13 +51,22 @@ def resolve_latent(n_latent: int | None, n_units: int | None) -> int:
 def sizes(
     n_inputs: int, n_latent: int | None, n_units: int | None, n_outputs: int | None, observation: str
 ) -> tuple[int, int]:
-    """Resolve and check the latent and output sizes; returns ``(n_latent, n_outputs)``.
+    """Resolve and check the latent and output sizes and the observation; returns ``(n_latent, n_outputs)``.
 
-    ``n_outputs`` defaults to ``n_latent``. Raises as :func:`resolve_latent` and :func:`check_sizes`.
+    ``n_outputs`` defaults to ``n_latent``. Raises as :func:`resolve_latent` and
+    :func:`~neurodyn.models._base.check_sizes`, and for an unknown ``observation`` or an identity
+    observation whose output size is not the latent size.
     """
     n = resolve_latent(n_latent, n_units)
     n_outputs = n if n_outputs is None else int(n_outputs)
-    check_sizes(n_inputs, n, n_outputs, observation)
+    check_sizes(n_inputs, n, n_outputs, units="n_latent")
+    if observation not in OBSERVATIONS:
+        raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
+    if observation == "identity" and n_outputs != n:
+        raise ValueError(
+            f"observation='identity' needs n_outputs == n_latent ({n}), got {n_outputs}; "
+            "use observation='linear' for a learned readout"
+        )
     return n, n_outputs
 
 
@@ -107,10 +119,6 @@ def effective_A_W(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
     return A, module.W * module.w_mask
 
 
-n_latent = property(lambda self: self.n_units, doc="The latent dimension (same as ``n_units``).")
-noise_scale = property(lambda self: self.noise_std, doc="Process-noise standard deviation per step.")
-
-
 def init_io(module: nn.Module, gen: torch.Generator) -> None:
     """Create ``C`` (latent, input), and for a linear readout ``B`` (output, latent), ``b_out``."""
     n, n_in, n_out = module.n_units, module.n_inputs, module.n_outputs
@@ -121,13 +129,6 @@ def init_io(module: nn.Module, gen: torch.Generator) -> None:
     else:
         module.B = None
         module.b_out = None
-
-
-def readout(module: nn.Module, z: torch.Tensor) -> torch.Tensor:
-    """``B z + b_out`` or ``z`` (identity observation); ``z`` (..., latent)."""
-    if module.observation == "identity":
-        return z
-    return z @ module.B.T + module.b_out
 
 
 def input_jacobian(p: Any, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:

@@ -13,7 +13,6 @@ import torch
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
 from neurodyn.models import _pl_common as plc
-from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import register_model
 
 __all__ = ["ALRNN", "ALRNNParams", "alrnn_step"]
@@ -55,9 +54,7 @@ def alrnn_phi(z: torch.Tensor, n_relu: int, *, slope: bool = False) -> torch.Ten
     return z if n_relu == 0 else torch.cat([lin, torch.relu(pl)], dim=-1)
 
 
-def alrnn_drive(p: ALRNNParams, u: torch.Tensor | None) -> torch.Tensor:
-    """The state-independent part ``h + C u``; ``u`` (..., input) → (..., latent)."""
-    return fam.affine(p.C, u, p.h)
+alrnn_drive = plc.drive
 
 
 def alrnn_step(p: ALRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
@@ -82,7 +79,7 @@ def alrnn_jacobian(p: ALRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> t
 
 
 @register_model
-class ALRNN(RecurrentModel):
+class ALRNN(plc.PLShell):
     """Almost-linear RNN ``z' = A z + W phi*(z) + h + C s`` (Brenner et al. 2024).
 
     Parameters
@@ -142,18 +139,12 @@ class ALRNN(RecurrentModel):
         plc.init_pl_weights(self, n, full_A, w_diagonal, gain, gen)
         plc.finish_init(self, train_h0, dtype)
 
-    n_latent = plc.n_latent
-    noise_scale = plc.noise_scale
-
     def params(self) -> ALRNNParams:
         A, W = plc.effective_A_W(self)
         return ALRNNParams(A, W, self.h, self.C, self.B, self.b_out, self.n_relu)
 
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         return alrnn_step(self.params(), h, u)
-
-    def readout(self, h: torch.Tensor) -> torch.Tensor:
-        return plc.readout(self, h)
 
     def config(self) -> dict[str, Any]:
         return {

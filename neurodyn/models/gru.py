@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
-from neurodyn.models._base import RecurrentModel
-from neurodyn.models._gated import init_gated
+from neurodyn.models._gated import GatedParams, GatedShell, init_gated
 from neurodyn.models._registry import register_model
 
 __all__ = ["GRU", "GRUParams", "gru_step"]
 
 
-class GRUParams(NamedTuple):
+class GRUParams(GatedParams):
     """w_ih (3*unit, input), w_hh (3*unit, unit), b_ih (3*unit,), b_hh (3*unit,),
     w_out (output, unit), b_out (output,); gate order (reset, update, new) as in torch.
 
@@ -28,12 +27,7 @@ class GRUParams(NamedTuple):
     ((12, 2), (12, 4), (1, 4))
     """
 
-    w_ih: torch.Tensor
-    w_hh: torch.Tensor
-    b_ih: torch.Tensor
-    b_hh: torch.Tensor
-    w_out: torch.Tensor
-    b_out: torch.Tensor
+    __slots__ = ()
 
 
 def gru_drive(p: GRUParams, u: torch.Tensor | None) -> torch.Tensor:
@@ -99,7 +93,7 @@ def gru_input_jacobian(p: GRUParams, h: torch.Tensor, u: torch.Tensor | None) ->
 
 
 @register_model
-class GRU(RecurrentModel):
+class GRU(GatedShell):
     """GRU network with a linear readout; one step equals ``torch.nn.GRUCell``.
 
     Parameters
@@ -122,6 +116,8 @@ class GRU(RecurrentModel):
     True
     """
 
+    params_type = GRUParams
+
     def __init__(
         self, n_inputs: int, n_units: int, n_outputs: int, *, train_h0: bool = False,
         seed: SeedLike = 0,
@@ -131,14 +127,8 @@ class GRU(RecurrentModel):
         self.h0 = nn.Parameter(torch.zeros(n_units)) if train_h0 else None
         self.train_h0 = bool(train_h0)
 
-    def params(self) -> GRUParams:
-        return GRUParams(self.w_ih, self.w_hh, self.b_ih, self.b_hh, self.w_out, self.b_out)
-
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         return gru_step(self.params(), h, u)
-
-    def readout(self, h: torch.Tensor) -> torch.Tensor:
-        return h @ self.w_out.T + self.b_out
 
     def config(self) -> dict[str, Any]:
         return {

@@ -12,7 +12,7 @@ from torch import nn
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
 from neurodyn.models import constraints as cons
-from neurodyn.models._base import RecurrentModel, activation_fn, init_generator
+from neurodyn.models._base import RecurrentModel, activation_fn, check_sizes, init_generator
 from neurodyn.models._registry import register_model
 
 __all__ = ["LeakyRNN", "LeakyRNNParams", "leaky_rnn_step"]
@@ -124,8 +124,39 @@ def resolve_output_scale(output_scale: float | str | None, n_units: int) -> floa
     return float(output_scale)
 
 
+class LeakyShell(RecurrentModel):
+    """Step, readout and noise of every model whose :meth:`params` is a :class:`LeakyRNNParams`.
+
+    Subclasses (:class:`LeakyRNN`, :class:`~neurodyn.models.LowRankRNN`) build the effective weights in
+    :meth:`params`; :meth:`forward` builds them once per rollout instead of once per step (time and
+    autograd memory), and :meth:`step` / :meth:`readout` use that copy while a rollout runs.
+    """
+
+    @property
+    def noise_scale(self) -> float:
+        return math.sqrt(2.0 * self.alpha) * self.noise_std
+
+    def forward(self, *args: Any, **kwargs: Any):
+        """:meth:`RecurrentModel.forward` (same arguments) with the effective weights built once."""
+        self._rollout_params = self.params()
+        try:
+            return super().forward(*args, **kwargs)
+        finally:
+            self._rollout_params = None
+
+    def _current_params(self) -> LeakyRNNParams:
+        p = getattr(self, "_rollout_params", None)
+        return self.params() if p is None else p
+
+    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
+        return leaky_rnn_step(self._current_params(), h, u)
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        return h @ self._current_params().w_out.T + self.b_out
+
+
 @register_model
-class LeakyRNN(RecurrentModel):
+class LeakyRNN(LeakyShell):
     """Leaky rate RNN: ``tau dh/dt = -h + phi(W_rec h + W_in u + b)``, Euler step ``alpha = dt/tau``.
 
     One step is ``h[t+1] = (1 - alpha) h[t] + alpha phi(W_rec h[t] + W_in u[t] + b)
@@ -206,12 +237,9 @@ class LeakyRNN(RecurrentModel):
     ) -> None:
         super().__init__()
         activation_fn(activation)
-        for name, n in (("n_inputs", n_inputs), ("n_units", n_units), ("n_outputs", n_outputs)):
-            if n < 0 or (name == "n_units" and n < 1):
-                raise ValueError(f"{name} must be positive, got {n}")
+        self.n_inputs, self.n_units, self.n_outputs = check_sizes(n_inputs, n_units, n_outputs)
         if dale_output and not dale:
             raise ValueError("dale_output=True needs dale=True (it reads out excitatory units only)")
-        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
         n = self.n_units
         self.activation, self.alpha = activation, resolve_alpha(alpha, dt, tau)
         self.noise_std = check_nonnegative("noise_std", noise_std)
@@ -290,32 +318,11 @@ class LeakyRNN(RecurrentModel):
             w = w * self.output_scale
         return w
 
-    @property
-    def noise_scale(self) -> float:
-        return math.sqrt(2.0 * self.alpha) * self.noise_std
-
     def params(self) -> LeakyRNNParams:
         return LeakyRNNParams(
             self._effective("w_in"), self._effective("w_rec"), self.b, self._effective("w_out"),
             self.b_out, self.alpha, self.activation, self.noise_std,
         )
-
-    def forward(self, *args: Any, **kwargs: Any):
-        """:meth:`RecurrentModel.forward` (same arguments) with the effective weights built once."""
-        # effective weights are built once per rollout, not once per step (time and autograd memory)
-        self._rollout_params = self.params()
-        try:
-            return super().forward(*args, **kwargs)
-        finally:
-            self._rollout_params = None
-
-    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        p = getattr(self, "_rollout_params", None)
-        return leaky_rnn_step(self.params() if p is None else p, h, u)
-
-    def readout(self, h: torch.Tensor) -> torch.Tensor:
-        p = getattr(self, "_rollout_params", None)
-        return h @ (self._effective("w_out") if p is None else p.w_out).T + self.b_out
 
     def excitatory(self) -> torch.Tensor:
         """Boolean (unit,) marking excitatory units (all True without Dale's law)."""

@@ -9,12 +9,12 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
-from neurodyn.models._base import RecurrentModel, activation_fn, init_generator
+from neurodyn.models._base import activation_fn, check_sizes, init_generator
 from neurodyn.models._registry import register_model
 from neurodyn.models.leaky_rnn import (
     LeakyRNNParams,
+    LeakyShell,
     check_nonnegative,
-    leaky_rnn_step,
     resolve_alpha,
     resolve_output_scale,
 )
@@ -23,7 +23,7 @@ __all__ = ["LowRankRNN"]
 
 
 @register_model
-class LowRankRNN(RecurrentModel):
+class LowRankRNN(LeakyShell):
     """Leaky rate RNN whose connectivity is ``J = g chi + m n^T / N`` with rank-``R`` ``m n^T``.
 
     The dynamics are those of :class:`~neurodyn.models.LeakyRNN` (same step, noise and readout),
@@ -79,12 +79,10 @@ class LowRankRNN(RecurrentModel):
     ) -> None:
         super().__init__()
         activation_fn(activation)
-        if n_units < 1 or n_inputs < 0 or n_outputs < 0:
-            raise ValueError("n_units must be >= 1 and n_inputs, n_outputs >= 0")
+        self.n_inputs, self.n_units, self.n_outputs = check_sizes(n_inputs, n_units, n_outputs)
         if not 1 <= rank <= n_units:
             raise ValueError(f"rank must be in [1, n_units={n_units}], got {rank}: a rank-R connectivity "
                              f"needs at least R units; lower rank or use more units")
-        self.n_inputs, self.n_units, self.n_outputs = int(n_inputs), int(n_units), int(n_outputs)
         self.rank, self.activation = int(rank), activation
         self.alpha = resolve_alpha(alpha, dt, tau)
         self.noise_std = check_nonnegative("noise_std", noise_std)
@@ -104,10 +102,6 @@ class LowRankRNN(RecurrentModel):
         self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
         self.train_h0 = bool(train_h0)
 
-    @property
-    def noise_scale(self) -> float:
-        return math.sqrt(2.0 * self.alpha) * self.noise_std
-
     def connectivity(self) -> torch.Tensor:
         """Effective recurrent matrix ``g chi + m n^T / N``, shape (unit, unit)."""
         w = self.m @ self.n.T / self.n_units
@@ -119,23 +113,6 @@ class LowRankRNN(RecurrentModel):
             self.w_in, self.connectivity(), self.b, self.w_out * scale, self.b_out,
             self.alpha, self.activation, self.noise_std,
         )
-
-    def forward(self, *args: Any, **kwargs: Any):
-        """:meth:`RecurrentModel.forward` (same arguments) with the effective weights built once."""
-        # m n^T / N is built once per rollout, not once per step
-        self._rollout_params = self.params()
-        try:
-            return super().forward(*args, **kwargs)
-        finally:
-            self._rollout_params = None
-
-    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        p = getattr(self, "_rollout_params", None)
-        return leaky_rnn_step(self.params() if p is None else p, h, u)
-
-    def readout(self, h: torch.Tensor) -> torch.Tensor:
-        p = getattr(self, "_rollout_params", None)
-        return h @ (self.params() if p is None else p).w_out.T + self.b_out
 
     def loading_names(self) -> list[str]:
         """Names of the columns of :meth:`loadings`: ``m0.., n0.., I0.., b``."""

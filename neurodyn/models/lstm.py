@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
-from neurodyn.models._base import RecurrentModel
-from neurodyn.models._gated import init_gated
+from neurodyn.models._gated import GatedParams, GatedShell, init_gated
 from neurodyn.models._registry import register_model
 
 __all__ = ["LSTM", "LSTMParams", "lstm_step"]
 
 
-class LSTMParams(NamedTuple):
+class LSTMParams(GatedParams):
     """w_ih (4*unit, input), w_hh (4*unit, unit), b_ih, b_hh (4*unit,), w_out (output, unit),
     b_out (output,); gate order (input, forget, cell, output) as in torch.
 
@@ -27,12 +26,7 @@ class LSTMParams(NamedTuple):
     ((16, 2), (16, 4))
     """
 
-    w_ih: torch.Tensor
-    w_hh: torch.Tensor
-    b_ih: torch.Tensor
-    b_hh: torch.Tensor
-    w_out: torch.Tensor
-    b_out: torch.Tensor
+    __slots__ = ()
 
 
 def lstm_drive(p: LSTMParams, u: torch.Tensor | None) -> torch.Tensor:
@@ -103,7 +97,7 @@ def lstm_input_jacobian(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None) 
 
 
 @register_model
-class LSTM(RecurrentModel):
+class LSTM(GatedShell):
     """LSTM network with a linear readout of ``h``; state ``[h, c]`` of size ``2 * n_units``.
 
     Examples
@@ -118,6 +112,8 @@ class LSTM(RecurrentModel):
     ((4, 10, 2), (4, 10, 16))
     """
 
+    params_type = LSTMParams
+
     def __init__(
         self, n_inputs: int, n_units: int, n_outputs: int, *, seed: SeedLike = 0
     ) -> None:
@@ -128,14 +124,8 @@ class LSTM(RecurrentModel):
     def state_size(self) -> int:
         return 2 * self.n_units
 
-    def params(self) -> LSTMParams:
-        return LSTMParams(self.w_ih, self.w_hh, self.b_ih, self.b_hh, self.w_out, self.b_out)
-
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         return lstm_step(self.params(), h, u)
-
-    def readout(self, h: torch.Tensor) -> torch.Tensor:
-        return h[..., : self.n_units] @ self.w_out.T + self.b_out
 
     def config(self) -> dict[str, Any]:
         return {

@@ -13,7 +13,6 @@ import torch
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
 from neurodyn.models import _pl_common as plc
-from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import register_model
 
 __all__ = ["PLRNN", "PLRNNParams", "plrnn_step"]
@@ -42,9 +41,7 @@ class PLRNNParams(NamedTuple):
     b_out: torch.Tensor | None
 
 
-def plrnn_drive(p: PLRNNParams, u: torch.Tensor | None) -> torch.Tensor:
-    """The state-independent part ``h + C u``; ``u`` (..., input) → (..., latent)."""
-    return fam.affine(p.C, u, p.h)
+plrnn_drive = plc.drive
 
 
 def plrnn_step(p: PLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
@@ -68,7 +65,7 @@ def plrnn_jacobian(p: PLRNNParams, z: torch.Tensor, u: torch.Tensor | None) -> t
 
 
 @register_model
-class PLRNN(RecurrentModel):
+class PLRNN(plc.PLShell):
     """Piecewise-linear recurrent network ``z' = A z + W relu(z) + h + C s``.
 
     Parameters
@@ -133,18 +130,12 @@ class PLRNN(RecurrentModel):
         plc.init_pl_weights(self, n, full_A, w_diagonal, gain, gen)
         plc.finish_init(self, train_h0, dtype)
 
-    n_latent = plc.n_latent
-    noise_scale = plc.noise_scale
-
     def params(self) -> PLRNNParams:
         A, W = plc.effective_A_W(self)
         return PLRNNParams(A, W, self.h, self.C, self.B, self.b_out)
 
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         return plrnn_step(self.params(), h, u)
-
-    def readout(self, h: torch.Tensor) -> torch.Tensor:
-        return plc.readout(self, h)
 
     def config(self) -> dict[str, Any]:
         return {

@@ -15,7 +15,6 @@ from torch import nn
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
 from neurodyn.models import _pl_common as plc
-from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import register_model
 
 __all__ = ["ShallowPLRNN", "ShallowPLRNNParams", "shplrnn_step"]
@@ -81,7 +80,7 @@ def shplrnn_jacobian(p: ShallowPLRNNParams, z: torch.Tensor, u: torch.Tensor | N
 
 
 @register_model
-class ShallowPLRNN(RecurrentModel):
+class ShallowPLRNN(plc.PLShell):
     """Shallow PLRNN ``z' = diag(a) z + W1 relu(W2 z + h2) + h1 + C s`` (Hess et al. 2023).
 
     Parameters
@@ -149,9 +148,6 @@ class ShallowPLRNN(RecurrentModel):
         plc.init_io(self, gen)
         plc.finish_init(self, train_h0, dtype)
 
-    n_latent = plc.n_latent
-    noise_scale = plc.noise_scale
-
     def params(self) -> ShallowPLRNNParams:
         return ShallowPLRNNParams(
             self.a, self.W1, self.W2, self.h1, self.h2, self.C, self.B, self.b_out, self.clipped
@@ -159,9 +155,6 @@ class ShallowPLRNN(RecurrentModel):
 
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         return shplrnn_step(self.params(), h, u)
-
-    def readout(self, h: torch.Tensor) -> torch.Tensor:
-        return plc.readout(self, h)
 
     def config(self) -> dict[str, Any]:
         return {**plc.io_config(self), "n_hidden": self.n_hidden, "clipped": self.clipped}

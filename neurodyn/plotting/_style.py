@@ -128,8 +128,6 @@ def label_panels(axes: Iterable[Any], letters: str = "abcdefghijklmnopqrstuvwxyz
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
     >>> fig, axes = plt.subplots(1, 2)
     >>> [t.get_text() for t in label_panels(axes)]
@@ -145,3 +143,13 @@ def label_panels(axes: Iterable[Any], letters: str = "abcdefghijklmnopqrstuvwxyz
         texts.append(draw(-0.08, 1.04, letter, transform=ax.transAxes, fontsize=size, fontweight="bold",
                           va="bottom", ha="right"))
     return texts
+
+
+def axes_or_new(ax: Any, *, projection: str | None = None, **figure_kw: Any) -> Any:
+    """``ax`` itself, or the one axes of a new figure (``figure_kw`` as in ``plt.subplots``: ``figsize``,
+    ``layout``); ``projection="3d"`` for a 3-D axes. Matplotlib is imported only to make a figure."""
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(subplot_kw={"projection": projection}, **figure_kw)[1]

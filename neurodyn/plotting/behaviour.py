@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from neurodyn.plotting._style import axes_or_new
+
 __all__ = ["plot_response_errors"]
 
 
@@ -40,8 +42,6 @@ def plot_response_errors(fit: Any, responses: Any, targets: Any, non_targets: An
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np
     >>> from neurodyn.plotting import plot_response_errors
     >>> from neurodyn.tasks import fit_mixture_model, sample_mixture_responses
@@ -54,13 +54,11 @@ def plot_response_errors(fit: Any, responses: Any, targets: Any, non_targets: An
     >>> ax.get_xlabel(), len(ax.patches), ax.get_lines()[0].get_label().startswith("swap model")
     ('report error (deg)', 36, True)
     """
-    import matplotlib.pyplot as plt
 
     from neurodyn.tasks.swap_model import _check, _wrap, error_density
 
     r, t, nt = _check(responses, targets, non_targets)
-    if ax is None:
-        ax = plt.subplots(figsize=(4.5, 3), constrained_layout=True)[1]
+    ax = axes_or_new(ax, figsize=(4.5, 3), layout="constrained")
     errors = np.rad2deg(_wrap(r - t))
     ax.hist(errors, bins=bins, range=(-180, 180), density=True, color="0.75", label=label)
     grid = np.linspace(-np.pi, np.pi, 721)

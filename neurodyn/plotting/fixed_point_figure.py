@@ -43,8 +43,6 @@ def plot_fixed_point_figure(result, *, trajectories: Any = None, axes: Any = Non
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import torch
     >>> from neurodyn.analysis import find_fixed_points
     >>> res = find_fixed_points(lambda h, u: torch.tanh(2 * h), state_size=2,

@@ -10,6 +10,7 @@ from neurodyn.plotting._style import (  # noqa: F401  (STABILITY_COLORS, SLOW_CO
     CYCLE_COLOR,
     SLOW_COLOR,
     STABILITY_COLORS,
+    axes_or_new,
     condition_title,
     point_classes,
 )
@@ -71,8 +72,6 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import torch
     >>> from neurodyn.analysis import find_fixed_points
     >>> res = find_fixed_points(lambda h, u: torch.tanh(2 * h), state_size=1,
@@ -81,7 +80,6 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
     >>> ax.get_legend_handles_labels()[1]
     ['stable', 'unstable']
     """
-    import matplotlib.pyplot as plt
 
     states = np.asarray(result.states, dtype=float)
     n_unit = states.shape[1]
@@ -97,10 +95,8 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
         dims = tuple(int(d) for d in np.atleast_1d(dims))
         if len(dims) not in (2, 3) or len(set(dims)) != len(dims) or min(dims) < 0 or max(dims) >= n_unit:
             raise ValueError(f"dims must name 2 or 3 distinct units of the {n_unit}-unit state, got {dims}")
-    if ax is None:
-        want_3d = len(dims) == 3 if dims is not None else n_unit >= 3
-        fig = plt.figure()
-        ax = fig.add_subplot(projection="3d" if want_3d else None)
+    want_3d = len(dims) == 3 if dims is not None else n_unit >= 3
+    ax = axes_or_new(ax, projection="3d" if want_3d else None)
     three_d = getattr(ax, "name", "") == "3d"
     n_comp = 3 if three_d else 2
     if raw:
@@ -200,8 +196,6 @@ def plot_eigenvalues(result, *, ax: Any = None, which: Any = "converged", n_lead
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import torch
     >>> from neurodyn.analysis import find_fixed_points
     >>> res = find_fixed_points(lambda h, u: torch.tanh(2 * h), state_size=1,
@@ -210,15 +204,13 @@ def plot_eigenvalues(result, *, ax: Any = None, which: Any = "converged", n_lead
     >>> sorted(len(c.get_offsets()) for c in ax.collections)  # 2 stable points, 1 unstable
     [1, 2]
     """
-    import matplotlib.pyplot as plt
 
     if n_leading is not None and int(n_leading) < 1:
         raise ValueError(f"n_leading must be >= 1 or None, got {n_leading}")
     rows = _select_rows(result, which)
     chosen = np.zeros(len(result.stability), dtype=bool)
     chosen[rows] = True
-    if ax is None:
-        ax = plt.figure().add_subplot()
+    ax = axes_or_new(ax)
     theta = np.linspace(0, 2 * np.pi, 361)
     ax.plot(np.cos(theta), np.sin(theta), color="0.5", ls="--", lw=1, label="|λ| = 1")
     eig = np.asarray(result.eigenvalues)

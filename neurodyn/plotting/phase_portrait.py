@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn.plotting._style import STABILITY_COLORS
+from neurodyn.plotting._style import STABILITY_COLORS, axes_or_new
 
 __all__ = ["plot_phase_portrait"]
 
@@ -179,8 +179,6 @@ def plot_phase_portrait(
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
     >>> import numpy as np
     >>> from neurodyn.analysis import find_cycles, find_manifolds
@@ -194,7 +192,6 @@ def plot_phase_portrait(
     ('$z_{0}$', '$z_{1}$')
     >>> plt.close(ax.figure)
     """
-    import matplotlib.pyplot as plt
 
     dims = tuple(int(d) for d in dims)
     if len(dims) not in (2, 3) or len(set(dims)) != len(dims):
@@ -207,9 +204,7 @@ def plot_phase_portrait(
     if max(dims) >= n_latent:
         raise ValueError(f"dims {dims} out of range for a {n_latent}-dimensional state")
     three_d = len(dims) == 3
-    if ax is None:
-        fig = plt.figure()
-        ax = fig.add_subplot(projection="3d" if three_d else None)
+    ax = axes_or_new(ax, projection="3d" if three_d else None)
     lim = _limits(dims, manifolds, basins, cycles, limits)
     if basins is not None:
         _draw_basins(ax, basins, dims, n_latent)

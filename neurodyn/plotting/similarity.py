@@ -7,11 +7,7 @@ from typing import Any
 
 import numpy as np
 
-
-def _axes(ax: Any):
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(figsize=(4, 3.5))[1] if ax is None else ax
+from neurodyn.plotting._style import axes_or_new
 
 
 def plot_distance_matrix(D: Any, *, ax: Any = None, cmap: str = "viridis", labels: bool | None = None,
@@ -35,8 +31,6 @@ def plot_distance_matrix(D: Any, *, ax: Any = None, cmap: str = "viridis", label
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
     >>> import numpy as np
     >>> from neurodyn.analysis import pairwise_distances
@@ -48,7 +42,7 @@ def plot_distance_matrix(D: Any, *, ax: Any = None, cmap: str = "viridis", label
     ((3, 3), 'pairwise cka')
     >>> plt.close(ax.figure)
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax, figsize=(4, 3.5))
     M = np.asarray(getattr(D, "values", D), dtype=float)
     im = ax.imshow(M, cmap=cmap, interpolation="nearest")
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
@@ -83,8 +77,6 @@ def plot_embedding(coords: Any, *, ax: Any = None, labels: Sequence[str] | None 
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
     >>> import numpy as np
     >>> from neurodyn.plotting import plot_embedding
@@ -94,7 +86,7 @@ def plot_embedding(coords: Any, *, ax: Any = None, labels: Sequence[str] | None 
     (3, ['a', 'b', 'c'])
     >>> plt.close(ax.figure)
     """
-    ax = _axes(ax)
+    ax = axes_or_new(ax, figsize=(4, 3.5))
     P = np.asarray(coords, dtype=float)
     if P.ndim != 2 or P.shape[1] < 2:
         raise ValueError(f"coords must have shape (network, 2); got {P.shape}")
@@ -128,8 +120,6 @@ def plot_solution_degeneracy(result: Any, *, axes: Any = None):
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import matplotlib.pyplot as plt
     >>> from neurodyn.analysis import compute_solution_degeneracy
     >>> from neurodyn.models import LeakyRNN

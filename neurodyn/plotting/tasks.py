@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from neurodyn.plotting._style import axes_or_new
+
 __all__ = ["plot_outputs", "plot_psychometric"]
 
 #: names of the three output classes of the decision tasks (``romo``, ``dms``)
@@ -60,15 +62,12 @@ def plot_outputs(batch: Any, outputs: Any, *, trials: Sequence[int] | int = 3, a
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> from neurodyn.tasks import FlipFlop
     >>> batch = FlipFlop(n_bits=2, n_steps=20).sample(4, seed=0)
     >>> ax = plot_outputs(batch, 0.9 * batch.targets, trials=2)
     >>> [t.get_text() for t in ax.get_yticklabels()]
     ['output 0', 'output 1']
     """
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
     out = np.asarray(outputs, dtype=float)
@@ -99,8 +98,7 @@ def plot_outputs(batch: Any, outputs: Any, *, trials: Sequence[int] | int = 3, a
                          for c in chans]
     if len(channel_names) != len(chans):
         raise ValueError(f"channel_names needs one name per drawn channel ({len(chans)})")
-    if ax is None:
-        ax = plt.subplots(figsize=(9, 1 + 0.9 * len(chans)), layout="constrained")[1]
+    ax = axes_or_new(ax, figsize=(9, 1 + 0.9 * len(chans)), layout="constrained")
 
     shown = np.concatenate([out[rows][..., chans].ravel(), targets[rows][..., chans].ravel()])
     shown = shown[np.isfinite(shown)]
@@ -185,8 +183,6 @@ def plot_psychometric(batch: Any, outputs: Any, *, stimulus: Any = None, ax: Any
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import numpy as np
     >>> from neurodyn.tasks import DelayedDiscrimination
     >>> batch = DelayedDiscrimination().sample(20, seed=0)
@@ -196,7 +192,6 @@ def plot_psychometric(batch: Any, outputs: Any, *, stimulus: Any = None, ax: Any
     >>> ax.lines[-1].get_xydata().tolist()
     [[-8.0, 0.0], [8.0, 1.0]]
     """
-    import matplotlib.pyplot as plt
 
     batches = [batch] if hasattr(batch, "targets") else list(batch)
     outs = [outputs] if hasattr(batch, "targets") else list(outputs)
@@ -223,8 +218,7 @@ def plot_psychometric(batch: Any, outputs: Any, *, stimulus: Any = None, ax: Any
     xs = np.unique(x[valid])
     n = np.array([np.sum(valid & (x == v)) for v in xs])
     p = np.array([np.mean(choice[valid & (x == v)] == 1) for v in xs])
-    if ax is None:
-        ax = plt.subplots(figsize=(4, 3.2), layout="constrained")[1]
+    ax = axes_or_new(ax, figsize=(4, 3.2), layout="constrained")
     ax.axhline(0.5, color="0.8", lw=0.8, ls=":", zorder=0)
     if xs.size and xs.min() < 0 < xs.max():
         ax.axvline(0.0, color="0.8", lw=0.8, ls=":", zorder=0)

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from neurodyn._threads import one_thread
 from neurodyn.sweep._item import (
     FEATURE_FILES,
     build,
     degeneracy_options,
     item_folder,
-    one_thread,
     read_graph,
     write_json,
 )

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn.sweep._item import analyse, one_thread, train_item
+from neurodyn._threads import one_thread
+from neurodyn.sweep._item import analyse, train_item
 from neurodyn.sweep._spec import SweepSpec, load_spec
 
 __all__ = ["estimate_sweep"]

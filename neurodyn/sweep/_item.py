@@ -10,7 +10,6 @@ writes ``error.json`` instead.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from neurodyn._result import write_atomically
+from neurodyn._threads import one_thread
 
 __all__ = ["read_graph", "read_metrics", "run_group", "run_item"]
 
@@ -50,19 +50,6 @@ def read_error(out: str | Path, key: str) -> str | None:
         return json.loads(path.read_text())["error"]
     except (OSError, ValueError, KeyError):
         return None
-
-
-@contextlib.contextmanager
-def one_thread():
-    """torch on one thread while the item runs (same bits in any process), restored afterwards."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def build(config: dict[str, Any]):

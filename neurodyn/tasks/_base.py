@@ -77,8 +77,9 @@ class TaskBatch:
 class Task:
     """Base class of all tasks.
 
-    Subclasses are frozen dataclasses that define ``name``, ``n_inputs``, ``n_outputs``,
-    ``loss`` (``"mse"`` or ``"cross_entropy"``) and ``_sample(n_trials, seed, first_trial)``.
+    Subclasses are frozen dataclasses that define ``name``, ``n_inputs``, ``n_outputs`` (class
+    constants, or properties where the sizes depend on fields), ``loss`` (``"mse"`` or
+    ``"cross_entropy"``) and ``_sample(n_trials, seed, first_trial)``.
     Durations are given in ms together with ``dt`` (ms per time step) unless a field is named
     ``n_steps``.
 
@@ -137,6 +138,17 @@ class Task:
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:  # pragma: no cover
         raise NotImplementedError
+
+    def _batch(self, inputs: np.ndarray, targets: np.ndarray, mask: np.ndarray, *, seed: int,
+               first_trial: int, trial_params: dict[str, np.ndarray],
+               periods: dict[str, np.ndarray]) -> TaskBatch:
+        """The :class:`TaskBatch` that ``_sample`` returns: ``inputs``, ``targets`` and ``mask`` as
+        C-contiguous float32 arrays, the task's ``dt``."""
+        def as32(a: np.ndarray) -> np.ndarray:
+            return np.ascontiguousarray(a, dtype=np.float32)
+
+        return TaskBatch(inputs=as32(inputs), targets=as32(targets), mask=as32(mask), dt=self.dt, seed=seed,
+                         first_trial=first_trial, trial_params=trial_params, periods=periods)
 
     def config(self) -> dict[str, Any]:
         """Constructor arguments as a plain dict (stored in checkpoints)."""

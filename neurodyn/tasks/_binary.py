@@ -2,25 +2,58 @@
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
-from neurodyn.tasks._base import TaskBatch
-from neurodyn.tasks._timeline import in_period, ms_to_steps
+from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._timeline import check_non_negative, in_period, ms_to_steps
+
+
+@dataclass(frozen=True)
+class BinaryTask(Task):
+    """Base of the tasks answered with one ±1 output after a delay (field ``delay_ms``, the complexity knob).
+
+    A subclass's ``_sample`` stores the answer (±1) per trial as ``trial_params["label"]``; ``ood()``
+    doubles ``delay_ms``.
+    """
+
+    n_outputs = 1
+
+    def ood(self) -> BinaryTask:
+        return self.replace(delay_ms=2 * self.delay_ms)
+
+    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+        """Masked ``mse`` and ``accuracy``: the sign of a trial's mean output over its response period
+        equals ``batch.trial_params["label"]`` (non-finite outputs count as wrong)."""
+        out = np.asarray(outputs, dtype=np.float64)
+        if out.shape != batch.targets.shape:
+            raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
+                             f"got {out.shape}")
+        mask = batch.mask[..., 0]
+        with np.errstate(invalid="ignore"):
+            mean = (out[..., 0] * mask).sum(1) / np.maximum(mask.sum(1), 1.0)
+            err = ((out - batch.targets) ** 2 * batch.mask).sum() / max(batch.mask.sum(), 1.0)
+        correct = np.isfinite(mean) & (np.sign(mean) == batch.trial_params["label"])
+        return {"mse": float(err), "accuracy": float(correct.mean())}
 
 
 def check_durations(task, *, non_negative: tuple[str, ...], whole_steps: tuple[str, ...]) -> None:
     """Raise a one-line ``ValueError`` unless the ``non_negative`` fields are finite and >= 0, ``dt`` > 0
     ms and the ``whole_steps`` durations (ms) last at least one step of ``dt``."""
-    for name in non_negative:
-        if not 0 <= getattr(task, name) < math.inf:
-            raise ValueError(f"{name} must be a finite number >= 0, got {getattr(task, name)}")
+    check_non_negative(task, *non_negative)
     if not task.dt > 0:
         raise ValueError(f"dt must be > 0 ms, got {task.dt}")
     for name in whole_steps:
         if ms_to_steps(getattr(task, name), task.dt) < 1:
             raise ValueError(f"{name} = {getattr(task, name)} ms is shorter than one step "
                              f"(dt = {task.dt} ms)")
+
+
+def go_cue(response: np.ndarray, n_steps: int, *, go_ms: float, dt: float) -> np.ndarray:
+    """Go cue ``(trial, time)``, bool: True for the first ``go_ms`` of the ``response`` period (trial, 2)."""
+    go = response.copy()
+    go[:, 1] = go[:, 0] + ms_to_steps(go_ms, dt)
+    return in_period(go, n_steps)
 
 
 def binary_targets(response: np.ndarray, labels: np.ndarray, n_steps: int) -> tuple[np.ndarray, np.ndarray]:
@@ -34,17 +67,3 @@ def binary_targets(response: np.ndarray, labels: np.ndarray, n_steps: int) -> tu
     targets = np.where(inside, labels[:, None], 0.0).astype(np.float32)
     return targets[..., None], inside.astype(np.float32)[..., None]
 
-
-def evaluate_binary(outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-    """Masked ``mse`` and ``accuracy``: the sign of a trial's mean output over its response period
-    equals ``batch.trial_params["label"]`` (non-finite outputs count as wrong)."""
-    out = np.asarray(outputs, dtype=np.float64)
-    if out.shape != batch.targets.shape:
-        raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
-                         f"got {out.shape}")
-    mask = batch.mask[..., 0]
-    with np.errstate(invalid="ignore"):
-        mean = (out[..., 0] * mask).sum(1) / np.maximum(mask.sum(1), 1.0)
-        err = ((out - batch.targets) ** 2 * batch.mask).sum() / max(batch.mask.sum(), 1.0)
-    correct = np.isfinite(mean) & (np.sign(mean) == batch.trial_params["label"])
-    return {"mse": float(err), "accuracy": float(correct.mean())}

@@ -6,9 +6,27 @@ Outputs are three logits per step: class 0 = fixate, class 1 and class 2 = the t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from neurodyn._lazy import numpy as np
-from neurodyn.tasks._base import TaskBatch
-from neurodyn.tasks._timeline import in_period, ms_to_steps
+from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._timeline import in_period, scored_steps
+
+
+@dataclass(frozen=True)
+class DecisionTask(Task):
+    """Base of the two-alternative decision tasks: 3 logits, cross-entropy, :func:`evaluate_decision`.
+
+    A subclass's ``_sample`` stores the correct choice (1 or 2) per trial as ``trial_params["label"]``.
+    """
+
+    loss = "cross_entropy"
+    n_outputs = 3
+
+    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
+        """``accuracy`` (fraction of trials choosing ``label``) and ``fixation_accuracy``; see
+        :func:`evaluate_decision`."""
+        return evaluate_decision(outputs, batch)
 
 
 def decision_targets(
@@ -25,12 +43,8 @@ def decision_targets(
     targets, mask : ndarray, shape (trial, time, 1), float32
     """
     dec = periods["decision"]
-    t = np.arange(n_steps)[None, :]
-    before = t < dec[:, :1]
-    inside = in_period(dec, n_steps)
-    graced = inside & (t >= dec[:, :1] + ms_to_steps(grace_ms, dt))
-    targets = np.where(inside, labels[:, None], 0).astype(np.float32)
-    mask = (before | graced).astype(np.float32)
+    targets = np.where(in_period(dec, n_steps), labels[:, None], 0).astype(np.float32)
+    mask = scored_steps(dec, n_steps, grace_ms=grace_ms, dt=dt).astype(np.float32)
     return targets[..., None], mask[..., None]
 
 

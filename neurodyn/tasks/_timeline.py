@@ -3,21 +3,33 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 from neurodyn._lazy import numpy as np
 
 
-def check_delay_range(delay_min_ms: float, delay_max_ms: float) -> None:
-    """Raise ``ValueError`` unless ``0 <= delay_min_ms <= delay_max_ms`` and both are finite (ms)."""
-    if not 0 <= delay_min_ms <= delay_max_ms < math.inf:
+def check_non_negative(task: Any, *names: str) -> None:
+    """Raise a one-line ``ValueError`` unless each field ``names`` of ``task`` is a finite number >= 0."""
+    for name in names:
+        if not 0 <= getattr(task, name) < math.inf:
+            raise ValueError(f"{name} must be a finite number >= 0, got {getattr(task, name)}")
+
+
+def check_delayed_response(task: Any, *, positive: tuple[str, ...], answer: str) -> None:
+    """Validate the timeline of a task that answers after a variable delay (DMS, Romo, continuous report).
+
+    Raise a one-line ``ValueError`` unless ``0 <= task.delay_min_ms <= task.delay_max_ms`` (finite),
+    the ``positive`` durations (ms) and ``task.dt`` are > 0, and ``task.grace_ms`` leaves at least one
+    step of the ``answer`` period (the field ``<answer>_ms``).
+    """
+    if not 0 <= task.delay_min_ms <= task.delay_max_ms < math.inf:
         raise ValueError(f"need 0 <= delay_min_ms <= delay_max_ms, both finite (ms); "
-                         f"got {delay_min_ms}, {delay_max_ms}")
-
-
-def check_input_noise(input_noise: float) -> None:
-    """Raise ``ValueError`` unless the input-noise std is a finite number >= 0."""
-    if not 0 <= input_noise < math.inf:
-        raise ValueError(f"input_noise must be a finite number >= 0, got {input_noise}")
+                         f"got {task.delay_min_ms}, {task.delay_max_ms}")
+    if min(*(getattr(task, name) for name in positive), task.dt) <= 0:
+        raise ValueError(f"{', '.join(positive)} and dt must be positive")
+    if ms_to_steps(getattr(task, f"{answer}_ms") - task.grace_ms, task.dt) < 1:
+        raise ValueError(f"grace_ms must leave at least one step of the {answer} period")
 
 
 def ms_to_steps(duration_ms: np.ndarray | float, dt: float) -> np.ndarray:
@@ -25,17 +37,24 @@ def ms_to_steps(duration_ms: np.ndarray | float, dt: float) -> np.ndarray:
     return np.maximum(np.rint(np.asarray(duration_ms, dtype=np.float64) / dt), 0).astype(np.int64)
 
 
+def total_steps(durations_ms: Iterable[float], dt: float) -> int:
+    """Length in steps of consecutive periods: the sum of each duration (ms) in whole steps of ``dt``."""
+    return int(sum(ms_to_steps(d, dt) for d in durations_ms))
+
+
 def build_periods(
-    durations_ms: dict[str, np.ndarray], dt: float
+    durations_ms: dict[str, np.ndarray | float], dt: float, *, n_trials: int
 ) -> tuple[dict[str, np.ndarray], int]:
     """Consecutive periods from per-trial durations.
 
     Parameters
     ----------
-    durations_ms : dict name → ndarray, shape (trial,)
-        Durations in ms, in the order the periods follow each other.
+    durations_ms : dict name → ndarray, shape (trial,), or float
+        Durations in ms, in the order the periods follow each other; a number is the same in every trial.
     dt : float
         Time step in ms.
+    n_trials : int
+        Number of trials.
 
     Returns
     -------
@@ -47,7 +66,7 @@ def build_periods(
     start = None
     periods: dict[str, np.ndarray] = {}
     for name, dur in durations_ms.items():
-        steps = ms_to_steps(dur, dt)
+        steps = ms_to_steps(np.broadcast_to(np.asarray(dur, dtype=np.float64), (n_trials,)), dt)
         start = np.zeros_like(steps) if start is None else start
         periods[name] = np.stack([start, start + steps], axis=1)
         start = start + steps
@@ -58,6 +77,22 @@ def in_period(bounds: np.ndarray, n_steps: int) -> np.ndarray:
     """Boolean mask ``(trial, time)`` that is True inside ``[start, stop)`` of each trial."""
     t = np.arange(n_steps)[None, :]
     return (t >= bounds[:, :1]) & (t < bounds[:, 1:2])
+
+
+def before_period(bounds: np.ndarray, n_steps: int) -> np.ndarray:
+    """Boolean mask ``(trial, time)`` that is True before ``start`` of each trial's ``[start, stop)``."""
+    return np.arange(n_steps)[None, :] < bounds[:, :1]
+
+
+def scored_steps(bounds: np.ndarray, n_steps: int, *, grace_ms: float, dt: float) -> np.ndarray:
+    """Loss mask ``(trial, time)`` of a trial that answers in the period ``bounds`` (trial, 2).
+
+    True before the answer period and inside it after its first ``grace_ms`` (time to commit); False
+    during the grace time and after the period (padding).
+    """
+    t = np.arange(n_steps)[None, :]
+    graced = in_period(bounds, n_steps) & (t >= bounds[:, :1] + ms_to_steps(grace_ms, dt))
+    return before_period(bounds, n_steps) | graced
 
 
 def per_trial(rngs: list[np.random.Generator], draw) -> np.ndarray:

@@ -10,14 +10,16 @@ from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
+    before_period,
     build_periods,
-    check_delay_range,
-    check_input_noise,
+    check_delayed_response,
+    check_non_negative,
     decode_ring,
     in_period,
-    ms_to_steps,
     per_trial,
     ring_code,
+    scored_steps,
+    total_steps,
 )
 
 __all__ = ["ContinuousReport"]
@@ -108,7 +110,7 @@ class ContinuousReport(Task):
     dt: float = 20.0
 
     def __post_init__(self) -> None:
-        check_input_noise(self.input_noise)
+        check_non_negative(self, "input_noise")
         if self.n_items not in (1, 2):
             raise ValueError(f"n_items must be 1 or 2, got {self.n_items}")
         if self.n_ring < 3:
@@ -117,15 +119,11 @@ class ContinuousReport(Task):
             raise ValueError(f"kappa (von Mises concentration) must be finite and >= 0, got {self.kappa}")
         if not 0 <= self.min_separation_deg < 180:
             raise ValueError("min_separation_deg must be in [0, 180)")
-        check_delay_range(self.delay_min_ms, self.delay_max_ms)
-        if min(self.stimulus_ms, self.response_ms, self.dt) <= 0:
-            raise ValueError("stimulus_ms, response_ms and dt must be positive")
         if self.output_ring != 0 and self.output_ring < 3:
             raise ValueError(f"output_ring must be 0 ((cos, sin) outputs) or >= 3, got {self.output_ring}")
         if self.output_ring and self.kappa == 0:
             raise ValueError("output_ring needs kappa > 0 (a flat ring code carries no angle)")
-        if ms_to_steps(self.response_ms - self.grace_ms, self.dt) < 1:
-            raise ValueError("grace_ms must leave at least one step of the response period")
+        check_delayed_response(self, positive=("stimulus_ms", "response_ms"), answer="response")
 
     @property
     def n_inputs(self) -> int:
@@ -138,9 +136,8 @@ class ContinuousReport(Task):
     @property
     def n_steps(self) -> int:
         """Padded trial length in steps (longest delay)."""
-        durations = (self.fixation_ms, self.stimulus_ms, self.delay_max_ms, self.cue_ms,
-                     self.response_ms)
-        return int(sum(ms_to_steps(d, self.dt) for d in durations))
+        return total_steps((self.fixation_ms, self.stimulus_ms, self.delay_max_ms, self.cue_ms,
+                            self.response_ms), self.dt)
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
@@ -151,17 +148,15 @@ class ContinuousReport(Task):
         delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
         noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, self.n_inputs)))
         angles = np.stack([first, (first + offset) % (2 * np.pi)], axis=1)[:, : self.n_items]
-        ones = np.ones(n_trials)
         periods, _ = build_periods({
-            "fixation": self.fixation_ms * ones, "stimulus": self.stimulus_ms * ones,
-            "delay": delay, "cue": self.cue_ms * ones, "response": self.response_ms * ones,
-        }, self.dt)
-        t = np.arange(n_steps)[None, :]
+            "fixation": self.fixation_ms, "stimulus": self.stimulus_ms,
+            "delay": delay, "cue": self.cue_ms, "response": self.response_ms,
+        }, self.dt, n_trials=n_trials)
         resp = periods["response"]
         stim = in_period(periods["stimulus"], n_steps)[..., None]
         rings = [stim * ring_code(angles[:, k], self.n_ring, self.kappa)[:, None]
                  for k in range(self.n_items)]
-        parts = [(t < resp[:, :1])[..., None], *rings]
+        parts = [before_period(resp, n_steps)[..., None], *rings]
         if self.n_items == 2:
             parts.append(in_period(periods["cue"], n_steps)[..., None] * np.eye(2)[cue][:, None])
         inputs = np.concatenate(parts, axis=-1) + self.input_noise * noise
@@ -170,18 +165,55 @@ class ContinuousReport(Task):
         report = (ring_code(target_angle, self.output_ring, self.kappa) if self.output_ring
                   else np.stack([np.cos(target_angle), np.sin(target_angle)], axis=-1))[:, None]
         targets = inside[..., None] * report
-        graced = inside & (t >= resp[:, :1] + ms_to_steps(self.grace_ms, self.dt))
-        mask = ((t < resp[:, :1]) | graced)[..., None]
-        return TaskBatch(
-            inputs=inputs.astype(np.float32), targets=targets.astype(np.float32),
-            mask=mask.astype(np.float32), dt=self.dt, seed=seed, first_trial=first_trial,
-            trial_params={"angles": angles, "cue": cue, "target_angle": target_angle,
-                          "delay_ms": delay},
-            periods=periods,
-        )
+        mask = scored_steps(resp, n_steps, grace_ms=self.grace_ms, dt=self.dt)[..., None]
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params={"angles": angles, "cue": cue, "target_angle": target_angle,
+                                         "delay_ms": delay})
 
     def ood(self) -> ContinuousReport:
         return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
+
+    def items(self, batch: TaskBatch) -> tuple[np.ndarray, np.ndarray]:
+        """The cued and the uncued items of ``batch``, in ``[-pi, pi)``, as the swap model takes them.
+
+        Returns ``targets`` (trial,) and ``non_targets`` (trial, non_target), with no column for one item;
+        e.g. ``fit_mixture_model(task.reports(outputs, batch), *task.items(batch))``.
+
+        Examples
+        --------
+        >>> from neurodyn.tasks import ContinuousReport
+        >>> task = ContinuousReport(n_items=2, n_ring=8, delay_max_ms=400.0)
+        >>> targets, non_targets = task.items(task.sample(5, seed=0))
+        >>> targets.shape, non_targets.shape
+        ((5,), (5, 1))
+        """
+        angles, cue = wrap_angle(batch.trial_params["angles"]), batch.trial_params["cue"]
+        rows = np.arange(len(cue))
+        others = angles[rows, 1 - cue][:, None] if angles.shape[1] == 2 else np.zeros((len(cue), 0))
+        return angles[rows, cue], others
+
+    def reports(self, outputs: np.ndarray, batch: TaskBatch) -> np.ndarray:
+        """The reported angle (trial,), radians in ``[-pi, pi]``, of ``outputs`` (trial, time, output).
+
+        ``atan2`` of the mean output over the masked response steps (the population vector of the
+        mean for ring-coded outputs), as :meth:`evaluate` scores it; e.g. the responses to give
+        :func:`~neurodyn.tasks.fit_mixture_model`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from neurodyn.tasks import ContinuousReport
+        >>> task = ContinuousReport(n_items=2, n_ring=8, output_ring=12, delay_max_ms=400.0)
+        >>> batch = task.sample(4, seed=0)
+        >>> target = batch.trial_params["target_angle"]  # in [0, 2 pi)
+        >>> wrapped = target - 2 * np.pi * (target > np.pi)
+        >>> bool(np.allclose(task.reports(batch.targets, batch), wrapped, atol=1e-3))
+        True
+        """
+        out = np.asarray(outputs, dtype=np.float64)
+        resp = (batch.mask[..., 0] > 0) & (np.abs(batch.targets).sum(-1) > 0)
+        mean = (out * resp[..., None]).sum(1) / np.maximum(resp.sum(1), 1)[:, None]
+        return decode_ring(mean) if self.output_ring else np.arctan2(mean[:, 1], mean[:, 0])
 
     def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
         """Report errors of ``outputs`` (trial, time, output).
@@ -194,9 +226,7 @@ class ContinuousReport(Task):
         """
         out = np.asarray(outputs, dtype=np.float64)
         metrics = super().evaluate(out, batch)
-        resp = (batch.mask[..., 0] > 0) & (np.abs(batch.targets).sum(-1) > 0)
-        mean = (out * resp[..., None]).sum(1) / np.maximum(resp.sum(1), 1)[:, None]
-        reported = decode_ring(mean) if self.output_ring else np.arctan2(mean[:, 1], mean[:, 0])
+        reported = self.reports(out, batch)
         err = np.abs(wrap_angle(reported - batch.trial_params["target_angle"]))
         tol = np.deg2rad(self.tolerance_deg)
         metrics["mean_abs_error_deg"] = float(np.rad2deg(err.mean()))

@@ -6,17 +6,17 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
-from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._binary import binary_targets, check_durations, evaluate_binary
+from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._binary import BinaryTask, binary_targets, check_durations, go_cue
 from neurodyn.tasks._registry import register_task
-from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial
+from neurodyn.tasks._timeline import build_periods, in_period, per_trial, total_steps
 
 __all__ = ["DelayedXOR"]
 
 
 @register_task
 @dataclass(frozen=True)
-class DelayedXOR(Task):
+class DelayedXOR(BinaryTask):
     """Delayed XOR: two ±1 pulses ``delay_ms`` apart, then after a go cue answer whether they differ.
 
     Periods: fixation, pulse 1, delay, pulse 2, wait, response. Input channel 0 carries the pulses
@@ -60,6 +60,7 @@ class DelayedXOR(Task):
     """
 
     name = "delayed_xor"
+    n_inputs = 2
     delay_ms: float = 200.0
     pulse_ms: float = 50.0
     go_ms: float = 50.0
@@ -75,19 +76,10 @@ class DelayedXOR(Task):
                         whole_steps=("pulse_ms", "go_ms", "response_ms"))
 
     @property
-    def n_inputs(self) -> int:
-        return 2
-
-    @property
-    def n_outputs(self) -> int:
-        return 1
-
-    @property
     def n_steps(self) -> int:
         """Padded trial length in steps (longest wait)."""
-        return int(sum(ms_to_steps(d, self.dt) for d in (
-            self.fixation_ms, self.pulse_ms, self.delay_ms, self.pulse_ms, self.wait_ms + self.jitter_ms,
-            self.response_ms)))
+        return total_steps((self.fixation_ms, self.pulse_ms, self.delay_ms, self.pulse_ms,
+                            self.wait_ms + self.jitter_ms, self.response_ms), self.dt)
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
@@ -95,27 +87,16 @@ class DelayedXOR(Task):
         signs = per_trial(rngs, lambda r: np.where(r.random(2) < 0.5, -1.0, 1.0))
         wait = per_trial(rngs, lambda r: self.wait_ms + r.uniform(0.0, self.jitter_ms))
         noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 2)))
-        ones = np.ones(n_trials)
         periods, _ = build_periods({
-            "fixation": self.fixation_ms * ones, "pulse1": self.pulse_ms * ones,
-            "delay": self.delay_ms * ones, "pulse2": self.pulse_ms * ones, "wait": wait,
-            "response": self.response_ms * ones,
-        }, self.dt)
+            "fixation": self.fixation_ms, "pulse1": self.pulse_ms, "delay": self.delay_ms,
+            "pulse2": self.pulse_ms, "wait": wait, "response": self.response_ms,
+        }, self.dt, n_trials=n_trials)
         a, b = signs[:, 0], signs[:, 1]
-        go = periods["response"].copy()
-        go[:, 1] = go[:, 0] + ms_to_steps(self.go_ms, self.dt)
+        go = go_cue(periods["response"], n_steps, go_ms=self.go_ms, dt=self.dt)
         pulses = (in_period(periods["pulse1"], n_steps) * a[:, None]
                   + in_period(periods["pulse2"], n_steps) * b[:, None])
-        inputs = np.stack([pulses, in_period(go, n_steps)], axis=-1) + self.input_noise * noise
+        inputs = np.stack([pulses, go], axis=-1) + self.input_noise * noise
         label = -a * b
         targets, mask = binary_targets(periods["response"], label, n_steps)
-        return TaskBatch(inputs=inputs.astype(np.float32), targets=targets, mask=mask, dt=self.dt, seed=seed,
-                         first_trial=first_trial, periods=periods,
-                         trial_params={"a": a, "b": b, "label": label, "wait_ms": wait})
-
-    def ood(self) -> DelayedXOR:
-        return self.replace(delay_ms=2 * self.delay_ms)
-
-    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-        """``mse`` and ``accuracy`` (the sign of the mean response-period output is ``-a b``)."""
-        return evaluate_binary(outputs, batch)
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params={"a": a, "b": b, "label": label, "wait_ms": wait})

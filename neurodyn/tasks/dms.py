@@ -6,16 +6,17 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
-from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._decision import decision_targets, evaluate_decision
+from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._decision import DecisionTask, decision_targets
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
+    before_period,
     build_periods,
-    check_delay_range,
-    check_input_noise,
+    check_delayed_response,
+    check_non_negative,
     in_period,
-    ms_to_steps,
     per_trial,
+    total_steps,
 )
 
 __all__ = ["DelayedMatchToSample"]
@@ -23,7 +24,7 @@ __all__ = ["DelayedMatchToSample"]
 
 @register_task
 @dataclass(frozen=True)
-class DelayedMatchToSample(Task):
+class DelayedMatchToSample(DecisionTask):
     """Delayed match-to-sample: report whether the test stimulus equals the remembered sample.
 
     Periods: fixation, sample, delay, test, decision. Inputs: a fixation cue (1 until the
@@ -70,7 +71,6 @@ class DelayedMatchToSample(Task):
     """
 
     name = "dms"
-    loss = "cross_entropy"
     n_stimuli: int = 4
     p_match: float = 0.5
     fixation_ms: float = 200.0
@@ -84,31 +84,23 @@ class DelayedMatchToSample(Task):
     dt: float = 20.0
 
     def __post_init__(self) -> None:
-        check_input_noise(self.input_noise)
+        check_non_negative(self, "input_noise")
         if self.n_stimuli < 2:
             raise ValueError(f"n_stimuli must be >= 2, got {self.n_stimuli}")
         if not 0.0 <= self.p_match <= 1.0:
             raise ValueError(f"p_match must be in [0, 1], got {self.p_match}")
-        check_delay_range(self.delay_min_ms, self.delay_max_ms)
-        if min(self.fixation_ms, self.sample_ms, self.test_ms, self.decision_ms, self.dt) <= 0:
-            raise ValueError("fixation_ms, sample_ms, test_ms, decision_ms and dt must be positive")
-        if ms_to_steps(self.decision_ms - self.grace_ms, self.dt) < 1:
-            raise ValueError("grace_ms must leave at least one step of the decision period")
+        check_delayed_response(self, positive=("fixation_ms", "sample_ms", "test_ms", "decision_ms"),
+                               answer="decision")
 
     @property
     def n_inputs(self) -> int:
         return 1 + self.n_stimuli
 
     @property
-    def n_outputs(self) -> int:
-        return 3
-
-    @property
     def n_steps(self) -> int:
         """Padded trial length in steps (longest delay)."""
-        durations = (self.fixation_ms, self.sample_ms, self.delay_max_ms, self.test_ms,
-                     self.decision_ms)
-        return int(sum(ms_to_steps(d, self.dt) for d in durations))
+        return total_steps((self.fixation_ms, self.sample_ms, self.delay_max_ms, self.test_ms,
+                            self.decision_ms), self.dt)
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
@@ -119,28 +111,19 @@ class DelayedMatchToSample(Task):
         delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
         noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 1 + n_stim)))
         test = np.where(match, sample, (sample + shift) % n_stim)
-        ones = np.ones(n_trials)
         periods, _ = build_periods({
-            "fixation": self.fixation_ms * ones, "sample": self.sample_ms * ones, "delay": delay,
-            "test": self.test_ms * ones, "decision": self.decision_ms * ones,
-        }, self.dt)
+            "fixation": self.fixation_ms, "sample": self.sample_ms, "delay": delay,
+            "test": self.test_ms, "decision": self.decision_ms,
+        }, self.dt, n_trials=n_trials)
         onehot = np.eye(n_stim)
         stim = (in_period(periods["sample"], n_steps)[..., None] * onehot[sample][:, None]
                 + in_period(periods["test"], n_steps)[..., None] * onehot[test][:, None])
-        fixation = np.arange(n_steps)[None, :] < periods["decision"][:, :1]
+        fixation = before_period(periods["decision"], n_steps)
         inputs = np.concatenate([fixation[..., None], stim], axis=-1) + self.input_noise * noise
         label = np.where(test == sample, 1, 2)
         targets, mask = decision_targets(periods, label, n_steps, self.dt, self.grace_ms)
-        return TaskBatch(
-            inputs=inputs.astype(np.float32), targets=targets, mask=mask, dt=self.dt, seed=seed,
-            first_trial=first_trial,
-            trial_params={"sample": sample, "test": test, "delay_ms": delay, "label": label},
-            periods=periods,
-        )
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params={"sample": sample, "test": test, "delay_ms": delay, "label": label})
 
     def ood(self) -> DelayedMatchToSample:
         return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
-
-    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-        """``accuracy`` (fraction of correct match / non-match choices) and ``fixation_accuracy``."""
-        return evaluate_decision(outputs, batch)

@@ -6,17 +6,17 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
-from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._binary import binary_targets, check_durations, evaluate_binary
+from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._binary import BinaryTask, binary_targets, check_durations, go_cue
 from neurodyn.tasks._registry import register_task
-from neurodyn.tasks._timeline import build_periods, in_period, ms_to_steps, per_trial
+from neurodyn.tasks._timeline import build_periods, in_period, per_trial, total_steps
 
 __all__ = ["EvidenceIntegration"]
 
 
 @register_task
 @dataclass(frozen=True)
-class EvidenceIntegration(Task):
+class EvidenceIntegration(BinaryTask):
     """Count cue pulses on two channels, hold the count through a delay, answer ±1 after a go cue.
 
     Periods: fixation, stimulus, delay, response. During the stimulus each step carries a pulse
@@ -60,6 +60,7 @@ class EvidenceIntegration(Task):
     """
 
     name = "evidence_integration"
+    n_inputs = 3
     delay_ms: float = 200.0
     stimulus_ms: float = 200.0
     fixation_ms: float = 50.0
@@ -78,26 +79,16 @@ class EvidenceIntegration(Task):
             raise ValueError(f"p_correct must be in [0.5, 1], got {self.p_correct}")
 
     @property
-    def n_inputs(self) -> int:
-        return 3
-
-    @property
-    def n_outputs(self) -> int:
-        return 1
-
-    @property
     def n_steps(self) -> int:
         """Trial length in steps."""
-        return int(sum(ms_to_steps(d, self.dt) for d in (
-            self.fixation_ms, self.stimulus_ms, self.delay_ms, self.response_ms)))
+        return total_steps((self.fixation_ms, self.stimulus_ms, self.delay_ms, self.response_ms), self.dt)
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
         n_steps = self.n_steps
-        ones = np.ones(n_trials)
-        periods, _ = build_periods({
-            "fixation": self.fixation_ms * ones, "stimulus": self.stimulus_ms * ones,
-            "delay": self.delay_ms * ones, "response": self.response_ms * ones}, self.dt)
+        periods, _ = build_periods({"fixation": self.fixation_ms, "stimulus": self.stimulus_ms,
+                                    "delay": self.delay_ms, "response": self.response_ms},
+                                   self.dt, n_trials=n_trials)
         side = per_trial(rngs, lambda r: np.where(r.random() < 0.5, -1.0, 1.0))
         pulse = per_trial(rngs, lambda r: r.random(n_steps) < self.p_pulse)
         pulse &= in_period(periods["stimulus"], n_steps)
@@ -106,17 +97,8 @@ class EvidenceIntegration(Task):
         left = pulse & ~right
         n_left, n_right = left.sum(1), right.sum(1)
         label = np.where(n_right == n_left, side, np.sign(n_right - n_left)).astype(np.float64)
-        go = periods["response"].copy()
-        go[:, 1] = go[:, 0] + ms_to_steps(self.go_ms, self.dt)
-        inputs = np.stack([left, right, in_period(go, n_steps)], axis=-1).astype(np.float32)
+        go = go_cue(periods["response"], n_steps, go_ms=self.go_ms, dt=self.dt)
+        inputs = np.stack([left, right, go], axis=-1).astype(np.float32)
         targets, mask = binary_targets(periods["response"], label, n_steps)
-        return TaskBatch(inputs=inputs, targets=targets, mask=mask, dt=self.dt, seed=seed,
-                         first_trial=first_trial, periods=periods,
-                         trial_params={"side": side, "n_left": n_left, "n_right": n_right, "label": label})
-
-    def ood(self) -> EvidenceIntegration:
-        return self.replace(delay_ms=2 * self.delay_ms)
-
-    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-        """``mse`` and ``accuracy`` (the sign of the mean response-period output is the answer)."""
-        return evaluate_binary(outputs, batch)
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params={"side": side, "n_left": n_left, "n_right": n_right, "label": label})

@@ -93,13 +93,8 @@ class FlipFlop(Task):
         last = np.maximum.accumulate(t_idx, axis=1)
         targets = np.take_along_axis(signs, last, axis=1).astype(np.float32)
         mask = np.ones_like(targets)
-        return TaskBatch(
-            inputs=inputs,
-            targets=targets,
-            mask=mask,
-            dt=self.dt,
-            seed=seed,
-            first_trial=first_trial,
+        return self._batch(
+            inputs, targets, mask, seed=seed, first_trial=first_trial,
             trial_params={"n_pulses": pulses.sum(axis=1).astype(np.int64)},
             periods={"response": np.tile([0, self.n_steps], (n_trials, 1))},
         )

@@ -171,9 +171,8 @@ class HMMEmulation(Task):
         rngs = [numpy_rng(seed, 1, first_trial + i) for i in range(n_trials)]  # own sub-stream
         noise = per_trial(rngs, lambda r: r.standard_normal((self.n_steps, self.n_noise)))
         targets = np.eye(self.n_symbols, dtype=np.float32)[symbols]
-        return TaskBatch(
-            inputs=noise.astype(np.float32), targets=targets,
-            mask=np.ones((n_trials, self.n_steps, 1), dtype=np.float32), dt=self.dt, seed=seed,
+        return self._batch(
+            noise, targets, np.ones((n_trials, self.n_steps, 1)), seed=seed,
             first_trial=first_trial, trial_params={"states": states, "symbols": symbols},
             periods={"emission": np.tile([0, self.n_steps], (n_trials, 1))},
         )

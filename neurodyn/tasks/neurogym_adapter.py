@@ -128,9 +128,8 @@ class NeurogymTask(Task):
             inputs[i, : ob.shape[0]] = ob
             targets[i, : gt.shape[0]] = gt
             mask[i, : ob.shape[0]] = 1.0
-        return TaskBatch(
-            inputs=inputs, targets=targets, mask=mask, dt=self.dt, seed=seed,
-            first_trial=first_trial, trial_params={"n_steps": lengths},
+        return self._batch(
+            inputs, targets, mask, seed=seed, first_trial=first_trial, trial_params={"n_steps": lengths},
             periods={"trial": np.stack([np.zeros_like(lengths), lengths], axis=1)},
         )
 

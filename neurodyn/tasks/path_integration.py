@@ -152,9 +152,8 @@ class PathIntegration(Task):
             code = traj.place_cell_code(x0, centers, self.place_cell_width_m)
             targets = traj.place_cell_code(pos[:, 1:], centers, self.place_cell_width_m)
         inputs = np.concatenate([velocity, init * code[:, None]], axis=-1)
-        return TaskBatch(
-            inputs=inputs.astype(np.float32), targets=targets.astype(np.float32),
-            mask=np.ones((n_trials, n_steps, 1), dtype=np.float32), dt=self.dt, seed=seed,
+        return self._batch(
+            inputs, targets, np.ones((n_trials, n_steps, 1)), seed=seed,
             first_trial=first_trial, trial_params={"position": pos, "x0": x0},
             periods={"integration": np.tile([0, n_steps], (n_trials, 1))},
         )

@@ -12,16 +12,17 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
-from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._decision import decision_targets, evaluate_decision
+from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._decision import DecisionTask, decision_targets, evaluate_decision
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
+    before_period,
     build_periods,
-    check_delay_range,
-    check_input_noise,
+    check_delayed_response,
+    check_non_negative,
     in_period,
-    ms_to_steps,
     per_trial,
+    total_steps,
 )
 
 __all__ = ["DelayedDiscrimination"]
@@ -37,7 +38,7 @@ def romo_pairs(f_min: float, f_max: float, f_step: float, delta_f: float) -> np.
 
 @register_task
 @dataclass(frozen=True)
-class DelayedDiscrimination(Task):
+class DelayedDiscrimination(DecisionTask):
     """Romo delayed discrimination: decide whether f1 > f2 after a variable delay.
 
     Periods: fixation, f1, delay, f2, decision. Inputs (3 channels): fixation cue (1 until the
@@ -65,7 +66,7 @@ class DelayedDiscrimination(Task):
 
     Notes
     -----
-    ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
+    ``ood()`` returns the task with closer pairs and more input noise (see :meth:`ood`).
     Per-trial params: ``f1``, ``f2`` (Hz), ``delay_ms``, ``label`` (1 if f1 > f2 else 2).
 
     Examples
@@ -84,7 +85,7 @@ class DelayedDiscrimination(Task):
     """
 
     name = "romo"
-    loss = "cross_entropy"
+    n_inputs = 3
     f_min: float = 10.0
     f_max: float = 34.0
     f_step: float = 4.0
@@ -99,18 +100,15 @@ class DelayedDiscrimination(Task):
     dt: float = 20.0
 
     def __post_init__(self) -> None:
-        check_input_noise(self.input_noise)
+        check_non_negative(self, "input_noise")
         if not 0 < self.f_min < self.f_max:
             raise ValueError(f"need 0 < f_min < f_max, got {self.f_min}, {self.f_max}")
         if len(self.pairs) == 0:
             raise ValueError(
                 f"no frequency pairs with delta_f={self.delta_f} inside [{self.f_min}, {self.f_max}]"
             )
-        check_delay_range(self.delay_min_ms, self.delay_max_ms)
-        if min(self.fixation_ms, self.stimulus_ms, self.decision_ms, self.dt) <= 0:
-            raise ValueError("fixation_ms, stimulus_ms, decision_ms and dt must be positive")
-        if ms_to_steps(self.decision_ms - self.grace_ms, self.dt) < 1:
-            raise ValueError("grace_ms must leave at least one step of the decision period")
+        check_delayed_response(self, positive=("fixation_ms", "stimulus_ms", "decision_ms"),
+                               answer="decision")
 
     @property
     def pairs(self) -> np.ndarray:
@@ -118,19 +116,10 @@ class DelayedDiscrimination(Task):
         return romo_pairs(self.f_min, self.f_max, self.f_step, self.delta_f)
 
     @property
-    def n_inputs(self) -> int:
-        return 3
-
-    @property
-    def n_outputs(self) -> int:
-        return 3
-
-    @property
     def n_steps(self) -> int:
         """Padded trial length in steps (longest delay)."""
-        durations = (self.fixation_ms, self.stimulus_ms, self.delay_max_ms, self.stimulus_ms,
-                     self.decision_ms)
-        return int(sum(ms_to_steps(d, self.dt) for d in durations))
+        return total_steps((self.fixation_ms, self.stimulus_ms, self.delay_max_ms, self.stimulus_ms,
+                            self.decision_ms), self.dt)
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
@@ -139,31 +128,41 @@ class DelayedDiscrimination(Task):
         delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
         noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 3)))
         f1, f2 = pairs[pair_idx, 0], pairs[pair_idx, 1]
-        ones = np.ones(n_trials)
         periods, _ = build_periods({
-            "fixation": self.fixation_ms * ones, "f1": self.stimulus_ms * ones, "delay": delay,
-            "f2": self.stimulus_ms * ones, "decision": self.decision_ms * ones,
-        }, self.dt)
+            "fixation": self.fixation_ms, "f1": self.stimulus_ms, "delay": delay,
+            "f2": self.stimulus_ms, "decision": self.decision_ms,
+        }, self.dt, n_trials=n_trials)
         span = self.f_max - self.f_min
         freq = (in_period(periods["f1"], n_steps) * f1[:, None]
                 + in_period(periods["f2"], n_steps) * f2[:, None])
         on = in_period(periods["f1"], n_steps) | in_period(periods["f2"], n_steps)
         inputs = np.stack([
-            np.arange(n_steps)[None, :] < periods["decision"][:, :1],
+            before_period(periods["decision"], n_steps),
             on * (freq - self.f_min) / span,
             on * (self.f_max - freq) / span,
         ], axis=-1) + self.input_noise * noise
         label = np.where(f1 > f2, 1, 2)
         targets, mask = decision_targets(periods, label, n_steps, self.dt, self.grace_ms)
-        return TaskBatch(
-            inputs=inputs.astype(np.float32), targets=targets, mask=mask, dt=self.dt, seed=seed,
-            first_trial=first_trial,
-            trial_params={"f1": f1, "f2": f2, "delay_ms": delay, "label": label},
-            periods=periods,
-        )
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params={"f1": f1, "f2": f2, "delay_ms": delay, "label": label})
 
     def ood(self) -> DelayedDiscrimination:
-        return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
+        """The out-of-distribution variant: pairs twice as close (``delta_f / 2``, new f2 values) and four
+        times the input noise, the delays unchanged.
+
+        It is harder than training by the masked mean loss, the behaviour level of solution degeneracy
+        (:func:`~neurodyn.analysis.compute_solution_degeneracy`), and by accuracy. Longer delays alone
+        (the earlier variant) lowered the mean loss of networks still near chance on the choice: their
+        extra, easy fixation steps dilute the few decision steps.
+
+        Examples
+        --------
+        >>> from neurodyn.tasks import DelayedDiscrimination
+        >>> ood = DelayedDiscrimination(delta_f=8.0, input_noise=0.05).ood()
+        >>> ood.delta_f, ood.input_noise, ood.delay_max_ms
+        (4.0, 0.2, 1500.0)
+        """
+        return self.replace(delta_f=self.delta_f / 2, input_noise=4 * self.input_noise)
 
     def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
         """``accuracy`` (fraction of correct f1 > f2 choices) and ``fixation_accuracy``."""

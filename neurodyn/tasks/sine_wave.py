@@ -122,10 +122,8 @@ class SineWave(Task):
         t_s = np.arange(self.n_steps) * self.dt / 1000.0
         targets = np.sin(2 * np.pi * freq[:, None, :] * t_s[None, :, None])
         inputs = np.broadcast_to(self.input_level(freq)[:, None, :], targets.shape)
-        return TaskBatch(
-            inputs=np.ascontiguousarray(inputs, dtype=np.float32),
-            targets=targets.astype(np.float32), mask=np.ones_like(targets, dtype=np.float32),
-            dt=self.dt, seed=seed, first_trial=first_trial,
+        return self._batch(
+            inputs, targets, np.ones_like(targets), seed=seed, first_trial=first_trial,
             trial_params={"frequency_hz": freq},
             periods={"response": np.tile([0, self.n_steps], (n_trials, 1))},
         )

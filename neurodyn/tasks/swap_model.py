@@ -16,9 +16,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from neurodyn._lazy import numpy as np
+from neurodyn._result import Result
 from neurodyn._seed import SeedLike, numpy_rng
 
 __all__ = ["MixtureFit", "fit_mixture_model", "sample_mixture_responses"]
@@ -29,18 +30,38 @@ _STARTS = ((1.0, 0.5, 0.3), (10.0, 0.8, 0.1), (100.0, 0.4, 0.4), (5.0, 0.3, 0.05
 
 
 @dataclass(frozen=True)
-class MixtureFit:
-    """A fitted swap model: ``kappa`` (von Mises concentration, 1/rad²-like), the three mixture weights
-    (summing to 1), the log-likelihood (nats) of the ``n_trials`` responses, EM iterations and convergence.
+class MixtureFit(Result):
+    """A fitted swap model (file format ``neurodyn.mixture_fit``).
+
+    Attributes
+    ----------
+    kappa : float
+        Von Mises concentration of the target and swap components (1/rad², dimensionless).
+    p_target, p_swap, p_guess : float
+        Mixture weights, summing to 1.
+    log_likelihood : float
+        Of the ``n_trials`` responses, in nats.
+    n_trials, n_iterations : int
+        Responses fitted; EM iterations of the best start.
+    converged : bool
+        False if EM used up ``max_iter``; ``status`` says the same as ``"converged"`` or
+        ``"not_converged"``.
+
+    ``save(path)`` writes it as netCDF-4 and :func:`neurodyn.io.load` reads it back.
 
     Examples
     --------
+    >>> import tempfile, pathlib
+    >>> import neurodyn.io
     >>> from neurodyn.tasks.swap_model import MixtureFit
     >>> fit = MixtureFit(kappa=8.0, p_target=0.7, p_swap=0.2, p_guess=0.1, log_likelihood=-10.0, n_trials=20,
     ...                  n_iterations=12, converged=True)
     >>> ds = fit.to_xarray()
     >>> float(ds["p_swap"]), ds.attrs["model"]
     (0.2, 'Bays, Catalao & Husain 2009 (J. Vis. 9(10):7)')
+    >>> path = fit.save(pathlib.Path(tempfile.mkdtemp()) / "fit.nc")
+    >>> neurodyn.io.load(path) == fit, fit.status
+    (True, 'converged')
     """
 
     kappa: float
@@ -52,15 +73,31 @@ class MixtureFit:
     n_iterations: int
     converged: bool
 
+    FORMAT: ClassVar[str] = "neurodyn.mixture_fit"
+    FORMAT_VERSION: ClassVar[int] = 1
+    REQUIRED: ClassVar[tuple[str, ...]] = ("kappa", "p_target", "p_swap", "p_guess", "log_likelihood")
+
+    @property
+    def status(self) -> str:
+        """``"converged"`` or ``"not_converged"`` (EM used up ``max_iter``)."""
+        return "converged" if self.converged else "not_converged"
+
     def to_xarray(self):
         """The fit as an ``xarray.Dataset`` of scalar variables (counts and convergence as attributes)."""
         import xarray as xr
 
-        names = ("kappa", "p_target", "p_swap", "p_guess", "log_likelihood")
-        return xr.Dataset({k: float(getattr(self, k)) for k in names},
-                          attrs={"n_trials": self.n_trials, "n_iterations": self.n_iterations,
-                                 "converged": int(self.converged),
+        return xr.Dataset({k: float(getattr(self, k)) for k in self.REQUIRED},
+                          attrs={**self.format_attrs(), "n_trials": self.n_trials,
+                                 "n_iterations": self.n_iterations, "converged": int(self.converged),
+                                 "status": self.status,
                                  "model": "Bays, Catalao & Husain 2009 (J. Vis. 9(10):7)"})
+
+    @classmethod
+    def from_xarray(cls, ds) -> MixtureFit:
+        """Rebuild from :meth:`to_xarray`'s dataset (or a file written from one)."""
+        values = {k: float(ds[k].values) for k in cls.REQUIRED}
+        return cls(**values, n_trials=int(ds.attrs["n_trials"]), n_iterations=int(ds.attrs["n_iterations"]),
+                   converged=bool(ds.attrs["converged"]))
 
 
 def _angles(name: str, x: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:

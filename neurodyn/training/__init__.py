@@ -1,10 +1,11 @@
-"""Training: one engine (``TrainConfig``) behind BPTT on tasks, ensembles, deflation, teacher forcing
-and flow matching."""
+"""Training: one engine (``TrainConfig``) behind BPTT on tasks, ensembles, deflation, teacher forcing,
+flow matching and diffusion."""
 
 from neurodyn.training._config import TrainConfig
 from neurodyn.training._results import EnsembleResult, FitResult, TrainingDivergedError, TrainResult
 from neurodyn.training.curriculum import Curriculum
 from neurodyn.training.deflation import ridge_predictivity, train_deflated, train_deflation_sequence
+from neurodyn.training.diffusion import sample_diffusion, train_diffusion
 from neurodyn.training.early_stopping import EarlyStopping
 from neurodyn.training.ensemble import train_ensemble
 from neurodyn.training.ensemble_io import load_ensemble, save_ensemble
@@ -24,4 +25,5 @@ __all__ = [
     "EnsembleResult", "load_ensemble", "save_ensemble", "train_ensemble",
     "ridge_predictivity", "train_deflated", "train_deflation_sequence",
     "LoadingFlow", "fit_flow_matching",
+    "sample_diffusion", "train_diffusion",
 ]

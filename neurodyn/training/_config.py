@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from neurodyn._seed import SeedLike, resolve_seed
+from neurodyn._threads import one_thread
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "radam": torch.optim.RAdam}
 BACKENDS = ("auto", "torch", "numba")  # training rollouts; the entry point records the one that ran
@@ -161,13 +162,11 @@ def deterministic_mode(enabled: bool = True) -> Iterator[None]:
     if not enabled:
         yield
         return
-    threads = torch.get_num_threads()
     algorithms = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(algorithms, warn_only=warn_only)
+    with one_thread():
+        torch.use_deterministic_algorithms(True)
+        try:
+            yield
+        finally:
+            torch.use_deterministic_algorithms(algorithms, warn_only=warn_only)

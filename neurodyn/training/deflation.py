@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from neurodyn._seed import SeedLike, resolve_seed
-from neurodyn.models._base import RecurrentModel
+from neurodyn.models._base import RecurrentModel, eval_mode
 from neurodyn.tasks._base import Task
 from neurodyn.training._config import TrainConfig
 from neurodyn.training._engine import to_device
@@ -59,10 +59,8 @@ def ridge_predictivity(source: torch.Tensor, target: torch.Tensor, ridge: float)
 def _reference_states(models: Sequence[RecurrentModel], x: torch.Tensor) -> torch.Tensor:
     out = []
     for m in models:
-        was = m.training
-        m.eval()
-        out.append(m(x.to(next(m.parameters()).dtype), noise=False).states.to(x.dtype))
-        m.train(was)
+        with eval_mode(m):
+            out.append(m(x.to(next(m.parameters()).dtype), noise=False).states.to(x.dtype))
     return torch.cat(out, dim=-1).reshape(-1, sum(o.shape[-1] for o in out))
 
 

@@ -3,7 +3,11 @@
 Network ``e`` of an ensemble gets the batches, noise and updates it would get from
 :func:`neurodyn.training.train` with ``seed=seeds[e]`` (Adam is element-wise, gradient clipping and
 weight decay are applied per network), so each trained network equals, to float rounding, the one
-trained alone; the ensemble only shares the Python loop and the matrix kernels.
+trained alone; the ensemble only shares the Python loop and the matrix kernels. With
+``backend="auto"`` a leaky-RNN ensemble on the CPU runs its time loop and backpropagation through
+time in one fused Numba call for all networks (:func:`neurodyn.kernels.fused_states`, one network
+per parallel item), the same rollout a lone ``train(..., backend="auto")`` runs; the optimiser step
+stays the engine's one batched step.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import torch
 
 from neurodyn._seed import resolve_seed, torch_generator
 from neurodyn.kernels._families import family_of, lift
+from neurodyn.kernels.fused import fused_backend, fused_states
+from neurodyn.kernels.reference import draw_noise
 from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task
 from neurodyn.training import _engine
@@ -25,8 +31,6 @@ from neurodyn.training._results import EnsembleResult
 from neurodyn.training.ensemble_params import MASKED, effective, readout, stack_raw, unstack
 from neurodyn.training.losses import LOSSES
 from neurodyn.training.train import check_sizes, evaluate, held_out_batch, loss_key
-
-__all__ = ["EnsembleResult", "train_ensemble"]
 
 __all__ = ["EnsembleResult", "train_ensemble"]
 
@@ -84,6 +88,7 @@ def train_ensemble(
     eval_every: int = 100,
     progress: bool = True,
     device: Any = "cpu",
+    backend: str = "auto",
 ) -> EnsembleResult:
     """Train an ensemble of same-architecture networks on ``task`` in one batched loop (BPTT, Adam).
 
@@ -105,6 +110,11 @@ def train_ensemble(
         to the factory.
     n_iterations, batch_size, lr, weight_decay, clip_grad_norm, loss, eval_every, progress, device
         As in :func:`neurodyn.training.train` (clipping is per network; no early stopping).
+    backend : {"auto", "torch", "numba"}
+        Training rollout, as in :func:`~neurodyn.training.train`: ``"auto"`` runs a leaky-RNN
+        ensemble on the CPU (float32/float64) in the fused Numba kernel, all networks in one call
+        (:func:`neurodyn.kernels.fused_backend`), and every other family or a GPU on torch;
+        ``"numba"`` raises where it cannot run. ``result.config["backend"]`` records the one that ran.
 
     Returns
     -------
@@ -118,8 +128,9 @@ def train_ensemble(
     ValueError
         On mismatched sizes, models of different shapes, per-network value lists of the wrong
         length, an unknown loss, a negative or non-finite ``weight_decay``, ``n_active`` outside
-        ``[1, n_units]``, or malformed settings (see :class:`~neurodyn.training.TrainConfig`);
-        ``TypeError`` for an unknown model family.
+        ``[1, n_units]``, malformed settings (see :class:`~neurodyn.training.TrainConfig`), or
+        ``backend="numba"`` for an ensemble the fused kernel cannot train; ``TypeError`` for an
+        unknown model family.
 
     Examples
     --------
@@ -132,9 +143,12 @@ def train_ensemble(
     ...                         eval_every=0, progress=False)
     >>> len(result.models), result.config["seeds"], result.config["hyperparameters"]["gain"]
     (3, [0, 1, 2], [0.5, 1.0, 1.5])
+    >>> result.config["backend"]  # all three networks' rollouts ran in one fused Numba call per step
+    'numba'
     """
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
-                      clip_grad_norm=clip_grad_norm, eval_every=eval_every, progress=progress, device=device)
+                      clip_grad_norm=clip_grad_norm, eval_every=eval_every, progress=progress, device=device,
+                      backend=backend)
     device = cfg.device
     models, seeds, hp = _build(models_or_factory, n_networks, seeds, hyperparameters)
     n = len(models)
@@ -162,6 +176,9 @@ def train_ensemble(
                  for e in range(n)]
     noise = torch.tensor([m.noise_scale for m in models], dtype=dtype, device=device)[:, None, None]
     gens = [torch_generator(s, 1, device=device) for s in seeds]
+    with torch.no_grad():
+        ran = fused_backend(effective(template, raw, bufs, mask, family)[0], backend=cfg.backend,
+                            device=device, dtype=dtype)
 
     def batches(it):
         parts = [task.sample(batch_size, seed=s, first_trial=it * batch_size) for s in seeds]
@@ -170,19 +187,26 @@ def train_ensemble(
     def objective(batch):
         x, y, m = batch
         p, masked_raw = effective(template, raw, bufs, mask, family)
-        lp = lift(p, family)
         h = (masked_raw["h0"][:, None, :].expand(n, batch_size, n_unit) if "h0" in raw
              else x.new_zeros((n, batch_size, n_unit)))
-        states = []
-        for t in range(x.shape[2]):
-            h = family.step(lp, h, x[:, :, t])
-            if bool((noise > 0).any()):
-                xi = torch.stack([torch.randn((batch_size, n_unit), generator=g, device=device, dtype=dtype)
-                                  for g in gens])
-                h = h + noise * xi
-            states.append(h)
-        states_t = torch.stack(states, dim=2)
-        out = readout(p, states_t)
+        noisy = bool((noise > 0).any())
+        if ran == "numba":  # one fused call for all networks; noise drawn as the torch loop draws it
+            xi = (noise[..., None] * torch.stack([draw_noise(g, (batch_size, n_unit), x.shape[2], dtype)
+                                                  for g in gens]) if noisy else None)
+            time_major = fused_states(p, h, x, noise=xi).transpose(1, 2)  # a contiguous view, no copy
+            out = readout(p, time_major).transpose(1, 2)  # and its gradient arrives time-major
+            states_t = time_major.transpose(1, 2)
+        else:
+            states, lp = [], lift(p, family)
+            for t in range(x.shape[2]):
+                h = family.step(lp, h, x[:, :, t])
+                if noisy:
+                    xi = torch.stack([torch.randn((batch_size, n_unit), generator=g, device=device,
+                                                  dtype=dtype) for g in gens])
+                    h = h + noise * xi
+                states.append(h)
+            states_t = torch.stack(states, dim=2)
+            out = readout(p, states_t)
         values = []
         for e in range(n):
             v = loss_fn(out[e], y[e], m[e])
@@ -201,7 +225,7 @@ def train_ensemble(
     hist, rec = _engine.run(list(raw.values()), objective, batches, cfg, n_networks=n,
                             network_weight_decay=wd, evaluate=evaluate_all, desc=f"ensemble {task.name}",
                             labels=[f"network {e} (seed {s})" for e, s in enumerate(seeds)])
-    config = {**{k: v for k, v in rec.items() if k != "seed"}, "loss": loss_name, "seeds": seeds,
-              "hyperparameters": hp, "n_networks": n}
+    config = {**{k: v for k, v in rec.items() if k != "seed"}, "backend": ran, "loss": loss_name,
+              "seeds": seeds, "hyperparameters": hp, "n_networks": n}
     final = [mdl.cpu().eval() for mdl in unstack(template, raw, bufs, mask, family)]
     return EnsembleResult(final, hist, config, rec["status"])

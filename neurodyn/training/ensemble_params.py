@@ -72,6 +72,9 @@ def effective(template, raw, bufs, mask, family):
 def readout(p, states):
     """Linear readout of ensemble states (network, trial, time, unit); identity when there is none.
 
+    Any two middle dims work (time-major (network, time, trial, unit) too); contiguous states are
+    read without a copy.
+
     Examples
     --------
     >>> import torch
@@ -88,7 +91,8 @@ def readout(p, states):
     w = getattr(p, "w_out", None) if hasattr(p, "w_out") else p.B
     if w is None:
         return states
-    return states @ w.unsqueeze(1).mT + p.b_out[:, None, None, :]
+    flat = states.reshape(states.shape[0], -1, states.shape[-1])  # one product per network
+    return torch.baddbmm(p.b_out[:, None, :], flat, w.mT).reshape(*states.shape[:-1], w.shape[-2])
 
 
 def unstack(template, raw, bufs, mask, family) -> list[RecurrentModel]:

@@ -11,6 +11,7 @@ import torch
 
 from neurodyn._result import Result
 from neurodyn.kernels import RolloutResult
+from neurodyn.models._base import eval_mode
 from neurodyn.training import observation as obs
 
 __all__ = ["Generated", "generate"]
@@ -126,10 +127,8 @@ def generate(
         if u.shape[1] < n_steps:
             raise ValueError(f"inputs cover {u.shape[1]} steps but n_steps = {n_steps}")
         u = u[:, :n_steps].expand(z0.shape[0], -1, -1)
-    was = model.training
-    model.eval()
-    states = model(u, z0, n_steps=n_steps, noise=False).states
-    model.train(was)
+    with eval_mode(model):
+        states = model(u, z0, n_steps=n_steps, noise=False).states
     y = obs.observe(model, states, observation).cpu().double().numpy()
     s = states.cpu().double().numpy()
     return Generated(y[0], s[0]) if single else Generated(y, s)

@@ -11,7 +11,7 @@ import torch
 from neurodyn._seed import SeedLike, torch_generator
 from neurodyn.kernels.fused import fused_backend, fused_states
 from neurodyn.kernels.reference import draw_noise
-from neurodyn.models._base import RecurrentModel, Rollout
+from neurodyn.models._base import RecurrentModel, Rollout, eval_mode
 from neurodyn.tasks._base import Task
 from neurodyn.training import _engine
 from neurodyn.training import forcing as forcing_mod
@@ -263,11 +263,14 @@ def training_rollout(model: RecurrentModel, x: torch.Tensor, *, backend: str,
     return Rollout(model.readout(states), states)
 
 
-def check_sizes(model: RecurrentModel, task: Task) -> None:
-    """Raise ``ValueError`` unless ``model`` has the task's numbers of inputs and outputs."""
+def check_sizes(model: RecurrentModel, task: Task, *, name: str = "model") -> None:
+    """Raise ``ValueError`` unless ``model`` has the task's numbers of inputs and outputs.
+
+    ``name`` is how the message refers to the model (``"models[2]"`` for one of several).
+    """
     if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
         raise ValueError(
-            f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but task "
+            f"{name} has {model.n_inputs} inputs / {model.n_outputs} outputs but task "
             f"{task.name!r} needs {task.n_inputs} / {task.n_outputs}"
         )
 
@@ -306,11 +309,9 @@ def evaluate(model: RecurrentModel, task: Task, batch=None, *, n_trials: int = 2
     """
     if batch is None:
         batch = task.sample(n_trials, seed=seed)
-    was_training = model.training
-    model.eval()
     x, y, m = batch.to_torch(device, next(model.parameters()).dtype)
-    out = model(x, noise=False).outputs
-    model.train(was_training)
+    with eval_mode(model):
+        out = model(x, noise=False).outputs
     metrics = dict(task.evaluate(out.cpu().numpy(), batch))
     loss_fn = LOSSES.get(loss or task.loss)
     if loss_fn is not None and "loss" not in metrics:

@@ -42,3 +42,23 @@ def test_memoryless_network_cannot_decode_the_bits_and_is_seeded():
     assert float(a.r2[0]) < 0.2  # the bit is held between pulses; a memoryless state misses it
     with pytest.raises(ValueError, match="n_folds"):
         compute_decodability(model, task, n_trials=3, n_folds=5)
+
+
+def test_decodability_over_time_finds_when_a_variable_enters_the_states():
+    from neurodyn.analysis import compute_decodability_over_time
+
+    rng = np.random.default_rng(1)
+    v = rng.uniform(-1, 1, (60, 2))
+    states = 0.01 * rng.standard_normal((60, 5, 4))
+    states[:, 1:, 0] += v[:, :1]  # variable a from step 1, b from step 3 (mixed into two units)
+    states[:, 3:, 1] += v[:, 1:] + v[:, :1]
+    ds = compute_decodability_over_time(states, v, names=["a", "b"], n_folds=5, alpha=1e-4)
+    r2 = ds.r2.transpose("time", "variable").values
+    assert (r2[0] < 0.1).all() and r2[1:, 0].min() > 0.99
+    assert r2[1:3, 1].max() < 0.1 and r2[3:, 1].min() > 0.99
+    # invariance: an invertible linear mix of the units decodes the same
+    mixed = states @ (np.eye(4) + 0.5 * rng.standard_normal((4, 4)))
+    again = compute_decodability_over_time(mixed, v, names=["a", "b"], n_folds=5, alpha=1e-4)
+    np.testing.assert_allclose(again.r2.values[1:, 0], r2[1:, 0], atol=1e-3)
+    with pytest.raises(ValueError, match="same trials"):
+        compute_decodability_over_time(states, v[:-1])

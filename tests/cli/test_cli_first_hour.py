@@ -205,10 +205,10 @@ def test_foreign_rnn_is_named_by_what_was_loaded_and_searched_from_task_states(f
                                                                                 monkeypatch):
     import xarray as xr
 
-    from neurodyn.cli import fixedpoints
+    from neurodyn.cli import _common
 
     titles, letters, legends = [], [], []
-    write = fixedpoints.write_result_and_figure
+    write = _common.write_result_and_figure
 
     def spy(ds, out, fig, plot):
         titles.append(fig._suptitle.get_text())
@@ -216,7 +216,7 @@ def test_foreign_rnn_is_named_by_what_was_loaded_and_searched_from_task_states(f
         legends.append(len(fig.legends) + sum(ax.get_legend() is not None for ax in fig.axes))
         write(ds, out, fig, plot)
 
-    monkeypatch.setattr(fixedpoints, "write_result_and_figure", spy)
+    monkeypatch.setattr(_common, "write_result_and_figure", spy)
     out = tmp_path / "fps.nc"
     assert main(["fixedpoints", str(foreign_rnn), "--arch", "rnn_tanh", "--task", "romo", "--n-inits", "16",
                  "--out", str(out), "--plot", str(tmp_path / "fps.png")]) == 0

@@ -22,7 +22,7 @@ WRITES = {("README", 0): {"fixedpoints.nc", "fixedpoints.png"},
           ("tasks", 3): {"romo_outputs.png", "romo_psychometric.png"}}
 #: blocks that train a network for about 15 s or more
 SLOW = {("README", 0), ("fixed_points", 0), ("tasks", 3), ("sweeps", 0), ("error_forcing", 0),
-        ("low_rank", 0), ("low_rank", 1)}
+        ("low_rank", 0), ("low_rank", 1), ("swap_errors", 0)}
 
 
 def python_blocks(path):

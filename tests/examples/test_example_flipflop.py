@@ -1,4 +1,4 @@
-"""The flip-flop example script runs at tiny size and writes its outputs."""
+"""The flip-flop example script runs its gallery page at the site's small size and writes its outputs."""
 
 import importlib.util
 
@@ -16,5 +16,5 @@ def test_flipflop_example_tiny(tmp_path):
     assert out["accuracy"] > 0.9
     assert out["n_stable"] >= 1
     ds = xr.load_dataset(tmp_path / "fixedpoints.nc", engine="h5netcdf")
-    assert ds.sizes["unit"] == 24
+    assert ds.sizes["unit"] == 32  # the gallery page's small size
     assert (tmp_path / "fixedpoints.png").stat().st_size > 10_000

@@ -130,3 +130,60 @@ def test_fused_forcing_errors():
         fused_states(LeakyRNN(1, 3, 1).params(), z0, torch.zeros(2, 5, 1),
                      forcing=(target, [0.1] * 5, [1.0] * 3))
     assert fused_backend(LeakyRNN(1, 3, 1).params(), forcing=True) == "torch"
+
+
+def _stacked(models):
+    """Ensemble params whose recurrence fields keep each model's autograd graph."""
+    ps = [m.params() for m in models]
+    return ps[0]._replace(**{f: torch.stack([getattr(p, f) for p in ps]) for f in ("w_in", "w_rec", "b")})
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fused_ensemble_gradients_match_autograd_per_network(dtype):
+    # three Dale networks with masks, softplus (no rational tanh), noise; the stack against each alone
+    gen = torch.Generator().manual_seed(2)
+    models = [LeakyRNN(2, 9, 1, activation="softplus", alpha=0.3, dale=True, seed=s,
+                       rec_mask=(torch.rand(9, 9, generator=gen) > 0.3).float()).to(dtype) for s in range(3)]
+    x = torch.randn(3, 5, 30, 2, generator=gen, dtype=dtype)
+    h0 = (0.5 * torch.randn(3, 5, 9, generator=gen, dtype=dtype)).requires_grad_(True)
+    noise = 0.1 * torch.randn(3, 5, 30, 9, generator=gen, dtype=dtype)
+    weights = torch.randn(3, 5, 30, 9, generator=gen, dtype=dtype)
+    states = fused_states(_stacked(models), h0, x, noise=noise)
+    (states * weights).sum().backward()
+    rtol = 1e-5 if dtype == torch.float32 else 1e-10
+    for e, model in enumerate(models):
+        got = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+        ref_states, ref = _grads(model, h0[e].detach(), x[e], noise[e], weights[e], fused=False)
+        torch.testing.assert_close(states[e].detach(), ref_states, rtol=rtol,
+                                   atol=rtol * ref_states.abs().max())
+        got["h0"] = h0.grad[e]
+        assert set(got) == set(ref) == {"w_in", "w_rec", "b", "h0"}
+        for name in got:
+            torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
+                                       msg=lambda m, name=name, e=e: f"network {e} {name}: {m}")
+
+
+def test_fused_ensemble_gradcheck_float64():
+    models = [LeakyRNN(2, 2, 1, alpha=0.5, seed=s).double() for s in range(2)]  # tiny: few evaluations
+    p = _stacked(models)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 1, 3, 2, generator=gen, dtype=torch.float64)
+    h0 = torch.randn(2, 1, 2, generator=gen, dtype=torch.float64, requires_grad=True)
+    w, b = (t.detach().clone().requires_grad_(True) for t in (p.w_rec, p.b))
+    assert torch.autograd.gradcheck(lambda w, b, h0: fused_states(p._replace(w_rec=w, b=b), h0, x),
+                                    (w, b, h0), eps=1e-6, atol=1e-8)
+
+
+def test_fused_ensemble_shape_errors_and_backend():
+    from neurodyn.kernels import stack_params
+    from neurodyn.models import ShallowPLRNN
+
+    p = stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)])
+    with pytest.raises(ValueError, match=r"h0 must have shape \(network, batch, state\) with 3 networks"):
+        fused_states(p, torch.zeros(2, 5, 4), torch.zeros(3, 5, 6, 1))
+    with pytest.raises(ValueError, match=r"inputs must have shape \(3, 5\) \+ \(time, input\)"):
+        fused_states(p, torch.zeros(3, 5, 4), torch.zeros(5, 6, 1))
+    shallow = stack_params([ShallowPLRNN(0, 3, 3, n_hidden=4, seed=s) for s in range(2)])
+    assert fused_backend(p) == "numba" and fused_backend(shallow) == "torch"
+    with pytest.raises(ValueError, match="ensembles are fused for the leaky RNN only"):
+        fused_backend(shallow, backend="numba")

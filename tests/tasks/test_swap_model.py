@@ -65,3 +65,23 @@ def test_bad_input_raises_one_line_errors(call, message):
     t, nt = _items(50, 1, 1)
     with pytest.raises(ValueError, match=message):
         call(t + 0.1, t, nt)
+
+
+def test_a_fit_saved_and_loaded_is_the_same_fit(tmp_path):
+    import neurodyn.io
+    from neurodyn.io import ResultFileError
+
+    t, nt = _items(400, 1, 2)
+    truth = {"kappa": 6.0, "p_target": 0.6, "p_swap": 0.3, "p_guess": 0.1}
+    r = sample_mixture_responses(truth, t, nt, seed=4)
+    fit = fit_mixture_model(r, t, nt, max_iter=3)  # stopped early: the status must survive too
+    assert fit.status == "not_converged"
+    back = neurodyn.io.load(fit.save(tmp_path / "fit.nc"))
+    assert type(back) is MixtureFit and back == fit  # every float bit for bit, counts and convergence
+    assert MixtureFit.load(tmp_path / "fit.nc") == fit
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        fit.save(tmp_path / "fit.nc", overwrite=False)
+    other = fit.to_xarray().drop_vars("p_swap")
+    other.to_netcdf(tmp_path / "bad.nc", engine="h5netcdf")
+    with pytest.raises(ResultFileError, match="without the variables p_swap"):
+        neurodyn.io.load(tmp_path / "bad.nc")

@@ -46,8 +46,10 @@ def test_romo_pairs_labels_and_timing():
         decision = batch.targets[i, p["decision"][0]:p["decision"][1], 0]
         assert np.all(decision == batch.trial_params["label"][i])
         assert np.all(batch.mask[i, p["decision"][1]:] == 0)
-    ood = task.ood().sample(16, seed=0)
-    assert ood.trial_params["delay_ms"].min() >= 3000
+    ood = task.replace(input_noise=0.05).ood()  # pairs 4 Hz apart, noise x4, the same delays
+    p = ood.sample(64, seed=0).trial_params
+    assert np.all(abs(p["f1"] - p["f2"]) == 4.0) and ood.input_noise == pytest.approx(0.2)
+    assert 500 <= p["delay_ms"].min() and p["delay_ms"].max() <= 1500
 
 
 def test_dms_labels_follow_sample_and_test():

@@ -35,8 +35,10 @@ def test_ensemble_equals_networks_trained_one_by_one(factory):
     seeds = [3, 8, 11]
     res = train_ensemble(factory, TASK, seeds=seeds, **KW)
     assert res.config["seeds"] == seeds and len(res.models) == 3
+    fused = isinstance(factory(0), LeakyRNN)  # backend "auto": the ensemble and each lone run fused
     for e, s in enumerate(seeds):
         alone = train(factory(s), TASK, seed=s, **KW)
+        assert res.config["backend"] == alone.config["backend"] == ("numba" if fused else "torch")
         assert _max_diff(res.models[e], alone.model) < 1e-6
         assert res.histories[e]["loss"] == pytest.approx(alone.history["loss"], rel=1e-5)
 
@@ -92,3 +94,32 @@ def test_save_and_load_ensemble(tmp_path):
         save_ensemble(res, tmp_path / "ens")
     rx = res.to_xarray()
     assert rx.loss.shape == (2, 4) and list(rx.seed.values) == [4, 9]
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
+def test_fused_ensemble_equals_torch_ensemble(dtype, tol):
+    # noise, a trained h0 and Dale's law: the fused kernel against the batched torch loop
+    def factory(seed):
+        return LeakyRNN(TASK.n_inputs, 7, TASK.n_outputs, alpha=0.3, noise_std=0.1, dale=True, train_h0=True,
+                        seed=seed).to(dtype)
+
+    fused = train_ensemble(factory, TASK, seeds=[2, 5], hyperparameters={"n_active": [7, 5]}, **KW)
+    ref = train_ensemble(factory, TASK, seeds=[2, 5], hyperparameters={"n_active": [7, 5]}, backend="torch",
+                         **KW)
+    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
+    for a, b in zip(fused.models, ref.models):
+        for (name, x), y in zip(a.named_parameters(), b.parameters()):
+            torch.testing.assert_close(x, y, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
+    for a, b in zip(fused.histories, ref.histories):
+        assert a["loss"] == pytest.approx(b["loss"], rel=tol)
+
+
+def test_ensemble_backend_fallback_and_errors():
+    gru = train_ensemble(lambda seed: GRU(TASK.n_inputs, 4, TASK.n_outputs, seed=seed), TASK, n_networks=2,
+                         **{**KW, "n_iterations": 1})
+    assert gru.config["backend"] == "torch"
+    with pytest.raises(ValueError, match="backend='numba' cannot train this model"):
+        train_ensemble(lambda seed: GRU(TASK.n_inputs, 4, TASK.n_outputs, seed=seed), TASK, n_networks=2,
+                       backend="numba", **KW)
+    with pytest.raises(ValueError, match="unknown backend 'jax'"):
+        train_ensemble(_leaky, TASK, n_networks=2, backend="jax", **KW)

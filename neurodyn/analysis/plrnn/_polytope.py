@@ -68,6 +68,11 @@ def _reduce_interval(A: np.ndarray, b: np.ndarray, tol: float) -> Polytope | Non
     lo = np.max(b[neg] / a[neg]) if neg.any() else -np.inf
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ValueError("unbounded manifold piece; give a finite box")
+    return _interval(lo, hi, tol)
+
+
+def _interval(lo: float, hi: float, tol: float) -> Polytope | None:
+    """The 1-D polytope ``[lo, hi]`` (facets ``s <= hi``, ``-s <= -lo``); None when thinner than ``2 tol``."""
     if hi - lo <= 2 * tol:
         return None
     return Polytope(np.array([[1.0], [-1.0]]), np.array([hi, -lo]), np.array([[lo], [hi]]),
@@ -115,11 +120,7 @@ def _from_points(points: np.ndarray, tol: float) -> Polytope | None:
     """Convex hull of points (point, k) as a reduced polytope; None when thinner than ``tol``."""
     k = points.shape[1]
     if k == 1:
-        lo, hi = points.min(), points.max()
-        if hi - lo <= 2 * tol:
-            return None
-        return Polytope(np.array([[1.0], [-1.0]]), np.array([hi, -lo]), np.array([[lo], [hi]]),
-                        0.5 * (hi - lo))
+        return _interval(points.min(), points.max(), tol)
     from scipy.spatial import ConvexHull, QhullError
 
     if len(points) <= k:

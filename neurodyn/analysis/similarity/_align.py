@@ -9,14 +9,15 @@ maxima for operators of ~20 dimensions, so many starts are run and pruned by suc
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, numpy_rng
+from neurodyn._threads import one_thread
 
 
 def canonical_order(A: np.ndarray, B: np.ndarray) -> bool:
@@ -134,19 +135,10 @@ def initial_rotations(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return np.stack([np.eye(A.shape[0]), flip, spectral_init(A, B), schur_init(A, B), schur_init(B, A).T])
 
 
-@contextmanager
-def one_cpu_thread(device) -> Iterator[None]:
-    """Run torch on one CPU thread inside the block (restored after): the search works on batches of
+def one_cpu_thread(device: Any) -> contextlib.AbstractContextManager[None]:
+    """:func:`~neurodyn._threads.one_thread` when ``device`` is the CPU: the search works on batches of
     small matrices, where intra-op threads only add synchronisation (30x slower on a busy 2-core machine)."""
-    if torch.device(device).type != "cpu":
-        yield
-        return
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(n_threads)
+    return one_thread() if torch.device(device).type == "cpu" else contextlib.nullcontext()
 
 
 def _polar(G: torch.Tensor) -> torch.Tensor:

@@ -163,9 +163,7 @@ def fit_havok(
     >>> np.round(np.abs(ev), 4).tolist(), np.round(np.sort(np.abs(np.angle(ev))), 4).tolist()
     ([1.0, 1.0], [0.1, 0.1])
     """
-    check_choice(method, ("pcr", "rrr"), "method")
-    if not ridge >= 0:
-        raise ValueError(f"ridge must be >= 0; got {ridge}")
+    check_fit_options(method, ridge)
     S, full_rank, V = hankel_coordinates(X, n_delays=n_delays, delay_interval=delay_interval)
     rank = full_rank if rank is None else int(rank)
     if not 1 <= rank <= full_rank:
@@ -175,6 +173,13 @@ def fit_havok(
     past_gram, cross_gram = lagged_grams(V, rank if method == "pcr" else full_rank)
     A = operator_from_grams(past_gram, cross_gram, rank=rank, method=method, ridge=ridge)
     return HavokFit(A, S, rank, full_rank, int(n_delays), int(delay_interval), method)
+
+
+def check_fit_options(method: str, ridge: float) -> None:
+    """Raise ``ValueError`` unless ``method`` is ``"pcr"`` or ``"rrr"`` and ``ridge >= 0`` (not NaN)."""
+    check_choice(method, ("pcr", "rrr"), "method")
+    if not ridge >= 0:
+        raise ValueError(f"ridge must be >= 0; got {ridge}")
 
 
 def warn_below_full_rank(rank: int, full_rank: int, *, stacklevel: int, suffix: str = "") -> None:

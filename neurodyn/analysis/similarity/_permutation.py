@@ -14,6 +14,8 @@ from neurodyn.analysis.similarity._validate import (
     as_pair,
     check_choice,
     check_variance,
+    fit_centred_pair,
+    fitted_centred_pair,
     zero_pad,
 )
 
@@ -58,27 +60,18 @@ class PermutationMetric(ParamsMixin):
         from scipy.optimize import linear_sum_assignment
 
         check_choice(self.kind, KINDS, "kind")
-        Xa, Ya = as_pair(X, Y)
-        self.mean_x_ = Xa.mean(axis=0) if self.center else np.zeros(Xa.shape[1])
-        self.mean_y_ = Ya.mean(axis=0) if self.center else np.zeros(Ya.shape[1])
-        n_dim = max(Xa.shape[1], Ya.shape[1])
-        Xp, Yp = zero_pad(Xa - self.mean_x_, n_dim), zero_pad(Ya - self.mean_y_, n_dim)
+        Xc, Yc, n_dim = fit_centred_pair(self, X, Y)
+        Xp, Yp = zero_pad(Xc, n_dim), zero_pad(Yc, n_dim)
         rows, cols = linear_sum_assignment(Xp.T @ Yp, maximize=True)
         self.perm_ = cols[np.argsort(rows)]
         return self
 
     def transform(self, X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray]:
         """Centred, zero-padded ``X`` and matched ``Y``, shapes ``(sample, n_dim)`` each."""
-        if not hasattr(self, "perm_"):
-            raise RuntimeError("PermutationMetric is not fitted; call fit(X, Y) first")
-        Xa, Ya = as_pair(X, Y)
-        if Xa.shape[1] != self.mean_x_.size or Ya.shape[1] != self.mean_y_.size:
-            raise ValueError(
-                f"fitted on {self.mean_x_.size} and {self.mean_y_.size} units; got {Xa.shape[1]} and "
-                f"{Ya.shape[1]}"
-            )
+        self.check_fitted("perm_")
+        Xc, Yc = fitted_centred_pair(self, X, Y)
         n_dim = self.perm_.size
-        return zero_pad(Xa - self.mean_x_, n_dim), zero_pad(Ya - self.mean_y_, n_dim)[:, self.perm_]
+        return zero_pad(Xc, n_dim), zero_pad(Yc, n_dim)[:, self.perm_]
 
     def score(self, X: Any, Y: Any) -> float:
         """Distance between paired data under the fitted matching (see ``kind``)."""

@@ -65,8 +65,7 @@ class LinearPredictivity(ParamsMixin):
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted target, shape ``(sample, unit_target)``."""
-        if not hasattr(self, "coef_"):
-            raise RuntimeError("LinearPredictivity is not fitted; call fit(X, Y) first")
+        self.check_fitted("coef_")
         Xa = as_matrix(X, "X", min_rows=1)
         if Xa.shape[1] != self.coef_.shape[1]:
             raise ValueError(f"X has {Xa.shape[1]} units; the map was fitted on {self.coef_.shape[1]}")

@@ -9,10 +9,12 @@ import numpy as np
 from neurodyn.analysis.similarity._validate import (
     ParamsMixin,
     angle,
-    as_pair,
     check_choice,
     check_variance,
+    fit_centred_pair,
+    fitted_centred_pair,
     warn_forced_correlations,
+    zero_pad,
 )
 
 KINDS = ("angular", "euclidean")
@@ -139,37 +141,26 @@ class ProcrustesMetric(ParamsMixin):
         check_choice(self.kind, KINDS, "kind")
         if not 0.0 <= float(self.alpha) <= 1.0:
             raise ValueError(f"alpha must lie in [0, 1] (1 = Procrustes, 0 = CCA); got {self.alpha}")
-        Xa, Ya = as_pair(X, Y)
-        self.mean_x_ = Xa.mean(axis=0) if self.center else np.zeros(Xa.shape[1])
-        self.mean_y_ = Ya.mean(axis=0) if self.center else np.zeros(Ya.shape[1])
-        n_dim = max(Xa.shape[1], Ya.shape[1])
+        Xc, Yc, n_dim = fit_centred_pair(self, X, Y)
         if self.alpha == 0:
-            warn_degenerate_whitening(Xa.shape[0] - bool(self.center), whitened_rank(Xa - self.mean_x_),
-                                      whitened_rank(Ya - self.mean_y_), self.alpha)
-        Zx = _pad_columns(partial_whitening(Xa - self.mean_x_, self.alpha), n_dim)
-        Zy = _pad_columns(partial_whitening(Ya - self.mean_y_, self.alpha), n_dim)
-        U, _, Vt = np.linalg.svd(((Xa - self.mean_x_) @ Zx).T @ ((Ya - self.mean_y_) @ Zy))
+            warn_degenerate_whitening(Xc.shape[0] - bool(self.center), whitened_rank(Xc), whitened_rank(Yc),
+                                      self.alpha)
+        Zx = zero_pad(partial_whitening(Xc, self.alpha), n_dim)
+        Zy = zero_pad(partial_whitening(Yc, self.alpha), n_dim)
+        U, _, Vt = np.linalg.svd((Xc @ Zx).T @ (Yc @ Zy))
         self.map_x_ = Zx @ U
         self.map_y_ = Zy @ Vt.T
         return self
 
     def transform(self, X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray]:
         """Map paired data into the common aligned space, shapes ``(sample, n_dim)`` each."""
-        if not hasattr(self, "map_x_"):
-            raise RuntimeError("ProcrustesMetric is not fitted; call fit(X, Y) first")
-        Xa, Ya = as_pair(X, Y)
-        for a, m, name in ((Xa, self.map_x_, "X"), (Ya, self.map_y_, "Y")):
-            if a.shape[1] != m.shape[0]:
-                raise ValueError(f"{name} has {a.shape[1]} units but the metric was fitted on {m.shape[0]}")
-        return (Xa - self.mean_x_) @ self.map_x_, (Ya - self.mean_y_) @ self.map_y_
+        self.check_fitted("map_x_")
+        Xc, Yc = fitted_centred_pair(self, X, Y)
+        return Xc @ self.map_x_, Yc @ self.map_y_
 
     def score(self, X: Any, Y: Any) -> float:
         """Distance between paired data under the fitted alignment (see ``kind``)."""
         return aligned_distance(*self.transform(X, Y), self.kind)
-
-
-def _pad_columns(Z: np.ndarray, n_dim: int) -> np.ndarray:
-    return np.pad(Z, ((0, 0), (0, n_dim - Z.shape[1])))
 
 
 def procrustes_distance(

@@ -33,6 +33,41 @@ class ParamsMixin:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+    def check_fitted(self, attribute: str) -> None:
+        """Raise ``RuntimeError`` naming the estimator when ``fit`` has not set ``attribute``."""
+        if not hasattr(self, attribute):
+            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(X, Y) first")
+
+
+def fit_centred_pair(estimator: Any, X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    """Validate paired data and store the per-unit means ``mean_x_``, ``mean_y_`` on ``estimator``.
+
+    The means are zeros when ``estimator.center`` is False. Returns the centred ``X`` (sample, unit_x),
+    ``Y`` (sample, unit_y) and ``n_dim = max(unit_x, unit_y)``. Raises as :func:`as_pair`.
+    """
+    Xa, Ya = as_pair(X, Y)
+    estimator.mean_x_ = Xa.mean(axis=0) if estimator.center else np.zeros(Xa.shape[1])
+    estimator.mean_y_ = Ya.mean(axis=0) if estimator.center else np.zeros(Ya.shape[1])
+    return Xa - estimator.mean_x_, Ya - estimator.mean_y_, max(Xa.shape[1], Ya.shape[1])
+
+
+def fitted_centred_pair(estimator: ParamsMixin, X: Any, Y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Paired data centred by the means :func:`fit_centred_pair` stored, for ``transform``.
+
+    Raises
+    ------
+    RuntimeError
+        If the estimator is not fitted.
+    ValueError
+        As :func:`as_pair`, or when ``X`` or ``Y`` has another number of units than the fitted data.
+    """
+    estimator.check_fitted("mean_x_")
+    Xa, Ya = as_pair(X, Y)
+    for a, mean, name in ((Xa, estimator.mean_x_, "X"), (Ya, estimator.mean_y_, "Y")):
+        if a.shape[1] != mean.size:
+            raise ValueError(f"{name} has {a.shape[1]} units but the metric was fitted on {mean.size}")
+    return Xa - estimator.mean_x_, Ya - estimator.mean_y_
+
 
 def to_numpy(x: Any, name: str) -> np.ndarray:
     """A new float64 NumPy array holding ``x`` (NumPy array, torch tensor or nested sequence)."""

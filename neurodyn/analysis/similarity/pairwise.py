@@ -15,6 +15,7 @@ from neurodyn.analysis.similarity._cca import cca_similarity, pwcca, svcca
 from neurodyn.analysis.similarity._cka import cka
 from neurodyn.analysis.similarity._havok import (
     as_trajectories,
+    check_fit_options,
     hankel_coordinates,
     lagged_grams,
     operator_from_grams,
@@ -122,9 +123,7 @@ def _rsa(mats, *, rdm_method="euclidean", compare_method="spearman", device="cpu
 
 def _prepare_dsa(a: np.ndarray, *, n_delays: int, rank: int | None = None, delay_interval: int = 1,
                  method: str = "pcr", ridge: float = 1e-8) -> PreparedActivity:
-    check_choice(method, ("pcr", "rrr"), "method")
-    if not ridge >= 0:
-        raise ValueError(f"ridge must be >= 0; got {ridge}")
+    check_fit_options(method, ridge)
     S, full_rank, V = hankel_coordinates(a, n_delays=n_delays, delay_interval=delay_interval)
     if rank is not None and not 1 <= int(rank):
         raise ValueError(f"rank must be >= 1 or None; got {rank}")

@@ -1,0 +1,158 @@
+"""Ensemble training throughput on the CPU: ``train_ensemble`` against sequential ``train`` calls.
+
+32 leaky RNNs (64 units, tanh, alpha 0.2) on the 3-bit flip-flop, batches of 64 trials per network;
+every contender runs the same number of Adam steps per network (lr 1e-3, clipping at 1, masked MSE)
+in this one process, interleaved and repeated, and the median seconds per optimiser step (all
+networks) are compared:
+
+* ``ensemble_fused``: ``train_ensemble(..., backend="auto")`` — all networks' rollouts in one fused
+  Numba call per step (one network per parallel item), one batched Adam step;
+* ``ensemble_fused_1thread``: the same on one Numba thread (``numba.set_num_threads(1)``);
+* ``ensemble_torch``: ``train_ensemble(..., backend="torch")`` — the batched torch loop;
+* ``sequential_fused``: one ``train(..., backend="auto", seed=s)`` call per network, in turn.
+
+Every contender samples each network's batches from the task inside its loop (``task.sample`` per
+network and step, as both entry points do). To show where the time goes, a second table times the
+parts of one ensemble step alone: sampling the 32 batches, the fused rollout of the 32 networks
+(forward + backward, :func:`neurodyn.kernels.fused_states` on the stacked params, on Numba's
+threads and on one) and the same rollout as 32 single-network calls.
+
+    python benchmarks/bench_training_ensemble.py                # 10 steps x 3 repeats
+    python benchmarks/bench_training_ensemble.py --steps 2 --repeats 1 --n-networks 4 --out /dev/null
+
+glibc returns freed blocks above its mmap threshold to the system, so every step's fresh stacked
+buffers (tens of MB) page-fault again; ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` in the
+environment change that, and the record keeps any ``MALLOC_*`` settings of the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+from pathlib import Path
+
+import torch
+from bench_training import table, timed
+
+from neurodyn.kernels import fused_states, stack_params
+from neurodyn.models import LeakyRNN
+from neurodyn.tasks import FlipFlop
+from neurodyn.training import train, train_ensemble
+
+HERE = Path(__file__).resolve().parent
+ALPHA, N_UNITS, BATCH = 0.2, 64, 64
+
+
+def factory(task: FlipFlop):
+    return lambda seed: LeakyRNN(task.n_inputs, N_UNITS, task.n_outputs, alpha=ALPHA, seed=seed)
+
+
+def run_ensemble(task: FlipFlop, n_networks: int, n_steps: int, backend: str) -> None:
+    res = train_ensemble(factory(task), task, n_networks=n_networks, n_iterations=n_steps, batch_size=BATCH,
+                         lr=1e-3, eval_every=0, progress=False, backend=backend)
+    assert res.config["backend"] == ("numba" if backend == "auto" else "torch"), res.config["backend"]
+
+
+def one_thread(fn):
+    """``fn`` run on one Numba thread."""
+    import numba
+
+    def run() -> None:
+        n = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            fn()
+        finally:
+            numba.set_num_threads(n)
+
+    return run
+
+
+def run_sequential(task: FlipFlop, n_networks: int, n_steps: int) -> None:
+    make = factory(task)
+    for seed in range(n_networks):
+        res = train(make(seed), task, n_iterations=n_steps, batch_size=BATCH, lr=1e-3, eval_every=0,
+                    progress=False, seed=seed, backend="auto")
+        assert res.config["backend"] == "numba", res.config["backend"]
+
+
+def part_contenders(task: FlipFlop, n_networks: int) -> dict:
+    """The parts of one ensemble step: sampling, and the fused rollout stacked or one by one."""
+    nets = [factory(task)(s) for s in range(n_networks)]
+    params = stack_params(nets)
+    for name in ("w_in", "w_rec", "b"):
+        getattr(params, name).requires_grad_(True)
+    x = torch.stack([task.sample(BATCH, seed=s).to_torch("cpu", torch.float32)[0] for s in range(n_networks)])
+    h0 = torch.zeros(n_networks, BATCH, N_UNITS)
+
+    def sample():
+        for s in range(n_networks):
+            task.sample(BATCH, seed=s, first_trial=BATCH).to_torch("cpu", torch.float32)
+
+    def stacked():
+        fused_states(params, h0, x).square().sum().backward()
+
+    def one_by_one():
+        for e, net in enumerate(nets):
+            fused_states(net.params(), h0[e], x[e]).square().sum().backward()
+
+    return {"rollout_stacked": stacked, "rollout_stacked_1thread": one_thread(stacked),
+            "rollout_one_by_one": one_by_one, "sample_batches": sample}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=10, help="optimiser steps per contender (default 10)")
+    p.add_argument("--repeats", type=int, default=3, help="interleaved repeats (median; default 3)")
+    p.add_argument("--n-networks", type=int, default=32, help="ensemble size (default 32)")
+    p.add_argument("--trial-steps", type=int, default=64, help="time steps per trial (default 64)")
+    p.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1, see "
+                   "bench_training.py); Numba keeps its own thread count (NUMBA_NUM_THREADS)")
+    p.add_argument("--out", default=str(HERE / "results" / "training_ensemble.json"))
+    args = p.parse_args()
+    import numba
+
+    torch.set_num_threads(args.threads)
+    task, n = FlipFlop(n_bits=3, n_steps=args.trial_steps), args.n_networks
+    contenders = {
+        "ensemble_fused": lambda: run_ensemble(task, n, args.steps, "auto"),
+        "ensemble_fused_1thread": one_thread(lambda: run_ensemble(task, n, args.steps, "auto")),
+        "ensemble_torch": lambda: run_ensemble(task, n, args.steps, "torch"),
+        "sequential_fused": lambda: run_sequential(task, n, args.steps),
+    }
+    parts = part_contenders(task, n)
+    run_ensemble(task, 2, 1, "auto")  # warm-up: imports, Numba cache, allocator
+    run_ensemble(task, 2, 1, "torch")
+    run_sequential(task, 2, 1)
+    for fn in parts.values():
+        fn()
+    load = os.getloadavg()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op thread(s), numba "
+          f"{numba.get_num_threads()} thread(s), {os.cpu_count()} cores, load {load[0]:.1f}; flip-flop "
+          f"3 bits, {args.trial_steps} time steps, {n} networks x {N_UNITS} units, batch {BATCH}; "
+          f"medians of {args.repeats}")
+    times = timed(contenders, args.repeats, args.steps)
+    med, ratios = table(f"seconds per optimiser step of all {n} networks ({args.steps} steps)", times,
+                        "ensemble_fused")
+    part_times = timed(parts, 3 * args.repeats, 1)
+    part_med, part_ratios = table("parts of one ensemble step", part_times, "rollout_stacked")
+    record = {"task": "flipflop", "n_bits": 3, "n_time_steps": args.trial_steps, "n_networks": n,
+              "n_units": N_UNITS, "batch_size": BATCH, "alpha": ALPHA, "optimizer_steps": args.steps,
+              "repeats": args.repeats, "seconds_per_step": times, "median_seconds_per_step": med,
+              "ratios": ratios, "part_seconds": part_times, "part_median_seconds": part_med,
+              "part_ratios": part_ratios, "load_average_before": list(load),
+              "load_average_after": list(os.getloadavg()),
+              "malloc_env": {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")},
+              "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+              "numba_threads": numba.get_num_threads(), "cores": os.cpu_count(),
+              "machine": platform.machine()}
+    if args.out != "/dev/null":
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(record, indent=1))
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
