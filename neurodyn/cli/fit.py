@@ -30,6 +30,7 @@ DSR_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
     "plrnn": ("PLRNN", {}),
     "alrnn": ("ALRNN", {}),
     "leaky": ("LeakyRNN", {"activation": "tanh"}),
+    "lowrank": ("LowRankRNN", {"activation": "tanh"}),
 }
 
 
@@ -84,6 +85,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="hidden width L of the shallow PLRNN (default 50; shplrnn models only)")
     m.add_argument("--n-relu", type=int, default=None, help="ALRNN: number of ReLU units P")
     m.add_argument("--observation", choices=("identity", "affine", "poisson"), default="identity")
+    m.add_argument("--rank", type=int, default=None,
+                   help="rank R of the connectivity (--model lowrank; default 1)")
+    m.add_argument("--maxent", action="store_true",
+                   help="--model lowrank: also fit the maximum-entropy loading law that keeps the fitted "
+                        "latent dynamics and write it to --maxent-out")
+    m.add_argument("--maxent-out", default=None, help="max-ent law file (default: <out stem>.maxent.pt)")
     t = p.add_argument_group("training options")
     t.add_argument("--method", choices=("gtf", "sparse"), default="gtf")
     t.add_argument("--alpha", type=float, default=0.1, help="GTF forcing strength (initial if adaptive)")
@@ -167,7 +174,8 @@ def prepare_data(ts, *, channels=None, delay_lags=None, standardize=True, holdou
 
 #: (flag, attribute, smallest allowed value, whether the bound itself is allowed)
 _BOUNDS = (
-    ("--latent", "latent", 1, True), ("--hidden", "hidden", 1, True), ("--n-relu", "n_relu", 0, True),
+    ("--latent", "latent", 1, True), ("--hidden", "hidden", 1, True), ("--rank", "rank", 1, True),
+    ("--n-relu", "n_relu", 0, True),
     ("--tau", "tau", 1, True), ("--epochs", "epochs", 1, True),
     ("--batches-per-epoch", "batches_per_epoch", 1, True), ("--batch-size", "batch_size", 1, True),
     ("--seq-len", "seq_len", 1, True), ("--lr", "lr", 0.0, False), ("--lr-end", "lr_end", 0.0, False),
@@ -199,10 +207,17 @@ def check_args(args: argparse.Namespace) -> None:
                          f"drop it for --model {args.model}")
     if args.n_relu is not None and cls_name != "ALRNN":
         raise ValueError(f"--n-relu applies to --model alrnn only; drop it for --model {args.model}")
+    for flag, given in (("--rank", args.rank is not None), ("--maxent", args.maxent),
+                        ("--maxent-out", args.maxent_out is not None)):
+        if given and cls_name != "LowRankRNN":
+            raise ValueError(f"{flag} applies to --model lowrank only; drop it for --model {args.model}")
+    if args.maxent_out is not None and not args.maxent:
+        raise ValueError("--maxent-out names the file of --maxent; add --maxent or drop it")
 
 
-def check_model_size(args: argparse.Namespace, n_channels: int) -> None:
-    """Refuse a ``--latent`` too small for ``--observation identity`` or an ``--n-relu`` above it."""
+def check_model_size(args: argparse.Namespace, n_channels: int, n_inputs: int = 0) -> None:
+    """Refuse a ``--latent`` too small for ``--observation identity`` (or for ``--maxent``), or an
+    ``--n-relu`` or ``--rank`` above it."""
     latent = args.latent or n_channels
     if args.observation == "identity" and latent < n_channels:
         raise ValueError(f"--latent {latent} is below the {n_channels} data channels, but "
@@ -210,6 +225,15 @@ def check_model_size(args: argparse.Namespace, n_channels: int) -> None:
                          f"raise --latent or use --observation affine")
     if args.n_relu is not None and args.n_relu > latent:
         raise ValueError(f"--n-relu {args.n_relu} exceeds the latent dimension {latent}; lower --n-relu")
+    if args.rank is not None and args.rank > latent:
+        raise ValueError(f"--rank {args.rank} exceeds the {latent} units of the network (--latent, default "
+                         f"the channels); lower --rank to at most {latent} or raise --latent")
+    if args.maxent:  # the flow over each unit's drive loadings (m, I, b) needs 2 * dim + 2 units
+        dim = (args.rank or 1) + n_inputs + 1
+        if latent < 2 * dim + 2:
+            raise ValueError(f"--maxent fits a flow over {dim} loadings per unit and needs at least "
+                             f"{2 * dim + 2} units, but the network has {latent}; raise --latent or lower "
+                             "--rank")
 
 
 def build_model(args: argparse.Namespace, n_channels: int, n_inputs: int):
@@ -222,7 +246,9 @@ def build_model(args: argparse.Namespace, n_channels: int, n_inputs: int):
         kwargs["n_hidden"] = args.hidden if args.hidden is not None else 50
     if cls_name == "ALRNN" and args.n_relu is not None:
         kwargs["n_relu"] = args.n_relu
-    if cls_name == "LeakyRNN":
+    if cls_name == "LowRankRNN":
+        kwargs["rank"] = args.rank or 1
+    if cls_name in ("LeakyRNN", "LowRankRNN"):
         return make_model(cls_name, n_inputs=n_inputs, n_units=latent, n_outputs=n_channels,
                           seed=args.seed, **kwargs)
     return make_model(cls_name, n_inputs=n_inputs, n_latent=latent, n_outputs=n_channels,
@@ -258,7 +284,8 @@ def run(args: argparse.Namespace) -> int:
 
     check_args(args)
     check_delay_lags(_ints(args.delay_lags, "--delay-lags"))
-    check_outputs(args.out, overwrite=args.overwrite, inputs=[args.data])
+    maxent_out = maxent_path(args)
+    check_outputs(args.out, maxent_out, overwrite=args.overwrite, inputs=[args.data])
     ts = load_recording(args.data, **load_options(args))
     check_orientation(ts, args.transpose)
     standardize = not args.no_standardize and args.observation != "poisson"
@@ -267,7 +294,7 @@ def run(args: argparse.Namespace) -> int:
                                standardize=standardize, holdout=args.holdout, lowpass=args.lowpass,
                                downsample=args.downsample)
     train.check_length(args.seq_len)
-    check_model_size(args, train.n_channels)
+    check_model_size(args, train.n_channels, train.n_inputs)
     model = build_model(args, train.n_channels, train.n_inputs)
     result = _fit(args, model, train)  # main names flags for Python arguments (observation='affine')
     extra = {
@@ -284,8 +311,47 @@ def run(args: argparse.Namespace) -> int:
         print(f"fitted {args.model} (latent {model.state_size}) to {train.n_channels} channels x "
               f"{train.n_steps} steps: {result.config['epochs_run']} epochs, final loss "
               f"{result.history['loss'][-1]:.5f}")
-    return save_trained("fit", args.out, result, overwrite=args.overwrite,
-                        training={**result.config, "model_choice": args.model}, extra=extra)
+    law = _fit_maxent(args, result) if maxent_out is not None and result.status == "completed" else None
+    if law is not None:
+        extra["maxent"] = {"file": _relative_to(maxent_out, args.out), "status": law.status}
+    status = save_trained("fit", args.out, result, overwrite=args.overwrite,
+                          training={**result.config, "model_choice": args.model}, extra=extra)
+    if law is not None:
+        law.save(maxent_out, overwrite=args.overwrite)
+        print(f"saved {maxent_out}")
+    return status
+
+
+def maxent_path(args: argparse.Namespace) -> str | None:
+    """The file of ``--maxent`` (``--maxent-out``, default ``<out stem>.maxent.pt``), or None."""
+    if not getattr(args, "maxent", False):
+        return None
+    from pathlib import Path
+
+    out = Path(args.out)
+    return args.maxent_out or str(out.with_name(f"{out.stem}.maxent.pt"))
+
+
+def _fit_maxent(args: argparse.Namespace, result):
+    """The maximum-entropy loading law of the fitted low-rank network; a status other than
+    ``completed`` (flow not converged, tolerance too tight) is printed on stderr, not hidden."""
+    import copy
+    import sys
+    import warnings
+
+    from neurodyn.analysis.low_rank import fit_maxent_loadings
+
+    with warnings.catch_warnings():  # the status below says it in one line
+        warnings.simplefilter("ignore", RuntimeWarning)
+        law = fit_maxent_loadings(copy.deepcopy(result.model).double(), seed=args.seed)
+    line = (f"max-ent loadings: {law.status}, latent-map error {law.dynamics_error:.3f} "
+            f"(tolerance {law.tolerance:.3f}), residual sd of n {law.residual_scale.round(3).tolist()}")
+    if law.status == "completed":
+        print(line)
+    else:
+        print(f"warning: {line}; the law is saved with this status (fit the network longer, or call "
+              "neurodyn.analysis.fit_maxent_loadings with more n_epochs)", file=sys.stderr)
+    return law
 
 
 def _hashes(ts) -> dict[str, Any]:

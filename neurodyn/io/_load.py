@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from neurodyn._result import ResultFileError, read_result
-from neurodyn.io.checkpoint import load_checkpoint
+from neurodyn.io._torch_result import is_torch_result, read_torch_result
+from neurodyn.io.checkpoint import checkpoint_from_file_object, read_torch_file
 
 __all__ = ["ResultFileError", "load"]
 
@@ -26,11 +27,12 @@ def load(path: str | os.PathLike) -> Any:
     Parameters
     ----------
     path : path-like
-        A ``.nc`` result file or a ``.pt``/``.pth`` checkpoint (any torch zip file).
+        A ``.nc`` result file, a ``.pt``/``.pth`` checkpoint (any torch zip file), or a ``.pt``
+        result with weights (a ``LoadingFlow`` or ``MaxEntLoadings``, by its ``format`` key).
 
     Returns
     -------
-    Result or Checkpoint
+    Result, Checkpoint, LoadingFlow or MaxEntLoadings
         The result type registered for the file's format (e.g. ``FixedPointResult``), or the
         :class:`~neurodyn.io.Checkpoint` of :func:`~neurodyn.io.load_checkpoint`.
 
@@ -62,7 +64,10 @@ def load(path: str | os.PathLike) -> Any:
     if not p.exists():
         raise FileNotFoundError(f"no such file: {p}")
     if p.is_file() and (p.suffix.lower() in _TORCH_SUFFIXES or _starts_with(p, _ZIP_MAGIC)):
-        return load_checkpoint(p)
+        obj = read_torch_file(p)
+        if is_torch_result(obj):
+            return read_torch_result(p, obj)
+        return checkpoint_from_file_object(obj, p)
     return read_result(p)
 
 

@@ -349,10 +349,14 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     >>> bool(torch.equal(loaded.params().w_rec, model.params().w_rec)), loaded.training  # in eval mode
     (True, False)
     """
-    obj = read_torch_file(path)
+    return checkpoint_from_file_object(read_torch_file(path), path)
+
+
+def checkpoint_from_file_object(obj: Any, path: str | os.PathLike) -> Checkpoint:
+    """The :class:`Checkpoint` in ``obj``, as read from ``path`` by :func:`read_torch_file`."""
     if isinstance(obj, dict) and "format" in obj and not is_checkpoint(obj):
-        raise ModelFileError(f"{path} is a {obj['format']!r} file, not a {FORMAT!r}; read it with the tool "
-                             "that wrote it (neurodyn.io.load_model reads plain state_dicts)")
+        raise ModelFileError(f"{path} is a {obj['format']!r} file, not a {FORMAT!r}; read it with "
+                             "neurodyn.io.load (neurodyn.io.load_model reads plain state_dicts)")
     if not is_checkpoint(obj):
         raise ModelFileError(
             f"{path} is not a neurodyn checkpoint (found {describe(obj)}); "

@@ -81,7 +81,8 @@ class LowRankRNN(LeakyShell):
         activation_fn(activation)
         self.n_inputs, self.n_units, self.n_outputs = check_sizes(n_inputs, n_units, n_outputs)
         if not 1 <= rank <= n_units:
-            raise ValueError(f"rank must be in [1, n_units={n_units}], got {rank}")
+            raise ValueError(f"rank must be in [1, n_units={n_units}], got {rank}: a rank-R connectivity "
+                             f"needs at least R units; lower rank or use more units")
         self.rank, self.activation = int(rank), activation
         self.alpha = resolve_alpha(alpha, dt, tau)
         self.noise_std = check_nonnegative("noise_std", noise_std)

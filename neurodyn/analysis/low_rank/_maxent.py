@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -55,7 +56,10 @@ class MaxEntLoadings:
     ``dynamics_error`` the relative rms error of the recurrent term of the latent map, over
     ``n_check`` sampled networks,
     ``tolerance`` the target, ``status`` ``"completed"``, ``"tolerance_too_tight"`` (no residual
-    spread fits; ``residual_scale = 0``) or the flow's failure status.
+    spread fits; ``residual_scale = 0``) or the flow's failure status. :meth:`save` writes a
+    ``.pt`` file (format ``neurodyn.maxent_loadings``, the flow's weights included) that
+    :meth:`load` and :func:`neurodyn.io.load` read back with ``torch.load(weights_only=True)``;
+    the loaded law samples the same networks for the same seed.
 
     Examples
     --------
@@ -67,7 +71,14 @@ class MaxEntLoadings:
     ('LowRankRNN', 100, 1, (1,))
     >>> dict(fit.to_xarray().sizes)
     {'drive_term': 3, 'rank': 1}
+    >>> import tempfile, pathlib, torch
+    >>> back = MaxEntLoadings.load(fit.save(pathlib.Path(tempfile.mkdtemp()) / "maxent.pt"))
+    >>> bool(torch.equal(back.sample_loadings(seed=1), fit.sample_loadings(seed=1)))
+    True
     """
+
+    FORMAT: ClassVar[str] = "neurodyn.maxent_loadings"
+    FORMAT_VERSION: ClassVar[int] = 1
 
     flow: Any
     rank: int
@@ -100,6 +111,41 @@ class MaxEntLoadings:
                    "entropy": self.entropy, "status": self.status, "seed": self.seed,
                    "n_units": self.n_units},
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The law as a plain versioned dict (the flow's included) for ``torch.save``."""
+        return {"format": self.FORMAT, "version": self.FORMAT_VERSION, "flow": self.flow.to_dict(),
+                "rank": self.rank, "n_units": self.n_units, "drive_columns": list(self.drive_columns),
+                "constants": [[int(k), float(v)] for k, v in self.constants.items()],
+                "coef": torch.as_tensor(self.coef), "residual_scale": torch.as_tensor(self.residual_scale),
+                "tolerance": self.tolerance, "dynamics_error": self.dynamics_error, "entropy": self.entropy,
+                "status": self.status, "seed": self.seed, "model_kwargs": dict(self.model_kwargs)}
+
+    @classmethod
+    def from_dict(cls, obj: dict[str, Any]) -> MaxEntLoadings:
+        """Rebuild the law from :meth:`to_dict`; raises ``KeyError``/``ValueError`` for a damaged dict."""
+        from neurodyn.training.flow_matching import LoadingFlow
+
+        return cls(LoadingFlow.from_dict(obj["flow"]), int(obj["rank"]), int(obj["n_units"]),
+                   tuple(int(c) for c in obj["drive_columns"]),
+                   {int(k): float(v) for k, v in obj["constants"]},
+                   torch.as_tensor(obj["coef"]).numpy(), torch.as_tensor(obj["residual_scale"]).numpy(),
+                   float(obj["tolerance"]), float(obj["dynamics_error"]), float(obj["entropy"]),
+                   str(obj["status"]), int(obj["seed"]), dict(obj["model_kwargs"]))
+
+    def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
+        """Write the law to ``path`` (``.pt``) atomically; ``FileExistsError`` if it exists and not
+        ``overwrite``. Returns ``path``."""
+        from neurodyn.io._torch_result import save_torch_result
+
+        return save_torch_result(path, self.to_dict(), overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path: str | Path) -> MaxEntLoadings:
+        """Read a law saved by :meth:`save` (``ResultFileError`` for another or a damaged file)."""
+        from neurodyn.io._torch_result import read_torch_result
+
+        return read_torch_result(path, expect=cls)
 
     def sample_loadings(self, n_units: int | None = None, *, seed: SeedLike = 0) -> torch.Tensor:
         """Loading rows (unit, loading) as :meth:`LowRankRNN.loadings`; same seed ⇒ same rows."""

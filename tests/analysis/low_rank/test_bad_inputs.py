@@ -1,0 +1,56 @@
+"""Low-rank fitting and max-ent inference refuse bad input in one line, and report a failed flow."""
+
+import numpy as np
+import pytest
+import torch
+
+from neurodyn.analysis.low_rank import fit_maxent_loadings
+from neurodyn.models import LowRankRNN
+from neurodyn.training import fit_teacher_forcing
+
+
+def _rows(n_units=40, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    m = torch.randn(n_units, 1, generator=g, dtype=torch.float64)
+    return torch.cat([m, 2.0 * m, 0.1 * torch.randn(n_units, 1, generator=g, dtype=torch.float64)], 1)
+
+
+def test_rank_larger_than_units_names_the_fix():
+    with pytest.raises(ValueError, match=r"n_units=5\], got 6: .*lower rank or use more units"):
+        LowRankRNN(0, 5, 5, rank=6)
+    with pytest.raises(ValueError, match=r"rank must be in \[1, n_units=3\], got 4"):
+        LowRankRNN.from_loadings(torch.zeros(3, 9), rank=4)
+
+
+def test_recordings_too_short_or_with_nan_are_refused_before_fitting():
+    x = 0.3 * np.random.default_rng(0).standard_normal((10, 5))
+    model = LowRankRNN(0, 5, 5, rank=2)
+    with pytest.raises(ValueError, match=r"10 time points but seq_len \+ 1 = 21 are needed; lower seq_len"):
+        fit_teacher_forcing(model, x, seq_len=20, n_epochs=1, progress=False)
+    x[3, 2] = np.nan
+    with pytest.raises(ValueError, match=r"NaN at trial 0, time 3, channel 2\); interpolate or drop them"):
+        fit_teacher_forcing(model, x, seq_len=5, n_epochs=1, progress=False)
+
+
+def test_nan_loadings_and_too_few_neurons_for_the_flow_are_refused():
+    rows = _rows()
+    rows[4, 1] = float("nan")
+    with pytest.raises(ValueError, match="loadings contain NaN or Inf; drop or repair those neurons"):
+        LowRankRNN.from_loadings(rows, rank=1)
+    model = LowRankRNN.from_loadings(_rows(5), rank=1, alpha=0.5)
+    with pytest.raises(ValueError, match="need at least 2 \\* dim \\+ 2 = 6 samples .* use more neurons"):
+        fit_maxent_loadings(model, n_check=2, n_epochs=1)
+
+
+@pytest.mark.slow
+def test_a_flow_that_does_not_converge_is_reported_in_the_result():
+    rows = _rows()
+    rows[:, 2] = rows[:, 0] + 0.05 * rows[:, 2]  # b tied to m: an untrained flow misses the correlation
+    model = LowRankRNN.from_loadings(rows, rank=1, alpha=0.5)
+    points = torch.linspace(-1, 1, 8, dtype=torch.float64)[:, None]
+    with pytest.warns(RuntimeWarning, match="the flow did not converge"):
+        fit = fit_maxent_loadings(model, points=points, n_check=2, n_epochs=1, batches_per_epoch=1, lr=1e-4,
+                                  hidden=4, n_steps=2, seed=0)
+    assert fit.status == "not_converged" and fit.flow.status == "not_converged"
+    assert fit.flow.moment_error > 0.15 and np.all(fit.residual_scale == 0)
+    assert fit.to_xarray().attrs["status"] == "not_converged"
