@@ -22,7 +22,6 @@ from neurodyn.tasks.neurogym_adapter import NeurogymTask, from_neurogym, make_ne
 from neurodyn.tasks.path_integration import PathIntegration
 from neurodyn.tasks.romo import DelayedDiscrimination
 from neurodyn.tasks.sine_wave import SineWave
-from neurodyn.tasks.swap_model import MixtureFit, fit_mixture_model, sample_mixture_responses
 
 __all__ = [
     "TASKS", "ContinuousReport", "DelayedDiscrimination", "DelayedMatchToSample", "DelayedXOR",
@@ -31,3 +30,19 @@ __all__ = [
     "compute_symbol_transitions", "fit_mixture_model", "from_neurogym", "make_hmm", "make_neurogym_task",
     "make_task", "register_task", "sample_hmm", "sample_mixture_responses",
 ]
+
+#: names whose module needs NumPy (and the result layer) at import; loaded on first access
+_ON_ACCESS = {name: "neurodyn.tasks.swap_model"
+              for name in ("MixtureFit", "fit_mixture_model", "sample_mixture_responses")}
+
+
+def __getattr__(name: str):
+    if name in _ON_ACCESS:
+        import importlib
+
+        return getattr(importlib.import_module(_ON_ACCESS[name]), name)
+    raise AttributeError(f"module 'neurodyn.tasks' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
