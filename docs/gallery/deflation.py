@@ -12,9 +12,10 @@
 # (4 × longer trials, twice the pulse rate), and the stable fixed points. The task-error cost of
 # deflation is the deflated networks' mean squared error over the standard ones'.
 #
-# The page trains 10-unit networks for 150 iterations when the site is built; set `NEURODYN_FULL=1` for
-# 32 units and 1,500 iterations. `NEURODYN_DEFLATION_NETWORKS` sets the length of the chain (default 3)
-# and `NEURODYN_DEFLATION_LAM` the weight λ (default 1). `python examples/insd_flipflop.py [--tiny]
+# When the site is built the page trains a chain of two 10-unit networks (one deflation step) and one
+# standard control for 150 iterations each; set `NEURODYN_FULL=1` for a chain of three 32-unit networks
+# and 1,500 iterations. `NEURODYN_DEFLATION_NETWORKS` sets the length of the chain and
+# `NEURODYN_DEFLATION_LAM` the weight λ (default 1). `python examples/insd_flipflop.py [--tiny]
 # [--n-networks K] [--lam L] [--out-dir DIR]` runs this page from the command line (full size unless
 # `--tiny`) and writes all numbers (`insd.json`) and the figure (`insd.png`) into `DIR`.
 
@@ -33,7 +34,7 @@ from neurodyn.tasks import FlipFlop
 from neurodyn.training import evaluate, train_deflation_sequence
 
 full = os.environ.get("NEURODYN_FULL") == "1"
-n_networks = int(os.environ.get("NEURODYN_DEFLATION_NETWORKS", "3"))  # the chain: networks 0 .. K-1
+n_networks = int(os.environ.get("NEURODYN_DEFLATION_NETWORKS", "3" if full else "2"))  # networks 0 .. K-1
 lam = float(os.environ.get("NEURODYN_DEFLATION_LAM", "1.0"))
 task = FlipFlop(n_bits=2, n_steps=64 if full else 30, p_pulse=0.1)
 n_units, n_inits = (32, 512) if full else (10, 128)
