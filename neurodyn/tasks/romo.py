@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import TaskBatch
-from neurodyn.tasks._decision import DecisionTask, decision_targets, evaluate_decision
+from neurodyn.tasks._decision import DecisionTask, decision_targets
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
     before_period,
@@ -164,6 +164,3 @@ class DelayedDiscrimination(DecisionTask):
         """
         return self.replace(delta_f=self.delta_f / 2, input_noise=4 * self.input_noise)
 
-    def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
-        """``accuracy`` (fraction of correct f1 > f2 choices) and ``fixation_accuracy``."""
-        return evaluate_decision(outputs, batch)
