@@ -27,7 +27,6 @@ Writes a JSON file (``--out``, default ``benchmarks/results/cli_startup.json``).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -36,6 +35,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _record import write_json
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRY = "import sys; from neurodyn.cli.main import main; sys.exit(main())"
@@ -116,10 +117,7 @@ def main() -> int:
             "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
             "cpu_count": os.cpu_count(), "reference": None if args.reference is None else str(args.reference),
             "reference_commit": _commit(args.reference), "commit": _commit(REPO)}
-    if args.out != "/dev/null":
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
-        print(f"wrote {args.out}")
+    write_json({"meta": meta, "rows": rows}, args.out, indent=2)
     return 0
 
 

@@ -19,7 +19,6 @@ Writes a JSON file (``--out``, default ``benchmarks/results/lyapunov.json``).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from _record import write_json
 
 from neurodyn import __version__
 from neurodyn.analysis.lyapunov import lyapunov_spectrum
@@ -68,10 +68,7 @@ def main() -> int:
               f"{blocks[0] / 2**20:>12.1f} MiB {blocks[1] / 2**20:>6.2f} MiB {diff:>10.1e}")
     meta = {"neurodyn": str(__version__), "machine": platform.machine(), "processor": platform.processor(),
             "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "n_steps": n_steps}
-    if args.out != "/dev/null":
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
-        print(f"wrote {args.out}")
+    write_json({"meta": meta, "rows": rows}, args.out, indent=2)
     return 0
 
 

@@ -32,6 +32,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _record import write_json
 
 HERE = Path(__file__).resolve().parent
 
@@ -233,10 +234,7 @@ def main() -> None:
     results["device"] = args.device
     print(json.dumps(results, indent=1))
     _print_tables(results)
-    if args.out != "/dev/null":
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(results, indent=1))
-        print(f"wrote {args.out}")
+    write_json(results, args.out)
 
 
 if __name__ == "__main__":

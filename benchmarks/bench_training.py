@@ -21,13 +21,13 @@ or optimiser.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import time
 from pathlib import Path
 
 import torch
+from _record import write_json
 
 from neurodyn.kernels import fused_states
 from neurodyn.models import LeakyRNN
@@ -170,10 +170,7 @@ def main() -> None:
               "rollout_seconds": roll_times, "rollout_median_seconds": roll_med,
               "rollout_ratios": roll_ratios, "torch": torch.__version__,
               "threads": torch.get_num_threads(), "machine": platform.machine()}
-    if args.out != "/dev/null":
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(record, indent=1))
-        print(f"wrote {args.out}")
+    write_json(record, args.out)
 
 
 if __name__ == "__main__":

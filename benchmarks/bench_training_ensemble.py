@@ -28,12 +28,12 @@ environment change that, and the record keeps any ``MALLOC_*`` settings of the r
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 from pathlib import Path
 
 import torch
+from _record import write_json
 from bench_training import table, timed
 
 from neurodyn.kernels import fused_states, stack_params
@@ -148,10 +148,7 @@ def main() -> None:
               "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
               "numba_threads": numba.get_num_threads(), "cores": os.cpu_count(),
               "machine": platform.machine()}
-    if args.out != "/dev/null":
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(record, indent=1))
-        print(f"wrote {args.out}")
+    write_json(record, args.out)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ optimiser steps each, interleaved in this one process (median ms per time step o
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from _record import write_json
 
 from neurodyn.models import ShallowPLRNN
 from neurodyn.training import fit_teacher_forcing
@@ -120,10 +120,7 @@ def main() -> None:
               f"{diff:>9.1e}", flush=True)
     record = {"rows": rows, "repeats": repeats, "torch": torch.__version__,
               "threads": torch.get_num_threads(), "machine": platform.machine()}
-    if args.out != "/dev/null":
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(record, indent=1))
-        print(f"wrote {args.out}")
+    write_json(record, args.out)
 
 
 if __name__ == "__main__":
