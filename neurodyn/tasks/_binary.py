@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._timeline import check_non_negative, in_period, ms_to_steps
+from neurodyn.tasks._timeline import in_period, ms_to_steps
 
 
 @dataclass(frozen=True)
@@ -35,18 +35,6 @@ class BinaryTask(Task):
             err = ((out - batch.targets) ** 2 * batch.mask).sum() / max(batch.mask.sum(), 1.0)
         correct = np.isfinite(mean) & (np.sign(mean) == batch.trial_params["label"])
         return {"mse": float(err), "accuracy": float(correct.mean())}
-
-
-def check_durations(task, *, non_negative: tuple[str, ...], whole_steps: tuple[str, ...]) -> None:
-    """Raise a one-line ``ValueError`` unless the ``non_negative`` fields are finite and >= 0, ``dt`` > 0
-    ms and the ``whole_steps`` durations (ms) last at least one step of ``dt``."""
-    check_non_negative(task, *non_negative)
-    if not task.dt > 0:
-        raise ValueError(f"dt must be > 0 ms, got {task.dt}")
-    for name in whole_steps:
-        if ms_to_steps(getattr(task, name), task.dt) < 1:
-            raise ValueError(f"{name} = {getattr(task, name)} ms is shorter than one step "
-                             f"(dt = {task.dt} ms)")
 
 
 def go_cue(response: np.ndarray, n_steps: int, *, go_ms: float, dt: float) -> np.ndarray:

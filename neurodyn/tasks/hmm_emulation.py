@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import numpy_rng
-from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._base import Task, TaskBatch, size_of
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import per_trial
 from neurodyn.tasks.hmm import EMISSIONS, TOPOLOGIES, HMMParams, make_hmm, sample_hmm
@@ -157,13 +157,7 @@ class HMMEmulation(Task):
         return make_hmm(self.n_states, self.topology, n_symbols=self.n_symbols,
                         stay_prob=self.stay_prob, emission=self.emission)
 
-    @property
-    def n_inputs(self) -> int:
-        return self.n_noise
-
-    @property
-    def n_outputs(self) -> int:
-        return self.n_symbols
+    n_inputs, n_outputs = size_of("n_noise"), size_of("n_symbols")
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         states, symbols = sample_hmm(self.hmm, n_trials, self.n_steps, seed=seed,
