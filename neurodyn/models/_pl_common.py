@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from neurodyn.models import _family as fam
-from neurodyn.models._base import RecurrentModel, check_sizes, init_generator
+from neurodyn.models._base import RecurrentModel, check_sizes, init_generator, init_input_weights
 from neurodyn.models.leaky_rnn import check_nonnegative
 
 OBSERVATIONS = ("linear", "identity")
@@ -98,12 +98,17 @@ def init_pl_weights(
     ``w_diagonal``.
     """
     module.full_A, module.w_diagonal, module.gain = bool(full_A), bool(w_diagonal), float(gain)
-    a = 0.5 + 0.4 * torch.rand(n, generator=gen)
+    a = init_decay(n, gen)
     module.A = nn.Parameter(torch.diag(a) if full_A else a)
     module.W = nn.Parameter(torch.randn(n, n, generator=gen) * gain / math.sqrt(n))
     module.h = nn.Parameter(torch.zeros(n))
     init_io(module, gen)
     module.register_buffer("w_mask", torch.ones(n, n) - (0 if w_diagonal else torch.eye(n)))
+
+
+def init_decay(n: int, gen: torch.Generator) -> torch.Tensor:
+    """The initial diagonal of ``A`` (latent,), uniform in [0.5, 0.9], drawn from ``gen``."""
+    return 0.5 + 0.4 * torch.rand(n, generator=gen)
 
 
 def finish_init(module: nn.Module, train_h0: bool, dtype: str | torch.dtype) -> None:
@@ -122,7 +127,7 @@ def effective_A_W(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
 def init_io(module: nn.Module, gen: torch.Generator) -> None:
     """Create ``C`` (latent, input), and for a linear readout ``B`` (output, latent), ``b_out``."""
     n, n_in, n_out = module.n_units, module.n_inputs, module.n_outputs
-    module.C = nn.Parameter(torch.randn(n, n_in, generator=gen) / math.sqrt(max(n_in, 1)))
+    module.C = nn.Parameter(init_input_weights(gen, n, n_in))
     if module.observation == "linear":
         module.B = nn.Parameter(torch.randn(n_out, n, generator=gen) / math.sqrt(n))
         module.b_out = nn.Parameter(torch.zeros(n_out))
@@ -201,21 +206,22 @@ def check_array(name: str, x: Any, shape: tuple[int | None, ...]) -> np.ndarray:
     return arr
 
 
-def pl_arrays(
-    A: Any, W: Any, h: Any, C: Any
-) -> tuple[np.ndarray, bool, np.ndarray, np.ndarray, np.ndarray, bool]:
-    """Check the arrays of a PLRNN or ALRNN ``from_arrays``.
+def from_pl_arrays(cls: type, A: Any, W: Any, h: Any, C: Any, *, dtype: torch.dtype, **options: Any) -> Any:
+    """The PLRNN or ALRNN ``from_arrays``: check the arrays, build ``cls`` (identity observation, ``options``
+    passed on) and copy them in.
 
-    Returns ``(A, full_A, W, h, C, w_diagonal)`` as float64 arrays: ``A`` the diagonal vector or
-    the full matrix (see :func:`split_A`), ``W`` (latent, latent), ``h`` (latent,),
-    ``C`` (latent, input), and whether ``W`` has a non-zero diagonal.
+    ``A`` is the diagonal vector or the full matrix (see :func:`split_A`), ``W`` (latent, latent), ``h``
+    (latent,), ``C`` (latent, input) or None; a non-zero diagonal of ``W`` is kept.
     """
     a, full = split_A(A)
     n = a.shape[0]
     W_ = check_array("W", W, (n, n))
     h_ = check_array("h", h, (n,))
     C_ = input_weights(C, n)
-    return a, full, W_, h_, C_, bool(np.any(np.diag(W_) != 0))
+    model = cls(C_.shape[1], n, n, **options, full_A=full, w_diagonal=bool(np.any(np.diag(W_) != 0)),
+                observation="identity", dtype=dtype)
+    set_params(model, A=a, W=W_, h=h_, C=C_)
+    return model
 
 
 def set_params(module: nn.Module, **values: np.ndarray) -> None:
