@@ -16,6 +16,7 @@ from neurodyn.cli._common import (
     progress_enabled,
     write_analysis,
 )
+from neurodyn.cli._flags import to_flag
 
 if TYPE_CHECKING:
     import numpy as np
@@ -228,7 +229,7 @@ def _search(model, task, u, states, args):
     from neurodyn.models.piecewise import is_piecewise_linear
 
     if is_piecewise_linear(model) and search_settings(args):
-        flags = ", ".join("--" + k.replace("_", "-") for k in search_settings(args))
+        flags = ", ".join(to_flag(k) for k in search_settings(args))
         raise ValueError(f"{flags} tune the search of smooth models; a {type(model).__name__} is solved "
                          "exactly by linear region, so drop them")
     if args.attractors:

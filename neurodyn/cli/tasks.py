@@ -41,14 +41,14 @@ def run(args: argparse.Namespace) -> int:
     ...
     0
     """
+    from neurodyn.cli._flags import task_summary, to_flag
     from neurodyn.tasks import TASKS
 
     for name in sorted(TASKS):
         cls = TASKS[name]
-        doc = (cls.__doc__ or "").strip().splitlines()[0].replace("``", "") if cls.__doc__ else ""
-        print(f"{name:24s} {doc}")
+        print(f"{name:24s} {task_summary(cls)}")
         opts = [
-            f"--{f.name.replace('_', '-')}={f.default!r}"
+            f"{to_flag(f.name)}={f.default!r}"
             for f in dataclasses.fields(cls)
             if f.default is not dataclasses.MISSING
         ]
