@@ -265,6 +265,12 @@ def init_generator(seed: SeedLike) -> tuple[int, torch.Generator]:
     return s, torch_generator(s)
 
 
+def init_h0(module: nn.Module, train_h0: bool) -> None:
+    """Store ``train_h0`` and the initial state ``h0``: learnable zeros (unit,) when asked, else None."""
+    module.h0 = nn.Parameter(torch.zeros(module.n_units)) if train_h0 else None
+    module.train_h0 = bool(train_h0)
+
+
 def uniform_weights(gen: torch.Generator, scale: float, *shape: int) -> nn.Parameter:
     """A parameter of ``shape`` uniform in ``±scale``, drawn from ``gen``."""
     return nn.Parameter((torch.rand(*shape, generator=gen) * 2 - 1) * scale)

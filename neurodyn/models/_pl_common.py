@@ -15,17 +15,21 @@ import torch
 from torch import nn
 
 from neurodyn.models import _family as fam
-from neurodyn.models._base import RecurrentModel, check_sizes, init_generator, init_input_weights
+from neurodyn.models._base import RecurrentModel, check_sizes, init_generator, init_h0, init_input_weights
 from neurodyn.models.leaky_rnn import check_nonnegative
 
 OBSERVATIONS = ("linear", "identity")
 
 
 class PLShell(RecurrentModel):
-    """The latent size, noise level and readout of every PL model; subclasses add ``step`` and ``params``."""
+    """The latent size, noise level, readout and config of every PL model; subclasses add ``params``."""
 
     n_latent = property(lambda self: self.n_units, doc="The latent dimension (same as ``n_units``).")
     noise_scale = property(lambda self: self.noise_std, doc="Process-noise standard deviation per step.")
+
+    def config(self) -> dict[str, Any]:
+        """:func:`io_config`, then the model's own ``config_fields``."""
+        return {**io_config(self), **super().config()}
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
         """``B z + b_out`` or ``z`` (identity observation); ``h`` (..., latent)."""
@@ -113,8 +117,7 @@ def init_decay(n: int, gen: torch.Generator) -> torch.Tensor:
 
 def finish_init(module: nn.Module, train_h0: bool, dtype: str | torch.dtype) -> None:
     """Create the learnable initial state when asked, then convert to ``dtype``."""
-    module.h0 = nn.Parameter(torch.zeros(module.n_units)) if train_h0 else None
-    module.train_h0 = bool(train_h0)
+    init_h0(module, train_h0)
     apply_dtype(module, dtype)
 
 

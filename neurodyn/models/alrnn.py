@@ -112,6 +112,8 @@ class ALRNN(plc.PLShell):
     ((3, 20, 2), (3, 20, 6))
     """
 
+    config_fields = ("n_relu", "full_A", "w_diagonal", "gain")
+
     def __init__(
         self,
         n_inputs: int,
@@ -142,12 +144,6 @@ class ALRNN(plc.PLShell):
     def params(self) -> ALRNNParams:
         A, W = plc.effective_A_W(self)
         return ALRNNParams(A, W, self.h, self.C, self.B, self.b_out, self.n_relu)
-
-    def config(self) -> dict[str, Any]:
-        return {
-            **plc.io_config(self), "n_relu": self.n_relu, "full_A": self.full_A,
-            "w_diagonal": self.w_diagonal, "gain": self.gain,
-        }
 
     @classmethod
     def from_arrays(

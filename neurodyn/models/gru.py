@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import torch
-from torch import nn
 
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
+from neurodyn.models._base import init_h0
 from neurodyn.models._gated import GatedParams, GatedShell, init_gated
 from neurodyn.models._registry import register_model
 
@@ -123,8 +123,7 @@ class GRU(GatedShell):
     ) -> None:
         super().__init__()
         init_gated(self, n_inputs, n_units, n_outputs, 3, seed)
-        self.h0 = nn.Parameter(torch.zeros(n_units)) if train_h0 else None
-        self.train_h0 = bool(train_h0)
+        init_h0(self, train_h0)
 
 
 fam.FAMILIES[GRUParams] = fam.Family(

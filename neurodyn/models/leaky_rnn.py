@@ -265,8 +265,7 @@ class LeakyRNN(LeakyShell):
         self.w_in, self.w_rec, self.w_out = nn.Parameter(w_in), nn.Parameter(w_rec), nn.Parameter(w_out)
         self.b = nn.Parameter(torch.zeros(n))
         self.b_out = nn.Parameter(torch.zeros(n_outputs))
-        self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
-        self.train_h0 = bool(train_h0)
+        base.init_h0(self, train_h0)
         if self.spectral_radius is not None:
             rho = cons.spectral_radius(self._effective("w_rec"))
             if rho == 0.0:

@@ -102,8 +102,7 @@ class LowRankRNN(LeakyShell):
         self.b_out = nn.Parameter(torch.zeros(n_outputs))
         if self.random_gain != 0.0:
             self.register_buffer("chi", torch.randn(n, n, generator=gen) / math.sqrt(n))
-        self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
-        self.train_h0 = bool(train_h0)
+        base.init_h0(self, train_h0)
 
     def connectivity(self) -> torch.Tensor:
         """Effective recurrent matrix ``g chi + m n^T / N``, shape (unit, unit)."""

@@ -108,6 +108,8 @@ class PLRNN(plc.PLShell):
     2.0
     """
 
+    config_fields = ("full_A", "w_diagonal", "gain")
+
     def __init__(
         self,
         n_inputs: int,
@@ -133,12 +135,6 @@ class PLRNN(plc.PLShell):
     def params(self) -> PLRNNParams:
         A, W = plc.effective_A_W(self)
         return PLRNNParams(A, W, self.h, self.C, self.B, self.b_out)
-
-    def config(self) -> dict[str, Any]:
-        return {
-            **plc.io_config(self), "full_A": self.full_A, "w_diagonal": self.w_diagonal,
-            "gain": self.gain,
-        }
 
     @classmethod
     def from_arrays(

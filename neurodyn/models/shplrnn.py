@@ -115,6 +115,8 @@ class ShallowPLRNN(plc.PLShell):
     ((2, 12, 2), (2, 12, 3))
     """
 
+    config_fields = ("n_hidden", "clipped")
+
     def __init__(
         self,
         n_inputs: int,
@@ -149,9 +151,6 @@ class ShallowPLRNN(plc.PLShell):
         return ShallowPLRNNParams(
             self.a, self.W1, self.W2, self.h1, self.h2, self.C, self.B, self.b_out, self.clipped
         )
-
-    def config(self) -> dict[str, Any]:
-        return {**plc.io_config(self), "n_hidden": self.n_hidden, "clipped": self.clipped}
 
     @classmethod
     def from_arrays(

@@ -178,12 +178,18 @@ class Task:
         ValueError
             If ``outputs`` does not have the shape of ``batch.targets``.
         """
-        outputs = np.asarray(outputs)
-        if outputs.shape != batch.targets.shape:
-            raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
-                             f"got {outputs.shape}")
+        outputs = outputs_like_targets(outputs, batch)
         err = (outputs - batch.targets) ** 2 * batch.mask
         return {"mse": float(err.sum() / max(batch.mask.sum(), 1.0))}
+
+
+def outputs_like_targets(outputs: np.ndarray, batch: TaskBatch, dtype: Any = None) -> np.ndarray:
+    """``outputs`` as an array (of ``dtype``); a ``ValueError`` unless it has the shape of the targets."""
+    out = np.asarray(outputs, dtype=dtype)
+    if out.shape != batch.targets.shape:
+        raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
+                         f"got {out.shape}")
+    return out
 
 
 def size_of(field_name: str) -> property:

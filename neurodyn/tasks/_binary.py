@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
-from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._base import Task, TaskBatch, outputs_like_targets
 from neurodyn.tasks._timeline import in_period, ms_to_steps
 
 
@@ -25,10 +25,7 @@ class BinaryTask(Task):
     def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
         """Masked ``mse`` and ``accuracy``: the sign of a trial's mean output over its response period
         equals ``batch.trial_params["label"]`` (non-finite outputs count as wrong)."""
-        out = np.asarray(outputs, dtype=np.float64)
-        if out.shape != batch.targets.shape:
-            raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
-                             f"got {out.shape}")
+        out = outputs_like_targets(outputs, batch, np.float64)
         mask = batch.mask[..., 0]
         with np.errstate(invalid="ignore"):
             mean = (out[..., 0] * mask).sum(1) / np.maximum(mask.sum(1), 1.0)
