@@ -82,7 +82,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_result_files(p, what="results", stem="fixedpoints")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar (one shows while searching when stderr is a terminal)")
-    p.set_defaults(func=run)
 
 
 def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:

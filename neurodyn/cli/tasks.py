@@ -20,8 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     >>> build_parser("tasks").parse_args(["tasks"]).func is tasks.run
     True
     """
-    p = sub.add_parser("tasks", help=HELP, description="List the registered tasks and their options.")
-    p.set_defaults(func=run)
+    sub.add_parser("tasks", help=HELP, description="List the registered tasks and their options.")
 
 
 def run(args: argparse.Namespace) -> int:
