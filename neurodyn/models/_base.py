@@ -85,15 +85,8 @@ class RecurrentModel(nn.Module):
 
     # -- to implement -------------------------------------------------------------------------
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        """Deterministic one-step map F(h, u); ``h`` (..., state), ``u`` (..., input).
-
-        The step function of the family registered for the type of :meth:`params`.
-
-        Raises
-        ------
-        NotImplementedError
-            If no family is registered for that type (the subclass must then define ``step``).
-        """
+        """Deterministic one-step map F(h, u); ``h`` (..., state), ``u`` (..., input): the step function of
+        the family registered for the type of :meth:`params` (``NotImplementedError`` if there is none)."""
         params = self.params()
         family = FAMILIES.get(type(params))
         if family is None:

@@ -28,8 +28,10 @@ class PLShell(RecurrentModel):
     noise_scale = property(lambda self: self.noise_std, doc="Process-noise standard deviation per step.")
 
     def config(self) -> dict[str, Any]:
-        """:func:`io_config`, then the model's own ``config_fields``."""
-        return {**io_config(self), **super().config()}
+        """The constructor arguments shared by the PL models, then the model's own ``config_fields``."""
+        return {"n_inputs": self.n_inputs, "n_latent": self.n_units, "n_outputs": self.n_outputs,
+                "observation": self.observation, "noise_std": self.noise_std, "train_h0": self.train_h0,
+                "seed": self.seed, "dtype": self.dtype_name, **super().config()}
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
         """``B z + b_out`` or ``z`` (identity observation); ``h`` (..., latent)."""
@@ -237,20 +239,6 @@ def set_param(param: nn.Parameter, value: np.ndarray) -> None:
     """Copy ``value`` into ``param`` in place (no gradient)."""
     with torch.no_grad():
         param.copy_(torch.as_tensor(value, dtype=param.dtype))
-
-
-def io_config(module: nn.Module) -> dict[str, Any]:
-    """The constructor arguments shared by the three models."""
-    return {
-        "n_inputs": module.n_inputs,
-        "n_latent": module.n_units,
-        "n_outputs": module.n_outputs,
-        "observation": module.observation,
-        "noise_std": module.noise_std,
-        "train_h0": module.train_h0,
-        "seed": module.seed,
-        "dtype": module.dtype_name,
-    }
 
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}

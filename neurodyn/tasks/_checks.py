@@ -1,8 +1,5 @@
-"""Declarative validation of task fields.
-
-A task lists its rules in the class constant ``checks``; :meth:`neurodyn.tasks.Task.__post_init__` runs
-them in order, so the first broken rule raises its one-line ``ValueError``.
-"""
+"""Task field rules: a task lists them in its class constant ``checks``, and ``Task.__post_init__`` runs
+them in order, so the first broken rule raises its one-line ``ValueError``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The declarative field rules of tasks (``neurodyn.tasks._checks``) and the shared delayed-response timeline."""
+"""The field rules of tasks (``neurodyn.tasks._checks``) and the shared delayed-response timeline."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ class _Toy(Task):
     p: float = 0.5
     q: float = 0.5
     noise: float = 0.0
-    checks = (at_least("n", 1), within("p", 0.0, 1.0), within("q", 0, 1, open_low=True), non_negative("noise"),
-              rule(lambda t: t.p > t.q, "need p <= q, got {t.p}, {t.q}"))
+    checks = (at_least("n", 1), within("p", 0.0, 1.0), within("q", 0, 1, open_low=True),
+              non_negative("noise"), rule(lambda t: t.p > t.q, "need p <= q, got {t.p}, {t.q}"))
 
 
 @pytest.mark.parametrize(("fields", "message"), [
