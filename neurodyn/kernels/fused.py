@@ -22,7 +22,7 @@ from neurodyn.kernels._families import family_of, is_ensemble
 __all__ = ["FUSED_FAMILIES", "fused_backend", "fused_states"]
 
 #: families with a fused forward + backward on the CPU (Numba)
-FUSED_FAMILIES = ("leaky", "shplrnn")
+FUSED_FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
 _TRAIN_BACKENDS = ("auto", "torch", "numba")
 
 
@@ -223,8 +223,19 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
             return _fa.leaky(params, h0, u, xi).transpose(1, 2)
         one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
         return _fa.leaky(one, h0[None], u[None], None if xi is None else xi[None])[0].transpose(0, 1)
+    if family.name != "shplrnn":
+        if forcing is not None:
+            raise ValueError("forcing is fused for the shallow PLRNN only; "
+                             f"drop it for a {family.name!r} model")
+        return _RECURRENCES[family.name](params, h0, u, xi).transpose(0, 1)
     target, alphas, mask = _check_forcing(forcing, shape, h0)
-    return _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(0, 1)
+    preds = _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(0, 1)
+    # without forcing the carried states are the predictions plus the noise
+    return preds + noise if forcing is None and noise is not None else preds
+
+
+#: the one-network recurrences of the families fused for ``train`` (besides the leaky RNN)
+_RECURRENCES = {"gru": _fa.gru, "plrnn": _fa.piecewise, "alrnn": _fa.piecewise}
 
 
 def _check_forcing(forcing, shape, h0):
