@@ -129,9 +129,10 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     params : LeakyRNNParams, GRUParams, PLRNNParams, ALRNNParams or ShallowPLRNNParams
         Effective parameters of one network (``model.params()``), or leaky-RNN ensemble params
         whose tensor fields have a leading ``network`` dim (then every shape below has it too:
-        ``h0`` (network, batch, state), ...); gradients flow to every weight
-        and bias the step uses (``w_rec``, ``w_in``, ``b``; ``w_ih``, ``w_hh``, ``b_ih``, ``b_hh``;
-        ``A``, ``W``, ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through them to the model's raw parameters (masks, Dale's law).
+        ``h0`` (network, batch, state), ...); gradients flow to every weight and bias the step
+        uses (``w_rec``, ``w_in``, ``b``; ``w_ih``, ``w_hh``, ``b_ih``, ``b_hh``; ``A``, ``W``,
+        ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through them to the model's raw
+        parameters (masks, Dale's law, a diagonal ``A``).
     h0 : Tensor, shape (batch, state)
         Initial state, CPU, float32 or float64 (the dtype of the rollout); may require grad.
     inputs : Tensor, shape (batch, time, input), optional
