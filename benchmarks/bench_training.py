@@ -24,6 +24,7 @@ or optimiser.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import time
@@ -172,6 +173,12 @@ def run_train(task: FlipFlop, n_steps: int, backend: str, family: str) -> None:
     assert res.config["backend"] == ("numba" if backend == "auto" else "torch"), res.config["backend"]
 
 
+def numba_threads() -> int:
+    import numba
+
+    return numba.get_num_threads()
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=30, help="optimiser steps per contender (default 30)")
@@ -180,6 +187,8 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=1,
                    help="torch intra-op threads (default 1: on a shared 2-core machine more threads "
                         "spin-wait and the baselines slow down by an order of magnitude)")
+    p.add_argument("--numba-threads", type=int, default=None,
+                   help="Numba threads of the fused kernels (default: Numba's default, the core count)")
     p.add_argument("--family", choices=("leaky", "gru", "plrnn", "alrnn"), default="leaky",
                    help="model family (default leaky)")
     p.add_argument("--out", default=None,
@@ -188,6 +197,10 @@ def main() -> None:
     fam = args.family
     out = args.out or str(HERE / "results" / ("training.json" if fam == "leaky" else f"training_{fam}.json"))
     torch.set_num_threads(args.threads)
+    if args.numba_threads:
+        import numba
+
+        numba.set_num_threads(args.numba_threads)
     task = FlipFlop(n_bits=3, n_steps=args.trial_steps)
     contenders = {
         "train_fused": lambda n=args.steps: run_train(task, n, "auto", fam),
@@ -213,7 +226,8 @@ def main() -> None:
               "seconds_per_step": train_times, "median_seconds_per_step": med, "ratios": ratios,
               "rollout_seconds": roll_times, "rollout_median_seconds": roll_med,
               "rollout_ratios": roll_ratios, "torch": torch.__version__,
-              "threads": torch.get_num_threads(), "machine": platform.machine()}
+              "threads": torch.get_num_threads(), "numba_threads": numba_threads(),
+              "load_average_1_5_15_min": os.getloadavg(), "machine": platform.machine()}
     write_json(record, out)
 
 
