@@ -14,7 +14,8 @@ in this one process, interleaved and repeated, and the median seconds per step a
 Every contender samples the same batches from the task inside its loop (``task.sample``, as
 ``train`` does). A second table times the rollout alone, forward plus backward on one fixed batch:
 :func:`neurodyn.kernels.fused_states` against the same hand-written torch loop, without sampling
-or optimiser.
+or optimiser; for the batch-blocked families (GRU, PLRNN, ALRNN) also the fused rollout with one
+Numba thread per 4-row block (``fused_states_all_threads``) instead of one per 128 rows.
 
     python benchmarks/bench_training.py                       # leaky, 30 steps x 3 repeats
     python benchmarks/bench_training.py --family gru          # -> results/training_gru.json
@@ -33,6 +34,7 @@ from pathlib import Path
 import torch
 from _record import write_json
 
+from neurodyn.kernels import _fused_autograd as _fa
 from neurodyn.kernels import fused_states
 from neurodyn.models import ALRNN, GRU, PLRNN, LeakyRNN
 from neurodyn.tasks import FlipFlop
@@ -144,7 +146,17 @@ def rollout_contenders(task: FlipFlop, family: str) -> dict:
     def plain():
         plain_forward(family, weights, x).square().sum().backward()
 
-    return {"fused_states": fused, "plain_torch": plain}
+    contenders = {"fused_states": fused, "plain_torch": plain}
+    if family != "leaky":  # the batch-blocked kernels on every Numba thread, however small the batch
+        def all_threads():
+            rows, _fa.ROWS_PER_THREAD = _fa.ROWS_PER_THREAD, 1
+            try:
+                fused()
+            finally:
+                _fa.ROWS_PER_THREAD = rows
+
+        contenders["fused_states_all_threads"] = all_threads
+    return contenders
 
 
 def timed(contenders: dict, repeats: int, per: int) -> dict[str, list[float]]:
@@ -160,9 +172,9 @@ def timed(contenders: dict, repeats: int, per: int) -> dict[str, list[float]]:
 
 def table(title: str, times: dict[str, list[float]], ref: str) -> tuple[dict, dict]:
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"{title}\n{'contender':>14} {'ms':>9} {'x ' + ref:>16}")
+    print(f"{title}\n{'contender':>24} {'ms':>9} {'x ' + ref:>16}")
     for k, v in med.items():
-        print(f"{k:>14} {1000 * v:>9.2f} {v / med[ref]:>16.2f}")
+        print(f"{k:>24} {1000 * v:>9.2f} {v / med[ref]:>16.2f}")
     return med, {f"{k}_over_{ref}": v / med[ref] for k, v in med.items() if k != ref}
 
 

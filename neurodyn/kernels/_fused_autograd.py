@@ -156,11 +156,15 @@ class _ShallowForced(torch.autograd.Function):
         return grad_a, grad_w1, grad_w2, grad_h2, grad_p, grad_z0, None, None, None, None, None
 
 
-def _blocks(n_batch: int) -> int:
-    """The number of parallel items of the batch-blocked kernels (blocks of ``KB`` rows)."""
-    from neurodyn.kernels.numba_rnn import KB
+#: batch rows per Numba thread of the GRU / PLRNN / ALRNN kernels: a batch of fewer rows runs on one
+#: thread. On the shared 2-core machine under load, two threads were slower than one at batch 16-64
+#: (the rollout table of ``benchmarks/bench_training.py``, ``fused_states_all_threads``).
+ROWS_PER_THREAD = 128
 
-    return (n_batch + KB - 1) // KB
+
+def _blocks(n_batch: int) -> int:
+    """The most threads a batch-blocked kernel gets: one per ``ROWS_PER_THREAD`` rows, at least one."""
+    return max(1, n_batch // ROWS_PER_THREAD)
 
 
 def _noise(noise, n_batch, n, dtype):

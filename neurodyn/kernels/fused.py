@@ -164,11 +164,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     hidden activations and ReLU slopes); the backward runs the adjoint recursion backwards in
     time (backpropagation through time, Werbos 1990) and forms each weight gradient as one GEMM
     over all steps. GRU, PLRNN and ALRNN run one block of 4 batch rows per parallel Numba item
-    (rows are independent through time). An ensemble runs one network per parallel Numba item (threads:
-    ``numba.set_num_threads``), each network's weights staying in cache for its whole time loop;
-    network ``e`` of the stack gets exactly what it would get alone. float32 leaky and GRU
-    rollouts use the kernels' rational tanh and sigmoid (absolute error < 4e-7), float64 the
-    exact ones.
+    (rows are independent through time), on one thread per 128 rows (at least one). An ensemble
+    runs one network per parallel Numba item (threads: ``numba.set_num_threads``), each
+    network's weights staying in cache for its whole time loop; network ``e`` of the stack gets
+    exactly what it would get alone. float32 leaky and GRU rollouts use the kernels' rational
+    tanh and sigmoid (absolute error < 4e-7), float64 the exact ones.
 
     Examples
     --------
