@@ -94,3 +94,24 @@ def test_fused_family_backend_and_errors():
     with pytest.raises(ValueError, match="forcing is fused for the shallow PLRNN only; drop it for a 'gru'"):
         fused_states(gru, torch.zeros(2, 4), torch.zeros(2, 5, 1),
                      forcing=(torch.zeros(2, 5, 4), [0.1] * 5, [1.0] * 4))
+
+
+@pytest.mark.parametrize("case", ["gru", "alrnn"])
+def test_fused_family_same_result_on_more_threads(case, monkeypatch):
+    # a row's arithmetic does not depend on which thread runs its block: bit-identical results
+    from neurodyn.kernels import _fused_autograd as fa
+
+    model = MODELS[case]()
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(10, 12, 2, generator=gen)
+    out = []
+    for rows in (fa.ROWS_PER_THREAD, 1):  # one thread, then one thread per row (as many as Numba has)
+        monkeypatch.setattr(fa, "ROWS_PER_THREAD", rows)
+        model.zero_grad()
+        h0 = model.initial_state(10).detach().requires_grad_(True)
+        states = fused_states(model.params(), h0, x)
+        states.square().sum().backward()
+        grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+        out.append([states.detach(), h0.grad, *grads])
+    for a, b in zip(*out):
+        assert torch.equal(a, b)
