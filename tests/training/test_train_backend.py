@@ -53,9 +53,10 @@ FAMILIES = {
 def test_fused_families_train_like_torch(family, dtype, tol):
     # the same losses and weights for a few Adam steps; noise on where the family has it
     model = FAMILIES[family]().to(dtype)
-    task = FlipFlop(n_bits=2, n_steps=15)
-    fused = train(model, task, backend="auto", **KW)
-    ref = train(model, task, backend="torch", **KW)
+    task = FlipFlop(n_bits=2, n_steps=10)
+    kw = {**KW, "n_iterations": 3, "batch_size": 4}
+    fused = train(model, task, backend="auto", **kw)
+    ref = train(model, task, backend="torch", **kw)
     assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
     assert fused.history["loss"] == pytest.approx(ref.history["loss"], rel=tol)
     for (name, a), b in zip(fused.model.named_parameters(), ref.model.parameters()):
