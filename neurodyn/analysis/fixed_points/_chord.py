@@ -18,7 +18,7 @@ CHORD_STEPS = 8
 #: damped start may lead it to another point (a saddle). Looser rates (0.05, 0.25) settled more
 #: candidates by chord steps but lost saddles reached by one or two candidates of 1,024
 #: (3-bit flip-flop networks of 16 and 128 units)
-CHORD_RATE = 0.01
+CHORD_RATE = 0.05
 
 
 def chord_inverses(G: BatchedMap, points: torch.Tensor, jacobian: JacobianFn | None) -> torch.Tensor:

@@ -41,7 +41,7 @@ _EST_ITERS = 15
 #: NEWTON_MIN_CHUNK candidates: at 128 units, chunks of 128 let candidates of later chunks retire on
 #: the points of earlier ones (1,024 task states: 27 % less CPU than one chunk of 1,024), while
 #: small networks keep one chunk (per-call overhead dominates there)
-NEWTON_CHUNK_ELEMENTS = 1 << 21
+NEWTON_CHUNK_ELEMENTS = 1 << 20
 NEWTON_MIN_CHUNK = 64
 
 
