@@ -137,6 +137,7 @@ def minimise_newton(
     chunk_size: int | None = None,
     chord_steps: int = CHORD_STEPS,
     gradient_steps: int | None = None,
+    single_map: BatchedMap | None = None,
 ) -> SearchState:
     """Per-candidate damped Newton on ``r(x) = G(x) − x``, falling back to Levenberg–Marquardt.
 
@@ -194,6 +195,9 @@ def minimise_newton(
     gradient_steps : int, optional
         Gradient steps of every candidate before its Newton steps (0: a Levenberg–Marquardt
         start); by default ``GRADIENT_START`` from ``GRADIENT_START_MIN_STATE`` state dims, else 0.
+    single_map : callable ``(candidate, state) -> (candidate, state)``, optional
+        ``G`` in float32, for the gradient steps of a float64 search (about half the cost of each;
+        they only bring candidates near a point, which the float64 Newton steps then converge to).
 
     Returns
     -------
@@ -223,8 +227,8 @@ def minimise_newton(
     checked = torch.full((n,), -1, dtype=torch.int64, device=x.device)  # nearest point at the last check
     pending = (~(out.converged | out.stalled)).nonzero().squeeze(1)
     if gradient_steps and pending.numel():
-        pending = _gradient_start(G, out, pending, tol_q=tol_q, tol_dq=tol_dq,
-                                  n_steps=min(int(gradient_steps), max_iters), lr_init=lr_init)
+        pending = _gradient_start(G, out, pending, tol_q=tol_q, tol_dq=tol_dq, lr_init=lr_init,
+                                  n_steps=min(int(gradient_steps), max_iters), single_map=single_map)
     size = min(chunk, CHORD_FIRST_CHUNK) if chord_steps else chunk
     bar, remaining = _progress_bar(n, progress, "fixed points (Newton)"), n
     while pending.numel():
@@ -242,15 +246,23 @@ def minimise_newton(
     return out
 
 
-def _gradient_start(G, out, rows, *, tol_q, tol_dq, n_steps, lr_init):
-    """Gradient steps (:func:`minimise_gradient`) of the candidates ``rows``, written into ``out``;
+def _gradient_start(G, out, rows, *, tol_q, tol_dq, n_steps, lr_init, single_map):
+    """Gradient steps (:func:`minimise_gradient`) of the candidates ``rows``, written into ``out``
+    (on ``single_map`` in float32 when given for a float64 search, with q then taken on ``G``);
     the rows left to Newton steps (all but those converged: one stopped above ``tol_q`` by the
     gradient search's rules still gets its Newton steps)."""
-    start = minimise_gradient(G, out.states[rows], tol_q=tol_q, tol_dq=tol_dq, max_iters=n_steps,
-                              lr_init=lr_init)
-    out.states[rows], out.q[rows], out.iterations[rows] = start.states, start.q, start.iterations
-    out.converged[rows] = start.converged
-    return rows[~start.converged]
+    x = out.states[rows]
+    single = single_map is not None and x.dtype == torch.float64
+    start = minimise_gradient(single_map if single else G, x.float() if single else x, tol_q=tol_q,
+                              tol_dq=tol_dq, max_iters=n_steps, lr_init=lr_init)
+    states, q = start.states.to(x.dtype), start.q
+    if single:
+        with torch.no_grad():
+            q = speed(G, states)
+    converged = q < tol_q
+    out.states[rows], out.q[rows], out.iterations[rows] = states, q, start.iterations
+    out.converged[rows] = converged
+    return rows[~converged]
 
 
 def _chord_pending(G, out, pending, checked, found_x, inverses, tol_q, n_steps):

@@ -146,8 +146,8 @@ def spectra(jacobians: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Ties in modulus are broken by decreasing real part, then decreasing imaginary part, so the
     order is deterministic. The leading mode is the real part of the unit eigenvector of the
     first eigenvalue in that order, scaled so that its largest component is real and positive; it
-    comes from one step of inverse iteration with that eigenvalue as the shift (one complex LU per
-    point) instead of every eigenvector (LAPACK ``?geev`` without vectors costs about half as much
+    comes from two steps of inverse iteration with that eigenvalue as the shift (complex solves)
+    instead of every eigenvector (LAPACK ``?geev`` without vectors costs about half as much
     as with them; Golub & Van Loan, *Matrix Computations*, §7.6.1).
 
     Parameters
