@@ -15,8 +15,8 @@ def bistable_unit(self_weight: float = 2.0) -> LeakyRNN:
     Examples
     --------
     >>> model = bistable_unit()
-    >>> float(model.w_rec), float(model.b)
-    (2.0, 0.0)
+    >>> model.w_rec.detach().flatten().tolist(), model.b.detach().tolist()
+    ([2.0], [0.0])
     """
     model = LeakyRNN(0, 1, 1, alpha=1.0, seed=0)
     with torch.no_grad():

@@ -16,6 +16,7 @@ from neurodyn._version import __version__
 from neurodyn.analysis.fixed_points import _init as init
 from neurodyn.analysis.fixed_points._newton import METHODS, NEWTON_COPIES, newton_polish, pinv_polish
 from neurodyn.analysis.fixed_points._result import FixedPointResult
+from neurodyn.analysis.fixed_points._search import SearchSettings
 from neurodyn.analysis.fixed_points._stability import (
     classify,
     monodromy,
@@ -232,14 +233,14 @@ def find_fixed_points(
     chunk = _plan(method, x0.shape[0], n_state + n_cond, int(max_order), max_memory)
     single = method == "newton" and dtype == torch.float64
     F32 = _single_map(shell, batch_u, n_cond, n_state) if single else None
-    settings = dict(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
+    settings = SearchSettings(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
     parts, counts = [], {"n_candidates": 0, "n_outliers": 0}
     for k in range(1, int(max_order) + 1):
         Gk, jac_k = _power(F, k), power_jacobian(F, k, jac1)
         extra = {"newton": dict(jacobian=jac_k, tol_unique=tol_unique, chunk_size=chunk,
                                 single_map=None if F32 is None else _power(F32, k)),
                  "levenberg_marquardt": dict(jacobian=jac_k)}.get(method, {})
-        found = METHODS[method](Gk, x0, progress=progress, **settings, **extra)
+        found = METHODS[method](Gk, x0, settings, progress=progress, **extra)
         counts["n_candidates"] += x0.shape[0]
         parts.append(_collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q))
     attrs = {

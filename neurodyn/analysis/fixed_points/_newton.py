@@ -9,8 +9,10 @@ from neurodyn.analysis.fixed_points._chord import CHORD_STEPS, chord_check, chor
 from neurodyn.analysis.fixed_points._search import (
     LR_FLOOR,
     BatchedMap,
+    SearchSettings,
     SearchState,
     _progress_bar,
+    finish,
     minimise_gradient,
     minimise_joint,
     retire,
@@ -60,11 +62,8 @@ CHORD_FIRST_CHUNK = 32
 def minimise_levenberg_marquardt(
     G: BatchedMap,
     x0: torch.Tensor,
+    settings: SearchSettings,
     *,
-    tol_q: float,
-    tol_dq: float,
-    max_iters: int,
-    lr_init: float,
     progress: bool = False,
     jacobian: JacobianFn | None = None,
 ) -> SearchState:
@@ -80,6 +79,7 @@ def minimise_levenberg_marquardt(
     backward passes), so iterations are fewer but dearer than gradient steps; memory grows as
     ``candidate × state²``.
     """
+    tol_q, tol_dq, max_iters, lr_init = settings
     n, n_state = x0.shape
     x = x0.detach().clone()
     with torch.no_grad():
@@ -118,19 +118,14 @@ def minimise_levenberg_marquardt(
         keep = retire(out, idx, xa, qa, na, done_dq, lr, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
         if keep is not None:
             idx, xa, qa, lr, na, M, r = (t[keep] for t in (idx, xa, qa, lr, na, M, r))
-    x[idx], q[idx], iters[idx] = xa, qa, na
-    bar.close()
-    return SearchState(x, q, iters, converged, stalled)
+    return finish(out, idx, xa, qa, na, bar)
 
 
 def minimise_newton(
     G: BatchedMap,
     x0: torch.Tensor,
+    settings: SearchSettings,
     *,
-    tol_q: float,
-    tol_dq: float,
-    max_iters: int,
-    lr_init: float,
     progress: bool = False,
     jacobian: JacobianFn | None = None,
     tol_unique: float | None = None,
@@ -181,8 +176,9 @@ def minimise_newton(
         The map whose fixed points are sought (``F`` or ``F^k``); rows do not interact.
     x0 : Tensor, shape (candidate, state)
         Initial states.
-    tol_q, tol_dq, max_iters, lr_init
-        As in :func:`minimise_levenberg_marquardt` (``lr_init`` starts the fallback's damping).
+    settings : SearchSettings
+        As in :func:`minimise_levenberg_marquardt` (``lr_init`` starts the fallback's damping and
+        the gradient start's step size).
     jacobian : callable ``(candidate, state) -> (candidate, state, state)``, optional
         ``∂G/∂x`` at each row; reverse-mode autograd of ``G`` by default.
     tol_unique : float, optional
@@ -208,12 +204,14 @@ def minimise_newton(
     --------
     >>> import torch
     >>> from neurodyn.analysis.fixed_points._newton import minimise_newton
+    >>> from neurodyn.analysis.fixed_points._search import SearchSettings
     >>> G = lambda x: torch.tanh(2.0 * x)          # fixed points 0 and ±0.9575
     >>> out = minimise_newton(G, torch.tensor([[0.1], [-2.0], [0.5]], dtype=torch.float64),
-    ...                       tol_q=1e-24, tol_dq=0.0, max_iters=50, lr_init=1.0)
+    ...                       SearchSettings(tol_q=1e-24, tol_dq=0.0, max_iters=50, lr_init=1.0))
     >>> [round(v, 4) + 0.0 for v in out.states[:, 0].tolist()], out.converged.tolist()
     ([0.0, -0.9575, 0.9575], [True, True, True])
     """
+    tol_q, tol_dq, max_iters, lr_init = settings
     n, n_state = x0.shape
     chunk = n if chunk_size is None else max(1, int(chunk_size))
     if gradient_steps is None:
@@ -253,8 +251,8 @@ def _gradient_start(G, out, rows, *, tol_q, tol_dq, n_steps, lr_init, single_map
     gradient search's rules still gets its Newton steps)."""
     x = out.states[rows]
     single = single_map is not None and x.dtype == torch.float64
-    start = minimise_gradient(single_map if single else G, x.float() if single else x, tol_q=tol_q,
-                              tol_dq=tol_dq, max_iters=n_steps, lr_init=lr_init)
+    start = minimise_gradient(single_map if single else G, x.float() if single else x,
+                              SearchSettings(tol_q, tol_dq, n_steps, lr_init))
     states, q = start.states.to(x.dtype), start.q
     if single:
         with torch.no_grad():
@@ -471,21 +469,7 @@ def newton_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,
     A step is kept only where it is finite and lowers q, so singular ``J − I`` (marginal
     directions) leave a point unchanged.
     """
-    x = x.detach().clone()
-    if x.shape[0] == 0:
-        return x
-    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
-    for _ in range(n_steps):
-        with torch.no_grad():
-            r = G(x) - x
-        q = 0.5 * r.pow(2).sum(-1)
-        delta, info = torch.linalg.solve_ex(step_jacobians(G, x, jacobian) - eye, r.unsqueeze(-1))
-        x_try = x - delta.squeeze(-1)
-        with torch.no_grad():
-            q_try = speed(G, x_try)
-        ok = (info == 0) & torch.isfinite(q_try) & (q_try < q)
-        x = torch.where(ok[:, None], x_try, x)
-    return x
+    return _polish(G, x, n_steps, jacobian, _solve)
 
 
 def pinv_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,
@@ -494,19 +478,35 @@ def pinv_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,
     ``J − I`` only leaves the residual along its null directions (a line attractor's points land
     on the line; an isolated marginal point keeps the residual it cannot remove). A step is kept
     only where it is finite and lowers q."""
+    return _polish(G, x, n_steps, jacobian, _pinv_solve)
+
+
+def _solve(M: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``M⁻¹ r`` per row and whether the factorisation succeeded."""
+    delta, info = torch.linalg.solve_ex(M, r)
+    return delta, info == 0
+
+
+def _pinv_solve(M: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``M⁺ r`` per row (always defined)."""
+    return torch.linalg.pinv(M) @ r, torch.ones(M.shape[0], dtype=torch.bool, device=M.device)
+
+
+def _polish(G: BatchedMap, x: torch.Tensor, n_steps: int, jacobian: JacobianFn | None, solve) -> torch.Tensor:
+    """Up to ``n_steps`` steps ``x ← x − solve(J − I, G(x) − x)``, each kept only where the solve
+    succeeded, the step is finite and q decreases."""
     x = x.detach().clone()
     if x.shape[0] == 0:
         return x
-    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
     for _ in range(n_steps):
         with torch.no_grad():
             r = G(x) - x
         q = 0.5 * r.pow(2).sum(-1)
-        delta = torch.linalg.pinv(step_jacobians(G, x, jacobian) - eye) @ r.unsqueeze(-1)
+        delta, solved = solve(_shifted_jacobian(G, x, jacobian), r.unsqueeze(-1))
         x_try = x - delta.squeeze(-1)
         with torch.no_grad():
             q_try = speed(G, x_try)
-        ok = torch.isfinite(q_try) & (q_try < q)
+        ok = solved & torch.isfinite(q_try) & (q_try < q)
         x = torch.where(ok[:, None], x_try, x)
     return x
 

@@ -1,13 +1,29 @@
 """The Newton search's gradient start (large states) and the leading mode of ``spectra``."""
 
 import numpy as np
+import pytest
 import torch
 from problems import BistableTanh
 
 import neurodyn.analysis.fixed_points._newton as newton
+from neurodyn.analysis.fixed_points._search import SearchSettings
 from neurodyn.analysis.fixed_points._stability import spectra
 
-SETTINGS = dict(tol_q=1e-24, tol_dq=0.0, max_iters=200, lr_init=1.0)
+SETTINGS = SearchSettings(tol_q=1e-24, tol_dq=0.0, max_iters=200, lr_init=1.0)
+
+
+@pytest.fixture
+def starts(monkeypatch) -> list[int]:
+    """The gradient steps of each gradient start the Newton search runs."""
+    calls = []
+    real = newton._gradient_start
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["n_steps"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(newton, "_gradient_start", spy)
+    return calls
 
 
 def _lattice_distance(states: np.ndarray, h: float) -> np.ndarray:
@@ -15,7 +31,7 @@ def _lattice_distance(states: np.ndarray, h: float) -> np.ndarray:
     return np.abs(states[..., None] - np.array([-h, 0.0, h])).min(-1).max(-1)
 
 
-def test_gradient_start_on_a_large_state_reaches_exact_points(monkeypatch):
+def test_gradient_start_on_a_large_state_reaches_exact_points(starts):
     """64 independent bistable units (3^64 fixed points, coordinates in {−h*, 0, h*}): the search
     takes its gradient start by default at this size, in float64 and on a float32 copy of the
     map, and every candidate converges to an exact point."""
@@ -25,16 +41,8 @@ def test_gradient_start_on_a_large_state_reaches_exact_points(monkeypatch):
     def jacobian(h):  # diagonal, in closed form
         return torch.diag_embed(2.0 * (1.0 - torch.tanh(2.0 * h).pow(2)))
 
-    starts = []
-    real = newton._gradient_start
-
-    def spy(*args, **kwargs):
-        starts.append(kwargs["n_steps"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(newton, "_gradient_start", spy)
     for single in (None, lambda h: torch.tanh(2.0 * h)):
-        out = newton.minimise_newton(problem, x0, **SETTINGS, tol_unique=1e-3, jacobian=jacobian,
+        out = newton.minimise_newton(problem, x0, SETTINGS, tol_unique=1e-3, jacobian=jacobian,
                                      single_map=single)
         assert out.converged.all() and out.states.dtype == torch.float64
         q = 0.5 * (problem(out.states) - out.states).pow(2).sum(-1)
@@ -44,21 +52,13 @@ def test_gradient_start_on_a_large_state_reaches_exact_points(monkeypatch):
     assert starts == [newton.GRADIENT_START] * 2
 
 
-def test_small_states_keep_the_damped_start(monkeypatch):
+def test_small_states_keep_the_damped_start(starts):
     """Below GRADIENT_START_MIN_STATE dims no gradient start runs unless asked for; both starts reach
     exact points of three bistable units."""
     problem = BistableTanh(2.0)
     x0 = torch.as_tensor(np.random.default_rng(1).uniform(-1.5, 1.5, size=(40, 3)))
-    starts = []
-    real = newton._gradient_start
-
-    def spy(*args, **kwargs):
-        starts.append(kwargs["n_steps"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(newton, "_gradient_start", spy)
     for steps in (None, 5):
-        out = newton.minimise_newton(problem, x0, **SETTINGS, tol_unique=1e-3, gradient_steps=steps)
+        out = newton.minimise_newton(problem, x0, SETTINGS, tol_unique=1e-3, gradient_steps=steps)
         assert out.converged.all()
         assert (_lattice_distance(out.states.numpy(), problem.h_star) < 1e-10).all()
     assert starts == [5]
