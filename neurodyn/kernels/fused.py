@@ -150,7 +150,10 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     -----
     The forward stores what the backward needs (states and ``alpha phi'(pre)``; forced states,
     hidden activations and ReLU slopes); the backward runs the adjoint recursion backwards in
-    time (backpropagation through time, Werbos 1990) and forms each weight gradient as one GEMM
+    time (backpropagation through time, Werbos 1990). The leaky RNN's input drive
+    ``W_in u[t] + b`` is formed inside each step and its backward adds each step's share of the
+    ``W_rec``, ``W_in`` and ``b`` gradients while that step is in cache, so no (time, batch, unit)
+    drive or drive-gradient array exists; the shallow PLRNN forms each weight gradient as one GEMM
     over all steps. An ensemble runs one network per parallel Numba item (threads:
     ``numba.set_num_threads``), each network's weights staying in cache for its whole time loop;
     network ``e`` of the stack gets exactly what it would get alone. float32 leaky rollouts use
