@@ -226,8 +226,10 @@ def main() -> None:
         fn(2)
     for fn in rollouts.values():
         fn()
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op thread(s); flip-flop 3 bits, "
-          f"{args.trial_steps} time steps, {fam} {N_UNITS} units, batch {BATCH}; medians of {args.repeats}")
+    load = os.getloadavg()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op thread(s), load {load[0]:.1f}; "
+          f"flip-flop 3 bits, {args.trial_steps} time steps, {fam} {N_UNITS} units, batch {BATCH}; "
+          f"medians of {args.repeats}")
     train_times = timed(contenders, args.repeats, args.steps)
     med, ratios = table(f"seconds per optimiser step ({args.steps} steps)", train_times, "train_fused")
     roll_times = timed(rollouts, 3 * args.repeats, 1)
@@ -237,9 +239,10 @@ def main() -> None:
               "batch_size": BATCH, "alpha": ALPHA, "optimizer_steps": args.steps, "repeats": args.repeats,
               "seconds_per_step": train_times, "median_seconds_per_step": med, "ratios": ratios,
               "rollout_seconds": roll_times, "rollout_median_seconds": roll_med,
-              "rollout_ratios": roll_ratios, "torch": torch.__version__,
+              "rollout_ratios": roll_ratios, "load_average_before": list(load),
+              "load_average_after": list(os.getloadavg()), "torch": torch.__version__,
               "threads": torch.get_num_threads(), "numba_threads": numba_threads(),
-              "load_average_1_5_15_min": os.getloadavg(), "machine": platform.machine()}
+              "machine": platform.machine()}
     write_json(record, out)
 
 

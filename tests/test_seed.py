@@ -41,3 +41,12 @@ def test_trial_streams_do_not_depend_on_batch_split():
     full = [r.random() for r in trial_rngs(9, 6)]
     split = [r.random() for r in trial_rngs(9, 2)] + [r.random() for r in trial_rngs(9, 4, first_trial=2)]
     assert full == split
+
+
+@pytest.mark.parametrize("seed", [0, 3, 2**40 + 5, 2**130 + 7])
+def test_trial_streams_equal_numpy_seed_sequences(seed):
+    # the vectorised hashing against numpy's SeedSequence, trial by trial, bit for bit
+    for first in (0, 64, 10**9, 2**32 - 2):
+        got = [r.integers(0, 2**63, 3) for r in trial_rngs(seed, 4, first_trial=first)]
+        ref = [numpy_rng(seed, 0, first + i).integers(0, 2**63, 3) for i in range(4)]
+        assert all(np.array_equal(g, r) for g, r in zip(got, ref)), (seed, first)

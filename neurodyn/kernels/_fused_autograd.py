@@ -9,17 +9,12 @@ import torch
 def leaky(params, h0, u, xi):
     """Leaky-RNN states (network, time, batch, unit) of ensemble params (tensor fields stacked over
     networks); ``h0`` (network, batch, unit), ``u`` (network, time, batch, input), ``xi`` noise
-    (network, time, batch, unit) or None."""
+    (network, time, batch, unit) or None. The drive ``W_in u + b`` is formed inside the kernel."""
     from neurodyn.kernels.numba_math import ACTIVATION_CODES
-    from neurodyn.models._family import FAMILIES, lift
-    from neurodyn.models.leaky_rnn import leaky_rnn_drive
 
-    n_net, n_steps, n_batch = u.shape[:3]
-    n_unit = h0.shape[-1]
-    flat = u.reshape(n_net, n_steps * n_batch, u.shape[-1])  # the drive of all steps in one product
-    drive = leaky_rnn_drive(lift(params, FAMILIES[type(params)]), flat).to(h0.dtype)
-    drive = drive.expand(n_net, n_steps * n_batch, n_unit).reshape(n_net, n_steps, n_batch, n_unit)
-    return _LeakyRecurrence.apply(params.w_rec.to(h0.dtype), drive, h0, xi, float(params.alpha),
+    dtype = h0.dtype
+    weights = (params.w_rec.to(dtype), params.w_in.to(dtype), params.b.to(dtype))
+    return _LeakyRecurrence.apply(*weights, u.to(dtype), h0, xi, float(params.alpha),
                                   ACTIVATION_CODES[params.activation])
 
 
@@ -76,24 +71,26 @@ def _np(x: torch.Tensor) -> np.ndarray:
 
 
 class _LeakyRecurrence(torch.autograd.Function):
-    """``(w_rec, drive, h0, noise) -> states`` of a stack of networks: ``w_rec`` (network, unit,
-    unit), the rest (network, time, batch, unit) and ``h0`` (network, batch, unit); the loops run in
-    :mod:`~neurodyn.kernels.numba_bptt`, one network per parallel item."""
+    """``(w_rec, w_in, b, u, h0, noise) -> states`` of a stack of networks: ``w_rec`` (network, unit,
+    unit), ``w_in`` (network, unit, input), ``b`` (network, unit), ``u`` (network, time, batch,
+    input), ``h0`` (network, batch, unit), ``noise`` (network, time, batch, unit) or None; the loops
+    run in :mod:`~neurodyn.kernels.numba_bptt`, one network per parallel item."""
 
     @staticmethod
-    def forward(ctx, w_rec, drive, h0, noise, alpha, code):  # type: ignore[override]
+    def forward(ctx, w_rec, w_in, b, u, h0, noise, alpha, code):  # type: ignore[override]
         from neurodyn.kernels.numba_bptt import leaky_forward_stack
 
         dt = h0.detach().numpy().dtype.type
-        n_net, n_steps, n_batch, n_unit = drive.shape
-        w = w_rec.detach().contiguous()
+        n_net, n_steps, n_batch = u.shape[:3]
+        n_unit = h0.shape[-1]
+        w, w_in, b, u = (t.detach().contiguous() for t in (w_rec, w_in, b, u))
         states = torch.empty((n_net, n_steps + 1, n_batch, n_unit), dtype=h0.dtype)
         slopes = torch.empty((n_net, n_steps, n_batch, n_unit), dtype=h0.dtype)
         states[:, 0] = h0.detach()
         xi = _np(noise) if noise is not None else np.empty((n_net, 0, n_batch, n_unit), dt)
-        _parallel(leaky_forward_stack, n_net, w.numpy(), _np(drive), xi, states.numpy(), slopes.numpy(),
-                  dt(alpha), int(code), dt is np.float64)
-        ctx.save_for_backward(w, states, slopes)
+        _parallel(leaky_forward_stack, n_net, w.numpy(), _np(w_in.mT), b.numpy(), u.numpy(), xi,
+                  states.numpy(), slopes.numpy(), dt(alpha), int(code), dt is np.float64)
+        ctx.save_for_backward(w, w_in, u, states, slopes)
         ctx.alpha = alpha
         return states[:, 1:]
 
@@ -101,15 +98,18 @@ class _LeakyRecurrence(torch.autograd.Function):
     def backward(ctx, grad_states):  # type: ignore[override]
         from neurodyn.kernels.numba_bptt import leaky_backward_stack
 
-        w, states, slopes = ctx.saved_tensors
-        n_net, n_steps, n_batch, n_unit = slopes.shape
-        grad_drive = torch.empty_like(slopes)
-        grad_h = torch.zeros((n_net, n_batch, n_unit), dtype=w.dtype)
-        grad_w = torch.empty_like(w)
+        w, w_in, u, states, slopes = ctx.saved_tensors
+        n_net, n_steps, n_batch, n_in = u.shape
+        grad_h = torch.zeros(states.shape[:1] + states.shape[2:], dtype=w.dtype)
+        grad_w, grad_w_in = torch.zeros_like(w), torch.zeros_like(w_in)
+        grad_b = torch.zeros(w.shape[:2], dtype=w.dtype)
+        grad_u = torch.empty((n_net, n_steps if ctx.needs_input_grad[3] else 0, n_batch, n_in), dtype=w.dtype)
         dt = w.numpy().dtype.type
-        _parallel(leaky_backward_stack, n_net, w.mT.contiguous().numpy(), _np(grad_states), slopes.numpy(),
-                  states.numpy(), grad_drive.numpy(), grad_h.numpy(), grad_w.numpy(), dt(ctx.alpha))
-        return grad_w, grad_drive, grad_h, None, None, None
+        grads = (grad_h, grad_w, grad_w_in, grad_b, grad_u)
+        _parallel(leaky_backward_stack, n_net, _np(w.mT), w_in.numpy(), _np(grad_states), slopes.numpy(),
+                  states.numpy(), u.numpy(), *(g.numpy() for g in grads), dt(ctx.alpha))
+        grad_u = grad_u if ctx.needs_input_grad[3] else None
+        return grad_w, grad_w_in, grad_b, grad_u, grad_h, None, None, None
 
 
 class _ShallowForced(torch.autograd.Function):

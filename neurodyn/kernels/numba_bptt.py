@@ -1,17 +1,19 @@
 """Numba kernels for training: the leaky RNN's time loop forward and its BPTT backward.
 
 Arrays are time-major so that every step reads and writes one contiguous ``(batch, unit)``
-slab: drive, noise and slopes ``(time, batch, unit)``, states ``(time + 1, batch, unit)`` with
-the initial state first. The per-network kernels are the bodies of the ``*_stack`` kernels, which
-take a leading network dim and run one network per parallel item (``prange``): each network's
-weights stay in cache for its whole time loop, and a single network is a stack of one. Each
-step's recurrent product ``(batch, unit) @ (unit, unit)`` runs register-blocked
-(:func:`~neurodyn.kernels.numba_rnn.matvec_block`, four states per weight load), which for the
-small matrices of training beats a BLAS call per step (1.3-2x at 64-128 units, batch 64, measured
-in one process), followed by one fused element-wise pass. The forward stores the states and
-``alpha * phi'(pre)``, which is all the backward needs; the weight gradient is one product over all
-time steps (:func:`matmul_tn`, inside the network's item: BLAS called from a Numba OpenMP thread
-competes with its own threads).
+slab: inputs ``(time, batch, input)``, noise and slopes ``(time, batch, unit)``, states
+``(time + 1, batch, unit)`` with the initial state first. The per-network kernels are the bodies of
+the ``*_stack`` kernels, which take a leading network dim and run one network per parallel item
+(``prange``): each network's weights stay in cache for its whole time loop, and a single network is
+a stack of one. Each step's recurrent product ``(batch, unit) @ (unit, unit)`` runs
+register-blocked (:func:`~neurodyn.kernels.numba_rnn.matvec_block`, four states per weight load),
+which for the small matrices of training beats a BLAS call per step (1.3-2x at 64-128 units, batch
+64, measured in one process), and the input drive ``u[t] @ W_in.T + b`` is added in the same
+step, so no (time, batch, unit) drive array is formed. The forward stores the states and
+``alpha * phi'(pre)``, which is all the backward needs; the backward adds each step's share of the
+weight, input-weight and bias gradients (:func:`add_tn`) while the step's blocks are in cache,
+so it stores no per-step gradient array either (BLAS called from a Numba OpenMP thread would
+compete with its own threads).
 """
 
 from __future__ import annotations
@@ -22,28 +24,33 @@ from numba import njit, prange
 from neurodyn.kernels.numba_math import activate_with_slope
 from neurodyn.kernels.numba_rnn import KB, matvec_block
 
-__all__ = ["leaky_backward_kernel", "leaky_backward_stack", "leaky_forward_kernel", "leaky_forward_stack",
-           "matmul_rows", "matmul_rows_axpy", "matmul_tn"]
+__all__ = ["add_rows_axpy", "add_tn", "leaky_backward_kernel", "leaky_backward_stack", "leaky_forward_kernel",
+           "leaky_forward_stack", "matmul_rows", "matmul_rows_axpy"]
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
-def matmul_rows_axpy(wt, x, out):
-    """``out = x @ wt`` for ``x`` (rows, n) and ``wt`` (n, m) as ``n`` row updates per state.
+def add_rows_axpy(wt, x, out):
+    """``out += x @ wt`` for ``x`` (rows, n) and ``wt`` (n, m) as ``n`` row updates per state.
 
-    For a short inner dim ``n`` (a shallow PLRNN's latent size, about 10) the register-blocked
-    :func:`matmul_rows` cannot fill its SIMD lanes; running the vector loop over the ``m`` outputs
-    instead was 1.4-1.7x faster at n = 10, m = 50-200 (batch 64, measured in one process).
+    For a short inner dim ``n`` (a shallow PLRNN's latent size, about 10; a task's few inputs) the
+    register-blocked :func:`matmul_rows` cannot fill its SIMD lanes; running the vector loop over
+    the ``m`` outputs instead was 1.4-1.7x faster at n = 10, m = 50-200 (batch 64, measured in one
+    process).
     """
-    zero = x[0, 0] - x[0, 0]
     n_rows, n = x.shape
     m = wt.shape[1]
     for k in range(n_rows):
-        for i in range(m):
-            out[k, i] = zero
         for j in range(n):
             v = x[k, j]
             for i in range(m):
                 out[k, i] += v * wt[j, i]
+
+
+@njit(fastmath=True, cache=True, error_model="numpy")
+def matmul_rows_axpy(wt, x, out):
+    """``out = x @ wt`` (:func:`add_rows_axpy` into a zeroed ``out``)."""
+    out[:] = 0
+    add_rows_axpy(wt, x, out)
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
@@ -67,13 +74,15 @@ def matmul_rows(w, x, out, tail_in, tail_out):
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
-def leaky_forward_kernel(w, drive, noise, states, slopes, alpha, code, exact):
-    """``h[t+1] = (1 - alpha) h[t] + alpha phi(h[t] @ w.T + d[t]) + noise[t]`` for every step.
+def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exact):
+    """``h[t+1] = (1 - alpha) h[t] + alpha phi(h[t] @ w.T + u[t] @ w_int + b) + noise[t]`` for every step.
 
-    ``w`` (unit, unit) is ``W_rec``; ``states[0]`` holds ``h0`` on entry and ``states[1:]``
-    the new states on exit; ``slopes[t] = alpha phi'(pre[t])``; ``noise`` has time 0 when absent.
+    ``w`` (unit, unit) is ``W_rec``, ``w_int`` (input, unit) is ``W_in.T`` and ``b`` (unit,) the
+    bias, so the input drive is formed inside the step instead of as a (time, batch, unit) array;
+    ``u`` (time, batch, input); ``states[0]`` holds ``h0`` on entry and ``states[1:]`` the new
+    states on exit; ``slopes[t] = alpha phi'(pre[t])``; ``noise`` has time 0 when absent.
     """
-    n_steps = drive.shape[0]
+    n_steps = u.shape[0]
     one = alpha - alpha + 1
     pre = np.empty_like(states[0])
     n_batch, n = pre.shape
@@ -83,10 +92,10 @@ def leaky_forward_kernel(w, drive, noise, states, slopes, alpha, code, exact):
     for t in range(n_steps):
         h = states[t]
         matmul_rows(w, h, pre, tail_in, tail_out)
-        d = drive[t]
+        add_rows_axpy(w_int, u[t], pre)
         for k in range(n_batch):
             for i in range(n):
-                pre[k, i] += d[k, i]
+                pre[k, i] += b[i]
         activate_with_slope(pre, slopes[t], alpha, code, exact)
         nxt = states[t + 1]
         for k in range(n_batch):
@@ -100,24 +109,30 @@ def leaky_forward_kernel(w, drive, noise, states, slopes, alpha, code, exact):
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
-def leaky_backward_kernel(wt, grad_states, slopes, grad_drive, grad_h, alpha):
-    """BPTT of :func:`leaky_forward_kernel`: ``grad_drive[t]`` and, in ``grad_h``, ``dL/dh0``.
+def leaky_backward_kernel(wt, w_in, grad_states, slopes, states, u, grad_h, grad_w, grad_w_in, grad_b,
+                          grad_u, alpha):
+    """BPTT of :func:`leaky_forward_kernel`: ``dL/dh0`` and every weight gradient, step by step.
 
     ``grad_states[t]`` is ``dL/dh[t+1]`` from everything but the recurrence (time, batch, unit);
-    ``grad_h`` (batch, unit) must be zero on entry. Per step, backwards in time:
-    ``g = grad_states[t] + grad_h``, ``grad_drive[t] = slopes[t] * g``,
-    ``grad_h = (1 - alpha) g + grad_drive[t] @ W_rec``; ``wt`` is ``W_rec.T``.
+    ``wt`` is ``W_rec.T``, ``w_in`` (unit, input). Per step, backwards in time:
+    ``g = grad_states[t] + grad_h``, ``d = slopes[t] * g`` (the gradient of the step's
+    pre-activation), ``grad_h = (1 - alpha) g + d @ W_rec``; ``d`` is then accumulated into
+    ``grad_w += d.T @ h[t]``, ``grad_w_in += d.T @ u[t]`` and ``grad_b += sum_k d[k]`` while it is
+    in cache, and ``grad_u[t] = d @ W_in`` when ``grad_u`` has time steps (time 0: not wanted).
+    ``grad_h``, ``grad_w`` (unit, unit), ``grad_w_in`` (unit, input) and ``grad_b`` (unit,) must be
+    zero on entry.
     """
     n_steps = grad_states.shape[0]
     one = alpha - alpha + 1
     n_batch, n = grad_h.shape
+    want_u = grad_u.shape[0] > 0
+    gd = np.empty_like(grad_h)
     carry = np.empty_like(grad_h)
     tail_in = np.empty((KB, n), carry.dtype)
     tail_out = np.empty((KB, n), carry.dtype)
     for t in range(n_steps - 1, -1, -1):
         gs = grad_states[t]
         s = slopes[t]
-        gd = grad_drive[t]
         for k in range(n_batch):
             for i in range(n):
                 g = gs[k, i] + grad_h[k, i]
@@ -127,48 +142,49 @@ def leaky_backward_kernel(wt, grad_states, slopes, grad_drive, grad_h, alpha):
         for k in range(n_batch):
             for i in range(n):
                 grad_h[k, i] += carry[k, i]
+                grad_b[i] += gd[k, i]
+        add_tn(gd, states[t], grad_w)
+        add_tn(gd, u[t], grad_w_in)
+        if want_u:
+            matmul_rows_axpy(w_in, gd, grad_u[t])
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def leaky_forward_stack(w, drive, noise, states, slopes, alpha, code, exact):
+def leaky_forward_stack(w, w_int, b, u, noise, states, slopes, alpha, code, exact):
     """:func:`leaky_forward_kernel` for every network of a stack, one network per parallel item.
 
-    ``w`` (network, unit, unit); ``drive``, ``slopes`` (network, time, batch, unit); ``states``
+    ``w`` (network, unit, unit); ``w_int`` (network, input, unit); ``b`` (network, unit); ``u``
+    (network, time, batch, input); ``slopes`` (network, time, batch, unit); ``states``
     (network, time + 1, batch, unit); ``noise`` (network, time or 0, batch, unit).
     """
     for e in prange(w.shape[0]):
-        leaky_forward_kernel(w[e], drive[e], noise[e], states[e], slopes[e], alpha, code, exact)
+        leaky_forward_kernel(w[e], w_int[e], b[e], u[e], noise[e], states[e], slopes[e], alpha, code, exact)
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def leaky_backward_stack(wt, grad_states, slopes, states, grad_drive, grad_h, grad_w, alpha):
-    """:func:`leaky_backward_kernel` and ``dL/dW_rec`` for every network, one per parallel item.
+def leaky_backward_stack(wt, w_in, grad_states, slopes, states, u, grad_h, grad_w, grad_w_in, grad_b, grad_u,
+                         alpha):
+    """:func:`leaky_backward_kernel` for every network, one per parallel item.
 
-    Shapes as in :func:`leaky_forward_stack`, ``wt`` = ``W_rec.T`` per network, ``grad_h``
-    (network, batch, unit) zero on entry; ``grad_w`` (network, unit, unit) receives
-    ``sum_t grad_drive[t].T @ states[t]`` (the states before each step).
+    Shapes as in :func:`leaky_forward_stack` with ``wt`` = ``W_rec.T`` and ``w_in`` (network,
+    unit, input); the gradients ``grad_h`` (network, batch, unit), ``grad_w``, ``grad_w_in``,
+    ``grad_b`` zero on entry; ``grad_u`` (network, time or 0, batch, input).
     """
     for e in prange(wt.shape[0]):
-        leaky_backward_kernel(wt[e], grad_states[e], slopes[e], grad_drive[e], grad_h[e], alpha)
-        gd = grad_drive[e]
-        h = states[e, :-1]
-        matmul_tn(gd.reshape(-1, gd.shape[-1]), h.reshape(-1, h.shape[-1]), grad_w[e])
+        leaky_backward_kernel(wt[e], w_in[e], grad_states[e], slopes[e], states[e], u[e], grad_h[e],
+                              grad_w[e], grad_w_in[e], grad_b[e], grad_u[e], alpha)
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
-def matmul_tn(a, b, out):
-    """``out = a.T @ b`` for ``a`` (rows, m) and ``b`` (rows, n), eight rows per pass.
+def add_tn(a, b, out):
+    """``out += a.T @ b`` for ``a`` (rows, m) and ``b`` (rows, n), eight rows per pass.
 
     Each pass adds eight rank-one updates to ``out`` (m, n), which stays in cache, with the ``n``
-    loop vectorised; for 4096 x 64 operands (float32) it matched ``torch.mm`` on one thread
-    (1.5 vs 1.7 ms, one process).
+    loop vectorised. The backward calls it once per time step with that step's ``(batch, unit)``
+    blocks, which are still in cache.
     """
     rows, m = a.shape
     n = b.shape[1]
-    zero = a[0, 0] - a[0, 0]
-    for i in range(m):
-        for j in range(n):
-            out[i, j] = zero
     full = rows - rows % 8
     for r in range(0, full, 8):
         for i in range(m):

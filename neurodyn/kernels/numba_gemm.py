@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from neurodyn.kernels.numba_math import activate, sigmoid, tanh_rational
+from neurodyn.kernels.numba_rnn import block_of, n_blocks
 
 __all__ = ["gru_gemm_kernel", "leaky_gemm_kernel", "pl_gemm_kernel", "shallow_gemm_kernel"]
 
@@ -37,12 +38,11 @@ def finish_rows(h, hb, noise, noise_std, out, e, b0, t, t0, every):
 def leaky_gemm_kernel(wt, drive, noise, noise_std, h, out, n_steps, t0, every, alpha, code, exact, kb):
     """Leaky RNN; ``wt`` = ``W_rec[e].T`` of shape (network, unit, unit)."""
     n_net, n_batch, n = h.shape
-    n_blk = (n_batch + kb - 1) // kb
+    n_blk = n_blocks(n_batch, kb)
     vary = drive.shape[2] > 1
     one = np.ones(1, h.dtype)[0]
     for item in prange(n_net * n_blk):
-        e = item // n_blk
-        b0 = (item - e * n_blk) * kb
+        e, b0 = block_of(item, n_blk, kb)
         b1 = min(b0 + kb, n_batch)
         hb = h[e, b0:b1].copy()
         pre = np.empty_like(hb)
@@ -64,12 +64,11 @@ def leaky_gemm_kernel(wt, drive, noise, noise_std, h, out, n_steps, t0, every, a
 def gru_gemm_kernel(wt, b_hh, drive, noise, noise_std, h, out, n_steps, t0, every, exact, kb):
     """GRU; ``wt`` = ``W_hh[e].T`` of shape (network, unit, 3 unit)."""
     n_net, n_batch, n = h.shape
-    n_blk = (n_batch + kb - 1) // kb
+    n_blk = n_blocks(n_batch, kb)
     vary = drive.shape[2] > 1
     one = np.ones(1, h.dtype)[0]
     for item in prange(n_net * n_blk):
-        e = item // n_blk
-        b0 = (item - e * n_blk) * kb
+        e, b0 = block_of(item, n_blk, kb)
         b1 = min(b0 + kb, n_batch)
         hb = h[e, b0:b1].copy()
         gh = np.empty((b1 - b0, 3 * n), h.dtype)
@@ -103,12 +102,11 @@ def gru_gemm_kernel(wt, b_hh, drive, noise, noise_std, h, out, n_steps, t0, ever
 def pl_gemm_kernel(mt, drive, noise, noise_std, h, out, n_steps, t0, every, n_relu, kb):
     """PLRNN / ALRNN; ``mt`` = ``[A | W][e].T`` of shape (network, 2 latent, latent)."""
     n_net, n_batch, n = h.shape
-    n_blk = (n_batch + kb - 1) // kb
+    n_blk = n_blocks(n_batch, kb)
     vary = drive.shape[2] > 1
     zero = np.zeros(1, h.dtype)[0]
     for item in prange(n_net * n_blk):
-        e = item // n_blk
-        b0 = (item - e * n_blk) * kb
+        e, b0 = block_of(item, n_blk, kb)
         b1 = min(b0 + kb, n_batch)
         hb = h[e, b0:b1].copy()
         x = np.empty((b1 - b0, 2 * n), h.dtype)
@@ -131,12 +129,11 @@ def shallow_gemm_kernel(w2t, h2, w1t, a, drive, noise, noise_std, h, out, n_step
     """Shallow PLRNN; ``w2t`` = ``W2[e].T`` (network, latent, hidden), ``w1t`` = ``W1[e].T``."""
     n_net, n_batch, n = h.shape
     n_hid = w2t.shape[2]
-    n_blk = (n_batch + kb - 1) // kb
+    n_blk = n_blocks(n_batch, kb)
     vary = drive.shape[2] > 1
     zero = np.zeros(1, h.dtype)[0]
     for item in prange(n_net * n_blk):
-        e = item // n_blk
-        b0 = (item - e * n_blk) * kb
+        e, b0 = block_of(item, n_blk, kb)
         b1 = min(b0 + kb, n_batch)
         hb = h[e, b0:b1].copy()
         hid = np.empty((b1 - b0, n_hid), h.dtype)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from neurodyn.kernels.numba_rnn import KB, finish_block, load_block, matvec_block
+from neurodyn.kernels.numba_rnn import KB, block_of, finish_block, matvec_block, n_blocks, start_block
 
 __all__ = ["pl_kernel", "shallow_kernel"]
 
@@ -20,17 +20,13 @@ __all__ = ["pl_kernel", "shallow_kernel"]
 def pl_kernel(m, drive, noise, noise_std, h, out, n_steps, t0, every, n_relu):
     """``z' = A z + W phi*(z) + d_t`` with ``m = [A | W]`` of shape (network, latent, 2 latent)."""
     n_net, n_batch, n = h.shape
-    n_blk = (n_batch + KB - 1) // KB
+    n_blk = n_blocks(n_batch, KB)
     vary = drive.shape[2] > 1
     for item in prange(n_net * n_blk):
-        e = item // n_blk
-        b0 = (item - e * n_blk) * KB
-        hb = np.empty((KB, n), h.dtype)
+        e, b0 = block_of(item, n_blk, KB)
+        hb, rows, zero = start_block(h, e, b0)
         x = np.empty((KB, 2 * n), h.dtype)
         pre = np.empty((KB, n), h.dtype)
-        rows = np.empty(KB, np.int64)
-        zero = np.zeros(1, h.dtype)[0]
-        load_block(h, e, b0, hb, rows)
         me = m[e]
         for t in range(n_steps):
             td = t if vary else 0
@@ -52,17 +48,13 @@ def shallow_kernel(w2, h2, w1, a, drive, noise, noise_std, h, out, n_steps, t0, 
     """``z' = a z + W1 [relu(W2 z + h2) (- relu(W2 z))] + d_t``; ``w2`` (network, hidden, latent)."""
     n_net, n_batch, n = h.shape
     n_hid = w2.shape[1]
-    n_blk = (n_batch + KB - 1) // KB
+    n_blk = n_blocks(n_batch, KB)
     vary = drive.shape[2] > 1
     for item in prange(n_net * n_blk):
-        e = item // n_blk
-        b0 = (item - e * n_blk) * KB
-        hb = np.empty((KB, n), h.dtype)
+        e, b0 = block_of(item, n_blk, KB)
+        hb, rows, zero = start_block(h, e, b0)
         hid = np.empty((KB, n_hid), h.dtype)
         pre = np.empty((KB, n), h.dtype)
-        rows = np.empty(KB, np.int64)
-        zero = np.zeros(1, h.dtype)[0]
-        load_block(h, e, b0, hb, rows)
         w2e = w2[e]
         w1e = w1[e]
         for t in range(n_steps):

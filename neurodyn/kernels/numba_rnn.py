@@ -22,15 +22,30 @@ __all__ = ["gru_kernel", "leaky_kernel"]
 KB = 4  # states per register block
 
 
+@njit(cache=True, inline="always")
+def n_blocks(n_batch, kb):
+    """How many blocks of ``kb`` states cover ``n_batch`` trials (the last one may be partial)."""
+    return (n_batch + kb - 1) // kb
+
+
+@njit(cache=True, inline="always")
+def block_of(item, n_blk, kb):
+    """``(network, first trial)`` of parallel item ``item``, items ordered network-major."""
+    e = item // n_blk
+    return e, (item - e * n_blk) * kb
+
+
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
 def matvec_block(w, hb, pre, zero):
     """``pre[k, i] = sum_j w[i, j] * hb[k, j]`` for the ``KB`` = 4 rows of ``hb``.
 
     Two weight rows times four states per pass: each loaded ``w`` element feeds four FMAs and
     each loaded state element two, and LLVM vectorises the ``j`` loop (eight SIMD accumulators).
+    With an odd number of rows the last pass takes the last row twice.
     """
     m, n = w.shape
-    for i in range(0, m - 1, 2):
+    for i in range(0, m, 2):
+        i1 = min(i + 1, m - 1)
         a0 = zero
         a1 = zero
         a2 = zero
@@ -41,7 +56,7 @@ def matvec_block(w, hb, pre, zero):
         c3 = zero
         for j in range(n):
             wa = w[i, j]
-            wc = w[i + 1, j]
+            wc = w[i1, j]
             x0 = hb[0, j]
             x1 = hb[1, j]
             x2 = hb[2, j]
@@ -55,20 +70,7 @@ def matvec_block(w, hb, pre, zero):
             c2 += wc * x2
             c3 += wc * x3
         pre[0, i], pre[1, i], pre[2, i], pre[3, i] = a0, a1, a2, a3
-        pre[0, i + 1], pre[1, i + 1], pre[2, i + 1], pre[3, i + 1] = c0, c1, c2, c3
-    if m % 2 == 1:
-        i = m - 1
-        a0 = zero
-        a1 = zero
-        a2 = zero
-        a3 = zero
-        for j in range(n):
-            wa = w[i, j]
-            a0 += wa * hb[0, j]
-            a1 += wa * hb[1, j]
-            a2 += wa * hb[2, j]
-            a3 += wa * hb[3, j]
-        pre[0, i], pre[1, i], pre[2, i], pre[3, i] = a0, a1, a2, a3
+        pre[0, i1], pre[1, i1], pre[2, i1], pre[3, i1] = c0, c1, c2, c3
 
 
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
@@ -78,6 +80,16 @@ def load_block(h, e, b0, hb, rows):
     for k in range(KB):
         rows[k] = min(b0 + k, n_batch - 1)
         hb[k, :] = h[e, rows[k], :]
+
+
+@njit(fastmath=True, cache=True, inline="always", error_model="numpy")
+def start_block(h, e, b0):
+    """A parallel item's working copy: the states of block ``b0`` of network ``e`` as a new (KB, unit)
+    array (:func:`load_block`), their trial rows and the dtype's zero."""
+    hb = np.empty((KB, h.shape[2]), h.dtype)
+    rows = np.empty(KB, np.int64)
+    load_block(h, e, b0, hb, rows)
+    return hb, rows, np.zeros(1, h.dtype)[0]
 
 
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
@@ -99,17 +111,13 @@ def finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every):
 def leaky_kernel(w, drive, noise, noise_std, h, out, n_steps, t0, every, alpha, code, exact):
     """Leaky RNN ``h <- (1 - alpha) h + alpha phi(W h + d_t)`` (+ noise) for ``n_steps`` steps."""
     n_net, n_batch, n = h.shape
-    n_blk = (n_batch + KB - 1) // KB
+    n_blk = n_blocks(n_batch, KB)
     vary = drive.shape[2] > 1
     one = np.ones(1, h.dtype)[0]
     for item in prange(n_net * n_blk):
-        e = item // n_blk
-        b0 = (item - e * n_blk) * KB
-        hb = np.empty((KB, n), h.dtype)
+        e, b0 = block_of(item, n_blk, KB)
+        hb, rows, zero = start_block(h, e, b0)
         pre = np.empty((KB, n), h.dtype)
-        rows = np.empty(KB, np.int64)
-        zero = np.zeros(1, h.dtype)[0]
-        load_block(h, e, b0, hb, rows)
         we = w[e]
         for t in range(n_steps):
             td = t if vary else 0
@@ -130,17 +138,13 @@ def leaky_kernel(w, drive, noise, noise_std, h, out, n_steps, t0, every, alpha, 
 def gru_kernel(w_hh, b_hh, drive, noise, noise_std, h, out, n_steps, t0, every, exact):
     """GRU (torch gate order r, z, n) with input drive ``d_t = W_ih u_t + b_ih`` of size 3 unit."""
     n_net, n_batch, n = h.shape
-    n_blk = (n_batch + KB - 1) // KB
+    n_blk = n_blocks(n_batch, KB)
     vary = drive.shape[2] > 1
     for item in prange(n_net * n_blk):
-        e = item // n_blk
-        b0 = (item - e * n_blk) * KB
-        hb = np.empty((KB, n), h.dtype)
+        e, b0 = block_of(item, n_blk, KB)
+        hb, rows, zero = start_block(h, e, b0)
         gh = np.empty((KB, 3 * n), h.dtype)
-        rows = np.empty(KB, np.int64)
-        zero = np.zeros(1, h.dtype)[0]
         one = zero + 1
-        load_block(h, e, b0, hb, rows)
         we = w_hh[e]
         for t in range(n_steps):
             td = t if vary else 0

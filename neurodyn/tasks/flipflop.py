@@ -67,12 +67,12 @@ class FlipFlop(Task):
     n_inputs = n_outputs = size_of("n_bits")
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
-        shape = (self.n_steps, self.n_bits)
-        pulses = np.empty((n_trials, *shape), dtype=bool)
-        signs = np.empty((n_trials, *shape), dtype=np.float32)
+        # per trial, one draw of its pulse and sign uniforms (the pulse ones first in its stream)
+        uniforms = np.empty((n_trials, 2, self.n_steps, self.n_bits))
         for i, rng in enumerate(trial_rngs(seed, n_trials, first_trial)):
-            pulses[i] = rng.random(shape) < self.p_pulse
-            signs[i] = np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+            rng.random(out=uniforms[i])
+        pulses = uniforms[:, 0] < self.p_pulse
+        signs = np.where(uniforms[:, 1] < 0.5, np.float32(-1.0), np.float32(1.0))
         pulses[:, 0, :] = True
         inputs = np.where(pulses, signs, np.float32(0.0)).astype(np.float32)
         # target = sign of the last pulse: forward-fill the index of the last pulse

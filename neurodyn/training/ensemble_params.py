@@ -33,6 +33,14 @@ def stack_raw(models, device):
     return {k: v.clone().requires_grad_(True) for k, v in raw.items()}, bufs
 
 
+def _masked(raw, mask, family):
+    """``raw`` with the size mask (network, unit) applied to the outgoing weights of each unit."""
+    if mask is None:
+        return raw
+    return {k: (v * (mask if v.ndim == 2 else mask[:, None, :]) if k in MASKED[family.name] else v)
+            for k, v in raw.items()}
+
+
 class _ParamsOf(torch.nn.Module):
     """Calls ``model.params()`` as ``forward`` so ``torch.func`` can map it over networks."""
 
@@ -59,9 +67,7 @@ def effective(template, raw, bufs, mask, family):
     >>> tuple(params.w_rec.shape), bool(torch.allclose(params.w_rec[2], models[2].params().w_rec))
     ((3, 5, 5), True)
     """
-    if mask is not None:
-        raw = {k: (v * (mask if v.ndim == 2 else mask[:, None, :]) if k in MASKED[family.name] else v)
-               for k, v in raw.items()}
+    raw = _masked(raw, mask, family)
     wrapper = _ParamsOf(template)
     names = {**{f"model.{k}": v for k, v in raw.items()}, **{f"model.{k}": v for k, v in bufs.items()}}
     tensors = iter(torch.func.vmap(lambda d: torch.func.functional_call(wrapper, d, ()))(names))
@@ -112,9 +118,7 @@ def unstack(template, raw, bufs, mask, family) -> list[RecurrentModel]:
     (0.0, True)
     """
     with torch.no_grad():
-        if mask is not None:
-            raw = {k: (v * (mask if v.ndim == 2 else mask[:, None, :]) if k in MASKED[family.name] else v)
-                   for k, v in raw.items()}
+        raw = _masked(raw, mask, family)
         out = []
         for e in range(next(iter(raw.values())).shape[0]):
             m = copy.deepcopy(template)

@@ -59,15 +59,14 @@ def test_fused_gradcheck_float64():
     model = LeakyRNN(2, 3, 1, alpha=0.5, seed=0).double()
     p = model.params()
     gen = torch.Generator().manual_seed(0)
-    x = torch.randn(2, 4, 2, generator=gen, dtype=torch.float64)
+    x = torch.randn(2, 4, 2, generator=gen, dtype=torch.float64, requires_grad=True)  # input gradients too
     h0 = torch.randn(2, 3, generator=gen, dtype=torch.float64, requires_grad=True)
-    w = p.w_rec.detach().clone().requires_grad_(True)
-    b = p.b.detach().clone().requires_grad_(True)
+    w, w_in, b = (t.detach().clone().requires_grad_(True) for t in (p.w_rec, p.w_in, p.b))
 
-    def run(w, b, h0):
-        return fused_states(p._replace(w_rec=w, b=b), h0, x)
+    def run(w, w_in, b, h0, x):
+        return fused_states(p._replace(w_rec=w, w_in=w_in, b=b), h0, x)
 
-    assert torch.autograd.gradcheck(run, (w, b, h0), eps=1e-6, atol=1e-8)
+    assert torch.autograd.gradcheck(run, (w, w_in, b, h0, x), eps=1e-6, atol=1e-8)
 
 
 def test_fused_backend_choice_and_errors():
