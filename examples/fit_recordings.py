@@ -53,7 +53,7 @@ def score_table(scores: dict) -> str:
     return "\n".join(lines)
 
 
-def main(tiny: bool = False, out_dir: str | os.PathLike | None = None, *, pages=tuple(PAGES)) -> dict:
+def main(*, tiny: bool = False, out_dir: str | os.PathLike | None = None, pages=tuple(PAGES)) -> dict:
     """Run the ``pages`` (keys of :data:`PAGES`), write the ECG figure and scores.md, return the scores."""
     if find_recordings() is None:
         raise SystemExit("the example recordings were not found; set NEURODYN_DATA to the shared data folder")
@@ -86,4 +86,4 @@ if __name__ == "__main__":
     parser.add_argument("--only", nargs="+", choices=list(PAGES), default=list(PAGES),
                         help="run only these recordings' pages")
     args = parser.parse_args()
-    main(args.tiny, args.out_dir, pages=args.only)
+    main(tiny=args.tiny, out_dir=args.out_dir, pages=args.only)

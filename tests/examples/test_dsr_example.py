@@ -41,7 +41,7 @@ def test_runner_runs_pages_and_writes_figure_and_table(runner, tmp_path, monkeyp
     monkeypatch.setattr(runner, "PAGES", {"ECG": "page.py", "fMRI": "page.py"})
     monkeypatch.delenv("NEURODYN_FULL", raising=False)
     out = tmp_path / "out"
-    scores = runner.main(True, out, pages=("ECG", "fMRI"))
+    scores = runner.main(tiny=True, out_dir=out, pages=("ECG", "fMRI"))
     assert capsys.readouterr().out.count("size 0") == 2  # the pages ran at the site's small size
     assert "NEURODYN_FULL" not in os.environ  # and the size variable is set for them only
     assert sorted(p.name for p in out.iterdir()) == ["ecg_attractor.png", "scores.md"]
