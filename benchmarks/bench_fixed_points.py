@@ -52,6 +52,7 @@ from neurodyn.analysis import compute_stability, find_fixed_points, jacobians
 from neurodyn.analysis.fixed_points import _find
 from neurodyn.analysis.fixed_points import _init as fp_init
 from neurodyn.analysis.fixed_points._newton import METHODS
+from neurodyn.analysis.fixed_points._search import SearchSettings
 from neurodyn.analysis.fixed_points._stability import power_jacobian, spectra
 from neurodyn.models import LeakyRNN
 from neurodyn.tasks import FlipFlop
@@ -122,7 +123,7 @@ def run_case(name: str, model, x0: torch.Tensor, methods: list[str], repeats: in
                 xs = reference_newton(model, x0)
                 found[m] = speed(model, xs)
             else:
-                out = METHODS[m](G, x0, **SETTINGS, **extra.get(m, {}))
+                out = METHODS[m](G, x0, SearchSettings(**SETTINGS), **extra.get(m, {}))
                 found[m] = out.q.numpy()
             search[m].append(time.perf_counter() - t0)
             search_cpu[m].append(time.process_time() - c0)

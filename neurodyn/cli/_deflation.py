@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from neurodyn.cli._flags import to_flag
+
 
 def add_options(p: argparse.ArgumentParser) -> None:
     d = p.add_argument_group("similarity deflation (Qian & Pehlevan 2025)")
@@ -35,8 +37,7 @@ def train(args: argparse.Namespace, model: Any, task: Any):
     unsupported = [flag for flag, given in (
         ("--curriculum", args.curriculum), ("--early-stopping", args.early_stopping),
         ("--target-accuracy", args.target_accuracy), ("--weight-decay", args.weight_decay),
-        *((f"--{k.replace('_', '-')}", getattr(args, k)) for k in ("l1_weight", "l2_weight", "l1_rate",
-                                                                     "l2_rate")),
+        *((to_flag(k), getattr(args, k)) for k in ("l1_weight", "l2_weight", "l1_rate", "l2_rate")),
     ) if given]
     if unsupported:
         raise ValueError(f"{', '.join(unsupported)} cannot be combined with --deflate-against")

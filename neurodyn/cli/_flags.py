@@ -24,6 +24,18 @@ _UNKNOWN = re.compile(r"(?<=unknown )([a-z]\w*)(?= ')")
 _LISTED = re.compile(r"(?<=--[a-z])([\w-]*(?:, | and ))([a-z]\w*)(?![\w'\"(=-])")  # "--a, b": b too
 
 
+def to_flag(name: str) -> str:
+    """The command-line flag of the Python argument ``name``: ``n_units`` → ``--n-units``."""
+    return "--" + name.replace("_", "-")
+
+
+def task_summary(cls: type, default: str = "") -> str:
+    """The first line of a task class's docstring, as the command line shows it (no ``rst`` quotes);
+    ``default`` when the class has no docstring."""
+    text = cls.__doc__ or default
+    return text.strip().splitlines()[0].replace("``", "") if text else ""
+
+
 def option_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
     """Python name → flag for every option of the (sub-)command that ``args`` was parsed into.
 

@@ -53,7 +53,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="netCDF file for the scores and generated trajectory")
     p.add_argument("--overwrite", action="store_true")
-    p.set_defaults(func=run)
 
 
 def training_file(extra: dict, fit_path: str | Path | None) -> Path:

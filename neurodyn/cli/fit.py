@@ -114,7 +114,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="forced rollout: auto = fused Numba forward + backward for a shallow PLRNN on the "
                         "CPU, torch otherwise (recorded in the checkpoint)")
     add_checkpoint_file(p.add_argument_group("output"), default="fit.pt")
-    p.set_defaults(func=run)
 
 
 def _ints(text: str | None, what: str) -> list[int] | None:

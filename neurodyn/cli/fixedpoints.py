@@ -16,6 +16,7 @@ from neurodyn.cli._common import (
     progress_enabled,
     write_analysis,
 )
+from neurodyn.cli._flags import to_flag
 
 if TYPE_CHECKING:
     import numpy as np
@@ -81,7 +82,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_result_files(p, what="results", stem="fixedpoints")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar (one shows while searching when stderr is a terminal)")
-    p.set_defaults(func=run)
 
 
 def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:
@@ -228,7 +228,7 @@ def _search(model, task, u, states, args):
     from neurodyn.models.piecewise import is_piecewise_linear
 
     if is_piecewise_linear(model) and search_settings(args):
-        flags = ", ".join("--" + k.replace("_", "-") for k in search_settings(args))
+        flags = ", ".join(to_flag(k) for k in search_settings(args))
         raise ValueError(f"{flags} tune the search of smooth models; a {type(model).__name__} is solved "
                          "exactly by linear region, so drop them")
     if args.attractors:

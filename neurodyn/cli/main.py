@@ -1,10 +1,11 @@
 """``neurodyn`` command: one sub-command per module listed in :data:`COMMANDS`.
 
 Each module ``neurodyn.cli.<name>`` defines ``add_parser(subparsers)``, which registers its
-sub-command and sets ``func`` (``args -> int`` exit status) as a parser default, and may define
-``HELP``, its one-line summary. The modules import NumPy, torch and the rest of neurodyn only inside
-their functions, and :func:`main` builds only the sub-command it runs (the others from ``HELP``), so
-``neurodyn --help`` and a mistyped option answer without loading them.
+sub-command, and ``run`` (``args -> int`` exit status), which :func:`build_parser` sets as the
+sub-command's ``func`` default, and may define ``HELP``, its one-line summary. The modules import
+NumPy, torch and the rest of neurodyn only inside their functions, and :func:`main` builds only the
+sub-command it runs (the others from ``HELP``), so ``neurodyn --help`` and a mistyped option answer
+without loading them.
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         module = importlib.import_module(f"neurodyn.cli.{name}")
         if command is None or name == command or not hasattr(module, "HELP"):
             module.add_parser(sub)
+            sub.choices[name].set_defaults(func=module.run)
         else:
             sub.add_parser(name, help=module.HELP)
     return parser

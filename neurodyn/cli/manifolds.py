@@ -57,7 +57,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dims", default="0,1", help="state dimensions to plot, 2 or 3 (default 0,1)")
     p.add_argument("--seed", type=int, default=0)
     add_result_files(p, what="manifolds", stem="manifolds")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -44,7 +44,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true",
                    help="reuse an --out made with a different spec (finished networks still in it are kept)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

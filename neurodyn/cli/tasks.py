@@ -20,8 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     >>> build_parser("tasks").parse_args(["tasks"]).func is tasks.run
     True
     """
-    p = sub.add_parser("tasks", help=HELP, description="List the registered tasks and their options.")
-    p.set_defaults(func=run)
+    sub.add_parser("tasks", help=HELP, description="List the registered tasks and their options.")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,14 +40,14 @@ def run(args: argparse.Namespace) -> int:
     ...
     0
     """
+    from neurodyn.cli._flags import task_summary, to_flag
     from neurodyn.tasks import TASKS
 
     for name in sorted(TASKS):
         cls = TASKS[name]
-        doc = (cls.__doc__ or "").strip().splitlines()[0].replace("``", "") if cls.__doc__ else ""
-        print(f"{name:24s} {doc}")
+        print(f"{name:24s} {task_summary(cls)}")
         opts = [
-            f"--{f.name.replace('_', '-')}={f.default!r}"
+            f"{to_flag(f.name)}={f.default!r}"
             for f in dataclasses.fields(cls)
             if f.default is not dataclasses.MISSING
         ]

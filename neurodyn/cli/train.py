@@ -13,6 +13,7 @@ from typing import Any
 
 from neurodyn.cli import _deflation
 from neurodyn.cli._common import add_checkpoint_file, check_bounds, check_outputs, save_trained, train_quietly
+from neurodyn.cli._flags import task_summary, to_flag
 
 __all__ = ["add_parser", "run"]
 
@@ -36,7 +37,7 @@ MODEL_OPTIONS = sorted({o for _, opts in MODEL_CHOICES.values() for o in opts})
 
 
 def _task_option(parser: argparse.ArgumentParser, field: dataclasses.Field) -> None:
-    flag = "--" + field.name.replace("_", "-")
+    flag = to_flag(field.name)
     default = field.default
     if default is dataclasses.MISSING:
         return
@@ -76,7 +77,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              help="options: neurodyn train TASK --help")
     for name in sorted(TASKS):
         cls = TASKS[name]
-        doc = (cls.__doc__ or name).strip().splitlines()[0].replace("``", "")
+        doc = task_summary(cls, name)
         tp = tasks.add_parser(name, help=doc, description=doc, formatter_class=p.formatter_class, task=cls)
         tp.set_defaults(func=run, task_name=name)
 
@@ -206,10 +207,10 @@ def build_model(args: argparse.Namespace, task: Any):
     given = {k: getattr(args, k) for k in MODEL_OPTIONS if getattr(args, k, None) is not None}
     wrong = sorted(set(given) - set(options))
     if wrong:
-        flags = ", ".join("--" + k.replace("_", "-") for k in wrong)
+        flags = ", ".join(to_flag(k) for k in wrong)
         verb = "does" if len(wrong) == 1 else "do"
         raise ValueError(f"{flags} {verb} not apply to --model {args.model}; it takes "
-                         f"{', '.join('--' + o.replace('_', '-') for o in options) or 'no model options'}")
+                         f"{', '.join(to_flag(o) for o in options) or 'no model options'}")
     density = given.pop("rec_density", None)
     if density is not None:
         given["rec_mask"] = make_sparse_mask((args.n_units, args.n_units), density, seed=args.seed)

@@ -33,6 +33,27 @@ def shallow(params, z0, u, xi, target, alphas, mask):
     return _ShallowForced.apply(*p, drive, z0, xi, target, alphas, mask, bool(params.clipped))
 
 
+def gru(params, h0, u, xi):
+    """GRU states (time, batch, unit); ``h0`` (batch, unit), ``u`` (time, batch, input), ``xi``
+    noise (time, batch, unit) or None."""
+    from neurodyn.models.gru import gru_drive
+
+    n_steps, n_batch = u.shape[:2]
+    gi = gru_drive(params, u).to(h0.dtype).expand(n_steps, n_batch, params.w_hh.shape[0])
+    return _GRURecurrence.apply(params.w_hh.to(h0.dtype), params.b_hh.to(h0.dtype), gi, h0, xi)
+
+
+def piecewise(params, h0, u, xi):
+    """PLRNN or ALRNN states (time, batch, latent); shapes as in :func:`gru`."""
+    from neurodyn.models._pl_common import drive
+
+    n_steps, n_batch = u.shape[:2]
+    n = h0.shape[-1]
+    d = drive(params, u).to(h0.dtype).expand(n_steps, n_batch, n)
+    n_relu = getattr(params, "n_relu", n)  # the PLRNN: a ReLU on every unit
+    return _PiecewiseRecurrence.apply(params.A.to(h0.dtype), params.W.to(h0.dtype), d, h0, xi, int(n_relu))
+
+
 def _parallel(kernel, n_items: int, *args) -> None:
     """Run a parallel Numba kernel of ``n_items`` parallel items on at most that many threads (one
     network runs on one thread, with no team to wait for) and keep torch's intra-op thread count:
@@ -133,3 +154,91 @@ class _ShallowForced(torch.autograd.Function):
         grad_w1 = grad_p.reshape(-1, n).T @ acts.reshape(-1, n_hid)
         grad_w2 = grad_pre.reshape(-1, n_hid).T @ c.reshape(-1, n)
         return grad_a, grad_w1, grad_w2, grad_h2, grad_p, grad_z0, None, None, None, None, None
+
+
+#: batch rows per Numba thread of the GRU / PLRNN / ALRNN kernels: a batch of fewer rows runs on one
+#: thread. On the shared 2-core machine under load, two threads were slower than one at batch 16-64
+#: (the rollout table of ``benchmarks/bench_training.py``, ``fused_states_all_threads``).
+ROWS_PER_THREAD = 128
+
+
+def _blocks(n_batch: int) -> int:
+    """The most threads a batch-blocked kernel gets: one per ``ROWS_PER_THREAD`` rows, at least one."""
+    return max(1, n_batch // ROWS_PER_THREAD)
+
+
+def _noise(noise, n_batch, n, dtype):
+    """The noise as a NumPy array, or an empty one (time 0) when there is none."""
+    return _np(noise) if noise is not None else np.empty((0, n_batch, n), dtype)
+
+
+class _GRURecurrence(torch.autograd.Function):
+    """``(w_hh, b_hh, gi, h0, noise) -> states`` (time, batch, unit), ``gi`` = ``W_ih u + b_ih``
+    (time, batch, 3 unit); the loops run in :mod:`~neurodyn.kernels.numba_bptt_gru`."""
+
+    @staticmethod
+    def forward(ctx, w_hh, b_hh, gi, h0, noise):  # type: ignore[override]
+        from neurodyn.kernels.numba_bptt_gru import gru_forward_kernel
+
+        n_steps, n_batch, n3 = gi.shape
+        n = n3 // 3
+        w = w_hh.detach().contiguous()
+        states = torch.empty((n_steps + 1, n_batch, n), dtype=h0.dtype)
+        gates = torch.empty((n_steps, n_batch, 4 * n), dtype=h0.dtype)
+        states[0] = h0.detach()
+        dt = states.numpy().dtype
+        _parallel(gru_forward_kernel, _blocks(n_batch), w.numpy(), _np(b_hh), _np(gi),
+                  _noise(noise, n_batch, n, dt), states.numpy(), gates.numpy(), dt == np.float64)
+        ctx.save_for_backward(w, states, gates)
+        return states[1:]
+
+    @staticmethod
+    def backward(ctx, grad_states):  # type: ignore[override]
+        from neurodyn.kernels.numba_bptt_gru import gru_backward_kernel
+
+        w, states, gates = ctx.saved_tensors
+        n_steps, n_batch, n = grad_states.shape
+        grad_gi = torch.empty((n_steps, n_batch, 3 * n), dtype=w.dtype)
+        grad_gh = torch.empty_like(grad_gi)
+        grad_h0 = torch.empty((n_batch, n), dtype=w.dtype)
+        _parallel(gru_backward_kernel, _blocks(n_batch), w.T.contiguous().numpy(), _np(grad_states),
+                  states.numpy(), gates.numpy(), grad_gi.numpy(), grad_gh.numpy(), grad_h0.numpy())
+        flat = grad_gh.reshape(-1, 3 * n)
+        grad_w = flat.T @ states[:-1].reshape(-1, n)
+        return grad_w, flat.sum(0), grad_gi, grad_h0, None
+
+
+class _PiecewiseRecurrence(torch.autograd.Function):
+    """``(A, W, drive, z0, noise, n_relu) -> states`` (time, batch, latent) of the PLRNN / ALRNN;
+    the loops run in :mod:`~neurodyn.kernels.numba_bptt_plrnn`."""
+
+    @staticmethod
+    def forward(ctx, a, w, drive, z0, noise, n_relu):  # type: ignore[override]
+        from neurodyn.kernels.numba_bptt_plrnn import pl_forward_kernel
+
+        n_steps, n_batch, n = drive.shape
+        joined = torch.cat([a.detach(), w.detach()], dim=1).contiguous()  # [A | W] (latent, 2 latent)
+        states = torch.empty((n_steps + 1, n_batch, n), dtype=z0.dtype)
+        states[0] = z0.detach()
+        dt = states.numpy().dtype
+        _parallel(pl_forward_kernel, _blocks(n_batch), joined.numpy(), _np(drive),
+                  _noise(noise, n_batch, n, dt), states.numpy(), n_relu)
+        ctx.save_for_backward(joined, states)
+        ctx.n_relu = n_relu
+        return states[1:]
+
+    @staticmethod
+    def backward(ctx, grad_states):  # type: ignore[override]
+        from neurodyn.kernels.numba_bptt_plrnn import pl_backward_kernel
+
+        joined, states = ctx.saved_tensors
+        n_steps, n_batch, n = grad_states.shape
+        grad_drive = torch.empty((n_steps, n_batch, n), dtype=joined.dtype)
+        grad_z0 = torch.empty((n_batch, n), dtype=joined.dtype)
+        _parallel(pl_backward_kernel, _blocks(n_batch), joined.T.contiguous().numpy(), _np(grad_states),
+                  states.numpy(), grad_drive.numpy(), grad_z0.numpy(), ctx.n_relu)
+        z = states[:-1].reshape(-1, n)
+        n_lin = n - ctx.n_relu
+        phi = torch.cat([z[:, :n_lin], z[:, n_lin:].clamp(min=0)], dim=1)
+        g = grad_drive.reshape(-1, n).T
+        return g @ z, g @ phi, grad_drive, grad_z0, None, None

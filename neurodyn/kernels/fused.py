@@ -1,8 +1,10 @@
 """Fused training rollouts: the whole time loop forward and BPTT backward in one compiled kernel.
 
 :func:`fused_states` is a differentiable rollout whose ``torch.autograd.Function`` runs the time
-loop in Numba (:mod:`~neurodyn.kernels.numba_bptt`) and backpropagates through time in Numba too,
-instead of recording one autograd node per operation and step. Leaky-RNN ensemble params (tensor
+loop in Numba (:mod:`~neurodyn.kernels.numba_bptt` for the leaky RNN,
+:mod:`~neurodyn.kernels.numba_bptt_gru` for the GRU, :mod:`~neurodyn.kernels.numba_bptt_plrnn` for
+the PLRNN, ALRNN and shallow PLRNN) and backpropagates through time in Numba too, instead of
+recording one autograd node per operation and step. Leaky-RNN ensemble params (tensor
 fields stacked over networks, :func:`~neurodyn.kernels.stack_params`) run in the same kernel with the
 network as the outer parallel loop, so an ensemble's rollout is one call. Everything outside the recurrence
 (effective weights with masks and Dale's law, the input drive, the readout, the loss) stays in
@@ -22,7 +24,7 @@ from neurodyn.kernels._families import family_of, is_ensemble
 __all__ = ["FUSED_FAMILIES", "fused_backend", "fused_states"]
 
 #: families with a fused forward + backward on the CPU (Numba)
-FUSED_FAMILIES = ("leaky", "shplrnn")
+FUSED_FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
 _TRAIN_BACKENDS = ("auto", "torch", "numba")
 
 
@@ -33,8 +35,10 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     Parameters
     ----------
     params : params NamedTuple
-        A model's ``params()`` or ensemble params; the families of :data:`FUSED_FAMILIES` have a
-        fused kernel, for one network, and the leaky RNN for an ensemble too.
+        A model's ``params()`` or ensemble params; the families of :data:`FUSED_FAMILIES` (leaky
+        RNN, GRU, PLRNN, ALRNN, shallow PLRNN plain or clipped) have a fused kernel for one
+        network, and the leaky RNN for an ensemble too. Every other family (LSTM, low-rank, ...)
+        falls back to torch under ``auto``.
     backend : {"auto", "torch", "numba"}
         ``auto`` takes the fused Numba path for a supported family on the CPU in float32/float64
         without a ``state_hook`` (a Python call per step cannot run inside the kernel) and torch
@@ -63,10 +67,10 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     --------
     >>> import torch
     >>> from neurodyn.kernels import fused_backend
-    >>> from neurodyn.models import GRU, LeakyRNN
-    >>> fused_backend(LeakyRNN(1, 4, 1).params())
-    'numba'
-    >>> fused_backend(GRU(1, 4, 1).params()), fused_backend(LeakyRNN(1, 4, 1).params(), backend="torch")
+    >>> from neurodyn.models import GRU, LSTM, LeakyRNN
+    >>> fused_backend(LeakyRNN(1, 4, 1).params()), fused_backend(GRU(1, 4, 1).params())
+    ('numba', 'numba')
+    >>> fused_backend(LSTM(1, 4, 1).params()), fused_backend(LeakyRNN(1, 4, 1).params(), backend="torch")
     ('torch', 'torch')
     >>> from neurodyn.kernels import stack_params
     >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]))  # an ensemble
@@ -104,25 +108,31 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
 
 def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = None, *,
                  noise: torch.Tensor | None = None, forcing: tuple | None = None) -> torch.Tensor:
-    """Differentiable rollout with the time loop and its BPTT in Numba (leaky RNN, shallow PLRNN).
+    """Differentiable rollout with the time loop and its BPTT in Numba (leaky RNN, GRU, PL family).
 
     Leaky RNN: ``h[t+1] = (1 - alpha) h[t] + alpha phi(W_rec h[t] + W_in u[t] + b) + noise[t]``,
     the map of :func:`neurodyn.models.leaky_rnn_step` plus the additive noise, so with the noise
     the model itself draws (``model.noise_scale`` times its standard-normal draws) this equals
-    ``model(inputs, h0).states`` within float tolerance, gradients included. Shallow PLRNN (plain
+    ``model(inputs, h0).states`` within float tolerance, gradients included. GRU (Cho et al. 2014;
+    :func:`neurodyn.models.gru_step`, torch's ``GRUCell``), PLRNN (Durstewitz 2017;
+    :func:`neurodyn.models.plrnn_step`) and ALRNN (Brenner et al., NeurIPS 2024;
+    :func:`neurodyn.models.alrnn_step`): ``h[t+1] = F(h[t], u[t]) + noise[t]``, the same equality.
+    Shallow PLRNN (plain
     or clipped): ``p[t] = F(c[t], u[t])`` (:func:`neurodyn.models.shplrnn_step`), then
     ``z = p[t] + noise[t]`` and, with ``forcing``, the (generalised) teacher forcing
     ``c[t+1] = z + alphas[t] mask (target[t] - z)`` (Mikhaeil et al., NeurIPS 2022; Hess et al.,
-    ICML 2023) — the step of ``neurodyn.training.teacher_forcing.forced_rollout``.
+    ICML 2023) — the step of ``neurodyn.training.teacher_forcing.forced_rollout``; without
+    ``forcing`` the states ``p[t] + noise[t]`` are returned (the model's own rollout).
 
     Parameters
     ----------
-    params : LeakyRNNParams or ShallowPLRNNParams
+    params : LeakyRNNParams, GRUParams, PLRNNParams, ALRNNParams or ShallowPLRNNParams
         Effective parameters of one network (``model.params()``), or leaky-RNN ensemble params
         whose tensor fields have a leading ``network`` dim (then every shape below has it too:
-        ``h0`` (network, batch, state), ...); gradients flow to every weight
-        and bias the step uses (``w_rec``, ``w_in``, ``b``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``,
-        ``C``) and through them to the model's raw parameters (masks, Dale's law).
+        ``h0`` (network, batch, state), ...); gradients flow to every weight and bias the step
+        uses (``w_rec``, ``w_in``, ``b``; ``w_ih``, ``w_hh``, ``b_ih``, ``b_hh``; ``A``, ``W``,
+        ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through them to the model's raw
+        parameters (masks, Dale's law, a diagonal ``A``).
     h0 : Tensor, shape (batch, state)
         Initial state, CPU, float32 or float64 (the dtype of the rollout); may require grad.
     inputs : Tensor, shape (batch, time, input), optional
@@ -137,24 +147,28 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     Returns
     -------
     Tensor, shape (batch, time, state) or (network, batch, time, state)
-        The state after each step (leaky RNN) or the prediction ``p[t]`` before noise and forcing
-        (shallow PLRNN).
+        The state after each step, or with ``forcing`` the prediction ``p[t]`` before noise and
+        forcing (shallow PLRNN).
 
     Raises
     ------
     ValueError
         If the family, device or dtype is not supported (see :func:`fused_backend`), a shape does
-        not match, forcing is given for a leaky RNN, or the forcing targets require grad.
+        not match, forcing is given for a family other than the shallow PLRNN, or the forcing
+        targets require grad.
 
     Notes
     -----
-    The forward stores what the backward needs (states and ``alpha phi'(pre)``; forced states,
+    The forward stores what the backward needs (states and ``alpha phi'(pre)``; states and the
+    GRU's gates ``r, z, n, W_hn h + b_hn``; states alone for the PLRNN / ALRNN; forced states,
     hidden activations and ReLU slopes); the backward runs the adjoint recursion backwards in
     time (backpropagation through time, Werbos 1990) and forms each weight gradient as one GEMM
-    over all steps. An ensemble runs one network per parallel Numba item (threads:
-    ``numba.set_num_threads``), each network's weights staying in cache for its whole time loop;
-    network ``e`` of the stack gets exactly what it would get alone. float32 leaky rollouts use
-    the kernels' rational tanh (absolute error < 4e-7), float64 the exact one.
+    over all steps. GRU, PLRNN and ALRNN run one block of 4 batch rows per parallel Numba item
+    (rows are independent through time), on one thread per 128 rows (at least one). An ensemble
+    runs one network per parallel Numba item (threads: ``numba.set_num_threads``), each
+    network's weights staying in cache for its whole time loop; network ``e`` of the stack gets
+    exactly what it would get alone. float32 leaky and GRU rollouts use the kernels' rational
+    tanh and sigmoid (absolute error < 4e-7), float64 the exact ones.
 
     Examples
     --------
@@ -183,6 +197,20 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     >>> preds = fused_states(p, z0, forcing=(torch.zeros(1, 2, 1, dtype=torch.float64), [0.5, 0.5], [1.0]))
     >>> preds.ravel().tolist()  # 0.5 * 3 + relu(3 - 1) = 3.5, forced to 1.75; then 0.875 + 0.75
     [3.5, 1.625]
+
+    A GRU and an ALRNN equal their models' own rollouts (noise given as a tensor):
+
+    >>> from neurodyn.models import ALRNN, GRU
+    >>> noise = 0.1 * torch.randn(3, 20, 8, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    >>> for net in (GRU(2, 8, 1, seed=0).double(), ALRNN(2, 8, 1, n_relu=3, seed=0).double()):
+    ...     h, ref = net.initial_state(3), []
+    ...     for t in range(20):
+    ...         h = net.step(h, x[:, t]) + noise[:, t]
+    ...         ref.append(h)
+    ...     got = fused_states(net.params(), net.initial_state(3), x, noise=noise)
+    ...     print(type(net).__name__, bool(torch.allclose(got, torch.stack(ref, dim=1), atol=1e-12)))
+    GRU True
+    ALRNN True
 
     An ensemble of leaky RNNs in one call; network 1 equals the network run alone:
 
@@ -223,8 +251,19 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
             return _fa.leaky(params, h0, u, xi).transpose(1, 2)
         one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
         return _fa.leaky(one, h0[None], u[None], None if xi is None else xi[None])[0].transpose(0, 1)
+    if family.name != "shplrnn":
+        if forcing is not None:
+            raise ValueError("forcing is fused for the shallow PLRNN only; "
+                             f"drop it for a {family.name!r} model")
+        return _RECURRENCES[family.name](params, h0, u, xi).transpose(0, 1)
     target, alphas, mask = _check_forcing(forcing, shape, h0)
-    return _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(0, 1)
+    preds = _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(0, 1)
+    # without forcing the carried states are the predictions plus the noise
+    return preds + noise if forcing is None and noise is not None else preds
+
+
+#: the one-network recurrences of the families fused for ``train`` (besides the leaky RNN)
+_RECURRENCES = {"gru": _fa.gru, "plrnn": _fa.piecewise, "alrnn": _fa.piecewise}
 
 
 def _check_forcing(forcing, shape, h0):

@@ -1,7 +1,17 @@
-"""Numba kernels for teacher-forced training of the shallow PLRNN: forward and BPTT backward.
+"""Numba kernels for training the piecewise-linear family: forward and BPTT backward.
 
-Layout as in :mod:`~neurodyn.kernels.numba_bptt` (time-major, register-blocked products). One
-step of the (clipped) shallow PLRNN (Hess et al., ICML 2023) followed by (generalised) teacher
+Layout as in :mod:`~neurodyn.kernels.numba_bptt` (time-major, register-blocked products).
+
+PLRNN and ALRNN (:func:`pl_forward_kernel`, :func:`pl_backward_kernel`) share one kernel, as their
+rollout kernel :func:`~neurodyn.kernels.numba_plrnn.pl_kernel` does: the step of
+:func:`neurodyn.models.alrnn_step` (Brenner et al., NeurIPS 2024), ``z' = A z + W phi*(z) + d[t]``
+with ``phi*`` the ReLU on the last ``n_relu`` units and the identity on the others; the PLRNN
+(Durstewitz 2017; Koppe et al. 2019) is ``n_relu = latent``. One register-blocked product with the
+joined matrix ``[A | W]`` (latent, 2 latent) does both terms forward, and one with its transpose
+both terms of the adjoint; one parallel item is one block of ``KB`` batch rows running the whole
+time loop (rows are independent through time). The states are all the backward needs.
+
+One step of the (clipped) shallow PLRNN (Hess et al., ICML 2023) followed by (generalised) teacher
 forcing (Mikhaeil, Monfared & Durstewitz, NeurIPS 2022; Hess et al. 2023):
 
     p[t] = a * c[t] + W1 act[t] + d[t],   act[t] = relu(W2 c[t] + h2) [- relu(W2 c[t])]
@@ -13,12 +23,86 @@ forcing (Mikhaeil, Monfared & Durstewitz, NeurIPS 2022; Hess et al. 2023):
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from neurodyn.kernels.numba_bptt import matmul_rows, matmul_rows_axpy
-from neurodyn.kernels.numba_rnn import KB
+from neurodyn.kernels.numba_rnn import KB, matvec_block
 
-__all__ = ["shallow_forced_backward", "shallow_forced_forward"]
+__all__ = ["pl_backward_kernel", "pl_forward_kernel", "shallow_forced_backward", "shallow_forced_forward"]
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def pl_forward_kernel(m, drive, noise, states, n_relu):
+    """Fill ``states[1:]`` (time + 1, batch, latent) with ``z' = [A | W] [z; phi*(z)] + d[t] + noise[t]``.
+
+    ``m`` = ``[A | W]`` (latent, 2 latent); ``drive`` (time, batch, latent); ``states[0]`` holds
+    ``z0`` on entry; ``noise`` (time or 0, batch, latent).
+    """
+    n_steps, n_batch, n = drive.shape
+    n_blk = (n_batch + KB - 1) // KB
+    with_noise = noise.shape[0] > 0
+    n_lin = n - n_relu
+    for blk in prange(n_blk):
+        b0 = blk * KB
+        nv = min(KB, n_batch - b0)
+        zero = np.zeros(1, states.dtype)[0]
+        x = np.empty((KB, 2 * n), states.dtype)
+        pre = np.empty((KB, n), states.dtype)
+        for k in range(KB):
+            x[k, :n] = states[0, b0 + min(k, nv - 1), :]
+        for t in range(n_steps):
+            for k in range(KB):
+                for i in range(n):
+                    v = x[k, i]
+                    x[k, n + i] = v if i < n_lin else max(v, zero)
+            matvec_block(m, x, pre, zero)
+            for k in range(nv):
+                row = b0 + k
+                d, nxt = drive[t, row], states[t + 1, row]
+                for i in range(n):
+                    v = pre[k, i] + d[i]
+                    if with_noise:
+                        v += noise[t, row, i]
+                    nxt[i] = v
+                    x[k, i] = v
+            for k in range(nv, KB):  # the tail block repeats its last row
+                x[k, :n] = x[nv - 1, :n]
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def pl_backward_kernel(mt, grad_states, states, grad_drive, grad_z0, n_relu):
+    """BPTT of :func:`pl_forward_kernel`.
+
+    ``mt`` = ``[A | W].T`` (2 latent, latent); ``grad_states[t]`` is ``dL/dz[t+1]`` from everything
+    but the recurrence. Fills ``grad_drive[t] = dL/dz[t+1]`` (time, batch, latent; also the
+    gradient of the pre-noise state) and ``grad_z0`` (batch, latent); per step backwards,
+    ``dL/dz[t] = g A + (g W) * phi*'(z[t])`` with ``relu'(0) = 0`` as in torch.
+    """
+    n_steps, n_batch, n = grad_states.shape
+    n_blk = (n_batch + KB - 1) // KB
+    n_lin = n - n_relu
+    for blk in prange(n_blk):
+        b0 = blk * KB
+        nv = min(KB, n_batch - b0)
+        zero = np.zeros(1, states.dtype)[0]
+        g = np.zeros((KB, n), states.dtype)
+        back = np.empty((KB, 2 * n), states.dtype)
+        for t in range(n_steps - 1, -1, -1):
+            for k in range(nv):
+                row = b0 + k
+                gs, gd = grad_states[t, row], grad_drive[t, row]
+                for i in range(n):
+                    v = g[k, i] + gs[i]
+                    g[k, i] = v
+                    gd[i] = v
+            matvec_block(mt, g, back, zero)
+            for k in range(nv):
+                z = states[t, b0 + k]
+                for i in range(n):
+                    on = i < n_lin or z[i] > zero
+                    g[k, i] = back[k, i] + (back[k, n + i] if on else zero)
+        for k in range(nv):
+            grad_z0[b0 + k, :] = g[k, :]
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")

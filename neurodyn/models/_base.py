@@ -13,6 +13,7 @@ container of tensors), never the module's internals.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -20,6 +21,7 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
+from neurodyn.models._family import FAMILIES
 
 
 class Rollout(NamedTuple):
@@ -46,7 +48,8 @@ class Rollout(NamedTuple):
 
 
 class RecurrentModel(nn.Module):
-    """Common shell: subclasses implement ``step``, ``readout``, ``params`` and ``config``.
+    """Common shell: subclasses implement ``readout``, ``params`` and ``config``, and ``step`` unless their
+    params type has a family in :data:`~neurodyn.kernels.FAMILIES` (whose step function it then uses).
 
     Examples
     --------
@@ -72,6 +75,8 @@ class RecurrentModel(nn.Module):
     n_inputs: int
     n_units: int
     n_outputs: int
+    #: the constructor arguments that :meth:`config` returns, each stored under its own name
+    config_fields: tuple[str, ...] = ()
 
     @property
     def state_size(self) -> int:
@@ -80,8 +85,14 @@ class RecurrentModel(nn.Module):
 
     # -- to implement -------------------------------------------------------------------------
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        """Deterministic one-step map F(h, u); ``h`` (..., state), ``u`` (..., input)."""
-        raise NotImplementedError
+        """Deterministic one-step map F(h, u); ``h`` (..., state), ``u`` (..., input): the step function of
+        the family registered for the type of :meth:`params` (``NotImplementedError`` if there is none)."""
+        params = self.params()
+        family = FAMILIES.get(type(params))
+        if family is None:
+            raise NotImplementedError(f"{type(self).__name__} defines no step and its params type "
+                                      f"{type(params).__name__} has no registered family")
+        return family.step(params, h, u)
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
         """Output map G(h); ``h`` (..., state) → (..., output)."""
@@ -92,8 +103,11 @@ class RecurrentModel(nn.Module):
         raise NotImplementedError
 
     def config(self) -> dict[str, Any]:
-        """Constructor keyword arguments (JSON-like) that rebuild this architecture."""
-        raise NotImplementedError
+        """Constructor keyword arguments (JSON-like) that rebuild this architecture: the attributes named
+        in ``config_fields`` unless a subclass overrides it."""
+        if not self.config_fields:
+            raise NotImplementedError(f"{type(self).__name__} lists no config_fields and defines no config")
+        return {name: getattr(self, name) for name in self.config_fields}
 
     # -- shared -------------------------------------------------------------------------------
     @property
@@ -242,6 +256,30 @@ def init_generator(seed: SeedLike) -> tuple[int, torch.Generator]:
 
     s = resolve_seed(seed)
     return s, torch_generator(s)
+
+
+def init_h0(module: nn.Module, train_h0: bool) -> None:
+    """Store ``train_h0`` and the initial state ``h0``: learnable zeros (unit,) when asked, else None."""
+    module.h0 = nn.Parameter(torch.zeros(module.n_units)) if train_h0 else None
+    module.train_h0 = bool(train_h0)
+
+
+def uniform_weights(gen: torch.Generator, scale: float, *shape: int) -> nn.Parameter:
+    """A parameter of ``shape`` uniform in ``±scale``, drawn from ``gen``."""
+    return nn.Parameter((torch.rand(*shape, generator=gen) * 2 - 1) * scale)
+
+
+def init_input_weights(gen: torch.Generator, n_units: int, n_inputs: int) -> torch.Tensor:
+    """Input weights (unit, input), ``N(0, 1 / n_inputs)``, drawn from ``gen``."""
+    return torch.randn(n_units, n_inputs, generator=gen) / math.sqrt(max(n_inputs, 1))
+
+
+def init_readout_weights(gen: torch.Generator, n_outputs: int, n_units: int,
+                         output_scale: float | None) -> torch.Tensor:
+    """Readout weights (output, unit), ``N(0, 1)`` when an ``output_scale`` is applied later, else
+    ``N(0, 1 / n_units)``, drawn from ``gen``."""
+    w_out = torch.randn(n_outputs, n_units, generator=gen)
+    return w_out if output_scale is not None else w_out / math.sqrt(n_units)
 
 
 ACTIVATIONS = {

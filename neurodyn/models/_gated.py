@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
-from neurodyn.models._base import RecurrentModel, check_sizes, init_generator
+from neurodyn.models._base import RecurrentModel, check_sizes, init_generator, uniform_weights
 
 
 class GatedParams(NamedTuple):
@@ -57,13 +57,9 @@ def init_gated(
     module.n_inputs, module.n_units, module.n_outputs = check_sizes(n_inputs, n_units, n_outputs)
     module.seed, gen = init_generator(seed)
     k = 1.0 / math.sqrt(n_units)
-
-    def uni(*shape: int) -> nn.Parameter:
-        return nn.Parameter((torch.rand(*shape, generator=gen) * 2 - 1) * k)
-
-    module.w_ih = uni(n_gates * n_units, n_inputs)
-    module.w_hh = uni(n_gates * n_units, n_units)
-    module.b_ih = uni(n_gates * n_units)
-    module.b_hh = uni(n_gates * n_units)
-    module.w_out = uni(n_outputs, n_units)
+    module.w_ih = uniform_weights(gen, k, n_gates * n_units, n_inputs)
+    module.w_hh = uniform_weights(gen, k, n_gates * n_units, n_units)
+    module.b_ih = uniform_weights(gen, k, n_gates * n_units)
+    module.b_hh = uniform_weights(gen, k, n_gates * n_units)
+    module.w_out = uniform_weights(gen, k, n_outputs, n_units)
     module.b_out = nn.Parameter(torch.zeros(n_outputs))

@@ -15,17 +15,23 @@ import torch
 from torch import nn
 
 from neurodyn.models import _family as fam
-from neurodyn.models._base import RecurrentModel, check_sizes, init_generator
+from neurodyn.models._base import RecurrentModel, check_sizes, init_generator, init_h0, init_input_weights
 from neurodyn.models.leaky_rnn import check_nonnegative
 
 OBSERVATIONS = ("linear", "identity")
 
 
 class PLShell(RecurrentModel):
-    """The latent size, noise level and readout of every PL model; subclasses add ``step`` and ``params``."""
+    """The latent size, noise level, readout and config of every PL model; subclasses add ``params``."""
 
     n_latent = property(lambda self: self.n_units, doc="The latent dimension (same as ``n_units``).")
     noise_scale = property(lambda self: self.noise_std, doc="Process-noise standard deviation per step.")
+
+    def config(self) -> dict[str, Any]:
+        """The constructor arguments shared by the PL models, then the model's own ``config_fields``."""
+        return {"n_inputs": self.n_inputs, "n_latent": self.n_units, "n_outputs": self.n_outputs,
+                "observation": self.observation, "noise_std": self.noise_std, "train_h0": self.train_h0,
+                "seed": self.seed, "dtype": self.dtype_name, **super().config()}
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
         """``B z + b_out`` or ``z`` (identity observation); ``h`` (..., latent)."""
@@ -98,7 +104,7 @@ def init_pl_weights(
     ``w_diagonal``.
     """
     module.full_A, module.w_diagonal, module.gain = bool(full_A), bool(w_diagonal), float(gain)
-    a = 0.5 + 0.4 * torch.rand(n, generator=gen)
+    a = init_decay(n, gen)
     module.A = nn.Parameter(torch.diag(a) if full_A else a)
     module.W = nn.Parameter(torch.randn(n, n, generator=gen) * gain / math.sqrt(n))
     module.h = nn.Parameter(torch.zeros(n))
@@ -106,10 +112,14 @@ def init_pl_weights(
     module.register_buffer("w_mask", torch.ones(n, n) - (0 if w_diagonal else torch.eye(n)))
 
 
+def init_decay(n: int, gen: torch.Generator) -> torch.Tensor:
+    """The initial diagonal of ``A`` (latent,), uniform in [0.5, 0.9], drawn from ``gen``."""
+    return 0.5 + 0.4 * torch.rand(n, generator=gen)
+
+
 def finish_init(module: nn.Module, train_h0: bool, dtype: str | torch.dtype) -> None:
     """Create the learnable initial state when asked, then convert to ``dtype``."""
-    module.h0 = nn.Parameter(torch.zeros(module.n_units)) if train_h0 else None
-    module.train_h0 = bool(train_h0)
+    init_h0(module, train_h0)
     apply_dtype(module, dtype)
 
 
@@ -122,7 +132,7 @@ def effective_A_W(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
 def init_io(module: nn.Module, gen: torch.Generator) -> None:
     """Create ``C`` (latent, input), and for a linear readout ``B`` (output, latent), ``b_out``."""
     n, n_in, n_out = module.n_units, module.n_inputs, module.n_outputs
-    module.C = nn.Parameter(torch.randn(n, n_in, generator=gen) / math.sqrt(max(n_in, 1)))
+    module.C = nn.Parameter(init_input_weights(gen, n, n_in))
     if module.observation == "linear":
         module.B = nn.Parameter(torch.randn(n_out, n, generator=gen) / math.sqrt(n))
         module.b_out = nn.Parameter(torch.zeros(n_out))
@@ -201,21 +211,22 @@ def check_array(name: str, x: Any, shape: tuple[int | None, ...]) -> np.ndarray:
     return arr
 
 
-def pl_arrays(
-    A: Any, W: Any, h: Any, C: Any
-) -> tuple[np.ndarray, bool, np.ndarray, np.ndarray, np.ndarray, bool]:
-    """Check the arrays of a PLRNN or ALRNN ``from_arrays``.
+def from_pl_arrays(cls: type, A: Any, W: Any, h: Any, C: Any, *, dtype: torch.dtype, **options: Any) -> Any:
+    """The PLRNN or ALRNN ``from_arrays``: check the arrays, build ``cls`` (identity observation, ``options``
+    passed on) and copy them in.
 
-    Returns ``(A, full_A, W, h, C, w_diagonal)`` as float64 arrays: ``A`` the diagonal vector or
-    the full matrix (see :func:`split_A`), ``W`` (latent, latent), ``h`` (latent,),
-    ``C`` (latent, input), and whether ``W`` has a non-zero diagonal.
+    ``A`` is the diagonal vector or the full matrix (see :func:`split_A`), ``W`` (latent, latent), ``h``
+    (latent,), ``C`` (latent, input) or None; a non-zero diagonal of ``W`` is kept.
     """
     a, full = split_A(A)
     n = a.shape[0]
     W_ = check_array("W", W, (n, n))
     h_ = check_array("h", h, (n,))
     C_ = input_weights(C, n)
-    return a, full, W_, h_, C_, bool(np.any(np.diag(W_) != 0))
+    model = cls(C_.shape[1], n, n, **options, full_A=full, w_diagonal=bool(np.any(np.diag(W_) != 0)),
+                observation="identity", dtype=dtype)
+    set_params(model, A=a, W=W_, h=h_, C=C_)
+    return model
 
 
 def set_params(module: nn.Module, **values: np.ndarray) -> None:
@@ -228,20 +239,6 @@ def set_param(param: nn.Parameter, value: np.ndarray) -> None:
     """Copy ``value`` into ``param`` in place (no gradient)."""
     with torch.no_grad():
         param.copy_(torch.as_tensor(value, dtype=param.dtype))
-
-
-def io_config(module: nn.Module) -> dict[str, Any]:
-    """The constructor arguments shared by the three models."""
-    return {
-        "n_inputs": module.n_inputs,
-        "n_latent": module.n_units,
-        "n_outputs": module.n_outputs,
-        "observation": module.observation,
-        "noise_std": module.noise_std,
-        "train_h0": module.train_h0,
-        "seed": module.seed,
-        "dtype": module.dtype_name,
-    }
 
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}

@@ -112,6 +112,8 @@ class ALRNN(plc.PLShell):
     ((3, 20, 2), (3, 20, 6))
     """
 
+    config_fields = ("n_relu", "full_A", "w_diagonal", "gain")
+
     def __init__(
         self,
         n_inputs: int,
@@ -143,15 +145,6 @@ class ALRNN(plc.PLShell):
         A, W = plc.effective_A_W(self)
         return ALRNNParams(A, W, self.h, self.C, self.B, self.b_out, self.n_relu)
 
-    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        return alrnn_step(self.params(), h, u)
-
-    def config(self) -> dict[str, Any]:
-        return {
-            **plc.io_config(self), "n_relu": self.n_relu, "full_A": self.full_A,
-            "w_diagonal": self.w_diagonal, "gain": self.gain,
-        }
-
     @classmethod
     def from_arrays(
         cls, A: Any, W: Any, h: Any, n_relu: int, C: Any = None, *,
@@ -174,13 +167,7 @@ class ALRNN(plc.PLShell):
         ValueError
             On shape mismatches, NaN/Inf, or ``n_relu`` outside ``[0, latent]``.
         """
-        a, full, W_, h_, C_, w_diag = plc.pl_arrays(A, W, h, C)
-        model = cls(
-            C_.shape[1], len(h_), len(h_), n_relu=int(n_relu), full_A=full, w_diagonal=w_diag,
-            observation="identity", dtype=dtype,
-        )
-        plc.set_params(model, A=a, W=W_, h=h_, C=C_)
-        return model
+        return plc.from_pl_arrays(cls, A, W, h, C, dtype=dtype, n_relu=int(n_relu))
 
 
 fam.FAMILIES[ALRNNParams] = plc.family("alrnn", "A", ("h",), alrnn_step, alrnn_drive, alrnn_jacobian)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
-from torch import nn
 
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
+from neurodyn.models._base import init_h0
 from neurodyn.models._gated import GatedParams, GatedShell, init_gated
 from neurodyn.models._registry import register_model
 
@@ -117,6 +115,7 @@ class GRU(GatedShell):
     """
 
     params_type = GRUParams
+    config_fields = ("n_inputs", "n_units", "n_outputs", "train_h0", "seed")
 
     def __init__(
         self, n_inputs: int, n_units: int, n_outputs: int, *, train_h0: bool = False,
@@ -124,17 +123,7 @@ class GRU(GatedShell):
     ) -> None:
         super().__init__()
         init_gated(self, n_inputs, n_units, n_outputs, 3, seed)
-        self.h0 = nn.Parameter(torch.zeros(n_units)) if train_h0 else None
-        self.train_h0 = bool(train_h0)
-
-    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        return gru_step(self.params(), h, u)
-
-    def config(self) -> dict[str, Any]:
-        return {
-            "n_inputs": self.n_inputs, "n_units": self.n_units, "n_outputs": self.n_outputs,
-            "train_h0": self.train_h0, "seed": self.seed,
-        }
+        init_h0(self, train_h0)
 
 
 fam.FAMILIES[GRUParams] = fam.Family(

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
+from neurodyn.models import _base as base
 from neurodyn.models import _family as fam
 from neurodyn.models import constraints as cons
 from neurodyn.models._base import RecurrentModel, activation_fn, check_sizes, init_generator
@@ -253,10 +254,9 @@ class LeakyRNN(LeakyShell):
         self.seed, gen = init_generator(seed)
         self._fixed = ()
 
-        w_in = torch.randn(n, n_inputs, generator=gen) / math.sqrt(max(n_inputs, 1))
+        w_in = base.init_input_weights(gen, n, n_inputs)
         w_rec = torch.randn(n, n, generator=gen) * self.gain / math.sqrt(n)
-        w_out = torch.randn(n_outputs, n, generator=gen)
-        w_out = w_out if self.output_scale is not None else w_out / math.sqrt(n)
+        w_out = base.init_readout_weights(gen, n_outputs, n, self.output_scale)
         if self.dale:
             self.register_buffer("dale_sign", cons.dale_signs(n, self.frac_excitatory))
             w_rec = cons.balanced_dale_init(w_rec.abs(), self.dale_sign)
@@ -265,8 +265,7 @@ class LeakyRNN(LeakyShell):
         self.w_in, self.w_rec, self.w_out = nn.Parameter(w_in), nn.Parameter(w_rec), nn.Parameter(w_out)
         self.b = nn.Parameter(torch.zeros(n))
         self.b_out = nn.Parameter(torch.zeros(n_outputs))
-        self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
-        self.train_h0 = bool(train_h0)
+        base.init_h0(self, train_h0)
         if self.spectral_radius is not None:
             rho = cons.spectral_radius(self._effective("w_rec"))
             if rho == 0.0:

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
+from neurodyn.models import _base as base
 from neurodyn.models._base import activation_fn, check_sizes, init_generator
 from neurodyn.models._registry import register_model
 from neurodyn.models.leaky_rnn import (
@@ -71,6 +72,9 @@ class LowRankRNN(LeakyShell):
     (2, 10, 30)
     """
 
+    config_fields = ("n_inputs", "n_units", "n_outputs", "rank", "activation", "alpha", "noise_std",
+                     "random_gain", "train_h0", "output_scale", "seed")
+
     def __init__(
         self, n_inputs: int, n_units: int, n_outputs: int, *, rank: int = 1,
         activation: str = "tanh", alpha: float | None = None, dt: float | None = None,
@@ -92,15 +96,13 @@ class LowRankRNN(LeakyShell):
         n = self.n_units
         self.m = nn.Parameter(torch.randn(n, rank, generator=gen))
         self.n = nn.Parameter(torch.randn(n, rank, generator=gen))
-        self.w_in = nn.Parameter(torch.randn(n, n_inputs, generator=gen) / math.sqrt(max(n_inputs, 1)))
-        w_out = torch.randn(n_outputs, n, generator=gen)
-        self.w_out = nn.Parameter(w_out if self.output_scale is not None else w_out / math.sqrt(n))
+        self.w_in = nn.Parameter(base.init_input_weights(gen, n, n_inputs))
+        self.w_out = nn.Parameter(base.init_readout_weights(gen, n_outputs, n, self.output_scale))
         self.b = nn.Parameter(torch.zeros(n))
         self.b_out = nn.Parameter(torch.zeros(n_outputs))
         if self.random_gain != 0.0:
             self.register_buffer("chi", torch.randn(n, n, generator=gen) / math.sqrt(n))
-        self.h0 = nn.Parameter(torch.zeros(n)) if train_h0 else None
-        self.train_h0 = bool(train_h0)
+        base.init_h0(self, train_h0)
 
     def connectivity(self) -> torch.Tensor:
         """Effective recurrent matrix ``g chi + m n^T / N``, shape (unit, unit)."""
@@ -162,14 +164,6 @@ class LowRankRNN(LeakyShell):
             model.w_in.copy_(rows[:, 2 * rank:2 * rank + n_inputs])
             model.b.copy_(rows[:, -1])
         return model
-
-    def config(self) -> dict[str, Any]:
-        return {
-            "n_inputs": self.n_inputs, "n_units": self.n_units, "n_outputs": self.n_outputs,
-            "rank": self.rank, "activation": self.activation, "alpha": self.alpha,
-            "noise_std": self.noise_std, "random_gain": self.random_gain,
-            "train_h0": self.train_h0, "output_scale": self.output_scale, "seed": self.seed,
-        }
 
 
 def loading_names(rank: int, n_inputs: int) -> list[str]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from neurodyn._seed import SeedLike
@@ -113,6 +111,7 @@ class LSTM(GatedShell):
     """
 
     params_type = LSTMParams
+    config_fields = ("n_inputs", "n_units", "n_outputs", "seed")
 
     def __init__(
         self, n_inputs: int, n_units: int, n_outputs: int, *, seed: SeedLike = 0
@@ -123,15 +122,6 @@ class LSTM(GatedShell):
     @property
     def state_size(self) -> int:
         return 2 * self.n_units
-
-    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        return lstm_step(self.params(), h, u)
-
-    def config(self) -> dict[str, Any]:
-        return {
-            "n_inputs": self.n_inputs, "n_units": self.n_units, "n_outputs": self.n_outputs,
-            "seed": self.seed,
-        }
 
 
 fam.FAMILIES[LSTMParams] = fam.Family(

@@ -108,6 +108,8 @@ class PLRNN(plc.PLShell):
     2.0
     """
 
+    config_fields = ("full_A", "w_diagonal", "gain")
+
     def __init__(
         self,
         n_inputs: int,
@@ -134,15 +136,6 @@ class PLRNN(plc.PLShell):
         A, W = plc.effective_A_W(self)
         return PLRNNParams(A, W, self.h, self.C, self.B, self.b_out)
 
-    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        return plrnn_step(self.params(), h, u)
-
-    def config(self) -> dict[str, Any]:
-        return {
-            **plc.io_config(self), "full_A": self.full_A, "w_diagonal": self.w_diagonal,
-            "gain": self.gain,
-        }
-
     @classmethod
     def from_arrays(
         cls, A: Any, W: Any, h: Any, C: Any = None, *, dtype: torch.dtype = torch.float64
@@ -165,11 +158,7 @@ class PLRNN(plc.PLShell):
         ValueError
             On shape mismatches or NaN/Inf entries.
         """
-        a, full, W_, h_, C_, w_diag = plc.pl_arrays(A, W, h, C)
-        model = cls(C_.shape[1], len(h_), len(h_), full_A=full, w_diagonal=w_diag, observation="identity",
-                    dtype=dtype)
-        plc.set_params(model, A=a, W=W_, h=h_, C=C_)
-        return model
+        return plc.from_pl_arrays(cls, A, W, h, C, dtype=dtype)
 
 
 fam.FAMILIES[PLRNNParams] = plc.family("plrnn", "A", ("h",), plrnn_step, plrnn_drive, plrnn_jacobian)

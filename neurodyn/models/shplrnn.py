@@ -15,6 +15,7 @@ from torch import nn
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
 from neurodyn.models import _pl_common as plc
+from neurodyn.models._base import uniform_weights
 from neurodyn.models._registry import register_model
 
 __all__ = ["ShallowPLRNN", "ShallowPLRNNParams", "shplrnn_step"]
@@ -114,6 +115,8 @@ class ShallowPLRNN(plc.PLShell):
     ((2, 12, 2), (2, 12, 3))
     """
 
+    config_fields = ("n_hidden", "clipped")
+
     def __init__(
         self,
         n_inputs: int,
@@ -136,15 +139,11 @@ class ShallowPLRNN(plc.PLShell):
             raise ValueError(f"n_hidden must be >= 1, got {n_hidden}")
         self.n_hidden, self.clipped = n_hidden, bool(clipped)
         gen = plc.init_common(self, n_inputs, n, n_outputs, observation, noise_std, seed)
-
-        def uni(scale: float, *shape: int) -> nn.Parameter:
-            return nn.Parameter((torch.rand(*shape, generator=gen) * 2 - 1) * scale)
-
-        self.a = nn.Parameter(0.5 + 0.4 * torch.rand(n, generator=gen))
-        self.W1 = uni(1.0 / math.sqrt(n_hidden), n, n_hidden)
-        self.W2 = uni(1.0 / math.sqrt(n), n_hidden, n)
+        self.a = nn.Parameter(plc.init_decay(n, gen))
+        self.W1 = uniform_weights(gen, 1.0 / math.sqrt(n_hidden), n, n_hidden)
+        self.W2 = uniform_weights(gen, 1.0 / math.sqrt(n), n_hidden, n)
         self.h1 = nn.Parameter(torch.zeros(n))
-        self.h2 = uni(1.0, n_hidden)
+        self.h2 = uniform_weights(gen, 1.0, n_hidden)
         plc.init_io(self, gen)
         plc.finish_init(self, train_h0, dtype)
 
@@ -152,12 +151,6 @@ class ShallowPLRNN(plc.PLShell):
         return ShallowPLRNNParams(
             self.a, self.W1, self.W2, self.h1, self.h2, self.C, self.B, self.b_out, self.clipped
         )
-
-    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        return shplrnn_step(self.params(), h, u)
-
-    def config(self) -> dict[str, Any]:
-        return {**plc.io_config(self), "n_hidden": self.n_hidden, "clipped": self.clipped}
 
     @classmethod
     def from_arrays(

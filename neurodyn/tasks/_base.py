@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import SeedLike, resolve_seed
+from neurodyn.tasks._checks import Check
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,9 @@ class Task:
 
     Subclasses are frozen dataclasses that define ``name``, ``n_inputs``, ``n_outputs`` (class
     constants, or properties where the sizes depend on fields), ``loss`` (``"mse"`` or
-    ``"cross_entropy"``) and ``_sample(n_trials, seed, first_trial)``.
+    ``"cross_entropy"``) and ``_sample(n_trials, seed, first_trial)``, and list the rules their fields
+    must obey in ``checks`` (built with :mod:`neurodyn.tasks._checks`; the first broken one raises its
+    one-line ``ValueError`` when the task is made).
     Durations are given in ms together with ``dt`` (ms per time step) unless a field is named
     ``n_steps``.
 
@@ -105,6 +108,11 @@ class Task:
 
     name: ClassVar[str] = "task"
     loss: ClassVar[str] = "mse"
+    checks: ClassVar[tuple[Check, ...]] = ()
+
+    def __post_init__(self) -> None:
+        for check in self.checks:
+            check(self)
 
     @property
     def n_inputs(self) -> int:  # pragma: no cover - abstract
@@ -170,12 +178,23 @@ class Task:
         ValueError
             If ``outputs`` does not have the shape of ``batch.targets``.
         """
-        outputs = np.asarray(outputs)
-        if outputs.shape != batch.targets.shape:
-            raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
-                             f"got {outputs.shape}")
+        outputs = outputs_like_targets(outputs, batch)
         err = (outputs - batch.targets) ** 2 * batch.mask
         return {"mse": float(err.sum() / max(batch.mask.sum(), 1.0))}
+
+
+def outputs_like_targets(outputs: np.ndarray, batch: TaskBatch, dtype: Any = None) -> np.ndarray:
+    """``outputs`` as an array (of ``dtype``); a ``ValueError`` unless it has the shape of the targets."""
+    out = np.asarray(outputs, dtype=dtype)
+    if out.shape != batch.targets.shape:
+        raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
+                         f"got {out.shape}")
+    return out
+
+
+def size_of(field_name: str) -> property:
+    """An ``n_inputs`` / ``n_outputs`` property equal to the task's field ``field_name``."""
+    return property(lambda task: getattr(task, field_name), doc=f"The task's ``{field_name}``.")
 
 
 def _plain(value: Any) -> Any:

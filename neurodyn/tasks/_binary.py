@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
-from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._timeline import check_non_negative, in_period, ms_to_steps
+from neurodyn.tasks._base import Task, TaskBatch, outputs_like_targets
+from neurodyn.tasks._timeline import in_period, ms_to_steps
 
 
 @dataclass(frozen=True)
@@ -25,28 +25,13 @@ class BinaryTask(Task):
     def evaluate(self, outputs: np.ndarray, batch: TaskBatch) -> dict[str, float]:
         """Masked ``mse`` and ``accuracy``: the sign of a trial's mean output over its response period
         equals ``batch.trial_params["label"]`` (non-finite outputs count as wrong)."""
-        out = np.asarray(outputs, dtype=np.float64)
-        if out.shape != batch.targets.shape:
-            raise ValueError(f"outputs must have shape {batch.targets.shape} (trial, time, output), "
-                             f"got {out.shape}")
+        out = outputs_like_targets(outputs, batch, np.float64)
         mask = batch.mask[..., 0]
         with np.errstate(invalid="ignore"):
             mean = (out[..., 0] * mask).sum(1) / np.maximum(mask.sum(1), 1.0)
             err = ((out - batch.targets) ** 2 * batch.mask).sum() / max(batch.mask.sum(), 1.0)
         correct = np.isfinite(mean) & (np.sign(mean) == batch.trial_params["label"])
         return {"mse": float(err), "accuracy": float(correct.mean())}
-
-
-def check_durations(task, *, non_negative: tuple[str, ...], whole_steps: tuple[str, ...]) -> None:
-    """Raise a one-line ``ValueError`` unless the ``non_negative`` fields are finite and >= 0, ``dt`` > 0
-    ms and the ``whole_steps`` durations (ms) last at least one step of ``dt``."""
-    check_non_negative(task, *non_negative)
-    if not task.dt > 0:
-        raise ValueError(f"dt must be > 0 ms, got {task.dt}")
-    for name in whole_steps:
-        if ms_to_steps(getattr(task, name), task.dt) < 1:
-            raise ValueError(f"{name} = {getattr(task, name)} ms is shorter than one step "
-                             f"(dt = {task.dt} ms)")
 
 
 def go_cue(response: np.ndarray, n_steps: int, *, go_ms: float, dt: float) -> np.ndarray:

@@ -2,34 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
-from typing import Any
 
 from neurodyn._lazy import numpy as np
-
-
-def check_non_negative(task: Any, *names: str) -> None:
-    """Raise a one-line ``ValueError`` unless each field ``names`` of ``task`` is a finite number >= 0."""
-    for name in names:
-        if not 0 <= getattr(task, name) < math.inf:
-            raise ValueError(f"{name} must be a finite number >= 0, got {getattr(task, name)}")
-
-
-def check_delayed_response(task: Any, *, positive: tuple[str, ...], answer: str) -> None:
-    """Validate the timeline of a task that answers after a variable delay (DMS, Romo, continuous report).
-
-    Raise a one-line ``ValueError`` unless ``0 <= task.delay_min_ms <= task.delay_max_ms`` (finite),
-    the ``positive`` durations (ms) and ``task.dt`` are > 0, and ``task.grace_ms`` leaves at least one
-    step of the ``answer`` period (the field ``<answer>_ms``).
-    """
-    if not 0 <= task.delay_min_ms <= task.delay_max_ms < math.inf:
-        raise ValueError(f"need 0 <= delay_min_ms <= delay_max_ms, both finite (ms); "
-                         f"got {task.delay_min_ms}, {task.delay_max_ms}")
-    if min(*(getattr(task, name) for name in positive), task.dt) <= 0:
-        raise ValueError(f"{', '.join(positive)} and dt must be positive")
-    if ms_to_steps(getattr(task, f"{answer}_ms") - task.grace_ms, task.dt) < 1:
-        raise ValueError(f"grace_ms must leave at least one step of the {answer} period")
 
 
 def ms_to_steps(duration_ms: np.ndarray | float, dt: float) -> np.ndarray:

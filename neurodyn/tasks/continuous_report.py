@@ -8,18 +8,16 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._checks import at_least, delayed_response, non_negative, rule
+from neurodyn.tasks._delayed import DelayedResponse
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
     before_period,
-    build_periods,
-    check_delayed_response,
-    check_non_negative,
     decode_ring,
     in_period,
     per_trial,
     ring_code,
     scored_steps,
-    total_steps,
 )
 
 __all__ = ["ContinuousReport"]
@@ -32,7 +30,7 @@ def wrap_angle(x: np.ndarray) -> np.ndarray:
 
 @register_task
 @dataclass(frozen=True)
-class ContinuousReport(Task):
+class ContinuousReport(DelayedResponse, Task):
     """Remember one or two ring-coded angles and report the cued one as (cos, sin).
 
     Periods: fixation, stimulus, delay, cue, response. Inputs: a fixation cue (1 until the
@@ -108,22 +106,21 @@ class ContinuousReport(Task):
     output_ring: int = 0
     input_noise: float = 0.05
     dt: float = 20.0
-
-    def __post_init__(self) -> None:
-        check_non_negative(self, "input_noise")
-        if self.n_items not in (1, 2):
-            raise ValueError(f"n_items must be 1 or 2, got {self.n_items}")
-        if self.n_ring < 3:
-            raise ValueError(f"n_ring must be >= 3, got {self.n_ring}")
-        if not self.kappa >= 0 or self.kappa == float("inf"):
-            raise ValueError(f"kappa (von Mises concentration) must be finite and >= 0, got {self.kappa}")
-        if not 0 <= self.min_separation_deg < 180:
-            raise ValueError("min_separation_deg must be in [0, 180)")
-        if self.output_ring != 0 and self.output_ring < 3:
-            raise ValueError(f"output_ring must be 0 ((cos, sin) outputs) or >= 3, got {self.output_ring}")
-        if self.output_ring and self.kappa == 0:
-            raise ValueError("output_ring needs kappa > 0 (a flat ring code carries no angle)")
-        check_delayed_response(self, positive=("stimulus_ms", "response_ms"), answer="response")
+    timeline = {"fixation": "fixation_ms", "stimulus": "stimulus_ms", "delay": "delay_max_ms",
+                "cue": "cue_ms", "response": "response_ms"}
+    checks = (
+        non_negative("input_noise"),
+        rule(lambda t: t.n_items not in (1, 2), "n_items must be 1 or 2, got {t.n_items}"),
+        at_least("n_ring", 3),
+        rule(lambda t: not t.kappa >= 0 or t.kappa == float("inf"),
+             "kappa (von Mises concentration) must be finite and >= 0, got {t.kappa}"),
+        rule(lambda t: not 0 <= t.min_separation_deg < 180, "min_separation_deg must be in [0, 180)"),
+        rule(lambda t: t.output_ring != 0 and t.output_ring < 3,
+             "output_ring must be 0 ((cos, sin) outputs) or >= 3, got {t.output_ring}"),
+        rule(lambda t: t.output_ring and t.kappa == 0,
+             "output_ring needs kappa > 0 (a flat ring code carries no angle)"),
+        delayed_response(positive=("stimulus_ms", "response_ms"), answer="response"),
+    )
 
     @property
     def n_inputs(self) -> int:
@@ -133,11 +130,6 @@ class ContinuousReport(Task):
     def n_outputs(self) -> int:
         return self.output_ring or 2
 
-    @property
-    def n_steps(self) -> int:
-        """Padded trial length in steps (longest delay)."""
-        return total_steps((self.fixation_ms, self.stimulus_ms, self.delay_max_ms, self.cue_ms,
-                            self.response_ms), self.dt)
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
@@ -148,10 +140,7 @@ class ContinuousReport(Task):
         delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
         noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, self.n_inputs)))
         angles = np.stack([first, (first + offset) % (2 * np.pi)], axis=1)[:, : self.n_items]
-        periods, _ = build_periods({
-            "fixation": self.fixation_ms, "stimulus": self.stimulus_ms,
-            "delay": delay, "cue": self.cue_ms, "response": self.response_ms,
-        }, self.dt, n_trials=n_trials)
+        periods = self._periods(delay, n_trials)
         resp = periods["response"]
         stim = in_period(periods["stimulus"], n_steps)[..., None]
         rings = [stim * ring_code(angles[:, k], self.n_ring, self.kappa)[:, None]
@@ -169,9 +158,6 @@ class ContinuousReport(Task):
         return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
                            trial_params={"angles": angles, "cue": cue, "target_angle": target_angle,
                                          "delay_ms": delay})
-
-    def ood(self) -> ContinuousReport:
-        return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)
 
     def items(self, batch: TaskBatch) -> tuple[np.ndarray, np.ndarray]:
         """The cued and the uncued items of ``batch``, in ``[-pi, pi)``, as the swap model takes them.

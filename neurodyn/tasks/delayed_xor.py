@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import TaskBatch
-from neurodyn.tasks._binary import BinaryTask, binary_targets, check_durations, go_cue
+from neurodyn.tasks._binary import BinaryTask, binary_targets, go_cue
+from neurodyn.tasks._checks import durations
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import build_periods, in_period, per_trial, total_steps
 
@@ -70,10 +71,8 @@ class DelayedXOR(BinaryTask):
     response_ms: float = 50.0
     input_noise: float = 0.0
     dt: float = 10.0
-
-    def __post_init__(self) -> None:
-        check_durations(self, non_negative=("delay_ms", "fixation_ms", "wait_ms", "jitter_ms", "input_noise"),
-                        whole_steps=("pulse_ms", "go_ms", "response_ms"))
+    checks = (durations("delay_ms", "fixation_ms", "wait_ms", "jitter_ms", "input_noise",
+                        whole_steps=("pulse_ms", "go_ms", "response_ms")),)
 
     @property
     def n_steps(self) -> int:

@@ -7,16 +7,14 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._checks import at_least, delayed_response, non_negative, within
 from neurodyn.tasks._decision import DecisionTask, decision_targets
+from neurodyn.tasks._delayed import DelayedResponse
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
     before_period,
-    build_periods,
-    check_delayed_response,
-    check_non_negative,
     in_period,
     per_trial,
-    total_steps,
 )
 
 __all__ = ["DelayedMatchToSample"]
@@ -24,7 +22,7 @@ __all__ = ["DelayedMatchToSample"]
 
 @register_task
 @dataclass(frozen=True)
-class DelayedMatchToSample(DecisionTask):
+class DelayedMatchToSample(DelayedResponse, DecisionTask):
     """Delayed match-to-sample: report whether the test stimulus equals the remembered sample.
 
     Periods: fixation, sample, delay, test, decision. Inputs: a fixation cue (1 until the
@@ -82,25 +80,17 @@ class DelayedMatchToSample(DecisionTask):
     grace_ms: float = 60.0
     input_noise: float = 0.05
     dt: float = 20.0
-
-    def __post_init__(self) -> None:
-        check_non_negative(self, "input_noise")
-        if self.n_stimuli < 2:
-            raise ValueError(f"n_stimuli must be >= 2, got {self.n_stimuli}")
-        if not 0.0 <= self.p_match <= 1.0:
-            raise ValueError(f"p_match must be in [0, 1], got {self.p_match}")
-        check_delayed_response(self, positive=("fixation_ms", "sample_ms", "test_ms", "decision_ms"),
-                               answer="decision")
+    timeline = {"fixation": "fixation_ms", "sample": "sample_ms", "delay": "delay_max_ms", "test": "test_ms",
+                "decision": "decision_ms"}
+    checks = (
+        non_negative("input_noise"), at_least("n_stimuli", 2), within("p_match", 0.0, 1.0),
+        delayed_response(positive=("fixation_ms", "sample_ms", "test_ms", "decision_ms"), answer="decision"),
+    )
 
     @property
     def n_inputs(self) -> int:
         return 1 + self.n_stimuli
 
-    @property
-    def n_steps(self) -> int:
-        """Padded trial length in steps (longest delay)."""
-        return total_steps((self.fixation_ms, self.sample_ms, self.delay_max_ms, self.test_ms,
-                            self.decision_ms), self.dt)
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
@@ -111,10 +101,7 @@ class DelayedMatchToSample(DecisionTask):
         delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
         noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 1 + n_stim)))
         test = np.where(match, sample, (sample + shift) % n_stim)
-        periods, _ = build_periods({
-            "fixation": self.fixation_ms, "sample": self.sample_ms, "delay": delay,
-            "test": self.test_ms, "decision": self.decision_ms,
-        }, self.dt, n_trials=n_trials)
+        periods = self._periods(delay, n_trials)
         onehot = np.eye(n_stim)
         stim = (in_period(periods["sample"], n_steps)[..., None] * onehot[sample][:, None]
                 + in_period(periods["test"], n_steps)[..., None] * onehot[test][:, None])
@@ -124,6 +111,3 @@ class DelayedMatchToSample(DecisionTask):
         targets, mask = decision_targets(periods, label, n_steps, self.dt, self.grace_ms)
         return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
                            trial_params={"sample": sample, "test": test, "delay_ms": delay, "label": label})
-
-    def ood(self) -> DelayedMatchToSample:
-        return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)

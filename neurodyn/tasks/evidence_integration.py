@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import TaskBatch
-from neurodyn.tasks._binary import BinaryTask, binary_targets, check_durations, go_cue
+from neurodyn.tasks._binary import BinaryTask, binary_targets, go_cue
+from neurodyn.tasks._checks import durations, within
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import build_periods, in_period, per_trial, total_steps
 
@@ -69,14 +70,8 @@ class EvidenceIntegration(BinaryTask):
     p_pulse: float = 0.4
     p_correct: float = 0.7
     dt: float = 10.0
-
-    def __post_init__(self) -> None:
-        check_durations(self, non_negative=("delay_ms", "fixation_ms"),
-                        whole_steps=("stimulus_ms", "response_ms", "go_ms"))
-        if not 0 < self.p_pulse <= 1:
-            raise ValueError(f"p_pulse must be in (0, 1], got {self.p_pulse}")
-        if not 0.5 <= self.p_correct <= 1:
-            raise ValueError(f"p_correct must be in [0.5, 1], got {self.p_correct}")
+    checks = (durations("delay_ms", "fixation_ms", whole_steps=("stimulus_ms", "response_ms", "go_ms")),
+              within("p_pulse", 0, 1, open_low=True), within("p_correct", 0.5, 1))
 
     @property
     def n_steps(self) -> int:

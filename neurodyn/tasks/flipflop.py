@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
-from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._base import Task, TaskBatch, size_of
+from neurodyn.tasks._checks import at_least, within
 from neurodyn.tasks._registry import register_task
 
 __all__ = ["FlipFlop"]
@@ -62,22 +63,8 @@ class FlipFlop(Task):
     n_steps: int = 64
     p_pulse: float = 0.1
     dt: float = 10.0
-
-    def __post_init__(self) -> None:
-        if self.n_bits < 1:
-            raise ValueError(f"n_bits must be >= 1, got {self.n_bits}")
-        if self.n_steps < 1:
-            raise ValueError(f"n_steps must be >= 1, got {self.n_steps}")
-        if not 0.0 < self.p_pulse <= 1.0:
-            raise ValueError(f"p_pulse must be in (0, 1], got {self.p_pulse}")
-
-    @property
-    def n_inputs(self) -> int:
-        return self.n_bits
-
-    @property
-    def n_outputs(self) -> int:
-        return self.n_bits
+    checks = (at_least("n_bits", 1), at_least("n_steps", 1), within("p_pulse", 0.0, 1.0, open_low=True))
+    n_inputs = n_outputs = size_of("n_bits")
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         shape = (self.n_steps, self.n_bits)

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import numpy_rng
-from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._base import Task, TaskBatch, size_of
+from neurodyn.tasks._checks import rule
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import per_trial
 from neurodyn.tasks.hmm import EMISSIONS, TOPOLOGIES, HMMParams, make_hmm, sample_hmm
@@ -139,17 +140,14 @@ class HMMEmulation(Task):
     n_noise: int = 8
     dt: float = 10.0
 
-    def __post_init__(self) -> None:
-        if self.topology not in TOPOLOGIES or self.emission not in EMISSIONS:
-            raise ValueError(
-                f"topology must be one of {TOPOLOGIES} and emission one of {EMISSIONS}; "
-                f"got {self.topology!r}, {self.emission!r}"
-            )
-        if self.n_steps < 2 or self.n_noise < 1:
-            raise ValueError(
-                f"need n_steps >= 2 and n_noise >= 1, got {self.n_steps}, {self.n_noise}"
-            )
-        _ = self.hmm  # validates n_states, n_symbols, stay_prob
+    checks = (
+        rule(lambda t: t.topology not in TOPOLOGIES or t.emission not in EMISSIONS,
+             f"topology must be one of {TOPOLOGIES} and emission one of {EMISSIONS}; "
+             "got {t.topology!r}, {t.emission!r}"),
+        rule(lambda t: t.n_steps < 2 or t.n_noise < 1,
+             "need n_steps >= 2 and n_noise >= 1, got {t.n_steps}, {t.n_noise}"),
+        lambda t: t.hmm,  # building the HMM checks n_states, n_symbols and stay_prob
+    )
 
     @property
     def hmm(self) -> HMMParams:
@@ -157,13 +155,7 @@ class HMMEmulation(Task):
         return make_hmm(self.n_states, self.topology, n_symbols=self.n_symbols,
                         stay_prob=self.stay_prob, emission=self.emission)
 
-    @property
-    def n_inputs(self) -> int:
-        return self.n_noise
-
-    @property
-    def n_outputs(self) -> int:
-        return self.n_symbols
+    n_inputs, n_outputs = size_of("n_noise"), size_of("n_symbols")
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         states, symbols = sample_hmm(self.hmm, n_trials, self.n_steps, seed=seed,

@@ -13,6 +13,7 @@ from typing import Any
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import numpy_rng
 from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._checks import at_least, rule
 
 __all__ = ["NeurogymTask", "from_neurogym", "make_neurogym_task", "neurogym_available"]
 
@@ -75,12 +76,8 @@ class NeurogymTask(Task):
     name = "neurogym"
     env: Any = field(compare=False, repr=False, default=None)
     n_steps: int = 100
-
-    def __post_init__(self) -> None:
-        if self.env is None:
-            raise ValueError("give a neurogym environment: from_neurogym(env, n_steps=...)")
-        if self.n_steps < 1:
-            raise ValueError(f"n_steps must be >= 1, got {self.n_steps}")
+    checks = (rule(lambda t: t.env is None, "give a neurogym environment: from_neurogym(env, n_steps=...)"),
+              at_least("n_steps", 1))
 
     @property
     def loss(self) -> str:  # type: ignore[override]

@@ -8,6 +8,7 @@ from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks import _trajectory as traj
 from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._checks import rule
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import ms_to_steps, per_trial
 
@@ -95,19 +96,18 @@ class PathIntegration(Task):
     tolerance_m: float = 0.1
     dt: float = traj.SORSCHER_DT_MS
 
-    def __post_init__(self) -> None:
-        if self.n_dims not in (1, 2):
-            raise ValueError(f"n_dims must be 1 or 2, got {self.n_dims}")
-        if self.targets not in ("position", "place_cells"):
-            raise ValueError(f"targets must be 'position' or 'place_cells', got {self.targets!r}")
-        if self.boundary not in ("avoid", "reflect"):
-            raise ValueError(f"boundary must be 'avoid' or 'reflect', got {self.boundary!r}")
-        if self.box_size_m <= 0 or self.speed_scale < 0 or self.turn_std < 0:
-            raise ValueError("box_size_m must be positive, speed_scale and turn_std non-negative")
-        if self.n_steps < 1 or not 1 <= self.init_steps <= self.n_steps:
-            raise ValueError("need duration_ms >= dt and 1 <= init_steps <= number of steps")
-        if self.targets == "place_cells" and self.n_place_cells < 2:
-            raise ValueError("n_place_cells must be >= 2")
+    checks = (
+        rule(lambda t: t.n_dims not in (1, 2), "n_dims must be 1 or 2, got {t.n_dims}"),
+        rule(lambda t: t.targets not in ("position", "place_cells"),
+             "targets must be 'position' or 'place_cells', got {t.targets!r}"),
+        rule(lambda t: t.boundary not in ("avoid", "reflect"),
+             "boundary must be 'avoid' or 'reflect', got {t.boundary!r}"),
+        rule(lambda t: t.box_size_m <= 0 or t.speed_scale < 0 or t.turn_std < 0,
+             "box_size_m must be positive, speed_scale and turn_std non-negative"),
+        rule(lambda t: t.n_steps < 1 or not 1 <= t.init_steps <= t.n_steps,
+             "need duration_ms >= dt and 1 <= init_steps <= number of steps"),
+        rule(lambda t: t.targets == "place_cells" and t.n_place_cells < 2, "n_place_cells must be >= 2"),
+    )
 
     @property
     def loss(self) -> str:  # type: ignore[override]

@@ -13,16 +13,14 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import TaskBatch
+from neurodyn.tasks._checks import delayed_response, non_negative, rule
 from neurodyn.tasks._decision import DecisionTask, decision_targets
+from neurodyn.tasks._delayed import DelayedResponse
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
     before_period,
-    build_periods,
-    check_delayed_response,
-    check_non_negative,
     in_period,
     per_trial,
-    total_steps,
 )
 
 __all__ = ["DelayedDiscrimination"]
@@ -38,7 +36,7 @@ def romo_pairs(f_min: float, f_max: float, f_step: float, delta_f: float) -> np.
 
 @register_task
 @dataclass(frozen=True)
-class DelayedDiscrimination(DecisionTask):
+class DelayedDiscrimination(DelayedResponse, DecisionTask):
     """Romo delayed discrimination: decide whether f1 > f2 after a variable delay.
 
     Periods: fixation, f1, delay, f2, decision. Inputs (3 channels): fixation cue (1 until the
@@ -98,28 +96,20 @@ class DelayedDiscrimination(DecisionTask):
     grace_ms: float = 60.0
     input_noise: float = 0.05
     dt: float = 20.0
-
-    def __post_init__(self) -> None:
-        check_non_negative(self, "input_noise")
-        if not 0 < self.f_min < self.f_max:
-            raise ValueError(f"need 0 < f_min < f_max, got {self.f_min}, {self.f_max}")
-        if len(self.pairs) == 0:
-            raise ValueError(
-                f"no frequency pairs with delta_f={self.delta_f} inside [{self.f_min}, {self.f_max}]"
-            )
-        check_delayed_response(self, positive=("fixation_ms", "stimulus_ms", "decision_ms"),
-                               answer="decision")
+    timeline = {"fixation": "fixation_ms", "f1": "stimulus_ms", "delay": "delay_max_ms", "f2": "stimulus_ms",
+                "decision": "decision_ms"}
+    checks = (
+        non_negative("input_noise"),
+        rule(lambda t: not 0 < t.f_min < t.f_max, "need 0 < f_min < f_max, got {t.f_min}, {t.f_max}"),
+        rule(lambda t: len(t.pairs) == 0,
+             "no frequency pairs with delta_f={t.delta_f} inside [{t.f_min}, {t.f_max}]"),
+        delayed_response(positive=("fixation_ms", "stimulus_ms", "decision_ms"), answer="decision"),
+    )
 
     @property
     def pairs(self) -> np.ndarray:
         """The (f1, f2) pairs in Hz, shape (pair, 2)."""
         return romo_pairs(self.f_min, self.f_max, self.f_step, self.delta_f)
-
-    @property
-    def n_steps(self) -> int:
-        """Padded trial length in steps (longest delay)."""
-        return total_steps((self.fixation_ms, self.stimulus_ms, self.delay_max_ms, self.stimulus_ms,
-                            self.decision_ms), self.dt)
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
@@ -128,10 +118,7 @@ class DelayedDiscrimination(DecisionTask):
         delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
         noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 3)))
         f1, f2 = pairs[pair_idx, 0], pairs[pair_idx, 1]
-        periods, _ = build_periods({
-            "fixation": self.fixation_ms, "f1": self.stimulus_ms, "delay": delay,
-            "f2": self.stimulus_ms, "decision": self.decision_ms,
-        }, self.dt, n_trials=n_trials)
+        periods = self._periods(delay, n_trials)
         span = self.f_max - self.f_min
         freq = (in_period(periods["f1"], n_steps) * f1[:, None]
                 + in_period(periods["f2"], n_steps) * f2[:, None])

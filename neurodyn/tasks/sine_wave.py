@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
-from neurodyn.tasks._base import Task, TaskBatch
+from neurodyn.tasks._base import Task, TaskBatch, size_of
+from neurodyn.tasks._checks import rule
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import ms_to_steps, per_trial
 
@@ -75,26 +76,18 @@ class SineWave(Task):
     frequencies: str = "trained"
     r2_threshold: float = 0.9
     dt: float = 10.0
-
-    def __post_init__(self) -> None:
-        if self.n_frequencies < 1 or self.n_channels < 1:
-            raise ValueError("n_frequencies and n_channels must be >= 1")
-        if not 0 < self.f_min_hz <= self.f_max_hz:
-            raise ValueError(f"need 0 < f_min_hz <= f_max_hz, got {self.f_min_hz}, {self.f_max_hz}")
-        if self.n_frequencies > 1 and self.f_min_hz == self.f_max_hz:
-            raise ValueError("several frequencies need f_min_hz < f_max_hz")
-        if self.frequencies not in ("trained", "ood"):
-            raise ValueError(f"frequencies must be 'trained' or 'ood', got {self.frequencies!r}")
-        if ms_to_steps(self.duration_ms, self.dt) < 2:
-            raise ValueError("duration_ms must span at least two steps of dt")
-
-    @property
-    def n_inputs(self) -> int:
-        return self.n_channels
-
-    @property
-    def n_outputs(self) -> int:
-        return self.n_channels
+    checks = (
+        rule(lambda t: t.n_frequencies < 1 or t.n_channels < 1, "n_frequencies and n_channels must be >= 1"),
+        rule(lambda t: not 0 < t.f_min_hz <= t.f_max_hz,
+             "need 0 < f_min_hz <= f_max_hz, got {t.f_min_hz}, {t.f_max_hz}"),
+        rule(lambda t: t.n_frequencies > 1 and t.f_min_hz == t.f_max_hz,
+             "several frequencies need f_min_hz < f_max_hz"),
+        rule(lambda t: t.frequencies not in ("trained", "ood"),
+             "frequencies must be 'trained' or 'ood', got {t.frequencies!r}"),
+        rule(lambda t: ms_to_steps(t.duration_ms, t.dt) < 2,
+             "duration_ms must span at least two steps of dt"),
+    )
+    n_inputs = n_outputs = size_of("n_channels")
 
     @property
     def n_steps(self) -> int:

@@ -89,10 +89,12 @@ def train(
         the weights are then identical whatever thread count the caller uses. Without it they are
         bit-identical only at the same thread count.
     backend : {"auto", "torch", "numba"}
-        Training rollout: ``"auto"`` runs the leaky RNN's time loop and its backpropagation
-        through time fused in Numba on the CPU (:func:`neurodyn.kernels.fused_states`; same noise,
-        same gradients to float tolerance) and every other model, a ``state_hook`` or a GPU on
-        torch; ``"torch"`` forces the reference, ``"numba"`` raises where it cannot run.
+        Training rollout: ``"auto"`` runs the time loop and its backpropagation through time
+        fused in Numba on the CPU for the leaky RNN, GRU, PLRNN, ALRNN and shallow PLRNN
+        (:func:`neurodyn.kernels.fused_states`; same noise, same gradients to float tolerance)
+        and falls back to torch for every other model (LSTM, low-rank, ...), a ``state_hook``,
+        ``forcing``, a dtype other than float32/float64 or a GPU; ``"torch"`` forces the
+        reference, ``"numba"`` raises where it cannot run.
         ``result.config["backend"]`` records the one that ran.
     forcing : {"error", "teacher"}, optional
         Nudge each training state towards the targets through a ridge pseudo-inverse of the readout:

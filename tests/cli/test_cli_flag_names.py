@@ -102,3 +102,14 @@ def test_names_that_are_not_options_of_the_command_are_kept():
     message = "n_units must be positive; the state_dict key 'tol_q' and select_channels(...) stay"
     assert name_flags(message, flags) == message  # n_units is no fixedpoints option; quoted; a call
     assert name_flags("max_iters=50 and tol_q=1e-3", flags) == "--max-iters 50 and --tol-q 1e-3"
+
+
+def test_flag_spelling_and_task_summary_line():
+    from neurodyn.cli._flags import task_summary, to_flag
+    from neurodyn.tasks import FlipFlop
+
+    assert to_flag("n_units") == "--n-units" and to_flag("lr") == "--lr"
+    assert task_summary(FlipFlop).startswith("N-bit flip-flop: remember the sign")
+    assert "``" not in task_summary(FlipFlop)
+    assert task_summary(type("NoDoc", (), {"__doc__": None}), "nodoc") == "nodoc"
+    assert task_summary(type("NoDoc", (), {"__doc__": None})) == ""

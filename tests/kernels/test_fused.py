@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from neurodyn.kernels import fused_backend, fused_states
-from neurodyn.models import GRU, LeakyRNN
+from neurodyn.models import LSTM, LeakyRNN
 from neurodyn.models.leaky_rnn import leaky_rnn_step
 
 pytest.importorskip("numba", reason="the fused kernels need numba (a core dependency)")
@@ -71,13 +71,13 @@ def test_fused_gradcheck_float64():
 
 
 def test_fused_backend_choice_and_errors():
-    leaky, gru = LeakyRNN(1, 4, 1).params(), GRU(1, 4, 1).params()
+    leaky, lstm = LeakyRNN(1, 4, 1).params(), LSTM(1, 4, 1).params()
     assert fused_backend(leaky) == "numba"
     assert fused_backend(leaky, state_hook=lambda t, h: h) == "torch"
     assert fused_backend(leaky, dtype=torch.float16) == "torch"
-    assert fused_backend(gru) == "torch"
-    with pytest.raises(ValueError, match="'gru' has no fused training kernel"):
-        fused_backend(gru, backend="numba")
+    assert fused_backend(lstm) == "torch"
+    with pytest.raises(ValueError, match="'lstm' has no fused training kernel"):
+        fused_backend(lstm, backend="numba")
     with pytest.raises(ValueError, match="unknown training backend 'jax'"):
         fused_backend(leaky, backend="jax")
     with pytest.raises(ValueError, match=r"noise must have shape \(2, 3, 4\)"):

@@ -47,3 +47,50 @@ def test_low_rank_and_leaky_share_the_rollout_params_cache():
         h = model.step(h, x[:, t])
     assert torch.equal(out.states[:, -1], h)
     assert model._rollout_params is None
+
+
+@pytest.mark.parametrize("cls", [PLRNN, GRU])
+def test_step_is_the_registered_family_step(cls):
+    from neurodyn.kernels import FAMILIES
+
+    model = cls(2, 4, 1, seed=0)
+    p = model.params()
+    h, u = torch.full((3, model.state_size), 0.2), torch.ones(3, 2)
+    assert torch.equal(model.step(h, u), FAMILIES[type(p)].step(p, h, u))
+
+
+def test_a_model_without_family_or_config_fields_says_what_to_define():
+    from typing import NamedTuple
+
+    from neurodyn.models import RecurrentModel
+
+    class Params(NamedTuple):
+        w: torch.Tensor
+
+    class Bare(RecurrentModel):
+        def params(self):
+            return Params(torch.zeros(1))
+
+    with pytest.raises(NotImplementedError, match="no registered family"):
+        Bare().step(torch.zeros(1, 1))
+    with pytest.raises(NotImplementedError, match="lists no config_fields"):
+        Bare().config()
+
+
+def test_config_lists_the_config_fields_in_order():
+    assert list(GRU(1, 3, 1, seed=2, train_h0=True).config().items()) == [
+        ("n_inputs", 1), ("n_units", 3), ("n_outputs", 1), ("train_h0", True), ("seed", 2)]
+    assert list(PLRNN(1, 3, 2, seed=0).config())[-3:] == ["full_A", "w_diagonal", "gain"]
+
+
+def test_weight_initialisers_draw_their_documented_laws():
+    from neurodyn.models._base import init_input_weights, init_readout_weights, uniform_weights
+
+    gen = torch.Generator().manual_seed(0)
+    w = uniform_weights(gen, 0.5, 200, 50)
+    assert w.requires_grad and w.abs().max() <= 0.5 and w.abs().max() > 0.49
+    w_in = init_input_weights(torch.Generator().manual_seed(1), 400, 25)  # std 1 / sqrt(25) = 0.2
+    assert abs(w_in.std().item() - 0.2) < 0.01
+    raw = init_readout_weights(torch.Generator().manual_seed(2), 3, 16, 1.0)
+    scaled = init_readout_weights(torch.Generator().manual_seed(2), 3, 16, None)
+    assert torch.equal(scaled, raw / 4.0)  # 1 / sqrt(16) unless an output scale is applied later

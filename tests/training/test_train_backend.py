@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurodyn.models import GRU, LeakyRNN
+from neurodyn.models import ALRNN, GRU, LSTM, PLRNN, LeakyRNN, ShallowPLRNN
 from neurodyn.tasks import FlipFlop
 from neurodyn.training import train
 
@@ -30,14 +30,37 @@ def test_same_seed_same_weights_across_backends(dtype, tol):
 
 def test_unsupported_model_falls_back_and_explicit_numba_raises():
     task = FlipFlop(n_bits=1, n_steps=5)
-    res = train(GRU(1, 4, 1, seed=0), task, **{**KW, "n_iterations": 1})
+    res = train(LSTM(1, 4, 1, seed=0), task, **{**KW, "n_iterations": 1})
     assert res.config["backend"] == "torch"
     hooked = train(LeakyRNN(1, 4, 1, seed=0), task, state_hook=lambda t, h: h, **{**KW, "n_iterations": 1})
     assert hooked.config["backend"] == "torch"
     with pytest.raises(ValueError, match="backend='numba' cannot train this model"):
-        train(GRU(1, 4, 1, seed=0), task, backend="numba", **KW)
+        train(LSTM(1, 4, 1, seed=0), task, backend="numba", **KW)
     with pytest.raises(ValueError, match="unknown backend 'cuda'"):
         train(LeakyRNN(1, 4, 1, seed=0), task, backend="cuda", **KW)
+
+
+FAMILIES = {
+    "gru": lambda: GRU(2, 10, 2, train_h0=True, seed=0),
+    "plrnn": lambda: PLRNN(2, 10, 2, noise_std=0.1, train_h0=True, seed=0),
+    "alrnn": lambda: ALRNN(2, 10, 2, n_relu=4, noise_std=0.1, seed=0),
+    "shplrnn": lambda: ShallowPLRNN(2, 6, 2, n_hidden=12, clipped=True, noise_std=0.1, seed=0),
+}
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_fused_families_train_like_torch(family, dtype, tol):
+    # the same losses and weights for a few Adam steps; noise on where the family has it
+    model = FAMILIES[family]().to(dtype)
+    task = FlipFlop(n_bits=2, n_steps=10)
+    kw = {**KW, "n_iterations": 3, "batch_size": 4}
+    fused = train(model, task, backend="auto", **kw)
+    ref = train(model, task, backend="torch", **kw)
+    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
+    assert fused.history["loss"] == pytest.approx(ref.history["loss"], rel=tol)
+    for (name, a), b in zip(fused.model.named_parameters(), ref.model.parameters()):
+        torch.testing.assert_close(a, b, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
 
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])

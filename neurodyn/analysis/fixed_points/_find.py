@@ -16,6 +16,7 @@ from neurodyn._version import __version__
 from neurodyn.analysis.fixed_points import _init as init
 from neurodyn.analysis.fixed_points._newton import METHODS, NEWTON_COPIES, newton_polish, pinv_polish
 from neurodyn.analysis.fixed_points._result import FixedPointResult
+from neurodyn.analysis.fixed_points._search import SearchSettings
 from neurodyn.analysis.fixed_points._stability import (
     classify,
     monodromy,
@@ -38,10 +39,11 @@ AUTO_METHOD = "newton"
 #: Newton iterations per candidate assumed by the up-front cost estimate
 _EST_ITERS = 15
 #: the Newton search runs chunks of about this many Jacobian entries (chunk × state²), and at least
-#: NEWTON_MIN_CHUNK candidates: at 128 units, chunks of 128 let candidates of later chunks retire on
-#: the points of earlier ones (1,024 task states: 27 % less CPU than one chunk of 1,024), while
-#: small networks keep one chunk (per-call overhead dominates there)
-NEWTON_CHUNK_ELEMENTS = 1 << 21
+#: NEWTON_MIN_CHUNK candidates: at 128 units, chunks of 64 let candidates of later chunks settle on
+#: the points of earlier ones by chord steps (1,024 task states of the 128-unit flip-flop network:
+#: 182 candidates took Newton steps), while small networks keep one chunk (per-call overhead
+#: dominates there)
+NEWTON_CHUNK_ELEMENTS = 1 << 20
 NEWTON_MIN_CHUNK = 64
 
 
@@ -125,10 +127,12 @@ def find_fixed_points(
         ``"newton"`` (what ``"auto"`` runs): per-candidate damped Newton steps on the exact
         Jacobians of the model family (closed forms, see :func:`neurodyn.analysis.jacobians`;
         autograd for a callable; the chain rule along the orbit for period ``k``), in chunks
-        of about ``2²¹ / state²`` candidates (at least 64) that keep ``4 × chunk × state²``
-        floats under ``max_memory``; a pending candidate whose chord steps with the factorised
-        ``J − I`` of the nearest converged point cut q ×100 at each step down to ``tol_q``
-        converges by those steps alone (no Newton step), a candidate that comes
+        of about ``2²⁰ / state²`` candidates (at least 64) that keep ``4 × chunk × state²``
+        floats under ``max_memory``. From 64 state dims every candidate first takes 30
+        heavy-ball gradient steps on q, all at once (on a float32 copy of a model in a float64
+        search), smaller states a few Levenberg–Marquardt steps each; a pending candidate whose
+        chord steps with the factorised ``J − I`` of the nearest converged point cut q ×20 at
+        each step down to ``tol_q`` converges by those steps alone (no Newton step), a candidate that comes
         within ``tol_unique`` of an already converged point is retired with it, and one whose
         Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. All but
         ``"joint"`` give each candidate its own step size and stop each on its own.
@@ -171,12 +175,9 @@ def find_fixed_points(
     the unstable point 0.
 
     >>> import numpy as np
-    >>> import torch
     >>> from neurodyn.analysis import find_fixed_points
-    >>> from neurodyn.models import LeakyRNN
-    >>> model = LeakyRNN(0, 1, 1, alpha=1.0, seed=0)
-    >>> with torch.no_grad():
-    ...     _ = model.w_rec.fill_(2.0), model.b.zero_()
+    >>> from neurodyn.analysis.fixed_points._examples import bistable_unit
+    >>> model = bistable_unit()  # h -> tanh(2 h)
     >>> result = find_fixed_points(model, initial_states=np.linspace(-2.0, 2.0, 16)[:, None], seed=0)
     >>> points = result.fixed_points()
     >>> sorted(zip(np.round(points.states[:, 0], 4).tolist(), points.stability))
@@ -230,13 +231,16 @@ def find_fixed_points(
     if method == "auto":
         method = AUTO_METHOD
     chunk = _plan(method, x0.shape[0], n_state + n_cond, int(max_order), max_memory)
-    settings = dict(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
+    single = method == "newton" and dtype == torch.float64
+    F32 = _single_map(shell, batch_u, n_cond, n_state) if single else None
+    settings = SearchSettings(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
     parts, counts = [], {"n_candidates": 0, "n_outliers": 0}
     for k in range(1, int(max_order) + 1):
         Gk, jac_k = _power(F, k), power_jacobian(F, k, jac1)
-        extra = {"newton": dict(jacobian=jac_k, tol_unique=tol_unique, chunk_size=chunk),
+        extra = {"newton": dict(jacobian=jac_k, tol_unique=tol_unique, chunk_size=chunk,
+                                single_map=None if F32 is None else _power(F32, k)),
                  "levenberg_marquardt": dict(jacobian=jac_k)}.get(method, {})
-        found = METHODS[method](Gk, x0, progress=progress, **settings, **extra)
+        found = METHODS[method](Gk, x0, settings, progress=progress, **extra)
         counts["n_candidates"] += x0.shape[0]
         parts.append(_collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q))
     attrs = {
@@ -366,6 +370,22 @@ def _augmented_jacobian(jac_hu, n_state):
         return out
 
     return jac
+
+
+def _single_map(shell, batch_u, n_cond, n_state):
+    """The one-step map of a float32 copy of ``shell`` (None without a model): what the Newton
+    search's gradient start runs on (see :func:`~neurodyn.analysis.fixed_points._newton.minimise_newton`)."""
+    if shell is None:
+        return None
+    single = copy.deepcopy(shell).float()
+    if n_cond:
+        return _with_inputs(single.step, None, n_state)
+    u = None if batch_u is None else batch_u.float()
+
+    def F32(h: torch.Tensor) -> torch.Tensor:
+        return single.step(h, None if u is None else u.expand(h.shape[0], -1))
+
+    return F32
 
 
 def _power(F, k: int):

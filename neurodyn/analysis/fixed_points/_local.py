@@ -64,10 +64,8 @@ def compute_stability(
 
     >>> import torch
     >>> from neurodyn.analysis import compute_stability
-    >>> from neurodyn.models import LeakyRNN
-    >>> model = LeakyRNN(0, 1, 1, alpha=1.0, seed=0)
-    >>> with torch.no_grad():
-    ...     _ = model.w_rec.fill_(2.0), model.b.zero_()
+    >>> from neurodyn.analysis.fixed_points._examples import bistable_unit
+    >>> model = bistable_unit()  # h -> tanh(2 h)
     >>> ds = compute_stability(model, torch.tensor([[0.0], [0.9575]], dtype=torch.float64))
     >>> ds.spectral_radius.values.round(3).tolist(), ds.n_unstable.values.tolist()
     ([2.0, 0.166], [1, 0])

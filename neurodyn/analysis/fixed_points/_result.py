@@ -183,12 +183,9 @@ class FixedPointResult(PointResult):
     Examples
     --------
     >>> import numpy as np
-    >>> import torch
     >>> from neurodyn.analysis import find_fixed_points
-    >>> from neurodyn.models import LeakyRNN
-    >>> model = LeakyRNN(0, 1, 1, alpha=1.0, seed=0)
-    >>> with torch.no_grad():
-    ...     _ = model.w_rec.fill_(2.0), model.b.zero_()
+    >>> from neurodyn.analysis.fixed_points._examples import bistable_unit
+    >>> model = bistable_unit()  # h -> tanh(2 h)
     >>> result = find_fixed_points(model, initial_states=np.linspace(-2.0, 2.0, 16)[:, None], seed=0)
     >>> result.states.shape, result.status.tolist()  # (fixed_point, unit), one row per distinct point
     ((3, 1), ['converged', 'converged', 'converged'])

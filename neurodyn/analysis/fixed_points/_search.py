@@ -56,6 +56,18 @@ class SearchState(NamedTuple):
     stalled: torch.Tensor
 
 
+class SearchSettings(NamedTuple):
+    """The stopping rule and first step size shared by every minimiser (see
+    :func:`~neurodyn.analysis.fixed_points.find_fixed_points` for their meaning): a candidate has
+    converged once ``q < tol_q``; it also stops when an accepted step changes q by less than
+    ``tol_dq · lr``, or after ``max_iters`` iterations; ``lr_init`` is the first step size."""
+
+    tol_q: float
+    tol_dq: float
+    max_iters: int
+    lr_init: float
+
+
 def retire(
     out: SearchState,
     idx: torch.Tensor,
@@ -85,6 +97,15 @@ def retire(
     return ~stop
 
 
+def finish(out: SearchState, idx: torch.Tensor, xa: torch.Tensor, qa: torch.Tensor, na: torch.Tensor,
+           bar) -> SearchState:
+    """Write the candidates ``idx`` still active when the iterations ran out (their states ``xa``,
+    q ``qa`` and iteration counts ``na``) into ``out``, close the progress bar, return ``out``."""
+    out.states[idx], out.q[idx], out.iterations[idx] = xa, qa, na
+    bar.close()
+    return out
+
+
 def speed(G: BatchedMap, x: torch.Tensor) -> torch.Tensor:
     """q(x) = ½‖G(x) − x‖² per row; ``x`` (candidate, state) → (candidate,)."""
     return 0.5 * (G(x) - x).pow(2).sum(-1)
@@ -102,11 +123,8 @@ def speed_and_grad(G: BatchedMap, x: torch.Tensor) -> tuple[torch.Tensor, torch.
 def minimise_gradient(
     G: BatchedMap,
     x0: torch.Tensor,
+    settings: SearchSettings,
     *,
-    tol_q: float,
-    tol_dq: float,
-    max_iters: int,
-    lr_init: float,
     progress: bool = False,
 ) -> SearchState:
     """Per-candidate adaptive gradient descent on q (the default method).
@@ -117,6 +135,7 @@ def minimise_gradient(
     evaluation, accepted or not, counts as an iteration. The active candidates are kept in
     compact working tensors that shrink whenever some candidates stop.
     """
+    tol_q, tol_dq, max_iters, lr_init = settings
     n = x0.shape[0]
     x = x0.detach().clone()
     q, g = speed_and_grad(G, x)
@@ -151,19 +170,14 @@ def minimise_gradient(
         keep = retire(out, idx, xa, qa, na, done_dq, lr, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
         if keep is not None:
             idx, xa, qa, ga, va, lr, na = (t[keep] for t in (idx, xa, qa, ga, va, lr, na))
-    x[idx], q[idx], iters[idx] = xa, qa, na  # ran out of iterations
-    bar.close()
-    return SearchState(x, q, iters, converged, stalled)
+    return finish(out, idx, xa, qa, na, bar)
 
 
 def minimise_joint(
     G: BatchedMap,
     x0: torch.Tensor,
+    settings: SearchSettings,
     *,
-    tol_q: float,
-    tol_dq: float,
-    max_iters: int,
-    lr_init: float,
     progress: bool = False,
 ) -> SearchState:
     """FixedPointFinder's joint optimisation: Adam on the mean q of all candidates at once.
@@ -174,6 +188,7 @@ def minimise_joint(
     moving until every one meets the stopping rule or ``max_iters`` is reached; ``iterations``
     is that common count.
     """
+    tol_q, tol_dq, max_iters, lr_init = settings
     x = x0.detach().clone()
     n = x.shape[0]
     m, v = torch.zeros_like(x), torch.zeros_like(x)

@@ -8,8 +8,9 @@ from problems import BistableTanh
 
 import neurodyn.analysis.fixed_points._newton as newton
 from neurodyn.analysis.fixed_points._chord import CHORD_STEPS, chord_check, chord_inverses
+from neurodyn.analysis.fixed_points._search import SearchSettings
 
-SETTINGS = dict(tol_q=1e-24, tol_dq=0.0, max_iters=200, lr_init=1.0)
+SETTINGS = SearchSettings(tol_q=1e-24, tol_dq=0.0, max_iters=200, lr_init=1.0)
 
 
 def test_chord_check_converges_in_the_basin_and_fails_outside():
@@ -57,7 +58,7 @@ def test_newton_search_with_chord_checks_reaches_exact_points(monkeypatch):
     monkeypatch.setattr(newton, "_retire_by_chord", spy)
     found = {}
     for steps in (CHORD_STEPS, 0):
-        out = newton.minimise_newton(problem, x0, **SETTINGS, tol_unique=1e-3, chunk_size=64,
+        out = newton.minimise_newton(problem, x0, SETTINGS, tol_unique=1e-3, chunk_size=64,
                                      chord_steps=steps)
         assert out.converged.all()
         q = 0.5 * (problem(out.states) - out.states).pow(2).sum(-1)

@@ -1,0 +1,115 @@
+"""Numba kernels for training the GRU: the time loop forward and its BPTT backward.
+
+Time-major arrays as in :mod:`~neurodyn.kernels.numba_bptt`: the input drive
+``gi[t] = W_ih u[t] + b_ih`` and its gradient (time, batch, 3 unit), states
+``(time + 1, batch, unit)`` with the initial state first. The gate equations are those of
+:func:`neurodyn.models.gru_step` (torch's ``GRUCell``, Cho et al. 2014), gate order (r, z, n)::
+
+    gh = W_hh h + b_hh,  r = s(gi_r + gh_r),  z = s(gi_z + gh_z),  c = tanh(gi_n + r gh_n)
+    h' = (1 - z) c + z h (+ noise)
+
+Batch rows are independent through time, so one parallel item (``prange``) is one block of
+``KB`` rows running the whole time loop, register-blocked as the rollout kernels of
+:mod:`~neurodyn.kernels.numba_rnn` (each weight element loaded once serves ``KB`` rows). The
+forward stores ``(r, z, c, gh_n)`` per step, all the backward needs; the backward leaves
+``dL/dgi`` and ``dL/dgh`` per step, from which the weight and bias gradients are one product over
+all steps each (formed in torch by the caller). float32 uses the kernels' rational tanh and
+sigmoid (:mod:`~neurodyn.kernels.numba_math`), float64 the exact ones.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from neurodyn.kernels.numba_math import sigmoid, tanh_rational
+from neurodyn.kernels.numba_rnn import KB, matvec_block
+
+__all__ = ["gru_backward_kernel", "gru_forward_kernel"]
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def gru_forward_kernel(w_hh, b_hh, gi, noise, states, gates, exact):
+    """Fill ``states[1:]`` and ``gates`` (time, batch, 4 unit) = ``(r, z, c, gh_n)`` per step.
+
+    ``w_hh`` (3 unit, unit), ``b_hh`` (3 unit,), ``gi`` (time, batch, 3 unit); ``states[0]``
+    holds ``h0`` on entry; ``noise`` (time or 0, batch, unit) is added after each step.
+    """
+    n_steps, n_batch, n3 = gi.shape
+    n = n3 // 3
+    n_blk = (n_batch + KB - 1) // KB
+    with_noise = noise.shape[0] > 0
+    for blk in prange(n_blk):
+        b0 = blk * KB
+        nv = min(KB, n_batch - b0)
+        zero = np.zeros(1, states.dtype)[0]
+        one = zero + 1
+        hb = np.empty((KB, n), states.dtype)
+        gh = np.empty((KB, n3), states.dtype)
+        for k in range(KB):
+            hb[k, :] = states[0, b0 + min(k, nv - 1), :]
+        for t in range(n_steps):
+            matvec_block(w_hh, hb, gh, zero)
+            for k in range(nv):
+                row = b0 + k
+                g_in, g_out, nxt = gi[t, row], gates[t, row], states[t + 1, row]
+                for i in range(n):
+                    hn = gh[k, 2 * n + i] + b_hh[2 * n + i]
+                    r = sigmoid(g_in[i] + gh[k, i] + b_hh[i], exact)
+                    z = sigmoid(g_in[n + i] + gh[k, n + i] + b_hh[n + i], exact)
+                    x = g_in[2 * n + i] + r * hn
+                    c = math.tanh(x) if exact else tanh_rational(x)
+                    h = (one - z) * c + z * hb[k, i]
+                    if with_noise:
+                        h += noise[t, row, i]
+                    g_out[i], g_out[n + i], g_out[2 * n + i], g_out[3 * n + i] = r, z, c, hn
+                    hb[k, i] = h
+                    nxt[i] = h
+            for k in range(nv, KB):  # the tail block repeats its last row
+                hb[k, :] = hb[nv - 1, :]
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def gru_backward_kernel(w_hh_t, grad_states, states, gates, grad_gi, grad_gh, grad_h0):
+    """BPTT of :func:`gru_forward_kernel`.
+
+    ``w_hh_t`` is ``W_hh.T`` (unit, 3 unit); ``grad_states[t]`` is ``dL/dh[t+1]`` from everything
+    but the recurrence (time, batch, unit). Fills ``grad_gi[t] = dL/dgi[t]`` and
+    ``grad_gh[t] = dL/d(W_hh h[t] + b_hh)`` (time, batch, 3 unit) and ``grad_h0 = dL/dh0``
+    (batch, unit). Per step, with ``g = dL/dh[t+1]``: ``dc = g (1 - z)``, ``dz = g (h - c)``,
+    ``dx = dc (1 - c^2)``, ``dr = dx gh_n``; ``grad_gi = (dr r(1-r), dz z(1-z), dx)``,
+    ``grad_gh = (dr r(1-r), dz z(1-z), dx r)``; ``dL/dh[t] = g z + grad_gh @ W_hh``.
+    """
+    n_steps, n_batch, n = grad_states.shape
+    n_blk = (n_batch + KB - 1) // KB
+    for blk in prange(n_blk):
+        b0 = blk * KB
+        nv = min(KB, n_batch - b0)
+        zero = np.zeros(1, states.dtype)[0]
+        one = zero + 1
+        g = np.zeros((KB, n), states.dtype)
+        ggh = np.zeros((KB, 3 * n), states.dtype)
+        back = np.empty((KB, n), states.dtype)
+        for t in range(n_steps - 1, -1, -1):
+            for k in range(nv):
+                row = b0 + k
+                gs, gt, h, gi_out, gh_out = (grad_states[t, row], gates[t, row], states[t, row],
+                                             grad_gi[t, row], grad_gh[t, row])
+                for i in range(n):
+                    gk = g[k, i] + gs[i]
+                    r, z, c, hn = gt[i], gt[n + i], gt[2 * n + i], gt[3 * n + i]
+                    dx = gk * (one - z) * (one - c * c)
+                    dpr = dx * hn * r * (one - r)
+                    dpz = gk * (h[i] - c) * z * (one - z)
+                    gi_out[i], gi_out[n + i], gi_out[2 * n + i] = dpr, dpz, dx
+                    gh_out[i], gh_out[n + i], gh_out[2 * n + i] = dpr, dpz, dx * r
+                    ggh[k, i], ggh[k, n + i], ggh[k, 2 * n + i] = dpr, dpz, dx * r
+                    g[k, i] = gk * z
+            matvec_block(w_hh_t, ggh, back, zero)
+            for k in range(nv):
+                for i in range(n):
+                    g[k, i] += back[k, i]
+        for k in range(nv):
+            grad_h0[b0 + k, :] = g[k, :]

@@ -1,0 +1,117 @@
+"""Fused GRU, PLRNN and ALRNN forward + BPTT against autograd through the models' own step."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from neurodyn.kernels import fused_backend, fused_states
+from neurodyn.models import ALRNN, GRU, PLRNN, ShallowPLRNN
+
+pytest.importorskip("numba", reason="the fused kernels need numba (a core dependency)")
+
+# every option that changes the recurrence: trained h0, no inputs, full A, W with a diagonal, an
+# identity readout, ReLU on none / some / all ALRNN units, clipped shPLRNN; batch 6 is not a
+# multiple of the kernels' 4-row blocks
+MODELS = {
+    "gru": lambda: GRU(2, 7, 1, train_h0=True, seed=0),
+    "gru_no_input": lambda: GRU(0, 5, 2, seed=1),
+    "plrnn": lambda: PLRNN(2, 7, 1, gain=1.5, seed=0),
+    "plrnn_full_A": lambda: PLRNN(2, 6, 6, full_A=True, w_diagonal=True, observation="identity",
+                                  train_h0=True, gain=1.5, seed=2),
+    "alrnn": lambda: ALRNN(2, 7, 1, n_relu=3, gain=1.5, seed=0),
+    "alrnn_linear": lambda: ALRNN(2, 5, 1, n_relu=0, seed=3),
+    "alrnn_all_relu": lambda: ALRNN(0, 5, 2, n_relu=5, full_A=True, gain=1.5, seed=4),
+    "shplrnn_clipped": lambda: ShallowPLRNN(2, 5, 1, n_hidden=11, clipped=True, seed=0),
+}
+
+
+def _reference(model, h0, x, noise):
+    """Autograd through ``model.step`` (the family's one step function), one step at a time."""
+    h, states = h0, []
+    for t in range(x.shape[1]):
+        h = model.step(h, x[:, t]) + noise[:, t]
+        states.append(h)
+    return torch.stack(states, dim=1)
+
+
+def _grads(model, h0, x, noise, weights, fused):
+    model.zero_grad()
+    h0 = h0.clone().requires_grad_(True)
+    states = (fused_states(model.params(), h0, x, noise=noise) if fused
+              else _reference(model, h0, x, noise))
+    (states * weights).sum().backward()
+    named = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+    return states.detach(), {**named, "h0": h0.grad}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", list(MODELS))
+@pytest.mark.parametrize("with_noise", [False, True])
+def test_fused_family_gradients_match_autograd(case, dtype, with_noise):
+    model = MODELS[case]().to(dtype)
+    n, n_in = model.state_size, model.n_inputs
+    gen = torch.Generator().manual_seed(7)
+    with torch.no_grad():  # non-zero biases (GRU, PL h) and trained h0
+        for name, p in model.named_parameters():
+            if name in ("b_ih", "b_hh", "h", "h0", "h1"):
+                p.copy_(0.3 * torch.randn(p.shape, generator=gen, dtype=dtype))
+    x = torch.randn(6, 30, n_in, generator=gen, dtype=dtype)
+    h0 = 0.5 * torch.randn(6, n, generator=gen, dtype=dtype)
+    noise = (0.1 if with_noise else 0.0) * torch.randn(6, 30, n, generator=gen, dtype=dtype)
+    weights = torch.randn(6, 30, n, generator=gen, dtype=dtype)
+    got_states, got = _grads(model, h0, x, noise if with_noise else None, weights, fused=True)
+    ref_states, ref = _grads(model, h0, x, noise, weights, fused=False)
+    rtol = 1e-5 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(got_states, ref_states, rtol=rtol, atol=rtol * ref_states.abs().max())
+    assert set(got) == set(ref) and "h0" in got
+    for name in got:  # relative to each gradient's scale (float32 sums in another order)
+        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+@pytest.mark.parametrize("case", ["gru", "alrnn"])
+def test_fused_family_gradcheck_float64(case):
+    # tiny (few finite differences): 3 GRU units, 4 ALRNN units of which 2 ReLU
+    model = (GRU(2, 3, 1, seed=0) if case == "gru" else ALRNN(2, 4, 1, n_relu=2, gain=1.5, seed=0)).double()
+    p = model.params()
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 4, 2, generator=gen, dtype=torch.float64)
+    h0 = torch.randn(2, model.state_size, generator=gen, dtype=torch.float64, requires_grad=True)
+    rec = "w_hh" if case == "gru" else "W"
+    w = getattr(p, rec).detach().clone().requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda w, h0: fused_states(p._replace(**{rec: w}), h0, x),
+                                    (w, h0), eps=1e-6, atol=1e-8)
+
+
+def test_fused_family_backend_and_errors():
+    for make in MODELS.values():
+        assert fused_backend(make().params()) == "numba"
+    gru = GRU(1, 4, 1).params()
+    assert fused_backend(gru, forcing=True) == "torch"  # teacher forcing: shallow PLRNN only
+    with pytest.raises(ValueError, match="teacher-forced rollouts are fused for the shallow PLRNN only"):
+        fused_backend(gru, backend="numba", forcing=True)
+    with pytest.raises(ValueError, match="forcing is fused for the shallow PLRNN only; drop it for a 'gru'"):
+        fused_states(gru, torch.zeros(2, 4), torch.zeros(2, 5, 1),
+                     forcing=(torch.zeros(2, 5, 4), [0.1] * 5, [1.0] * 4))
+
+
+@pytest.mark.parametrize("case", ["gru", "alrnn"])
+def test_fused_family_same_result_on_more_threads(case, monkeypatch):
+    # a row's arithmetic does not depend on which thread runs its block: bit-identical results
+    from neurodyn.kernels import _fused_autograd as fa
+
+    model = MODELS[case]()
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(10, 12, 2, generator=gen)
+    out = []
+    for rows in (fa.ROWS_PER_THREAD, 1):  # one thread, then one thread per row (as many as Numba has)
+        monkeypatch.setattr(fa, "ROWS_PER_THREAD", rows)
+        model.zero_grad()
+        h0 = model.initial_state(10).detach().requires_grad_(True)
+        states = fused_states(model.params(), h0, x)
+        states.square().sum().backward()
+        grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
+        out.append([states.detach(), h0.grad, *grads])
+    for a, b in zip(*out):
+        assert torch.equal(a, b)
