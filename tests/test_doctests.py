@@ -34,7 +34,9 @@ EXEMPT: set[str] = set()
 _KERNELS = {
     "numba_bptt": ["leaky_backward_kernel", "leaky_backward_stack", "leaky_forward_kernel",
                    "leaky_forward_stack", "matmul_rows", "matmul_rows_axpy", "matmul_tn"],
-    "numba_bptt_plrnn": ["shallow_forced_backward", "shallow_forced_forward"],
+    "numba_bptt_gru": ["gru_backward_kernel", "gru_forward_kernel"],
+    "numba_bptt_plrnn": ["pl_backward_kernel", "pl_forward_kernel", "shallow_forced_backward",
+                         "shallow_forced_forward"],
     "numba_gemm": ["gru_gemm_kernel", "leaky_gemm_kernel", "pl_gemm_kernel", "shallow_gemm_kernel"],
     "numba_math": ["activate", "activate_with_slope", "sigmoid", "softplus", "tanh_rational"],
     "numba_plrnn": ["pl_kernel", "shallow_kernel"],
