@@ -1,5 +1,6 @@
 # neurodyn: `make demo` trains a 3-bit flip-flop RNN and analyses its fixed points; `make test` runs the
-# whole test suite; `make docs` builds the documentation site into site/. All create the virtual environment first.
+# whole test suite; `make docs` builds the documentation site into site/; `make notebooks` writes a Jupyter
+# notebook of each gallery page into notebooks/. All create the virtual environment first.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -7,7 +8,7 @@ EXTRAS ?= dev,docs,gpu,ot,nwb,dist
 STAMP := $(VENV)/.installed
 RUN ?= runs/flipflop
 
-.PHONY: install demo test test-fast lint bench docs clean
+.PHONY: install demo test test-fast lint bench docs notebooks clean
 
 install: $(STAMP)
 
@@ -36,8 +37,15 @@ lint: install
 docs: install
 	$(BIN)/mkdocs build --strict
 
+# the gallery pages (jupytext percent-format, their one source) as notebooks, outputs not included
+notebooks: install
+	mkdir -p notebooks
+	for page in docs/gallery/*.py; do \
+		$(BIN)/jupytext --quiet --to ipynb --set-kernel python3 -o notebooks/$$(basename $$page .py).ipynb $$page \
+		|| exit 1; done
+
 bench: install
 	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache site .cache
+	rm -rf $(VENV) runs .pytest_cache site .cache notebooks

@@ -41,7 +41,10 @@ def import_module(name: str, *, skip: bool = True):
 
 def exported_objects(modules: list[str] | None = None) -> dict[int, tuple[str, object]]:
     """Every function or class named in a public ``__all__`` and defined in neurodyn, keyed by ``id``
-    (re-exports resolve to one object), with its qualified name ``module.name`` where it is defined."""
+    (re-exports resolve to one object), with its qualified name ``module.name`` where it is defined.
+
+    A compiled kernel (a Numba dispatcher or a Triton JIT function) stands for the Python function it
+    compiles, whose docstring it shows."""
     found: dict[int, tuple[str, object]] = {}
     for name in modules or public_modules():
         module = import_module(name, skip=False)
@@ -50,7 +53,9 @@ def exported_objects(modules: list[str] | None = None) -> dict[int, tuple[str, o
         for attr in getattr(module, "__all__", []):
             obj = getattr(module, attr, None)
             if not (inspect.isfunction(obj) or inspect.isclass(obj)):
-                continue
+                obj = getattr(obj, "py_func", None) or getattr(obj, "fn", None)  # a compiled kernel
+                if not inspect.isfunction(obj):
+                    continue
             home = getattr(obj, "__module__", "") or ""
             if home.split(".")[0] != "neurodyn" or id(obj) in found:
                 continue

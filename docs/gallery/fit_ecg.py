@@ -14,8 +14,9 @@
 # signal instead and says so. The fit is tiny when the site is built (about
 # 30 s of ECG, 250 batches of 16 windows, stronger forcing), so its free run is at best a rough
 # oscillation, not yet at the heart's period, and its scores sit near the baselines'; set
-# `NEURODYN_FULL=1` for the whole files and 200 × 20 batches of 64, the settings of
-# `examples/fit_recordings.py` (its full-size scores are in the guide's "Fitting recordings" page).
+# `NEURODYN_FULL=1` for the whole files and 200 × 20 batches of 64, the sizes whose scores and attractor
+# the guide's "Fitting recordings" page reports (`python examples/fit_recordings.py` runs this page and
+# the other recordings' pages at that size).
 
 # %%
 import os
@@ -23,11 +24,11 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np
 
-from neurodyn.analysis import evaluate_reconstruction
+from neurodyn.analysis import evaluate_reconstruction, find_attracting_cycles
 from neurodyn.io import TimeSeries, apply_preprocessing, find_recordings
 from neurodyn.models import ShallowPLRNN
 from neurodyn.plotting import plot_reconstruction
-from neurodyn.training import fit_teacher_forcing
+from neurodyn.training import fit_teacher_forcing, generate
 
 full = os.environ.get("NEURODYN_FULL") == "1"
 ecg_dir = find_recordings("ecg_pecuzal5d")
@@ -74,14 +75,61 @@ print(f"fit {fit.status}; loss {fit.history['loss'][0]:.3f} -> {fit.history['los
 # ## Scores of the free run
 #
 # The fitted model runs freely from the first held-out point; after a transient its trajectory is
-# scored against the held-out data (lower is better for all three).
+# scored against the held-out data (lower is better for all three). The fitted model's largest
+# Lyapunov exponent (`lyapunov=True`, nats per time step) is computed too.
 
 # %%
 scores = evaluate_reconstruction(fit.model, train.values, test.values, observation="identity",
-                                 n_transient=1000 if full else 100, smoothing=2.0, n_bins=20)
+                                 n_transient=1000 if full else 100, smoothing=2.0, n_bins=20, lyapunov=True)
 print(scores.summary())
+
+# %% [markdown]
+# ## The attractor, identified exactly
+#
+# `find_attracting_cycles` follows the orbit from a state the free run settled on until it returns to
+# itself and solves the cycle of the linear regions it visited; a stable k-cycle has all monodromy
+# eigenvalues inside the unit circle. When no orbit closes, the largest Lyapunov exponent tells chaos
+# (> 0) from a quasi-periodic orbit (≈ 0). The dominant period of the free run (the highest
+# autocorrelation peak between 20 and 80 steps) is compared with the data's.
+
+# %%
+settled = generate(fit.model, test.values[0], 2000 if full else 200, observation="identity").states[-1]
+cycles = find_attracting_cycles(fit.model, settled, n_transient=3000 if full else 100, max_order=300)
+print(cycles.summary())
+
+
+def dominant_period(x: np.ndarray, lo: int = 20, hi: int = 80) -> int:
+    """Lag of the highest autocorrelation peak in [lo, hi) time steps."""
+    x = x - x.mean()
+    ac = np.correlate(x, x, "full")[len(x) - 1:] / np.arange(len(x), 0, -1)
+    return lo + int(np.argmax(ac[lo:hi]))
+
+
+amplitude = float(scores.generated[-500:, 0].std())
+if cycles.n_cycles:
+    k, rho = int(cycles.order[0]), float(np.abs(cycles.eigenvalues[0]).max())
+    kind = (f"fixed point (max |eigenvalue| {rho:.2f})" if k == 1 else
+            f"limit cycle, an exact {cycles.stability[0]} {k}-cycle (max |eigenvalue| {rho:.2f})")
+elif amplitude < 1e-3:
+    kind = "fixed point"
+else:
+    kind = "chaotic attractor" if scores.max_lyapunov > 0.01 else "quasi-periodic orbit"
+period_data, period_gen = dominant_period(test.values[:, 0]), dominant_period(scores.generated[:, 0])
+period = (f"no oscillation left (the data's period is {period_data} steps)" if kind.startswith("fixed")
+          else f"period {period_gen} steps generated vs {period_data} in the data "
+          f"({period_gen * train.dt:.3f} s vs {period_data * train.dt:.3f} s)")
+print(f"ECG attractor: {kind}; max Lyapunov exponent {scores.max_lyapunov:.4f} per step; {period}")
+
+# %% [markdown]
+# The held-out data and the free run, with the exact cycle (when the orbit closed) in the projection
+# on the present and the 20-samples-delayed coordinate.
 
 # %%
 names = ["ECG x(t)", "x(t - 10 samples)", "x(t - 20 samples)", "x(t - 55 samples)", "x(t - 68 samples)"]
-plot_reconstruction(scores, test.values, channels=(0, 2), dt=train.dt, channel_names=names, title=source)
+axes = plot_reconstruction(scores, test.values, channels=(0, 2), dt=train.dt, channel_names=names,
+                           title=f"{source}: {kind.split(' (')[0]}")
+if cycles.n_cycles:
+    loop = np.vstack([cycles.states, cycles.states[:1]])  # identity readout: units 0-4 are the channels
+    axes[1].plot(loop[:, 0], loop[:, 2], "o-", ms=2, lw=1.0, label=f"exact {cycles.order[0]}-cycle")
+    axes[1].legend()
 plt.show()

@@ -14,7 +14,8 @@
 # The recording is read from `NEURODYN_DATA` or a `shared/data` folder (see
 # `neurodyn.io.find_recordings`); a clone without it fits 20 synthetic slow oscillations instead and
 # says so. The fit is tiny when the site is built (16 hidden units, 20 × 10 batches of 16 windows); set
-# `NEURODYN_FULL=1` for 64 hidden units and 60 × 20 batches of 32.
+# `NEURODYN_FULL=1` for 64 hidden units and 20 × 20 batches of 32, the sizes whose scores the guide's
+# "Fitting recordings" page reports.
 
 # %%
 import os
@@ -56,7 +57,7 @@ stats = train.preprocessing[-1]
 test = test.standardize(stats["mean"], stats["std"])
 print(f"{source}: {train.n_steps} training and {test.n_steps} held-out scans of {train.n_channels} regions")
 model = ShallowPLRNN(0, 20, 20, n_hidden=64 if full else 16, clipped=True, seed=0)
-fit = fit_teacher_forcing(model, train, observation="identity", alpha=0.2, n_epochs=60 if full else 20,
+fit = fit_teacher_forcing(model, train, observation="identity", alpha=0.2, n_epochs=20,
                           batches_per_epoch=20 if full else 10, batch_size=32 if full else 16, seq_len=30,
                           lr=5e-3, lr_end=1e-4 if full else 1e-3, progress=False, seed=0)
 print(f"fit {fit.status}; loss {fit.history['loss'][0]:.3f} -> {fit.history['loss'][-1]:.3f}")
@@ -64,14 +65,58 @@ print(f"fit {fit.status}; loss {fit.history['loss'][0]:.3f} -> {fit.history['los
 # %% [markdown]
 # ## Scores of the free run
 #
-# Lower is better for all three measures. The held-out block is short, so the transient is 20 scans
-# and the prediction error is taken 5 scans ahead.
+# Lower is better for all three measures. The free run starts from the first held-out scan; its first
+# `n_transient` generated scans (500, or 20 when the site is built) are dropped before the rest is
+# scored against the held-out block, and the prediction error is taken 5 scans ahead.
 
 # %%
 scores = evaluate_reconstruction(fit.model, train.values, test.values, observation="identity",
-                                 n_transient=20, pe_steps=5, smoothing=1.0, method="gmm", seed=0)
+                                 n_transient=500 if full else 20, pe_steps=5, smoothing=1.0, method="gmm",
+                                 seed=0)
 print(scores.summary())
 
 # %%
 plot_reconstruction(scores, test.values, channels=(0, 1), n_show=72, channel_names=names, title=source)
 plt.show()
+
+# %% [markdown]
+# ## With the task inputs (a file you supply)
+#
+# The study's stimulus inputs (5 binary regressors per scan: triangle, square and three task
+# instructions) are only in `NBKO_PLRNN_dataset.mat` (Kramer et al. 2022), which has no stated licence,
+# so this section runs only when the environment variable `NEURODYN_FMRI_INPUTS` names a copy you may
+# use: that `.mat` (subject 6 is read) or a `.npz` with `bold` (block, scan, roi) and `inputs` (block,
+# scan, input). Blocks 1-4 train with the inputs fed at every step (`n_inputs = 5`); the free run is
+# driven by block 5's inputs from its first scan and scored, after 5 scans, against a linear ARX model
+# `x' = A x + C u' + c` fitted by least squares, and the mean.
+
+# %%
+inputs_file = os.environ.get("NEURODYN_FMRI_INPUTS")
+scores_inputs = None
+if inputs_file and not os.path.isfile(inputs_file):
+    raise SystemExit(f"NEURODYN_FMRI_INPUTS names {inputs_file}, which is not a file; fix or unset it")
+if inputs_file and inputs_file.endswith(".mat"):
+    from scipy.io import loadmat
+
+    subject = loadmat(inputs_file, squeeze_me=True)["Data"][6]
+    blocks = [np.stack([b.T for b in subject[key].item()]).astype(float) for key in ("X", "Inp")]
+elif inputs_file:
+    with np.load(inputs_file) as f:
+        blocks = [f["bold"].astype(float), f["inputs"].astype(float)]
+if inputs_file:
+    driven = TimeSeries.from_arrays(blocks[0][:4], inputs=blocks[1][:4]).standardize()
+    stats = driven.preprocessing[-1]
+    x_test = (blocks[0][4] - stats["mean"]) / stats["std"]
+    model = ShallowPLRNN(driven.n_inputs, driven.n_channels, driven.n_channels, n_hidden=64 if full else 8,
+                         clipped=True, seed=0)
+    fit = fit_teacher_forcing(model, driven, observation="identity", alpha=0.2, n_epochs=60 if full else 2,
+                              batches_per_epoch=20 if full else 3, batch_size=32, seq_len=30, lr=5e-3,
+                              lr_end=1e-4, progress=False, seed=0)
+    scores_inputs = evaluate_reconstruction(
+        fit.model, driven.data.reshape(-1, driven.n_channels), x_test, observation="identity",
+        inputs_train=driven.inputs.reshape(-1, driven.n_inputs), inputs_test=blocks[1][4], n_transient=5,
+        pe_steps=3, smoothing=1.0, method="gmm", seed=0)
+    print(scores_inputs.summary())
+else:
+    print("fMRI with task inputs skipped: set NEURODYN_FMRI_INPUTS to the study's .mat or a .npz with "
+          "'bold' and 'inputs'")

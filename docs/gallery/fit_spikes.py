@@ -14,7 +14,8 @@
 # `neurodyn.io.find_recordings`); a clone without them fits synthetic Poisson counts driven by a slow
 # rotation instead and says so. The fits are tiny when the site is built (the first 3,000 bins of each
 # area, a tanh RNN of 8 units, 15 × 10 batches of 16 windows); set `NEURODYN_FULL=1` for all bins and a
-# clipped shallow PLRNN with 64 hidden units trained for 60 × 20 batches of 64.
+# clipped shallow PLRNN with 64 hidden units trained for 60 × 20 batches of 64, the sizes whose M1 scores
+# the guide's "Fitting recordings" page reports.
 
 # %%
 import os

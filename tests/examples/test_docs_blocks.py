@@ -1,11 +1,13 @@
 """Every ```python block of the README and of every page in docs/ runs as pasted: each in its own plain
-Python process, in an empty folder, writing only the files it names. (```py blocks show other libraries'
-code and are not run.)"""
+Python process, in an empty folder, writing only the files it names. Every other fenced block carries a
+language from :data:`LANGUAGES`, which says how it is checked or why it is not Python."""
 
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tomllib
 
 import pytest
 from _notebooks import untracked_files
@@ -25,11 +27,71 @@ SLOW = {("README", 0), ("fixed_points", 0), ("tasks", 3), ("sweeps", 0), ("error
         ("low_rank", 0), ("low_rank", 1), ("swap_errors", 0)}
 
 
+#: the language of every fenced block in the README and docs/, and how it is checked
+LANGUAGES = {
+    "python": "run as pasted, below",
+    "bash": "command lines: `neurodyn ...` lines parse with the real parser (test_documented_commands.py, "
+            "which also runs the README's in order); `make X` names a Makefile target; `python SCRIPT` "
+            "names a script of the repository that accepts every option given",
+    "toml": "a sweep specification: loaded and validated by neurodyn.sweep.load_spec",
+    "yaml": "a Dask configuration file (dask-jobqueue's, not neurodyn's): parsed as YAML",
+    "py": "a peer library's code beside neurodyn's (Coming from pages); the peer is not a dependency",
+    "julia": "the GTF-shPLRNN / SCYFI Julia code beside neurodyn's; Julia is not a dependency",
+    "text": "a diagram, a folder layout or program output: not code",
+}
+
+
+def fenced_blocks(path) -> list[tuple[str, str]]:
+    """(language, code) of every fenced block; an unlabelled fence has language ``""``."""
+    return re.findall(r"^[ \t]*```(\w*)[ \t]*\n(.*?)^[ \t]*```[ \t]*$", path.read_text(), flags=re.S | re.M)
+
+
 def python_blocks(path):
-    return re.findall(r"^```python\n(.*?)^```", path.read_text(), flags=re.S | re.M)
+    return [code for lang, code in fenced_blocks(path) if lang == "python"]
 
 
 BLOCKS = [(page, i) for page, path in PAGES.items() for i in range(len(python_blocks(path)))]
+
+
+def test_every_block_has_a_known_language_and_none_is_indented():
+    unknown = [(page, lang or "(none)") for page, path in PAGES.items() for lang, _ in fenced_blocks(path)
+               if lang not in LANGUAGES]
+    assert not unknown, f"label these fences with one of {sorted(LANGUAGES)}: {unknown}"
+    indented = [page for page, path in PAGES.items() if re.search(r"^[ \t]+```", path.read_text(), re.M)]
+    assert not indented, f"indented fences are not run; move them to the margin: {indented}"
+
+
+def blocks_of(language: str) -> list[tuple[str, str]]:
+    return [(page, code) for page, path in PAGES.items() for lang, code in fenced_blocks(path)
+            if lang == language]
+
+
+def test_bash_lines_name_real_targets_scripts_and_options():
+    makefile = (REPO / "Makefile").read_text()
+    for page, code in blocks_of("bash"):
+        for line in re.sub(r"\\\n\s*", " ", code).splitlines():
+            words = shlex.split(line.split(" # ")[0].split("  #")[0], comments=True)
+            words = [w for w in words if not re.fullmatch(r"[A-Z_]+=.*", w)]  # environment assignments
+            if not words or words[0] == "neurodyn":
+                continue
+            if words[0] == "make":
+                assert re.search(rf"^{words[1]}:", makefile, re.M), f"{page}: no Makefile target {words[1]}"
+                continue
+            assert words[0].endswith("python"), f"{page}: a bash line no test checks: {line}"
+            script = (REPO / words[1]).read_text()
+            missing = [w for w in words[2:] if w.startswith("--") and f'"{w.split("=")[0]}"' not in script]
+            assert not missing, f"{page}: {words[1]} has no option {missing}"
+
+
+def test_toml_and_yaml_blocks_load():
+    import yaml
+
+    from neurodyn.sweep import load_spec
+
+    for _page, code in blocks_of("toml"):
+        load_spec(tomllib.loads(code))  # raises SpecError naming a bad option
+    for page, code in blocks_of("yaml"):
+        assert isinstance(yaml.safe_load(code), dict), page
 
 
 def test_every_page_is_read_and_the_known_writers_exist():

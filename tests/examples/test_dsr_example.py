@@ -1,60 +1,65 @@
-"""The recordings-fitting notebook runs at tiny size opened from examples/, and matches its script."""
+"""examples/fit_recordings.py runs the recordings' gallery pages (their one source) and tabulates their
+scores: checked here on a stand-in page whose model is the exact generator of its data, so the fitted
+row's prediction error is 0. The real pages run when the site is built (tests/examples/test_site.py)."""
 
-import json
+import ast
+import importlib.util
+import os
 
 import pytest
-from _notebooks import execute, n_images, text_output, untracked_files
-from _paths import REPO
+from _paths import DOCS, EXAMPLES
 
-ROOT = REPO
-SCRIPT = ROOT / "examples" / "fit_recordings.py"
-NOTEBOOK = ROOT / "examples" / "fit_recordings.ipynb"
+STAND_IN = '''
+import os
+import numpy as np
+from neurodyn.analysis import evaluate_reconstruction
+from neurodyn.models import PLRNN
+from neurodyn.plotting import plot_reconstruction
 
-
-def script_cells(text: str) -> list[tuple[str, str]]:
-    """(kind, source) of the ``# %%`` cells of a percent-format script."""
-    cells, kind, lines = [], None, []
-    for line in text.splitlines():
-        if line.startswith("# %%"):
-            if kind is not None:
-                cells.append((kind, "\n".join(lines).strip("\n")))
-            kind, lines = ("markdown" if "[markdown]" in line else "code"), []
-        elif kind == "markdown":
-            lines.append(line[2:] if line.startswith("# ") else line.lstrip("#"))
-        else:
-            lines.append(line)
-    cells.append((kind, "\n".join(lines).strip("\n")))
-    return cells
+print("size", os.environ["NEURODYN_FULL"])
+c, s = np.cos(0.2), np.sin(0.2)
+model = PLRNN.from_arrays(A=[[c, -s], [s, c]], W=np.zeros((2, 2)), h=np.zeros(2))  # a rotation
+t = 0.2 * np.arange(400)
+x = np.c_[np.cos(t), np.sin(t)]
+scores = evaluate_reconstruction(model, x[:200], x[200:], observation="identity", n_transient=50,
+                                 pe_steps=1, n_bins=10)
+axes = plot_reconstruction(scores, x[200:])
+'''
 
 
-def test_notebook_matches_script():
-    nb = json.loads(NOTEBOOK.read_text())
-    got = [(c["cell_type"], "".join(c["source"])) for c in nb["cells"]]
-    assert got == script_cells(SCRIPT.read_text())
+@pytest.fixture
+def runner():
+    spec = importlib.util.spec_from_file_location("fit_recordings_example", EXAMPLES / "fit_recordings.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-@pytest.mark.slow
-def test_notebook_runs_tiny_from_its_folder(shared_data, tmp_path, monkeypatch):
-    """Opened from examples/ with no data folder given: the recordings are found by walking up."""
-    # the study's .mat (no stated licence) is read here, in a test, through the example's opt-in variable
-    monkeypatch.setenv("NEURODYN_TINY", "1")
-    monkeypatch.setenv("NEURODYN_OUT", str(tmp_path))
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    mat = shared_data / "fmri_koppe_nback" / "NBKO_PLRNN_dataset.mat"
-    monkeypatch.setenv("NEURODYN_FMRI_INPUTS", str(mat))
-    monkeypatch.delenv("NEURODYN_DATA", raising=False)
-    monkeypatch.delenv("MPLBACKEND", raising=False)
-    before = untracked_files()
-    nb = execute(NOTEBOOK)
-    stdout = text_output(nb)
-    table = (tmp_path / "scores.md").read_text()
-    for name in ("ECG", "EEG", "M1 spikes", "fMRI", "fMRI + inputs"):
-        assert sum(line.startswith(f"| {name} |") for line in table.splitlines()) == 3
-    kind = [line for line in stdout.splitlines() if line.startswith("ECG attractor: ")]
-    assert len(kind) == 1 and kind[0].split("; ")[0].split(": ", 1)[1].startswith(
-        ("fixed point", "limit cycle", "chaotic attractor", "quasi-periodic orbit")), stdout[-2000:]
-    assert "(method orbits;" in stdout  # the exact search for the attractor's cycle ran
-    assert (tmp_path / "ecg_attractor.png").stat().st_size > 10_000
-    assert n_images(nb) >= 1  # the figure is shown inline: no backend forced
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ecg_attractor.png", "scores.md"]
-    assert untracked_files() == before
+def test_runner_runs_pages_and_writes_figure_and_table(runner, tmp_path, monkeypatch, capsys):
+    (tmp_path / "page.py").write_text(STAND_IN)
+    monkeypatch.setattr(runner, "GALLERY", tmp_path)
+    monkeypatch.setattr(runner, "PAGES", {"ECG": "page.py", "fMRI": "page.py"})
+    monkeypatch.delenv("NEURODYN_FULL", raising=False)
+    out = tmp_path / "out"
+    scores = runner.main(tiny=True, out_dir=out, pages=("ECG", "fMRI"))
+    assert capsys.readouterr().out.count("size 0") == 2  # the pages ran at the site's small size
+    assert "NEURODYN_FULL" not in os.environ  # and the size variable is set for them only
+    assert sorted(p.name for p in out.iterdir()) == ["ecg_attractor.png", "scores.md"]
+    assert (out / "ecg_attractor.png").stat().st_size > 10_000
+    rows = (out / "scores.md").read_text().splitlines()[2:]
+    assert [r.split(" | ")[:2] for r in rows] == [[f"| {n}", m] for n in ("ECG", "fMRI")
+                                                  for m in ("fitted", "linear", "mean")]
+    assert rows[0].endswith("| 0.000 |")  # the exact model predicts the held-out data
+    assert list(scores) == ["ECG", "fMRI"]
+
+
+def test_the_real_pages_define_what_the_runner_reads(runner):
+    for name, page in runner.PAGES.items():
+        tree = ast.parse((DOCS / "gallery" / page).read_text())
+        names = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
+                 if isinstance(t, ast.Name)}
+        assert "scores" in names, page
+        if name == "ECG":
+            assert "axes" in names
+        if name == "fMRI":
+            assert "scores_inputs" in names
