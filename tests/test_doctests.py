@@ -27,24 +27,8 @@ OPTIONFLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 EXEMPT: set[str] = set()
 
 #: names whose Examples section is still to be written (kept short; the test below fails when a name
-#: in this set has gained an example, so it shrinks as they are written). The compiled kernels of the
-#: public modules neurodyn.kernels.numba_* and triton_kernels: each is tested against the torch reference
-#: in tests/kernels, and `neurodyn.kernels.rollout`, which runs them, has its example; an example of its
-#: own compiles the kernel (Numba) or needs a GPU (Triton, to be skipped without one).
-_KERNELS = {
-    "numba_bptt": ["leaky_backward_kernel", "leaky_backward_stack", "leaky_forward_kernel",
-                   "leaky_forward_stack", "matmul_rows", "matmul_rows_axpy", "matmul_tn"],
-    "numba_bptt_gru": ["gru_backward_kernel", "gru_forward_kernel"],
-    "numba_bptt_plrnn": ["pl_backward_kernel", "pl_forward_kernel", "shallow_forced_backward",
-                         "shallow_forced_forward"],
-    "numba_gemm": ["gru_gemm_kernel", "leaky_gemm_kernel", "pl_gemm_kernel", "shallow_gemm_kernel"],
-    "numba_math": ["activate", "activate_with_slope", "sigmoid", "softplus", "tanh_rational"],
-    "numba_plrnn": ["pl_kernel", "shallow_kernel"],
-    "numba_rnn": ["gru_kernel", "leaky_kernel"],
-    "triton_kernels": ["gru_kernel", "leaky_kernel", "leaky_tiled_kernel", "pl_kernel", "shallow_kernel"],
-}
-PENDING: set[str] = {f"neurodyn.kernels.{module}.{name}" for module, names in _KERNELS.items()
-                     for name in names}
+#: in this set has gained an example, so it shrinks as they are written)
+PENDING: set[str] = set()
 
 OBJECTS = exported_objects()
 BY_MODULE: dict[str, list[tuple[str, object]]] = defaultdict(list)

@@ -46,7 +46,7 @@ def _choose_backend(backend: str, device: torch.device, family: Any, params: Any
         raise ValueError(f"unknown backend {backend!r}; choose one of auto, {', '.join(BACKENDS)}")
     if backend == "auto":
         if device.type == "cuda" and backend_available("triton") and kernel_for("triton", family):
-            from neurodyn.kernels.triton_backend import supports
+            from neurodyn.kernels._triton_backend import supports
 
             return "triton" if supports(family.name, params, dtype) is None else "torch"
         if device.type == "cpu" and backend_available("numba") and kernel_for("numba", family):
@@ -64,7 +64,7 @@ def _choose_backend(backend: str, device: torch.device, family: Any, params: Any
     if backend == "numba" and device.type != "cpu":
         raise ValueError("the numba backend runs on CPU tensors; move h0 to the CPU or use triton")
     if backend == "triton":
-        from neurodyn.kernels.triton_backend import interpreting, supports
+        from neurodyn.kernels._triton_backend import interpreting, supports
 
         reason = supports(family.name, params, dtype)
         if reason:

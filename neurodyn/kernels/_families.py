@@ -31,9 +31,9 @@ KERNEL_BACKENDS = ("numba", "triton")
 def _table(backend: str) -> dict[str, Callable[..., None]]:
     """The family-name → chunk-runner table of a compiled backend (imports neither Numba nor Triton)."""
     if backend == "numba":
-        from neurodyn.kernels.numba_backend import KERNELS
+        from neurodyn.kernels._numba_backend import KERNELS
     elif backend == "triton":
-        from neurodyn.kernels.triton_backend import KERNELS
+        from neurodyn.kernels._triton_backend import KERNELS
     else:
         raise ValueError(f"backend {backend!r} has no kernel table; choose one of "
                          f"{', '.join(KERNEL_BACKENDS)}")

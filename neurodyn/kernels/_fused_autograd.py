@@ -10,7 +10,7 @@ def leaky(params, h0, u, xi):
     """Leaky-RNN states (network, time, batch, unit) of ensemble params (tensor fields stacked over
     networks); ``h0`` (network, batch, unit), ``u`` (network, time, batch, input), ``xi`` noise
     (network, time, batch, unit) or None. The drive ``W_in u + b`` is formed inside the kernel."""
-    from neurodyn.kernels.numba_math import ACTIVATION_CODES
+    from neurodyn.kernels._numba_math import ACTIVATION_CODES
 
     dtype = h0.dtype
     weights = (params.w_rec.to(dtype), params.w_in.to(dtype), params.b.to(dtype))
@@ -74,11 +74,11 @@ class _LeakyRecurrence(torch.autograd.Function):
     """``(w_rec, w_in, b, u, h0, noise) -> states`` of a stack of networks: ``w_rec`` (network, unit,
     unit), ``w_in`` (network, unit, input), ``b`` (network, unit), ``u`` (network, time, batch,
     input), ``h0`` (network, batch, unit), ``noise`` (network, time, batch, unit) or None; the loops
-    run in :mod:`~neurodyn.kernels.numba_bptt`, one network per parallel item."""
+    run in :mod:`~neurodyn.kernels._numba_bptt`, one network per parallel item."""
 
     @staticmethod
     def forward(ctx, w_rec, w_in, b, u, h0, noise, alpha, code):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt import leaky_forward_stack
+        from neurodyn.kernels._numba_bptt import leaky_forward_stack
 
         dt = h0.detach().numpy().dtype.type
         n_net, n_steps, n_batch = u.shape[:3]
@@ -96,7 +96,7 @@ class _LeakyRecurrence(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt import leaky_backward_stack
+        from neurodyn.kernels._numba_bptt import leaky_backward_stack
 
         w, w_in, u, states, slopes = ctx.saved_tensors
         n_net, n_steps, n_batch, n_in = u.shape
@@ -114,11 +114,11 @@ class _LeakyRecurrence(torch.autograd.Function):
 
 class _ShallowForced(torch.autograd.Function):
     """``(a, W1, W2, h2, drive, z0, noise, target, alphas, mask) -> predictions``, time-major, with
-    the loops in :mod:`~neurodyn.kernels.numba_bptt_plrnn`."""
+    the loops in :mod:`~neurodyn.kernels._numba_bptt_plrnn`."""
 
     @staticmethod
     def forward(ctx, a, w1, w2, h2, drive, z0, noise, target, alphas, mask, clipped):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt_plrnn import shallow_forced_forward
+        from neurodyn.kernels._numba_bptt_plrnn import shallow_forced_forward
 
         n_steps, n_batch, n = target.shape
         n_hid, dtype = w2.shape[0], z0.dtype
@@ -137,7 +137,7 @@ class _ShallowForced(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_preds):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt_plrnn import shallow_forced_backward
+        from neurodyn.kernels._numba_bptt_plrnn import shallow_forced_backward
 
         a, w1, w2, alphas, mask, carried, acts, s1, s2 = ctx.saved_tensors
         n_steps, n_batch, n = grad_preds.shape
@@ -174,11 +174,11 @@ def _noise(noise, n_batch, n, dtype):
 
 class _GRURecurrence(torch.autograd.Function):
     """``(w_hh, b_hh, gi, h0, noise) -> states`` (time, batch, unit), ``gi`` = ``W_ih u + b_ih``
-    (time, batch, 3 unit); the loops run in :mod:`~neurodyn.kernels.numba_bptt_gru`."""
+    (time, batch, 3 unit); the loops run in :mod:`~neurodyn.kernels._numba_bptt_gru`."""
 
     @staticmethod
     def forward(ctx, w_hh, b_hh, gi, h0, noise):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt_gru import gru_forward_kernel
+        from neurodyn.kernels._numba_bptt_gru import gru_forward_kernel
 
         n_steps, n_batch, n3 = gi.shape
         n = n3 // 3
@@ -194,7 +194,7 @@ class _GRURecurrence(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt_gru import gru_backward_kernel
+        from neurodyn.kernels._numba_bptt_gru import gru_backward_kernel
 
         w, states, gates = ctx.saved_tensors
         n_steps, n_batch, n = grad_states.shape
@@ -210,11 +210,11 @@ class _GRURecurrence(torch.autograd.Function):
 
 class _PiecewiseRecurrence(torch.autograd.Function):
     """``(A, W, drive, z0, noise, n_relu) -> states`` (time, batch, latent) of the PLRNN / ALRNN;
-    the loops run in :mod:`~neurodyn.kernels.numba_bptt_plrnn`."""
+    the loops run in :mod:`~neurodyn.kernels._numba_bptt_plrnn`."""
 
     @staticmethod
     def forward(ctx, a, w, drive, z0, noise, n_relu):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt_plrnn import pl_forward_kernel
+        from neurodyn.kernels._numba_bptt_plrnn import pl_forward_kernel
 
         n_steps, n_batch, n = drive.shape
         joined = torch.cat([a.detach(), w.detach()], dim=1).contiguous()  # [A | W] (latent, 2 latent)
@@ -229,7 +229,7 @@ class _PiecewiseRecurrence(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
-        from neurodyn.kernels.numba_bptt_plrnn import pl_backward_kernel
+        from neurodyn.kernels._numba_bptt_plrnn import pl_backward_kernel
 
         joined, states = ctx.saved_tensors
         n_steps, n_batch, n = grad_states.shape

@@ -1,8 +1,8 @@
 """Fused training rollouts: the whole time loop forward and BPTT backward in one compiled kernel.
 
 :func:`fused_states` is a differentiable rollout whose ``torch.autograd.Function`` runs the time
-loop in Numba (:mod:`~neurodyn.kernels.numba_bptt` for the leaky RNN,
-:mod:`~neurodyn.kernels.numba_bptt_gru` for the GRU, :mod:`~neurodyn.kernels.numba_bptt_plrnn` for
+loop in Numba (:mod:`~neurodyn.kernels._numba_bptt` for the leaky RNN,
+:mod:`~neurodyn.kernels._numba_bptt_gru` for the GRU, :mod:`~neurodyn.kernels._numba_bptt_plrnn` for
 the PLRNN, ALRNN and shallow PLRNN) and backpropagates through time in Numba too, instead of
 recording one autograd node per operation and step. Leaky-RNN ensemble params (tensor
 fields stacked over networks, :func:`~neurodyn.kernels.stack_params`) run in the same kernel with the

@@ -90,7 +90,7 @@ GEMM_CASES = [("leaky_softplus", torch.float32), ("gru", torch.float32)] + [
 
 @pytest.mark.parametrize("name,dtype", GEMM_CASES)
 def test_numba_large_batch_blas_path_matches_reference(name, dtype):
-    from neurodyn.kernels.numba_backend import GEMM_MIN_BATCH
+    from neurodyn.kernels._numba_backend import GEMM_MIN_BATCH
 
     model = make_case(name).to(dtype)
     n_batch = GEMM_MIN_BATCH + 6  # one full and one partial block

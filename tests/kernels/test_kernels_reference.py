@@ -137,7 +137,7 @@ def test_registered_family_without_kernels_runs_on_torch_under_auto(toy_family):
 
 
 def test_registered_kernel_is_looked_up_and_names_are_unique(toy_family):
-    from neurodyn.kernels.numba_backend import KERNELS
+    from neurodyn.kernels._numba_backend import KERNELS
 
     calls = []
 

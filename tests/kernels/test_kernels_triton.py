@@ -23,7 +23,7 @@ import torch
 from _kernel_cases import CASES, N_IN, N_UNIT, make_case
 from neurodyn.kernels import rollout, stack_params
 from neurodyn.models import LeakyRNN
-import neurodyn.kernels.triton_backend as tb
+import neurodyn.kernels._triton_backend as tb
 
 out = {}
 gen = torch.Generator().manual_seed(0)

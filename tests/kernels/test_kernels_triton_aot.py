@@ -36,7 +36,7 @@ def compile_sm90(name: str, constexprs: dict, num_warps: int) -> tuple[int, int,
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from neurodyn.kernels import triton_kernels
+    from neurodyn.kernels import _triton_kernels as triton_kernels
 
     fn = getattr(triton_kernels, name)
     sig = {}
@@ -63,7 +63,7 @@ def compile_sm90(name: str, constexprs: dict, num_warps: int) -> tuple[int, int,
 
 def _shipped():
     """Every kernel at its largest resident tile, with each of its autotune candidates."""
-    from neurodyn.kernels.triton_backend import TILED_BLOCK_N, configs_for
+    from neurodyn.kernels._triton_backend import TILED_BLOCK_N, configs_for
 
     flags = {"HAS_NOISE": True, "RECORD": True}
     cases = {

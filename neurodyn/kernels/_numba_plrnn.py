@@ -1,6 +1,6 @@
 """Numba kernels for the piecewise-linear family: PLRNN, ALRNN and (clipped) shallow PLRNN.
 
-Same layout and blocking as :mod:`neurodyn.kernels.numba_rnn`. PLRNN and ALRNN share one kernel:
+Same layout and blocking as :mod:`neurodyn.kernels._numba_rnn`. PLRNN and ALRNN share one kernel:
 ``z' = [A | W] [z; phi*(z)] + d_t`` with ``phi*`` the ReLU on the last ``n_relu`` units (all units
 for the PLRNN), so one register-blocked product with the joined ``(latent, 2 latent)`` matrix
 does both terms. The shallow PLRNN runs two products per step through its hidden layer.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from neurodyn.kernels.numba_rnn import KB, block_of, finish_block, matvec_block, n_blocks, start_block
+from neurodyn.kernels._numba_rnn import KB, block_of, finish_block, matvec_block, n_blocks, start_block
 
 __all__ = ["pl_kernel", "shallow_kernel"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from neurodyn.kernels.numba_math import activate, sigmoid, tanh_rational
+from neurodyn.kernels._numba_math import activate, sigmoid, tanh_rational
 
 __all__ = ["gru_kernel", "leaky_kernel"]
 

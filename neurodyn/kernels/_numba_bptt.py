@@ -6,7 +6,7 @@ slab: inputs ``(time, batch, input)``, noise and slopes ``(time, batch, unit)``,
 the ``*_stack`` kernels, which take a leading network dim and run one network per parallel item
 (``prange``): each network's weights stay in cache for its whole time loop, and a single network is
 a stack of one. Each step's recurrent product ``(batch, unit) @ (unit, unit)`` runs
-register-blocked (:func:`~neurodyn.kernels.numba_rnn.matvec_block`, four states per weight load),
+register-blocked (:func:`~neurodyn.kernels._numba_rnn.matvec_block`, four states per weight load),
 which for the small matrices of training beats a BLAS call per step (1.3-2x at 64-128 units, batch
 64, measured in one process), and the input drive ``u[t] @ W_in.T + b`` is added in the same
 step, so no (time, batch, unit) drive array is formed. The forward stores the states and
@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from neurodyn.kernels.numba_math import activate_with_slope
-from neurodyn.kernels.numba_rnn import KB, matvec_block
+from neurodyn.kernels._numba_math import activate_with_slope
+from neurodyn.kernels._numba_rnn import KB, matvec_block
 
 __all__ = ["add_rows_axpy", "add_tn", "leaky_backward_kernel", "leaky_backward_stack", "leaky_forward_kernel",
            "leaky_forward_stack", "matmul_rows", "matmul_rows_axpy"]

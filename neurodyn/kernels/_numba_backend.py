@@ -1,9 +1,9 @@
 """The Numba chunk runners of the built-in families (tensor ↔ NumPy, dtype-matched scalars).
 
 :data:`KERNELS` maps a family name to its runner (contract in :mod:`neurodyn.kernels._families`).
-Each runner calls a register-blocked kernel (:mod:`~neurodyn.kernels.numba_rnn`,
-:mod:`~neurodyn.kernels.numba_plrnn`) for small batches and a BLAS-blocked one
-(:mod:`~neurodyn.kernels.numba_gemm`, weights transposed) when a network has at least
+Each runner calls a register-blocked kernel (:mod:`~neurodyn.kernels._numba_rnn`,
+:mod:`~neurodyn.kernels._numba_plrnn`) for small batches and a BLAS-blocked one
+(:mod:`~neurodyn.kernels._numba_gemm`, weights transposed) when a network has at least
 :data:`GEMM_MIN_BATCH` trials. Numba itself is imported when a runner first runs.
 """
 
@@ -38,7 +38,7 @@ def _runner(small: Callable[..., None], large: Callable[..., None]) -> Callable[
         common = (nz, hn.dtype.type(noise_std), hn, on, int(n_steps), int(t0), int(every))
         exact = hn.dtype == np.float64
         if n_batch < GEMM_MIN_BATCH:
-            from neurodyn.kernels.numba_rnn import KB
+            from neurodyn.kernels._numba_rnn import KB
 
             with _threads(n_net * -(-n_batch // KB)):
                 small(params, _np(drive), common, exact)
@@ -67,31 +67,31 @@ def _threads(n_items: int):
 
 
 def _leaky_args(p: Any, common: tuple) -> tuple:
-    from neurodyn.kernels.numba_math import ACTIVATION_CODES
+    from neurodyn.kernels._numba_math import ACTIVATION_CODES
 
     return common[2].dtype.type(p.alpha), ACTIVATION_CODES[p.activation]
 
 
 def _leaky(p, drive, common, exact):
-    from neurodyn.kernels.numba_rnn import leaky_kernel
+    from neurodyn.kernels._numba_rnn import leaky_kernel
 
     leaky_kernel(_np(p.w_rec), drive, *common, *_leaky_args(p, common), exact)
 
 
 def _leaky_gemm(p, drive, common, exact, kb):
-    from neurodyn.kernels.numba_gemm import leaky_gemm_kernel
+    from neurodyn.kernels._numba_gemm import leaky_gemm_kernel
 
     leaky_gemm_kernel(_np(p.w_rec.mT), drive, *common, *_leaky_args(p, common), exact, kb)
 
 
 def _gru(p, drive, common, exact):
-    from neurodyn.kernels.numba_rnn import gru_kernel
+    from neurodyn.kernels._numba_rnn import gru_kernel
 
     gru_kernel(_np(p.w_hh), _np(p.b_hh), drive, *common, exact)
 
 
 def _gru_gemm(p, drive, common, exact, kb):
-    from neurodyn.kernels.numba_gemm import gru_gemm_kernel
+    from neurodyn.kernels._numba_gemm import gru_gemm_kernel
 
     gru_gemm_kernel(_np(p.w_hh.mT), _np(p.b_hh), drive, *common, exact, kb)
 
@@ -103,27 +103,27 @@ def _pl_parts(p: Any) -> tuple[torch.Tensor, int]:
 
 
 def _pl(p, drive, common, exact):
-    from neurodyn.kernels.numba_plrnn import pl_kernel
+    from neurodyn.kernels._numba_plrnn import pl_kernel
 
     m, n_relu = _pl_parts(p)
     pl_kernel(_np(m), drive, *common, n_relu)
 
 
 def _pl_gemm(p, drive, common, exact, kb):
-    from neurodyn.kernels.numba_gemm import pl_gemm_kernel
+    from neurodyn.kernels._numba_gemm import pl_gemm_kernel
 
     m, n_relu = _pl_parts(p)
     pl_gemm_kernel(_np(m.mT), drive, *common, n_relu, kb)
 
 
 def _shallow(p, drive, common, exact):
-    from neurodyn.kernels.numba_plrnn import shallow_kernel
+    from neurodyn.kernels._numba_plrnn import shallow_kernel
 
     shallow_kernel(_np(p.W2), _np(p.h2), _np(p.W1), _np(p.a), drive, *common, bool(p.clipped))
 
 
 def _shallow_gemm(p, drive, common, exact, kb):
-    from neurodyn.kernels.numba_gemm import shallow_gemm_kernel
+    from neurodyn.kernels._numba_gemm import shallow_gemm_kernel
 
     shallow_gemm_kernel(_np(p.W2.mT), _np(p.h2), _np(p.W1.mT), _np(p.a), drive, *common,
                         bool(p.clipped), kb)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from neurodyn.kernels.numba_math import activate, sigmoid, tanh_rational
-from neurodyn.kernels.numba_rnn import block_of, n_blocks
+from neurodyn.kernels._numba_math import activate, sigmoid, tanh_rational
+from neurodyn.kernels._numba_rnn import block_of, n_blocks
 
 __all__ = ["gru_gemm_kernel", "leaky_gemm_kernel", "pl_gemm_kernel", "shallow_gemm_kernel"]
 

@@ -1,9 +1,9 @@
 """Numba kernels for training the piecewise-linear family: forward and BPTT backward.
 
-Layout as in :mod:`~neurodyn.kernels.numba_bptt` (time-major, register-blocked products).
+Layout as in :mod:`~neurodyn.kernels._numba_bptt` (time-major, register-blocked products).
 
 PLRNN and ALRNN (:func:`pl_forward_kernel`, :func:`pl_backward_kernel`) share one kernel, as their
-rollout kernel :func:`~neurodyn.kernels.numba_plrnn.pl_kernel` does: the step of
+rollout kernel :func:`~neurodyn.kernels._numba_plrnn.pl_kernel` does: the step of
 :func:`neurodyn.models.alrnn_step` (Brenner et al., NeurIPS 2024), ``z' = A z + W phi*(z) + d[t]``
 with ``phi*`` the ReLU on the last ``n_relu`` units and the identity on the others; the PLRNN
 (Durstewitz 2017; Koppe et al. 2019) is ``n_relu = latent``. One register-blocked product with the
@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from neurodyn.kernels.numba_bptt import matmul_rows, matmul_rows_axpy
-from neurodyn.kernels.numba_rnn import KB, matvec_block
+from neurodyn.kernels._numba_bptt import matmul_rows, matmul_rows_axpy
+from neurodyn.kernels._numba_rnn import KB, matvec_block
 
 __all__ = ["pl_backward_kernel", "pl_forward_kernel", "shallow_forced_backward", "shallow_forced_forward"]
 

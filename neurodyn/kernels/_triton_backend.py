@@ -34,7 +34,7 @@ def interpreting() -> bool:
     Examples
     --------
     >>> import os
-    >>> from neurodyn.kernels.triton_backend import interpreting
+    >>> from neurodyn.kernels._triton_backend import interpreting
     >>> interpreting() == (os.environ.get("TRITON_INTERPRET", "0") == "1")
     True
     """
@@ -70,7 +70,7 @@ def supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
     Examples
     --------
     >>> import torch
-    >>> from neurodyn.kernels.triton_backend import supports
+    >>> from neurodyn.kernels._triton_backend import supports
     >>> from neurodyn.models import LeakyRNN
     >>> params = LeakyRNN(1, 8, 1).params()
     >>> supports("leaky", params, torch.float32) is None
@@ -99,7 +99,7 @@ def configs_for(name: str, block_n: int) -> tuple[tuple[int, int], ...]:
 def _tuned(name: str, block_n: int):
     import triton
 
-    from neurodyn.kernels import triton_kernels
+    from neurodyn.kernels import _triton_kernels as triton_kernels
 
     fn = getattr(triton_kernels, name)
     pairs = ((16, 4),) if interpreting() else configs_for(name, block_n)

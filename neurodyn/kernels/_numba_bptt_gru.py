@@ -1,6 +1,6 @@
 """Numba kernels for training the GRU: the time loop forward and its BPTT backward.
 
-Time-major arrays as in :mod:`~neurodyn.kernels.numba_bptt`: the input drive
+Time-major arrays as in :mod:`~neurodyn.kernels._numba_bptt`: the input drive
 ``gi[t] = W_ih u[t] + b_ih`` and its gradient (time, batch, 3 unit), states
 ``(time + 1, batch, unit)`` with the initial state first. The gate equations are those of
 :func:`neurodyn.models.gru_step` (torch's ``GRUCell``, Cho et al. 2014), gate order (r, z, n)::
@@ -10,11 +10,11 @@ Time-major arrays as in :mod:`~neurodyn.kernels.numba_bptt`: the input drive
 
 Batch rows are independent through time, so one parallel item (``prange``) is one block of
 ``KB`` rows running the whole time loop, register-blocked as the rollout kernels of
-:mod:`~neurodyn.kernels.numba_rnn` (each weight element loaded once serves ``KB`` rows). The
+:mod:`~neurodyn.kernels._numba_rnn` (each weight element loaded once serves ``KB`` rows). The
 forward stores ``(r, z, c, gh_n)`` per step, all the backward needs; the backward leaves
 ``dL/dgi`` and ``dL/dgh`` per step, from which the weight and bias gradients are one product over
 all steps each (formed in torch by the caller). float32 uses the kernels' rational tanh and
-sigmoid (:mod:`~neurodyn.kernels.numba_math`), float64 the exact ones.
+sigmoid (:mod:`~neurodyn.kernels._numba_math`), float64 the exact ones.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from neurodyn.kernels.numba_math import sigmoid, tanh_rational
-from neurodyn.kernels.numba_rnn import KB, matvec_block
+from neurodyn.kernels._numba_math import sigmoid, tanh_rational
+from neurodyn.kernels._numba_rnn import KB, matvec_block
 
 __all__ = ["gru_backward_kernel", "gru_forward_kernel"]
 
