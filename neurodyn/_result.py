@@ -141,6 +141,29 @@ class Result:
         return read_result(path, expect=cls)
 
 
+class TorchResult:
+    """Mixin for results that hold network weights, stored as a plain ``.pt`` dict: subclasses set
+    ``FORMAT`` (registered in ``neurodyn.io._torch_result.TORCH_FORMATS``) and ``FORMAT_VERSION`` and
+    implement ``to_dict`` (a plain versioned dict) and the class method ``from_dict``."""
+
+    FORMAT: ClassVar[str] = ""
+    FORMAT_VERSION: ClassVar[int] = 1
+
+    def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
+        """Write ``to_dict()`` to ``path`` (``.pt``) atomically; ``FileExistsError`` if it exists and not
+        ``overwrite``. Returns ``path``."""
+        from neurodyn.io._torch_result import save_torch_result
+
+        return save_torch_result(path, self.to_dict(), overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path: str | Path):
+        """Read a file written by :meth:`save` (``ResultFileError`` for another or a damaged file)."""
+        from neurodyn.io._torch_result import read_torch_result
+
+        return read_torch_result(path, expect=cls)
+
+
 def write_atomically(path: str | Path, write: Callable[[str], Any]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then move it into place.
 
