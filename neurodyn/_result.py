@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from neurodyn._guard import available_memory
+from neurodyn._guard import available_memory, check_file
 
 #: format name -> "module:Class" of the result type that reads it
 FORMATS: dict[str, str] = {
@@ -418,10 +418,7 @@ def read_result(path: str | os.PathLike, expect: type | None = None):
 
 
 def _check_hdf5(path: Path) -> None:
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    if path.is_dir():
-        raise ResultFileError(f"{path} is a directory, not a result file")
+    check_file(path, "result", error=ResultFileError)
     with open(path, "rb") as f:
         for offset in (0, 512, 1024, 2048):  # HDF5 allows a user block before the signature
             f.seek(offset)
