@@ -16,7 +16,7 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["available_memory", "check_declared_size", "check_mat_v5", "check_npy", "check_zip",
+__all__ = ["available_memory", "check_declared_size", "check_file", "check_mat_v5", "check_npy", "check_zip",
            "read_npy_header"]
 
 #: longest .npy header NumPy itself accepts without ``max_header_size`` (version 2/3 headers allow more)
@@ -42,6 +42,15 @@ def _gib(n: float) -> str:
     if n >= 2**27:
         return f"{n / 2**30:.3g} GiB"
     return f"{n / 2**20:.3g} MiB" if n >= 2**20 else f"{int(n)} bytes"
+
+
+def check_file(path: Path, what: str, *, error: type[Exception] = ValueError) -> None:
+    """``FileNotFoundError`` if ``path`` does not exist; ``error`` if it is a directory (not a ``what``
+    file)."""
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    if path.is_dir():
+        raise error(f"{path} is a directory, not a {what} file")
 
 
 def check_declared_size(

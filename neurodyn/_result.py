@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from neurodyn._guard import available_memory
+from neurodyn._guard import available_memory, check_file
 
 #: format name -> "module:Class" of the result type that reads it
 FORMATS: dict[str, str] = {
@@ -139,6 +139,29 @@ class Result:
     def load(cls, path: str | Path):
         """Read a file of this type (see :func:`read_result` for the errors)."""
         return read_result(path, expect=cls)
+
+
+class TorchResult:
+    """Mixin for results that hold network weights, stored as a plain ``.pt`` dict: subclasses set
+    ``FORMAT`` (registered in ``neurodyn.io._torch_result.TORCH_FORMATS``) and ``FORMAT_VERSION`` and
+    implement ``to_dict`` (a plain versioned dict) and the class method ``from_dict``."""
+
+    FORMAT: ClassVar[str] = ""
+    FORMAT_VERSION: ClassVar[int] = 1
+
+    def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
+        """Write ``to_dict()`` to ``path`` (``.pt``) atomically; ``FileExistsError`` if it exists and not
+        ``overwrite``. Returns ``path``."""
+        from neurodyn.io._torch_result import save_torch_result
+
+        return save_torch_result(path, self.to_dict(), overwrite=overwrite)
+
+    @classmethod
+    def load(cls, path: str | Path):
+        """Read a file written by :meth:`save` (``ResultFileError`` for another or a damaged file)."""
+        from neurodyn.io._torch_result import read_torch_result
+
+        return read_torch_result(path, expect=cls)
 
 
 def write_atomically(path: str | Path, write: Callable[[str], Any]) -> Path:
@@ -395,10 +418,7 @@ def read_result(path: str | os.PathLike, expect: type | None = None):
 
 
 def _check_hdf5(path: Path) -> None:
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    if path.is_dir():
-        raise ResultFileError(f"{path} is a directory, not a result file")
+    check_file(path, "result", error=ResultFileError)
     with open(path, "rb") as f:
         for offset in (0, 512, 1024, 2048):  # HDF5 allows a user block before the signature
             f.seek(offset)

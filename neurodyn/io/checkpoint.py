@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from neurodyn._checks import all_finite
-from neurodyn._guard import check_zip
+from neurodyn._guard import check_file, check_zip
 from neurodyn._result import write_atomically
 from neurodyn._version import __version__
 from neurodyn.models._base import RecurrentModel
@@ -372,10 +372,7 @@ def read_torch_file(path: str | os.PathLike) -> Any:
     refused instead of yielding garbage weights; an HDF5/netCDF file is named as such.
     """
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    if path.is_dir():
-        raise ModelFileError(f"{path} is a directory, not a model file")
+    check_file(path, "model", error=ModelFileError)
     if path.stat().st_size == 0:
         raise ModelFileError(f"{path} is empty, not a model file; save the model again")
     with open(path, "rb") as f:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from neurodyn._guard import check_file
 from neurodyn.io.checkpoint import (
     DEFAULT_DTYPE,
     Checkpoint,
@@ -134,10 +135,7 @@ def load_model(
         from neurodyn.io.plrnn_arrays import ARCHS as ARRAY_ARCHS
         from neurodyn.io.plrnn_arrays import load_plrnn_arrays
 
-        if not path.exists():
-            raise FileNotFoundError(f"no such file: {path}")
-        if path.is_dir():
-            raise ModelFileError(f"{path} is a directory, not a model file")
+        check_file(path, "model", error=ModelFileError)
         if arch not in ARRAY_ARCHS:
             given = (
                 "no --arch given" if arch is None

@@ -15,13 +15,13 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
 from torch import nn
 
 from neurodyn._checks import check_finite
+from neurodyn._result import TorchResult
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
 from neurodyn.training import _engine
 from neurodyn.training._config import TrainConfig, check_setting
@@ -55,7 +55,7 @@ class _Field(nn.Module):
 
 
 @dataclass(frozen=True, eq=False)
-class LoadingFlow:
+class LoadingFlow(TorchResult):
     """A fitted flow-matching density over vectors (dim,), e.g. per-neuron loading vectors.
 
     Made by :func:`fit_flow_matching`; works in standardised coordinates (``mean``, ``scale``)
@@ -167,19 +167,6 @@ class LoadingFlow:
                    int(obj["n_steps"]), int(obj["seed"]), str(obj["status"]), float(obj["moment_error"]),
                    dict(obj["history"]), dict(obj["config"]))
 
-    def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
-        """Write the flow to ``path`` (``.pt``) atomically; ``FileExistsError`` if it exists and not
-        ``overwrite``. Returns ``path``."""
-        from neurodyn.io._torch_result import save_torch_result
-
-        return save_torch_result(path, self.to_dict(), overwrite=overwrite)
-
-    @classmethod
-    def load(cls, path: str | Path) -> LoadingFlow:
-        """Read a flow saved by :meth:`save` (``ResultFileError`` for another or a damaged file)."""
-        from neurodyn.io._torch_result import read_torch_result
-
-        return read_torch_result(path, expect=cls)
 
 
 def fit_flow_matching(

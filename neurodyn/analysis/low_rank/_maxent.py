@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 
+from neurodyn._result import TorchResult
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn.analysis.low_rank._latent import check_low_rank, latent_map
 
@@ -46,7 +46,7 @@ def dynamics_error(model: Any, reference: torch.Tensor, points: torch.Tensor) ->
 
 
 @dataclass(frozen=True, eq=False)
-class MaxEntLoadings:
+class MaxEntLoadings(TorchResult):
     """A maximum-entropy distribution over per-neuron loadings that keeps a network's latent dynamics.
 
     Made by :func:`fit_maxent_loadings`. The drive loadings ``x = (m, I, b)`` (columns that vary)
@@ -133,19 +133,6 @@ class MaxEntLoadings:
                    float(obj["tolerance"]), float(obj["dynamics_error"]), float(obj["entropy"]),
                    str(obj["status"]), int(obj["seed"]), dict(obj["model_kwargs"]))
 
-    def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
-        """Write the law to ``path`` (``.pt``) atomically; ``FileExistsError`` if it exists and not
-        ``overwrite``. Returns ``path``."""
-        from neurodyn.io._torch_result import save_torch_result
-
-        return save_torch_result(path, self.to_dict(), overwrite=overwrite)
-
-    @classmethod
-    def load(cls, path: str | Path) -> MaxEntLoadings:
-        """Read a law saved by :meth:`save` (``ResultFileError`` for another or a damaged file)."""
-        from neurodyn.io._torch_result import read_torch_result
-
-        return read_torch_result(path, expect=cls)
 
     def sample_loadings(self, n_units: int | None = None, *, seed: SeedLike = 0) -> torch.Tensor:
         """Loading rows (unit, loading) as :meth:`LowRankRNN.loadings`; same seed ⇒ same rows."""

@@ -27,8 +27,10 @@ def canonical_order(A: np.ndarray, B: np.ndarray) -> bool:
     return kb < ka
 
 
-def pad_square(A: np.ndarray, n: int) -> np.ndarray:
-    return np.pad(A, ((0, n - A.shape[0]), (0, n - A.shape[0])))
+def pad_pair(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Square ``A`` and ``B`` zero-padded (bottom and right) to the larger of their sizes."""
+    n = max(A.shape[0], B.shape[0])
+    return np.pad(A, ((0, n - A.shape[0]),) * 2), np.pad(B, ((0, n - B.shape[0]),) * 2)
 
 
 def random_orthogonal(n: int, n_restarts: int, seed: SeedLike, stream: int = 0) -> np.ndarray:
@@ -210,4 +212,4 @@ def _objective(A: torch.Tensor, B: torch.Tensor, C: torch.Tensor) -> torch.Tenso
     return torch.sum(A * (C @ B @ C.transpose(-1, -2)), dim=(-2, -1))
 
 
-__all__ = ["canonical_order", "initial_rotations", "maximise_alignment", "pad_square", "random_orthogonal"]
+__all__ = ["canonical_order", "initial_rotations", "maximise_alignment", "pad_pair", "random_orthogonal"]

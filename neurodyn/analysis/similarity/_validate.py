@@ -108,6 +108,16 @@ def as_matrix(x: Any, name: str, *, min_rows: int = 2) -> np.ndarray:
     return a
 
 
+def as_square(x: Any, name: str, what: str) -> np.ndarray:
+    """A float64 copy of the square matrix ``x`` (``what`` names it, e.g. ``"(dim, dim) operator"``);
+    ``ValueError`` if it is not a non-empty square 2-D array or holds NaN/Inf."""
+    a = to_numpy(x, name)
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] < 1:
+        raise ValueError(f"{name} must be a square {what}; got shape {a.shape}")
+    check_finite(a, name)
+    return a
+
+
 def as_pair(X: Any, Y: Any, *, min_rows: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Validate paired ``(sample, unit_x)`` and ``(sample, unit_y)`` matrices (same samples, same order)."""
     Xa = as_matrix(X, "X", min_rows=min_rows)

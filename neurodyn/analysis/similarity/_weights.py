@@ -6,19 +6,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neurodyn.analysis.similarity._validate import angle, check_choice, check_finite, to_numpy
+from neurodyn.analysis.similarity._align import pad_pair
+from neurodyn.analysis.similarity._validate import angle, as_square, check_choice
 
 
-def _square(W: Any, name: str) -> np.ndarray:
-    a = to_numpy(W, name)
-    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] < 1:
-        raise ValueError(f"{name} must be a square (unit, unit) recurrent weight matrix; got shape {a.shape}")
-    check_finite(a, name)
-    return a
-
-
-def _pad(W: np.ndarray, n: int) -> np.ndarray:
-    return np.pad(W, ((0, n - W.shape[0]), (0, n - W.shape[0])))
+def _weight_pair(W1: Any, W2: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``W1`` and ``W2`` checked as (unit, unit) matrices and zero-padded to one size."""
+    what = "(unit, unit) recurrent weight matrix"
+    return pad_pair(as_square(W1, "W1", what), as_square(W2, "W2", what))
 
 
 def _overlap(A: np.ndarray, B: np.ndarray, perm: np.ndarray) -> float:
@@ -102,9 +97,8 @@ def match_recurrent_units(W1: Any, W2: Any, *, n_iter: int = 20) -> np.ndarray:
     """
     from scipy.optimize import quadratic_assignment
 
-    A, B = _square(W1, "W1"), _square(W2, "W2")
-    n = max(A.shape[0], B.shape[0])
-    A, B = _pad(A, n), _pad(B, n)
+    A, B = _weight_pair(W1, W2)
+    n = A.shape[0]
     if n == 1:
         return np.zeros(1, dtype=int)
     start = _descriptor_matching(A, B)
@@ -173,9 +167,8 @@ def weight_distance(
     (0.0, True)
     """
     check_choice(kind, ("angular", "euclidean"), "kind")
-    A, B = _square(W1, "W1"), _square(W2, "W2")
-    n = max(A.shape[0], B.shape[0])
-    A, B = _pad(A, n), _pad(B, n)
+    A, B = _weight_pair(W1, W2)
+    n = A.shape[0]
     perm = match_recurrent_units(A, B, n_iter=n_iter) if permutation_invariant else np.arange(n)
     Bp = B[np.ix_(perm, perm)]
     if kind == "euclidean":

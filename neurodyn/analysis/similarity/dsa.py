@@ -13,20 +13,17 @@ from neurodyn.analysis.similarity._align import (
     initial_rotations,
     maximise_alignment,
     one_cpu_thread,
-    pad_square,
+    pad_pair,
     random_orthogonal,
 )
 from neurodyn.analysis.similarity._havok import fit_havok
-from neurodyn.analysis.similarity._validate import angle, check_choice, check_finite, to_numpy
+from neurodyn.analysis.similarity._validate import angle, as_square, check_choice
 
 SCORES = ("angular", "euclidean", "wasserstein")
 
 
 def _operator(A: Any, name: str) -> np.ndarray:
-    a = to_numpy(A, name)
-    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] < 1:
-        raise ValueError(f"{name} must be a square (dim, dim) operator; got shape {a.shape}")
-    check_finite(a, name)
+    a = as_square(A, name, "(dim, dim) operator")
     if not np.any(a):
         raise ValueError(f"{name} is all zeros; the DSA distance is undefined for a zero operator")
     return a
@@ -71,8 +68,8 @@ def prepare_pairs(pairs: list[tuple[np.ndarray, np.ndarray]], n_restarts: int, s
     (the random ones depend only on the size and the seed, so every pair of a size gets the same)."""
     seed_int, randoms, out = resolve_seed(seed), {}, []
     for A, B in pairs:
-        n = max(A.shape[0], B.shape[0])
-        A, B = pad_square(A, n), pad_square(B, n)
+        A, B = pad_pair(A, B)
+        n = A.shape[0]
         if canonical_order(A, B):
             A, B = B, A
         An, Bn = A / np.linalg.norm(A), B / np.linalg.norm(B)
@@ -191,8 +188,7 @@ def operator_distance(
     check_choice(score, SCORES, "score")
     Aa, Ba = _operator(A, "A"), _operator(B, "B")
     if score == "wasserstein":
-        if canonical_order(pad_square(Aa, max(Aa.shape[0], Ba.shape[0])),
-                           pad_square(Ba, max(Aa.shape[0], Ba.shape[0]))):
+        if canonical_order(*pad_pair(Aa, Ba)):
             Aa, Ba = Ba, Aa
         return eigenvalue_wasserstein(Aa, Ba)
     if int(n_restarts) < 0 or int(max_rounds) < 1:
