@@ -48,7 +48,7 @@ def test_threshold_matches_the_null_distribution_of_the_largest_correlation():
     assert 0.85 * bonferroni < float(ds.corr_threshold) <= 1.02 * bonferroni
     # rate of false flags over independent samples, at this level
     hits = [compute_loading_structure(rng.standard_normal((200, 4)), n_permutations=40, level=0.1,
-                                      seed=k).significant.any() for k in range(60)]
+                                      seed=k).significant.any() for k in range(40)]
     assert 0.02 <= np.mean(hits) <= 0.25
 
 
