@@ -37,6 +37,7 @@ from neurodyn.analysis.hmm_mechanism import (
 from neurodyn.analysis.jacobians import jacobians
 from neurodyn.analysis.low_rank import (
     MaxEntLoadings,
+    compute_loading_structure,
     compute_low_rank_statistics,
     fit_maxent_loadings,
     latent_map,
@@ -116,6 +117,6 @@ __all__ = [
     "compute_hmm_mechanism", "compute_noise_free_collapse", "compute_orbit", "compute_speeds",
     "compute_transition_triggered_average",
     # low-rank RNNs: identifiable loading statistics
-    "MaxEntLoadings", "compute_low_rank_statistics", "fit_maxent_loadings", "latent_map",
-    "mean_field_latent_map",
+    "MaxEntLoadings", "compute_loading_structure", "compute_low_rank_statistics", "fit_maxent_loadings",
+    "latent_map", "mean_field_latent_map",
 ]

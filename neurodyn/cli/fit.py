@@ -313,12 +313,33 @@ def run(args: argparse.Namespace) -> int:
     law = _fit_maxent(args, result) if maxent_out is not None and result.status == "completed" else None
     if law is not None:
         extra["maxent"] = {"file": _relative_to(maxent_out, args.out), "status": law.status}
-    status = save_trained("fit", args.out, result, overwrite=args.overwrite,
-                          training={**result.config, "model_choice": args.model}, extra=extra)
-    if law is not None:
-        law.save(maxent_out, overwrite=args.overwrite)
-        print(f"saved {maxent_out}")
-    return status
+    training = {**result.config, "model_choice": args.model}
+    if law is None:
+        return save_trained("fit", args.out, result, overwrite=args.overwrite, training=training, extra=extra)
+    _save_with_law(args.out, maxent_out, result.model, law, overwrite=args.overwrite, training=training,
+                   extra=extra)
+    return 0
+
+
+def _save_with_law(out: str, law_out: str, model, law, *, overwrite: bool, training: dict,
+                   extra: dict) -> None:
+    """Write the checkpoint ``out`` and its max-ent law ``law_out`` as a pair: both are replaced or,
+    if either write fails (or the process is killed), neither, and existing files stay as they were.
+    ``FileExistsError`` (nothing written) if either exists and not ``overwrite``."""
+    from pathlib import Path
+
+    from neurodyn._result import write_atomically_together
+    from neurodyn.io import save_checkpoint
+
+    for path in (out, law_out):
+        if not overwrite and Path(path).exists():  # created while the model was trained
+            raise FileExistsError(f"{path} exists; pass --overwrite to replace it")
+
+    write_atomically_together({
+        out: lambda tmp: save_checkpoint(tmp, model, training=training, extra=extra, overwrite=True),
+        law_out: lambda tmp: law.save(tmp, overwrite=True),
+    })
+    print(f"saved {out}\nsaved {law_out}")
 
 
 def maxent_path(args: argparse.Namespace) -> str | None:

@@ -1,5 +1,7 @@
 """``neurodyn fit --model lowrank --rank R --maxent``: checkpoint plus max-ent law; bad input one line."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -78,3 +80,41 @@ def test_fit_lowrank_refuses_nan_recordings_and_an_existing_law_file(tmp_path, c
                           "--out", str(tmp_path / "x.pt"), *TINY])
     assert "x.maxent.pt" in err and "--overwrite" in err
     assert (tmp_path / "x.maxent.pt").read_bytes() == b"keep" and not (tmp_path / "x.pt").exists()
+
+
+
+class _Law:
+    """Stands in for the fitted law (its fit is not what is tested): ``save`` writes or fails."""
+
+    status = "completed"
+
+    def __init__(self, fail):
+        self.fail = fail
+
+    def save(self, path, *, overwrite=True):
+        Path(path).write_bytes(b"new law")
+        if self.fail:
+            raise OSError("disk full")
+        return Path(path)
+
+
+@pytest.mark.parametrize("fail", [True, False])
+def test_fit_lowrank_maxent_pair_is_atomic(tmp_path, capsys, monkeypatch, fail):
+    """A failure while the law (the second file) is written leaves the old checkpoint and law intact;
+    without one both are replaced."""
+    np.save(tmp_path / "rec.npy", _recording())
+    out, law = tmp_path / "x.pt", tmp_path / "x.maxent.pt"
+    out.write_bytes(b"old checkpoint")
+    law.write_bytes(b"old law")
+    monkeypatch.setattr("neurodyn.cli.fit._fit_maxent", lambda args, result: _Law(fail))
+    argv = ["fit", str(tmp_path / "rec.npy"), "--model", "lowrank", "--rank", "1", "--maxent",
+            "--no-standardize", "--overwrite", "--out", str(out), *TINY]
+    if fail:
+        assert main(argv) != 0
+        assert "error: disk full" in capsys.readouterr().err  # one line, as for every failed write
+        assert out.read_bytes() == b"old checkpoint" and law.read_bytes() == b"old law"
+    else:
+        assert main(argv) == 0
+        assert law.read_bytes() == b"new law"
+        assert neurodyn.io.load_model(out).checkpoint.extra["maxent"]["file"] == "x.maxent.pt"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rec.npy", "x.maxent.pt", "x.pt"]  # no temporaries

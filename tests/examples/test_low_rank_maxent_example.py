@@ -16,8 +16,11 @@ def test_low_rank_maxent_example_tiny(tmp_path):
     spec = importlib.util.spec_from_file_location("low_rank_maxent_example", EXAMPLE)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    out = mod.main(tiny=True, out_dir=str(tmp_path), cases=("cycle",))
+    out = mod.main(tiny=True, out_dir=str(tmp_path), cases=("cycle",), plain_epochs=1)
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved[0]["case"] == "cycle" and len(saved[0]["samples"]) == 3
     truth = out[0]["truth"]["period"]
     assert np.isfinite(truth) and truth > 10  # an oscillation, not a fixed point
+    plain = saved[0]["plain"]  # a one-epoch plain fit: the comparison runs end to end
+    assert plain["epochs"] == 1 and set(plain["excess_kurtosis"]) == {"m0", "m1", "n0", "n1", "b"}
+    assert np.isfinite(plain["latent_error"]) and "spurious_pairs" in saved[0]["maxent_sample"]
