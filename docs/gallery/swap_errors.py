@@ -117,7 +117,8 @@ periods = {k: v[0].tolist() for k, v in batch.periods.items()}  # (start, end) s
 
 # %%
 fig, axes = plt.subplots(1, 4, figsize=(17, 3.4))
-titles = {"data": "surrogate data", "diffusion": "network (diffusion)", "task_optimal": "task-optimal network"}
+titles = {"data": "surrogate data", "diffusion": "network (diffusion)",
+          "task_optimal": "task-optimal network"}
 for ax, name in zip(axes, titles):
     plot_response_errors(fits[name], *responses[name], ax=ax, label=titles[name])
     ax.set_title(titles[name])
