@@ -9,7 +9,7 @@
 # EF-BPTT (forcing none / teacher / error, learning by backpropagation through time), and RFLO and
 # EF-RFLO (random feedback local online learning without and with error forcing). Every network is then
 # evaluated without forcing on held-out trials; it has *learned* when its held-out accuracy reaches
-# `learned` ([the guide](../error_forcing.md) describes the forcing and what the paper reports).
+# `learned` (the guide's page *Error forcing and RFLO* describes the forcing and what the paper reports).
 #
 # When the site is built the page only checks that the pipeline runs (1 seed, 6 units, 2 iterations:
 # no network learns); set `NEURODYN_FULL=1` for the sizes whose numbers the guide quotes (2 seeds, 24

@@ -8,7 +8,8 @@
 # sample. This page draws surrogate reports from the swap model of Bays et al. (2009) with a 20 % swap
 # rate, trains one network on them with `train_diffusion` and another, task-optimal, by plain `train`,
 # fits the swap model to held-out reports of both, and decodes the cued and the uncued item from each
-# network's states at every step ([the guide](../swap_errors.md) describes the objective).
+# network's states at every step (the guide's page *Swap errors and the diffusion objective* describes
+# the objective).
 #
 # It runs at a small size when the site is built (a short trial, 32 units, 600 diffusion and 300 plain
 # iterations: the networks are barely trained); set `NEURODYN_FULL=1` for the sizes whose numbers the
