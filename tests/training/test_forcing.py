@@ -152,6 +152,14 @@ def test_bad_forcing_settings_raise_one_line_errors():
         train(LeakyRNN(3, 4, 3), DelayedDiscrimination(), forcing="error", **TINY)
 
 
+@pytest.mark.parametrize("method", ["teacher", "error"])
+@pytest.mark.parametrize("strength", [-0.1, 1.0001, float("nan"), float("inf")])
+def test_a_strength_outside_zero_one_is_refused_before_any_rollout(method, strength):
+    with pytest.raises(ValueError, match=r"^forcing_strength must be a finite number in \[0, 1\], got"):
+        Forcing(method, strength=strength)
+    assert Forcing(method, strength=0.0).strength == 0.0 and Forcing(method, strength=1.0).strength == 1.0
+
+
 def test_an_ill_conditioned_readout_warns_with_its_condition_number():
     model = LeakyRNN(1, 4, 2, seed=0)
     with torch.no_grad():
