@@ -102,7 +102,7 @@ def test_candidates_left_far_take_the_damped_start(monkeypatch):
         return model.step(h, None)
 
     jacobian = power_jacobian(G, 1, _find._step_jacobian(model, G, None))
-    settings = SearchSettings(tol_q=1e-12, tol_dq=1e-20, max_iters=300, lr_init=1.0)
+    settings = SearchSettings(tol_q=1e-12, tol_dq=1e-20, max_iters=100, lr_init=1.0)
     marks = []
     real = newton._gradient_start
 
