@@ -54,9 +54,10 @@ GRADIENT_START = 30
 #: it goes back to its initial state and takes the Levenberg–Marquardt start instead, since q
 #: descent from there tends toward slow points, where the Newton steps fail. After 30 steps, the
 #: 256 free-rollout states of a chaotic 128-unit network (gain 1.5) have q from 0.22 to 1.5, the
-#: 1,024 task states of the trained 128-unit flip-flop q from 1.5e-4 to 0.24 (99 % below 0.16);
-#: 0.3 left the chaotic case 208 converged candidates instead of 210 (see docs/fixed_points.md)
-GRADIENT_FAR_Q = 0.2
+#: 1,024 task states of the trained 128-unit flip-flop q from 1.5e-4 to 0.24 (99 % below 0.16).
+#: The ranges overlap: 0.2 lost one of the flip-flop's 24 points, 0.25 keeps them and converges
+#: 209 chaotic candidates (210 with 0.2, 208 with 0.3); see docs/fixed_points.md
+GRADIENT_FAR_Q = 0.25
 #: states smaller than this take the Levenberg–Marquardt start instead: their damped steps cost
 #: less than the gradient steps' fixed overhead (a 16-unit flip-flop network, 1,024 candidates:
 #: 0.11 CPU s with the damped start against 0.18 s with 30 gradient steps, the same points)
