@@ -50,6 +50,14 @@ SLOW_MOVE = 1e-4
 #: step, and it follows q downhill as FixedPointFinder's joint Adam does, so candidates head for the
 #: same points (saddles included) before Newton's quadratic convergence; see docs/fixed_points.md
 GRADIENT_START = 30
+#: a candidate whose q is still at or above this after its gradient start is far from any point:
+#: it goes back to its initial state and takes the Levenberg–Marquardt start instead, since q
+#: descent from there tends toward slow points, where the Newton steps fail. After 30 steps, the
+#: 256 free-rollout states of a chaotic 128-unit network (gain 1.5) have q from 0.22 to 1.5, the
+#: 1,024 task states of the trained 128-unit flip-flop q from 1.5e-4 to 0.24 (99 % below 0.16).
+#: The ranges overlap: 0.2 lost one of the flip-flop's 24 points, 0.25 keeps them and converges
+#: 209 chaotic candidates (210 with 0.2, 208 with 0.3); see docs/fixed_points.md
+GRADIENT_FAR_Q = 0.25
 #: states smaller than this take the Levenberg–Marquardt start instead: their damped steps cost
 #: less than the gradient steps' fixed overhead (a 16-unit flip-flop network, 1,024 candidates:
 #: 0.11 CPU s with the damped start against 0.18 s with 30 gradient steps, the same points)
@@ -145,7 +153,8 @@ def minimise_newton(
     does, before Newton's quadratic convergence. With ``gradient_steps=0`` each candidate instead
     starts with the damped steps of :func:`minimise_levenberg_marquardt` (``O(state³)`` each), their
     inverse damping ×``NEWTON_LM_GROW`` per accepted step, and turns to Newton steps once it
-    reaches ``NEWTON_SWITCH_LR``. The
+    reaches ``NEWTON_SWITCH_LR``; so does a candidate whose q is still ``≥ GRADIENT_FAR_Q`` after
+    its gradient steps (far from any point, e.g. on a chaotic network), from its initial state. The
     Newton direction always descends q where ``J − I`` is invertible; a candidate whose step
     length falls below ``NEWTON_MIN_STEP`` (a slow point, where ``J − I`` is singular) returns to
     Levenberg–Marquardt steps, whose stopping rules then apply, and one whose q fell by less than
@@ -224,8 +233,9 @@ def minimise_newton(
     inverses = x.new_zeros((0, n_state, n_state)) if chord_steps else None
     checked = torch.full((n,), -1, dtype=torch.int64, device=x.device)  # nearest point at the last check
     pending = (~(out.converged | out.stalled)).nonzero().squeeze(1)
+    damped = torch.full((n,), not gradient_steps, dtype=torch.bool, device=x.device)  # damped start
     if gradient_steps and pending.numel():
-        pending = _gradient_start(G, out, pending, tol_q=tol_q, tol_dq=tol_dq, lr_init=lr_init,
+        pending = _gradient_start(G, out, pending, damped, tol_q=tol_q, tol_dq=tol_dq, lr_init=lr_init,
                                   n_steps=min(int(gradient_steps), max_iters), single_map=single_map)
     size = min(chunk, CHORD_FIRST_CHUNK) if chord_steps else chunk
     bar, remaining = _progress_bar(n, progress, "fixed points (Newton)"), n
@@ -237,19 +247,22 @@ def minimise_newton(
         idx, pending = pending[:size], pending[size:]
         found_x, found_q = _newton_chunk(G, out, idx, found_x, found_q, tol_q=tol_q, tol_dq=tol_dq,
                                          max_iters=max_iters, lr_init=lr_init, jacobian=jacobian,
-                                         tol_unique=tol_unique, damped_start=not gradient_steps)
+                                         tol_unique=tol_unique, damped_start=damped[idx])
         bar.update(remaining - pending.numel())
         remaining, size = pending.numel(), chunk
     bar.close()
     return out
 
 
-def _gradient_start(G, out, rows, *, tol_q, tol_dq, n_steps, lr_init, single_map):
+def _gradient_start(G, out, rows, damped, *, tol_q, tol_dq, n_steps, lr_init, single_map):
     """Gradient steps (:func:`minimise_gradient`) of the candidates ``rows``, written into ``out``
     (on ``single_map`` in float32 when given for a float64 search, with q then taken on ``G``);
     the rows left to Newton steps (all but those converged: one stopped above ``tol_q`` by the
-    gradient search's rules still gets its Newton steps)."""
+    gradient search's rules still gets its Newton steps). A row left with ``q ≥ GRADIENT_FAR_Q``
+    gets its initial state and q back and is marked in ``damped`` for the Levenberg–Marquardt
+    start (its iterations still count the gradient steps)."""
     x = out.states[rows]
+    q_init = out.q[rows]
     single = single_map is not None and x.dtype == torch.float64
     start = minimise_gradient(single_map if single else G, x.float() if single else x,
                               SearchSettings(tol_q, tol_dq, n_steps, lr_init))
@@ -258,8 +271,12 @@ def _gradient_start(G, out, rows, *, tol_q, tol_dq, n_steps, lr_init, single_map
         with torch.no_grad():
             q = speed(G, states)
     converged = q < tol_q
+    far = ~(q < GRADIENT_FAR_Q)  # NaN counts as far
+    states = torch.where(far[:, None], x, states)
+    q = torch.where(far, q_init, q)
     out.states[rows], out.q[rows], out.iterations[rows] = states, q, start.iterations
     out.converged[rows] = converged
+    damped[rows] = far
     return rows[~converged]
 
 
@@ -297,14 +314,15 @@ def _retire_by_chord(G, out, idx, xa, na, found_x, inverses, tol_q, n_steps):
 def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr_init, jacobian,
                   tol_unique, damped_start):
     """Run one chunk of candidates ``idx`` to completion, writing into ``out``; return the
-    converged points known afterwards (for retiring duplicates). With ``damped_start`` the
-    candidates start with Levenberg–Marquardt steps, else with Newton steps."""
+    converged points known afterwards (for retiring duplicates). Candidates marked in
+    ``damped_start`` (a mask over ``idx``) start with Levenberg–Marquardt steps, the others with
+    Newton steps."""
     x0 = out.states[idx]
     xa, qa = x0, out.q[idx]
     na = out.iterations[idx].clone()
     step = torch.ones_like(qa)  # Newton step length
     lr = torch.full_like(qa, float(lr_init))  # inverse damping of Levenberg–Marquardt rows
-    lm = torch.full_like(qa, damped_start and NEWTON_SWITCH_LR > lr_init, dtype=torch.bool)
+    lm = damped_start.clone() if NEWTON_SWITCH_LR > lr_init else torch.zeros_like(damped_start)
     q_mark, x_mark, since = qa.clone(), xa.clone(), torch.zeros_like(na)  # at each slow-point window's start
     M, r = _residual_jacobian(G, xa, jacobian)
     direction = torch.zeros_like(xa)

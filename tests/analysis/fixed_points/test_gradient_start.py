@@ -6,7 +6,7 @@ import torch
 from problems import BistableTanh
 
 import neurodyn.analysis.fixed_points._newton as newton
-from neurodyn.analysis.fixed_points._search import SearchSettings
+from neurodyn.analysis.fixed_points._search import SearchSettings, speed
 from neurodyn.analysis.fixed_points._stability import spectra
 
 SETTINGS = SearchSettings(tol_q=1e-24, tol_dq=0.0, max_iters=200, lr_init=1.0)
@@ -81,3 +81,44 @@ def test_leading_mode_is_lapacks_eigenvector():
         np.testing.assert_allclose(mode[i], ref, atol=1e-9)
         np.testing.assert_allclose(np.sort_complex(eig[i]), np.sort_complex(w[i]), atol=1e-10)
     assert np.iscomplex(eig[:, 0]).any()  # a complex leading pair is covered
+
+
+
+def test_candidates_left_far_take_the_damped_start(monkeypatch):
+    """A random 64-unit network (gain 1.5), eight free-rollout states: three are still far from any
+    point after the gradient start (q ≥ GRADIENT_FAR_Q) and go back to the damped start from their
+    initial states. The default search then converges the same candidates to the same points
+    (q < 1e-10) as the damped start alone (``gradient_steps=0``), and more than when every
+    candidate continues with Newton steps from where its gradient steps left it."""
+    from neurodyn.analysis.fixed_points import _find
+    from neurodyn.analysis.fixed_points._init import free_rollout_states
+    from neurodyn.analysis.fixed_points._stability import power_jacobian
+    from neurodyn.models import LeakyRNN
+
+    model = LeakyRNN(0, 64, 1, gain=1.5, seed=2).double().eval().requires_grad_(False)
+    x0 = torch.as_tensor(np.asarray(free_rollout_states(model.step, 64, None, 8, 0, "cpu", torch.float64)))
+
+    def G(h):
+        return model.step(h, None)
+
+    jacobian = power_jacobian(G, 1, _find._step_jacobian(model, G, None))
+    settings = SearchSettings(tol_q=1e-12, tol_dq=1e-20, max_iters=100, lr_init=1.0)
+    marks = []
+    real = newton._gradient_start
+
+    def spy(G, out, rows, damped, **kwargs):
+        marks.append(damped)
+        return real(G, out, rows, damped, **kwargs)
+
+    monkeypatch.setattr(newton, "_gradient_start", spy)
+    out = newton.minimise_newton(G, x0, settings, jacobian=jacobian, tol_unique=1e-3)
+    ref = newton.minimise_newton(G, x0, settings, jacobian=jacobian, tol_unique=1e-3, gradient_steps=0)
+    monkeypatch.setattr(newton, "GRADIENT_FAR_Q", float("inf"))  # no candidate sent back
+    kept = newton.minimise_newton(G, x0, settings, jacobian=jacobian, tol_unique=1e-3)
+    far = marks[0]
+    assert int(far.sum()) == 3
+    conv = out.q < 1e-10
+    assert torch.equal(conv, ref.q < 1e-10) and int(conv.sum()) > int((kept.q < 1e-10).sum())
+    assert (speed(G, out.states[conv]) < 1e-10).all()
+    # q < 1e-12 leaves each point an error of order 1e-6 (the search stops there, unpolished)
+    np.testing.assert_allclose(out.states[conv].numpy(), ref.states[conv].numpy(), atol=1e-5)
