@@ -4,33 +4,14 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _autograd_reference import gradients
 
 from neurodyn.kernels import fused_backend, fused_states
 from neurodyn.models import LSTM, LeakyRNN
-from neurodyn.models.leaky_rnn import leaky_rnn_step
 
 pytest.importorskip("numba", reason="the fused kernels need numba (a core dependency)")
 
 ACTIVATIONS = ["tanh", "relu", "softplus", "sigmoid", "linear"]
-
-
-def _reference(params, h0, x, noise):
-    """Autograd through the model's own step function, one step at a time."""
-    h, states = h0, []
-    for t in range(x.shape[1]):
-        h = leaky_rnn_step(params, h, x[:, t]) + noise[:, t]
-        states.append(h)
-    return torch.stack(states, dim=1)
-
-
-def _grads(model, h0, x, noise, weights, fused):
-    model.zero_grad()
-    h0 = h0.clone().requires_grad_(True)
-    states = (fused_states(model.params(), h0, x, noise=noise) if fused
-              else _reference(model.params(), h0, x, noise))
-    (states * weights).sum().backward()
-    named = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
-    return states.detach(), {**named, "h0": h0.grad}
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -45,8 +26,8 @@ def test_fused_gradients_match_autograd(activation, dtype):
     h0 = 0.5 * torch.randn(5, 9, generator=gen, dtype=dtype)
     noise = 0.1 * torch.randn(5, 40, 9, generator=gen, dtype=dtype)
     weights = torch.randn(5, 40, 9, generator=gen, dtype=dtype)
-    got_states, got = _grads(model, h0, x, noise, weights, fused=True)
-    ref_states, ref = _grads(model, h0, x, noise, weights, fused=False)
+    got_states, got = gradients(model, h0, x, noise, weights, fused=True)
+    ref_states, ref = gradients(model, h0, x, noise, weights, fused=False)
     rtol = 1e-5 if dtype == torch.float32 else 1e-10
     torch.testing.assert_close(got_states, ref_states, rtol=rtol, atol=rtol * ref_states.abs().max())
     assert set(got) == {"w_in", "w_rec", "b", "h0"}
@@ -152,7 +133,7 @@ def test_fused_ensemble_gradients_match_autograd_per_network(dtype):
     rtol = 1e-5 if dtype == torch.float32 else 1e-10
     for e, model in enumerate(models):
         got = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
-        ref_states, ref = _grads(model, h0[e].detach(), x[e], noise[e], weights[e], fused=False)
+        ref_states, ref = gradients(model, h0[e].detach(), x[e], noise[e], weights[e], fused=False)
         torch.testing.assert_close(states[e].detach(), ref_states, rtol=rtol,
                                    atol=rtol * ref_states.abs().max())
         got["h0"] = h0.grad[e]

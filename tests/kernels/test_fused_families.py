@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from _autograd_reference import gradients
 
 from neurodyn.kernels import fused_backend, fused_states
 from neurodyn.models import ALRNN, GRU, PLRNN, ShallowPLRNN
@@ -26,25 +27,6 @@ MODELS = {
 }
 
 
-def _reference(model, h0, x, noise):
-    """Autograd through ``model.step`` (the family's one step function), one step at a time."""
-    h, states = h0, []
-    for t in range(x.shape[1]):
-        h = model.step(h, x[:, t]) + noise[:, t]
-        states.append(h)
-    return torch.stack(states, dim=1)
-
-
-def _grads(model, h0, x, noise, weights, fused):
-    model.zero_grad()
-    h0 = h0.clone().requires_grad_(True)
-    states = (fused_states(model.params(), h0, x, noise=noise) if fused
-              else _reference(model, h0, x, noise))
-    (states * weights).sum().backward()
-    named = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
-    return states.detach(), {**named, "h0": h0.grad}
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("case", list(MODELS))
 @pytest.mark.parametrize("with_noise", [False, True])
@@ -60,8 +42,8 @@ def test_fused_family_gradients_match_autograd(case, dtype, with_noise):
     h0 = 0.5 * torch.randn(6, n, generator=gen, dtype=dtype)
     noise = (0.1 if with_noise else 0.0) * torch.randn(6, 30, n, generator=gen, dtype=dtype)
     weights = torch.randn(6, 30, n, generator=gen, dtype=dtype)
-    got_states, got = _grads(model, h0, x, noise if with_noise else None, weights, fused=True)
-    ref_states, ref = _grads(model, h0, x, noise, weights, fused=False)
+    got_states, got = gradients(model, h0, x, noise if with_noise else None, weights, fused=True)
+    ref_states, ref = gradients(model, h0, x, noise, weights, fused=False)
     rtol = 1e-5 if dtype == torch.float32 else 1e-10
     torch.testing.assert_close(got_states, ref_states, rtol=rtol, atol=rtol * ref_states.abs().max())
     assert set(got) == set(ref) and "h0" in got
