@@ -9,7 +9,7 @@
 # (`fit_maxent_loadings`). `compute_loading_structure` flags the correlations between loading
 # components that the ground truth does not have. The page runs small (100 neurons, 20 plain-fit
 # epochs, 40 flow epochs); set `NEURODYN_FULL=1` for 500 neurons, 100 and 100 epochs.
-# See [Low-rank RNNs](../low_rank.md) for the method and the three-case table.
+# See the guide page "Low-rank inference" for the method and the three-case table.
 
 # %%
 import os
@@ -67,7 +67,7 @@ for name, rows_ in (("plain fit", plain_rows), ("max-ent sample", maxent_rows)):
 
 # %%
 sets = {"ground truth": truth_rows, "plain fit": plain_rows, "max-ent sample": maxent_rows}
-fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
+fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), layout="constrained")
 for (label, r), colour in zip(sets.items(), ("k", "tab:red", "tab:blue")):
     axes[0].scatter(r[:, 0], r[:, 1], s=6, alpha=0.6, color=colour, label=label)
     axes[1].scatter(r[:, 0], r[:, 2], s=6, alpha=0.6, color=colour)
@@ -76,5 +76,4 @@ axes[0].set(xlabel="m", ylabel="n", title="n against m")
 axes[1].set(xlabel="m", ylabel="b", title="bias against m")
 axes[2].set(xlabel="m", ylabel="density", title="distribution of m")
 axes[0].legend(fontsize=7)
-fig.tight_layout()
 plt.show()

@@ -117,7 +117,7 @@ periods = {k: v[0].tolist() for k, v in batch.periods.items()}  # (start, end) s
 # the decodability of both items over the trial.
 
 # %%
-fig, axes = plt.subplots(1, 4, figsize=(17, 3.4))
+fig, axes = plt.subplots(1, 4, figsize=(17, 3.4), layout="constrained")
 titles = {"data": "surrogate data", "diffusion": "network (diffusion)",
           "task_optimal": "task-optimal network"}
 for ax, name in zip(axes, titles):
@@ -133,5 +133,4 @@ for label in ("delay", "cue", "response"):
     ax.text((start + end) / 2 - 0.5, 1.02, label, ha="center", fontsize=8)
 ax.set(xlabel="time step", ylabel="decoding R² (cos, sin)", ylim=(-0.1, 1.1))
 ax.legend(fontsize=7, loc="lower left")
-fig.tight_layout()
 plt.show()

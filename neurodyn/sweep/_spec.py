@@ -10,7 +10,7 @@ import math
 import numbers
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -266,7 +266,9 @@ def _validate(raw: dict[str, Any]) -> SweepSpec:
 
 
 def _task_options(cls) -> tuple[str, ...]:
-    return tuple(f for f in getattr(cls, "__dataclass_fields__", {}) if f not in ("name", "loss"))
+    if not is_dataclass(cls):
+        return ()
+    return tuple(f.name for f in fields(cls) if f.name not in ("name", "loss"))  # ClassVars excluded
 
 
 def _model_options(cls) -> tuple[str, ...]:
