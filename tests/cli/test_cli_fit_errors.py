@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import xarray as xr
+from _cli_errors import one_line_error
 
 from neurodyn.cli.main import main
 from neurodyn.io import TimeSeries
@@ -26,26 +27,18 @@ def fitted(tmp_path_factory):
     return d, d / "three.npy", d / "fit.pt"
 
 
-def _error(capsys, argv):
-    """Run the CLI, expect exit 2 and exactly one line on stderr; return that line."""
-    capsys.readouterr()
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    return err
-
-
 # -- fit: data files -------------------------------------------------------------------------------
 def test_fit_channels_beyond_the_recording_names_the_channel_count(fitted, tmp_path, capsys):
     _, data, _ = fitted
-    err = _error(capsys, ["fit", str(data), "--channels", "0,7", "--out", str(tmp_path / "x.pt"), *TINY])
+    err = one_line_error(capsys, ["fit", str(data), "--channels", "0,7", "--out", str(tmp_path / "x.pt"),
+                                  *TINY])
     assert "--channels 7" in err and "has 3 channels" in err and "0 to 2" in err
 
 
 def test_text_file_named_npy_is_refused_without_numpy_pickle_advice(tmp_path, capsys):
     p = tmp_path / "table.npy"
     p.write_text("a,b\n1,2\n3,4\n")
-    err = _error(capsys, ["fit", str(p), "--out", str(tmp_path / "x.pt"), *TINY])
+    err = one_line_error(capsys, ["fit", str(p), "--out", str(tmp_path / "x.pt"), *TINY])
     assert "not a NumPy .npy file" in err and ".csv" in err
     assert "unsafely" not in err and "pickle" not in err
 
@@ -53,7 +46,7 @@ def test_text_file_named_npy_is_refused_without_numpy_pickle_advice(tmp_path, ca
 def test_csv_of_words_gives_one_clean_message(tmp_path, capsys):
     p = tmp_path / "words.csv"
     p.write_text("hello world\nthis is text\n")
-    err = _error(capsys, ["fit", str(p), "--out", str(tmp_path / "x.pt"), *TINY])
+    err = one_line_error(capsys, ["fit", str(p), "--out", str(tmp_path / "x.pt"), *TINY])
     assert "words.csv is not a numeric table" in err and "comma-separated numbers" in err
 
 
@@ -62,7 +55,7 @@ def test_csv_with_only_a_header_gives_one_clean_message_and_no_warning(tmp_path,
     p.write_text("hello world\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        err = _error(capsys, ["fit", str(p), "--out", str(tmp_path / "x.pt"), *TINY])
+        err = one_line_error(capsys, ["fit", str(p), "--out", str(tmp_path / "x.pt"), *TINY])
     assert "no numeric rows after its header" in err and "shape" not in err
 
 
@@ -73,7 +66,7 @@ def test_csv_with_only_a_header_gives_one_clean_message_and_no_warning(tmp_path,
 ])
 def test_fit_channel_and_lag_lists_are_checked(fitted, tmp_path, capsys, argv, expected):
     _, data, _ = fitted
-    err = _error(capsys, ["fit", str(data), "--out", str(tmp_path / "x.pt"), *TINY, *argv])
+    err = one_line_error(capsys, ["fit", str(data), "--out", str(tmp_path / "x.pt"), *TINY, *argv])
     assert expected in err
 
 
@@ -96,7 +89,7 @@ def test_fit_channel_and_lag_lists_are_checked(fitted, tmp_path, capsys, argv, e
 ])
 def test_fit_options_are_checked_with_flag_names(fitted, tmp_path, capsys, argv, expected):
     _, data, _ = fitted
-    err = _error(capsys, ["fit", str(data), "--out", str(tmp_path / "x.pt"), *TINY, *argv])
+    err = one_line_error(capsys, ["fit", str(data), "--out", str(tmp_path / "x.pt"), *TINY, *argv])
     assert expected in err
     for python_name in ("observation=", "n_epochs", "learning rate", "tau,"):
         assert python_name not in err
@@ -105,7 +98,7 @@ def test_fit_options_are_checked_with_flag_names(fitted, tmp_path, capsys, argv,
 
 def test_latent_below_channels_points_to_the_observation_flag(fitted, tmp_path, capsys):
     _, data, _ = fitted
-    err = _error(capsys, ["fit", str(data), "--latent", "2", "--out", str(tmp_path / "x.pt"), *TINY])
+    err = one_line_error(capsys, ["fit", str(data), "--latent", "2", "--out", str(tmp_path / "x.pt"), *TINY])
     assert "--observation affine" in err
     assert main(["fit", str(data), "--latent", "2", "--observation", "affine", "--model", "plrnn",
                  "--out", str(tmp_path / "y.pt"), *TINY]) == 0
@@ -121,19 +114,20 @@ def test_latent_below_channels_points_to_the_observation_flag(fitted, tmp_path, 
 ])
 def test_evaluate_options_are_checked_with_flag_names(fitted, capsys, argv, expected):
     _, _, fit = fitted
-    assert expected in _error(capsys, ["evaluate", str(fit), *argv])
+    assert expected in one_line_error(capsys, ["evaluate", str(fit), *argv])
 
 
 def test_evaluate_key_is_not_silently_ignored_for_the_training_file(fitted, capsys):
     _, data, fit = fitted
     for argv in (["--key", "other"], [str(data), "--key", "other"]):
-        assert "--key other applies to another DATA file" in _error(capsys, ["evaluate", str(fit), *argv])
+        err = one_line_error(capsys, ["evaluate", str(fit), *argv])
+        assert "--key other applies to another DATA file" in err
 
 
 def test_evaluate_refuses_to_write_over_the_training_data(fitted, capsys):
     _, data, fit = fitted
     before = data.read_bytes()
-    err = _error(capsys, ["evaluate", str(fit), "--out", str(data), "--overwrite"])
+    err = one_line_error(capsys, ["evaluate", str(fit), "--out", str(data), "--overwrite"])
     assert "training data" in err and "choose another output name" in err
     assert data.read_bytes() == before
 
@@ -160,7 +154,7 @@ def test_evaluate_on_data_with_other_channel_count_names_the_mismatch(fitted, tm
     _, data, fit = fitted
     two = tmp_path / "two.npy"
     np.save(two, _three_channels()[:, :2])
-    err = _error(capsys, ["evaluate", str(fit), str(two)])
+    err = one_line_error(capsys, ["evaluate", str(fit), str(two)])
     assert "two.npy has 2 channels but the model was fitted on 3" in err and "mean and std" not in err
 
 
@@ -170,7 +164,7 @@ def test_evaluate_with_channel_selection_needs_the_selected_channels(fitted, tmp
     assert main(["fit", str(data), "--channels", "2", "--model", "plrnn", "--out", str(fit), *TINY]) == 0
     two = tmp_path / "two.npy"
     np.save(two, _three_channels()[:, :2])
-    err = _error(capsys, ["evaluate", str(fit), str(two)])
+    err = one_line_error(capsys, ["evaluate", str(fit), str(two)])
     assert "has 2 channels but the fit used channel 2 (--channels 2)" in err
 
 

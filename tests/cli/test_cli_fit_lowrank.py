@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from _cli_errors import one_line_error
 
 import neurodyn.io
 from neurodyn.analysis.low_rank import MaxEntLoadings
@@ -19,14 +20,6 @@ def _recording(n_steps=200, n_channels=12, seed=0):
     t = np.arange(n_steps) * 0.2
     return 0.4 * np.sin(t)[:, None] * rng.standard_normal(n_channels) + 0.05 * rng.standard_normal(
         (n_steps, n_channels))
-
-
-def _error(capsys, argv):
-    capsys.readouterr()
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    return err
 
 
 @pytest.mark.slow
@@ -62,7 +55,8 @@ def test_fit_lowrank_maxent_writes_checkpoint_and_law(tmp_path, capsys):
 def test_fit_lowrank_bad_options_are_one_line(tmp_path, capsys, argv, expected):
     np.save(tmp_path / "rec.npy", _recording())
     tiny = TINY if "--seq-len" not in argv else TINY[:-3] + ["--no-progress"]
-    err = _error(capsys, ["fit", str(tmp_path / "rec.npy"), "--out", str(tmp_path / "x.pt"), *tiny, *argv])
+    err = one_line_error(capsys, ["fit", str(tmp_path / "rec.npy"), "--out", str(tmp_path / "x.pt"), *tiny,
+                                  *argv])
     assert expected in err
     assert not (tmp_path / "x.pt").exists() and not (tmp_path / "x.maxent.pt").exists()
 
@@ -71,12 +65,12 @@ def test_fit_lowrank_refuses_nan_recordings_and_an_existing_law_file(tmp_path, c
     bad = _recording()
     bad[5, 3] = np.nan
     np.save(tmp_path / "nan.npy", bad)
-    err = _error(capsys, ["fit", str(tmp_path / "nan.npy"), "--model", "lowrank", "--maxent",
+    err = one_line_error(capsys, ["fit", str(tmp_path / "nan.npy"), "--model", "lowrank", "--maxent",
                           "--out", str(tmp_path / "x.pt"), *TINY])
     assert "NaN" in err and not (tmp_path / "x.pt").exists()
     np.save(tmp_path / "rec.npy", _recording())
     (tmp_path / "x.maxent.pt").write_bytes(b"keep")
-    err = _error(capsys, ["fit", str(tmp_path / "rec.npy"), "--model", "lowrank", "--maxent",
+    err = one_line_error(capsys, ["fit", str(tmp_path / "rec.npy"), "--model", "lowrank", "--maxent",
                           "--out", str(tmp_path / "x.pt"), *TINY])
     assert "x.maxent.pt" in err and "--overwrite" in err
     assert (tmp_path / "x.maxent.pt").read_bytes() == b"keep" and not (tmp_path / "x.pt").exists()
