@@ -14,7 +14,13 @@ from neurodyn._checks import check_finite
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.fixed_points import _init as init
-from neurodyn.analysis.fixed_points._newton import METHODS, NEWTON_COPIES, newton_polish, pinv_polish
+from neurodyn.analysis.fixed_points._newton import (
+    GRADIENT_START_MIN_STATE,
+    METHODS,
+    NEWTON_COPIES,
+    newton_polish,
+    pinv_polish,
+)
 from neurodyn.analysis.fixed_points._result import FixedPointResult
 from neurodyn.analysis.fixed_points._search import SearchSettings
 from neurodyn.analysis.fixed_points._stability import (
@@ -231,7 +237,8 @@ def find_fixed_points(
     if method == "auto":
         method = AUTO_METHOD
     chunk = _plan(method, x0.shape[0], n_state + n_cond, int(max_order), max_memory)
-    single = method == "newton" and dtype == torch.float64
+    # the float32 copy serves only the gradient start, which only large states take
+    single = method == "newton" and dtype == torch.float64 and n_state + n_cond >= GRADIENT_START_MIN_STATE
     F32 = _single_map(shell, batch_u, n_cond, n_state) if single else None
     settings = SearchSettings(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
     parts, counts = [], {"n_candidates": 0, "n_outliers": 0}
