@@ -15,39 +15,22 @@ into --out-dir. Uses only the public API.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import runpy
 from pathlib import Path
-from unittest import mock
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "gallery" / "error_forcing.py"
+from _gallery import page_parser, run_page, write_outputs
 
 
 def main(tiny: bool = False, out_dir: str = "runs/example_error_forcing", workers: int = 0) -> dict:
-    out = Path(out_dir)
-    env = {"NEURODYN_FULL": "0" if tiny else "1", "NEURODYN_OUT": str(out), "NEURODYN_WORKERS": str(workers)}
-    with mock.patch.dict(os.environ, env):
-        page = runpy.run_path(str(PAGE), run_name="__gallery__")  # the page's variables
+    page = run_page("error_forcing", tiny=tiny, out=Path(out_dir), workers=workers)  # the page's variables
     cfg = page["settings"]
     summary = {"delays_ms": cfg["delays"], "n_seeds": cfg["seeds"], "learned_accuracy": page["learned"],
                "n_units": cfg["n_units"], "training": cfg["training"], "methods": page["summary"]}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    page["fig"].savefig(out / "error_forcing.png", dpi=120)
-    plt.close(page["fig"])
-    return summary
+    return write_outputs(out_dir, summary, {"error_forcing.png": page["fig"]})
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="the documentation site's small sizes (seconds)")
-    parser.add_argument("--out-dir", default="runs/example_error_forcing")
+    parser = page_parser(__doc__, "runs/example_error_forcing")
     parser.add_argument("--workers", type=int, default=0,
                         help="workers of a local Dask cluster (default 0: one by one, in this process)")
     args = parser.parse_args()

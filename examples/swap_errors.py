@@ -17,26 +17,15 @@ networks, decodability over the trial) into --out-dir. Uses only the public API.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import runpy
 from pathlib import Path
-from unittest import mock
 
-import matplotlib
+from _gallery import page_parser, run_page, write_outputs
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "gallery" / "swap_errors.py"
 PARAMS = ("kappa", "p_target", "p_swap", "p_guess")
 
 
 def main(tiny: bool = False, out_dir: str = "runs/example_swap_errors", seed: int = 0) -> dict:
-    env = {"NEURODYN_FULL": "0" if tiny else "1", "NEURODYN_SEED": str(int(seed))}
-    with mock.patch.dict(os.environ, env):
-        page = runpy.run_path(str(PAGE), run_name="__gallery__")  # the page's variables
+    page = run_page("swap_errors", tiny=tiny, seed=int(seed))  # the page's variables
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, fit in page["fits"].items():
@@ -44,16 +33,11 @@ def main(tiny: bool = False, out_dir: str = "runs/example_swap_errors", seed: in
     summary = {"behaviour": page["swaps"], "settings": page["settings"], "periods_steps": page["periods"],
                "fits": {k: {p: float(getattr(f, p)) for p in PARAMS} for k, f in page["fits"].items()},
                "decodability_r2": page["decoded"]}
-    page["fig"].savefig(out / "swap_errors.png", dpi=110)
-    plt.close(page["fig"])
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    return summary
+    return write_outputs(out, summary, {"swap_errors.png": page["fig"]}, dpi=110)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="the documentation site's small sizes (seconds)")
+    parser = page_parser(__doc__, "runs/example_swap_errors")
     parser.add_argument("--seed", type=int, default=0, help="seed of both networks' weights and training")
-    parser.add_argument("--out-dir", default="runs/example_swap_errors")
     args = parser.parse_args()
     main(tiny=args.tiny, out_dir=args.out_dir, seed=args.seed)

@@ -1,19 +1,14 @@
 """The error-forcing example runs at tiny size and writes its summary and figure."""
 
-import importlib.util
 import json
 
 import pytest
-from _paths import EXAMPLES
-
-EXAMPLE = EXAMPLES / "error_forcing.py"
+from _example_module import load_example
 
 
 @pytest.mark.slow
 def test_error_forcing_example_tiny(tmp_path):
-    spec = importlib.util.spec_from_file_location("error_forcing_example", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_example("error_forcing")
     summary = mod.main(tiny=True, out_dir=str(tmp_path))
     assert set(summary["methods"]) == {"BPTT", "TF-BPTT", "EF-BPTT", "RFLO", "EF-RFLO"}
     for method in summary["methods"].values():

@@ -2,23 +2,18 @@
 figure, and reproduces the paper's contrast at that size: the network trained on surrogate behaviour with
 the diffusion objective makes swap errors, the task-optimal network makes none."""
 
-import importlib.util
 import json
 
 import pytest
-from _paths import EXAMPLES
+from _example_module import load_example
 
 import neurodyn.io
 from neurodyn.tasks import MixtureFit
 
-EXAMPLE = EXAMPLES / "swap_errors.py"
-
 
 @pytest.mark.slow  # the page's small run: trains two 32-unit networks (600 and 300 iterations)
 def test_swap_errors_example_tiny_reproduces_swaps_only_in_the_diffusion_network(tmp_path):
-    spec = importlib.util.spec_from_file_location("swap_errors_example", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_example("swap_errors")
     summary = mod.main(tiny=True, out_dir=str(tmp_path), seed=0)
     fits = summary["fits"]
     assert set(fits) == {"data", "diffusion", "task_optimal"}
