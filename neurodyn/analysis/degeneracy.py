@@ -249,11 +249,16 @@ def _features(model, task, batches, settings: dict[str, Any], device) -> Degener
         status="ok" if w is not None else "no w_rec: weight distance not computed", settings=settings)
 
 
-def _settings(task, n_trials, seed_int, behaviour_metric, dynamics_metric, dynamics_kwargs, ood: bool):
+def _plan(task, n_trials, seed: SeedLike, behaviour_metric, dynamics_metric, dynamics_kwargs
+          ) -> tuple[tuple[Any, Any, Any], dict[str, Any]]:
+    """The seeded batches (see :func:`_batches`) and the settings the per-network features record."""
+    seed_int = resolve_seed(seed)
+    batches = _batches(task, n_trials, seed_int)
     prep, pair = _dynamics_options(dynamics_metric, dynamics_kwargs)
-    return {"task": task.name, "task_config": task.config(), "n_trials": int(n_trials), "seed": seed_int,
-            "behaviour_metric": behaviour_metric, "dynamics_metric": dynamics_metric,
-            "dynamics_prepare": prep, "dynamics_pairwise": pair, "ood": ood}
+    settings = {"task": task.name, "task_config": task.config(), "n_trials": int(n_trials), "seed": seed_int,
+                "behaviour_metric": behaviour_metric, "dynamics_metric": dynamics_metric,
+                "dynamics_prepare": prep, "dynamics_pairwise": pair, "ood": batches[1] is not None}
+    return batches, settings
 
 
 def degeneracy_features(
@@ -309,10 +314,7 @@ def degeneracy_features(
     (True, True)
     """
     _check_model(0, model, task)
-    seed_int = resolve_seed(seed)
-    batches = _batches(task, n_trials, seed_int)
-    settings = _settings(task, n_trials, seed_int, behaviour_metric, dynamics_metric, dynamics_kwargs,
-                         batches[1] is not None)
+    batches, settings = _plan(task, n_trials, seed, behaviour_metric, dynamics_metric, dynamics_kwargs)
     return _features(model, task, batches, settings, device)
 
 
@@ -402,11 +404,8 @@ def compute_solution_degeneracy(
     for k, m in enumerate(models):
         if not isinstance(m, DegeneracyFeatures):
             _check_model(k, m, task)
-    seed_int = resolve_seed(seed)
     names = [f"net{k}" for k in range(len(models))] if names is None else [str(s) for s in names]
-    batches = _batches(task, n_trials, seed_int)
-    settings = _settings(task, n_trials, seed_int, behaviour_metric, dynamics_metric, dynamics_kwargs,
-                         batches[1] is not None)
+    batches, settings = _plan(task, n_trials, seed, behaviour_metric, dynamics_metric, dynamics_kwargs)
     feats = []
     for k, m in enumerate(models):
         if isinstance(m, DegeneracyFeatures):

@@ -107,7 +107,8 @@ def plot_solution_degeneracy(result: Any, *, axes: Any = None):
     """Three panels of a :class:`~neurodyn.analysis.DegeneracyResult`: behaviour, dynamics, weights.
 
     Left: each network's behaviour metric in and out of distribution (one line per network). Middle and
-    right: the dynamics and weight distance matrices, titled with their mean (the degeneracy).
+    right: the dynamics and weight distance matrices (as :func:`plot_distance_matrix` draws them), titled
+    with their mean (the degeneracy).
 
     Parameters
     ----------
@@ -149,9 +150,7 @@ def plot_solution_degeneracy(result: Any, *, axes: Any = None):
     for ax, M, what, value in ((axes[1], result.dynamics, result.settings["dynamics_metric"],
                                 result.dynamics_degeneracy),
                                (axes[2], result.weights, "weights", result.weight_degeneracy)):
-        im = ax.imshow(M, cmap="viridis", interpolation="nearest")
-        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-        ax.set_title(f"{what}: mean {value:.3g}")
+        plot_distance_matrix(M, ax=ax, labels=False, title=f"{what}: mean {value:.3g}")
         ax.set_xlabel("network")
     axes[1].set_ylabel("network")
     return axes

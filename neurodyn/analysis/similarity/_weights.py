@@ -34,6 +34,13 @@ def _descriptor_matching(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return linear_sum_assignment(cost)[1]
 
 
+def _perm_matrix(perm: np.ndarray) -> np.ndarray:
+    """Permutation matrix ``P``, shape (n, n), with ``P[i, perm[i]] = 1``."""
+    P = np.zeros((perm.size, perm.size))
+    P[np.arange(perm.size), perm] = 1.0
+    return P
+
+
 def _refine(A: np.ndarray, B: np.ndarray, perm: np.ndarray, n_iter: int) -> np.ndarray:
     """Monotone ascent on ``<A, P B P^T>``: re-solve the linear assignment for its gradient
     ``A P B^T + A^T P B`` at the current ``P`` until the overlap stops increasing."""
@@ -41,8 +48,7 @@ def _refine(A: np.ndarray, B: np.ndarray, perm: np.ndarray, n_iter: int) -> np.n
 
     best = _overlap(A, B, perm)
     for _ in range(n_iter):
-        P = np.zeros_like(A)
-        P[np.arange(perm.size), perm] = 1.0
+        P = _perm_matrix(perm)
         cand = linear_sum_assignment(A @ P @ B.T + A.T @ P @ B, maximize=True)[1]
         value = _overlap(A, B, cand)
         if value <= best + 1e-12 * max(abs(best), 1.0):
@@ -107,12 +113,6 @@ def match_recurrent_units(W1: Any, W2: Any, *, n_iter: int = 20) -> np.ndarray:
                                                             "rng": np.random.default_rng(0)})
     candidates = [_refine(A, B, start, n_iter), _refine(A, B, faq.col_ind, n_iter)]
     return max(candidates, key=lambda perm: _overlap(A, B, perm))
-
-
-def _perm_matrix(perm: np.ndarray) -> np.ndarray:
-    P = np.zeros((perm.size, perm.size))
-    P[np.arange(perm.size), perm] = 1.0
-    return P
 
 
 def weight_distance(
