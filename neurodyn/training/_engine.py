@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._seed import torch_generator
 from neurodyn.training._config import OPTIMIZERS, TrainConfig, deterministic_mode
 from neurodyn.training.early_stopping import EarlyStopping, metric_mode, reached
 
@@ -32,6 +33,12 @@ _REASONS = {"target_reached": "target_metric", "stopped_early": "early_stopping"
 def to_device(model: Any, device: torch.device) -> Any:
     """A copy of ``model`` on ``device`` in train mode (the argument is never modified)."""
     return copy.deepcopy(model).to(device).train()
+
+
+def start(model: Any, config: TrainConfig) -> tuple[Any, torch.Generator]:
+    """The copy of ``model`` an entry point trains (:func:`to_device` on ``config.device``) and the
+    generator of its training noise (sub-stream 1 of ``config.seed``, on that device)."""
+    return to_device(model, config.device), torch_generator(config.seed, 1, device=config.device)
 
 
 def run(params: Sequence[torch.Tensor], objective: Callable[[Any], tuple[torch.Tensor, dict[str, Any]]],

@@ -7,6 +7,7 @@ ones under early stopping)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +103,20 @@ class FitResult(TrainResult):
     >>> result.status, result.config["epochs_run"], result.history["epoch"]
     ('completed', 2, [0, 1])
     """
+
+
+def one_network_result(model: RecurrentModel, histories: list[dict[str, list[Any]]], record: dict[str, Any],
+                       settings: Mapping[str, Any] | None = None, *,
+                       kind: type[TrainResult] = TrainResult) -> TrainResult:
+    """The result of training one network on the engine (:func:`neurodyn.training._engine.run`).
+
+    ``model`` is set to eval mode; ``histories`` (one per network, here one) and ``record`` are what
+    the engine returned; ``config`` is ``record`` followed by the entry point's own ``settings``
+    (which win on a shared key) and ``status`` is the one ``record`` holds. ``kind`` is
+    :class:`TrainResult` or a subclass such as :class:`FitResult`.
+    """
+    return kind(model=model.eval(), history=histories[0], config={**record, **(settings or {})},
+                status=record["status"])
 
 
 #: config entries of an ensemble that hold one value per network

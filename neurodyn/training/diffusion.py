@@ -37,7 +37,7 @@ from neurodyn.tasks._timeline import decode_ring, ring_code
 from neurodyn.tasks.swap_model import MixtureFit, fit_mixture_model, sample_mixture_responses
 from neurodyn.training import _engine
 from neurodyn.training._config import TrainConfig
-from neurodyn.training._results import TrainResult
+from neurodyn.training._results import TrainResult, one_network_result
 
 __all__ = ["noise_schedule", "denoising_loss", "sample_diffusion", "train_diffusion"]
 
@@ -333,8 +333,7 @@ def train_diffusion(
         sample_mixture_responses(behaviour, np.zeros(1), np.zeros(1))
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, clip_grad_norm=clip_grad_norm,
                       seed=seed, eval_every=eval_every, progress=progress, device=device)
-    model = _engine.to_device(model, cfg.device)
-    gen = torch_generator(cfg.seed, 1, device=cfg.device)
+    model, gen = _engine.start(model, cfg)
     k_levels = _response_steps(task.sample(1, seed=cfg.seed))[1]
     beta = torch.as_tensor(noise_schedule(k_levels), dtype=torch.float32, device=cfg.device)
 
@@ -358,6 +357,6 @@ def train_diffusion(
     given = vars(behaviour) if isinstance(behaviour, MixtureFit) else behaviour
     names = ("kappa", "p_target", "p_swap", "p_guess")
     stored = None if given is None else {k: float(given[k]) for k in names}
-    config = {**rec, "loss": "diffusion", "n_levels": k_levels, "behaviour": stored}
-    return TrainResult(model=model.eval(), history=hist[0], config=config, status=rec["status"])
+    settings = {"loss": "diffusion", "n_levels": k_levels, "behaviour": stored}
+    return one_network_result(model, hist, rec, settings)
 

@@ -21,7 +21,7 @@ from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task
 from neurodyn.training import _engine
 from neurodyn.training._config import TrainConfig
-from neurodyn.training._results import TrainResult
+from neurodyn.training._results import TrainResult, one_network_result
 from neurodyn.training.train import check_sizes
 
 __all__ = ["sample_emissions", "train_distribution"]
@@ -239,8 +239,7 @@ def train_distribution(
             raise ValueError(f"{name} must be finite and > 0, got {v}")
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, clip_grad_norm=clip_grad_norm,
                       seed=seed, eval_every=eval_every, progress=progress, device=device)
-    model = _engine.to_device(model, cfg.device)
-    gen = torch_generator(cfg.seed, 1, device=cfg.device)
+    model, gen = _engine.start(model, cfg)
 
     def batches(it):
         return task.sample(batch_size, seed=cfg.seed, first_trial=it * batch_size).to_torch(cfg.device)[:2]
@@ -264,6 +263,5 @@ def train_distribution(
 
     hist, rec = _engine.run(list(model.parameters()), objective, batches, cfg, evaluate=held_out,
                       desc=f"fit {task.name}")
-    config = {**rec, "loss": divergence, "epsilon": epsilon, "n_sinkhorn_iter": n_sinkhorn_iter,
-              "tau": tau}
-    return TrainResult(model=model.eval(), history=hist[0], config=config, status=rec["status"])
+    settings = {"loss": divergence, "epsilon": epsilon, "n_sinkhorn_iter": n_sinkhorn_iter, "tau": tau}
+    return one_network_result(model, hist, rec, settings)

@@ -23,7 +23,7 @@ from neurodyn.models._base import RecurrentModel
 from neurodyn.training import _engine
 from neurodyn.training import observation as obs
 from neurodyn.training._config import TrainConfig, check_setting
-from neurodyn.training._results import FitResult
+from neurodyn.training._results import FitResult, one_network_result
 
 __all__ = ["FitResult", "fit_teacher_forcing", "forced_rollout"]
 
@@ -215,7 +215,7 @@ def fit_teacher_forcing(
     n_in = 0 if u_np is None else u_np.shape[-1]
     if model.n_inputs != n_in:
         raise ValueError(f"the model has {model.n_inputs} inputs but the data have {n_in}")
-    model = _engine.to_device(model, device)
+    model, gen = _engine.start(model, cfg)
     frozen = obs.prepare_observation(model, observation, n_ch)
     dtype = next(model.parameters()).dtype
     ran = fused_backend(model.params(), backend=cfg.backend, device=device, dtype=dtype, forcing=True)
@@ -232,7 +232,6 @@ def fit_teacher_forcing(
     latent_params = [p for n, p in named.items() if n not in readout_names and n != "h0"]
     readout_params = [p for n, p in named.items() if n in readout_names and n not in frozen]
     rng = numpy_rng(cfg.seed, 0)
-    gen = torch_generator(cfg.seed, 1, device=device)
     gen_state = torch_generator(cfg.seed, 2, device=device)
     a_cur = [float(alpha)]
     sparse_alphas = [1.0 if (t + 1) % tau == 0 else 0.0 for t in range(seq_len)]
@@ -283,5 +282,4 @@ def fit_teacher_forcing(
                       desc=f"fit {type(model).__name__} ({method})")
     for n in frozen:
         named[n].requires_grad_(True)
-    return FitResult(model=model.eval(), history=hist[0], config={**rec, "backend": ran, **settings},
-                     status=rec["status"])
+    return one_network_result(model, hist, rec, {"backend": ran, **settings}, kind=FitResult)

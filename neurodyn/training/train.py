@@ -17,7 +17,7 @@ from neurodyn.training import _engine
 from neurodyn.training import forcing as forcing_mod
 from neurodyn.training import regularizers as regs_mod
 from neurodyn.training._config import TrainConfig, check_device
-from neurodyn.training._results import TrainingDivergedError, TrainResult
+from neurodyn.training._results import TrainingDivergedError, TrainResult, one_network_result
 from neurodyn.training.curriculum import Curriculum
 from neurodyn.training.early_stopping import EarlyStopping
 from neurodyn.training.losses import LOSSES
@@ -177,9 +177,8 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
     and logs them (similarity deflation); ``forcing`` (checked) changes the training rollouts."""
     loss_name = loss_key(loss or task.loss)
     loss_fn = LOSSES[loss_name]
-    model = _engine.to_device(model, cfg.device)
+    model, gen = _engine.start(model, cfg)
     dtype = next(model.parameters()).dtype
-    gen = torch_generator(cfg.seed, 1, device=cfg.device)
     now = {"stage": 0, "task": task if curriculum is None else curriculum.task_at(task, 0)}
     now["eval"] = held_out_batch(now["task"], cfg.batch_size, cfg.seed)
     advances: list[int] = []
@@ -238,14 +237,14 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
     )
     if advances:
         hist[0]["curriculum_advance_iteration"] = advances
-    config = {**rec, "backend": ran, "loss": loss_name, "regularizers": regs_mod.describe(penalties),
-              "state_hook": state_hook is not None}
+    settings = {"backend": ran, "loss": loss_name, "regularizers": regs_mod.describe(penalties),
+                "state_hook": state_hook is not None}
     if forced:
-        config["forcing"] = forcing.record()
+        settings["forcing"] = forcing.record()
     if curriculum is not None:
-        config["curriculum"] = {**curriculum.describe(), "final_stage": now["stage"],
-                                "final_value": curriculum.values[now["stage"]]}
-    return TrainResult(model=model.eval(), history=hist[0], config=config, status=rec["status"])
+        settings["curriculum"] = {**curriculum.describe(), "final_stage": now["stage"],
+                                  "final_value": curriculum.values[now["stage"]]}
+    return one_network_result(model, hist, rec, settings)
 
 
 def training_rollout(model: RecurrentModel, x: torch.Tensor, *, backend: str,
