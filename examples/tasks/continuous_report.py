@@ -9,7 +9,7 @@ items, the swap rate. Uses only the public API.
 
 from __future__ import annotations
 
-from _run import command_line, train_and_evaluate
+from _run import command_line, train_and_report
 
 from neurodyn.tasks import ContinuousReport
 
@@ -22,11 +22,11 @@ def main(tiny: bool = False, two_items: bool = False) -> dict:
                                 grace_ms=40)
     else:
         task = ContinuousReport(n_items=n_items)
-    out = train_and_evaluate(task, n_units=32 if tiny else 64, alpha=0.5 if tiny else 0.2,
-                             n_iterations=60 if tiny else 1000, lr=1e-2 if tiny else 3e-3)
-    shown = ", ".join(f"{k} {v:.3f}" for k, v in out["metrics"].items())
-    print(f"{shown}; longer delays (OOD) accuracy {out['ood']['accuracy']:.3f}")
-    return out
+    return train_and_report(
+        task, lambda m, ood: ", ".join(f"{k} {v:.3f}" for k, v in m.items())
+                             + f"; longer delays (OOD) accuracy {ood['accuracy']:.3f}",
+        n_units=32 if tiny else 64, alpha=0.5 if tiny else 0.2, n_iterations=60 if tiny else 1000,
+        lr=1e-2 if tiny else 3e-3)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ out-of-distribution delays. Uses only the public API.
 
 from __future__ import annotations
 
-from _run import command_line, train_and_evaluate
+from _run import command_line, train_and_report
 
 from neurodyn.tasks import DelayedMatchToSample
 
@@ -19,10 +19,10 @@ def main(tiny: bool = False) -> dict:
                                     delay_max_ms=300, test_ms=100, decision_ms=100, grace_ms=40)
     else:
         task = DelayedMatchToSample()
-    out = train_and_evaluate(task, n_units=32 if tiny else 64, alpha=0.5 if tiny else 0.2,
-                             n_iterations=60 if tiny else 1000, lr=3e-3)
-    print(f"accuracy {out['metrics']['accuracy']:.3f}, longer delays (OOD) {out['ood']['accuracy']:.3f}")
-    return out
+    return train_and_report(task, lambda m, ood: f"accuracy {m['accuracy']:.3f}, "
+                                                   f"longer delays (OOD) {ood['accuracy']:.3f}",
+                              n_units=32 if tiny else 64, alpha=0.5 if tiny else 0.2,
+                              n_iterations=60 if tiny else 1000, lr=3e-3)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ Uses only the public API.
 
 from __future__ import annotations
 
-from _run import command_line, train_and_evaluate
+from _run import command_line, train_and_report
 
 from neurodyn.tasks import PathIntegration
 
@@ -18,12 +18,11 @@ def main(tiny: bool = False, place_cells: bool = False) -> dict:
     targets = "place_cells" if place_cells else "position"
     task = PathIntegration(n_dims=2, targets=targets, n_place_cells=64 if tiny else 512,
                            duration_ms=200 if tiny else 400)
-    out = train_and_evaluate(task, n_units=32 if tiny else 128, alpha=1.0, n_iterations=60 if tiny else 1000,
-                             lr=3e-3, target_metric=None)
-    metrics, ood = out["metrics"], out["ood"]
-    print(f"position error {100 * metrics['position_error_m']:.1f} cm (R^2 {metrics['r2']:.3f}); "
-          f"4x longer paths {100 * ood['position_error_m']:.1f} cm")
-    return out
+    return train_and_report(
+        task, lambda m, ood: f"position error {100 * m['position_error_m']:.1f} cm (R^2 {m['r2']:.3f}); "
+                             f"4x longer paths {100 * ood['position_error_m']:.1f} cm",
+        n_units=32 if tiny else 128, alpha=1.0, n_iterations=60 if tiny else 1000, lr=3e-3,
+        target_metric=None)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ Prints the held-out choice accuracy on the trained task and on its out-of-distri
 
 from __future__ import annotations
 
-from _run import command_line, train_and_evaluate
+from _run import command_line, train_and_report
 
 from neurodyn.tasks import DelayedDiscrimination
 
@@ -19,12 +19,11 @@ def main(tiny: bool = False) -> dict:
                                      delay_max_ms=300, decision_ms=100, grace_ms=40)
     else:
         task = DelayedDiscrimination()
-    out = train_and_evaluate(task, n_units=32 if tiny else 64, alpha=0.5 if tiny else 0.2,
-                             n_iterations=60 if tiny else 1000, lr=1e-2 if tiny else 3e-3)
-    metrics, ood = out["metrics"], out["ood"]
-    print(f"accuracy {metrics['accuracy']:.3f}, fixation {metrics['fixation_accuracy']:.3f}, "
-          f"closer pairs, more noise (OOD) {ood['accuracy']:.3f}")
-    return out
+    return train_and_report(
+        task, lambda m, ood: f"accuracy {m['accuracy']:.3f}, fixation {m['fixation_accuracy']:.3f}, "
+                             f"closer pairs, more noise (OOD) {ood['accuracy']:.3f}",
+        n_units=32 if tiny else 64, alpha=0.5 if tiny else 0.2, n_iterations=60 if tiny else 1000,
+        lr=1e-2 if tiny else 3e-3)
 
 
 if __name__ == "__main__":
