@@ -9,10 +9,8 @@ items, the swap rate. Uses only the public API.
 
 from __future__ import annotations
 
-import argparse
+from _run import command_line, train_and_report
 
-import neurodyn
-from neurodyn.models import LeakyRNN
 from neurodyn.tasks import ContinuousReport
 
 
@@ -24,23 +22,12 @@ def main(tiny: bool = False, two_items: bool = False) -> dict:
                                 grace_ms=40)
     else:
         task = ContinuousReport(n_items=n_items)
-    n_units, alpha = (32, 0.5) if tiny else (64, 0.2)
-    model = LeakyRNN(task.n_inputs, n_units, task.n_outputs, alpha=alpha, seed=0)
-    result = neurodyn.train(
-        model, task, n_iterations=60 if tiny else 1000, batch_size=64,
-        lr=1e-2 if tiny else 3e-3, seed=0,
-        target_metric=("accuracy", 0.99), progress=False,
-    )
-    metrics = neurodyn.training.evaluate(result.model, task, seed=1)
-    ood = neurodyn.training.evaluate(result.model, task.ood(), seed=1)
-    shown = ", ".join(f"{k} {v:.3f}" for k, v in metrics.items())
-    print(f"{shown}; longer delays (OOD) accuracy {ood['accuracy']:.3f}")
-    return {"metrics": metrics, "ood": ood}
+    return train_and_report(
+        task, lambda m, ood: ", ".join(f"{k} {v:.3f}" for k, v in m.items())
+                             + f"; longer delays (OOD) accuracy {ood['accuracy']:.3f}",
+        n_units=32 if tiny else 64, alpha=0.5 if tiny else 0.2, n_iterations=60 if tiny else 1000,
+        lr=1e-2 if tiny else 3e-3)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="a few seconds, for CI")
-    parser.add_argument("--two-items", action="store_true", help="two items and a retro-cue")
-    args = parser.parse_args()
-    main(tiny=args.tiny, two_items=args.two_items)
+    main(**vars(command_line(__doc__, two_items="two items and a retro-cue").parse_args()))

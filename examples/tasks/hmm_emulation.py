@@ -9,9 +9,8 @@ emission frequencies and dwell times of the network next to the HMM's. Uses only
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
+from _run import command_line
 
 from neurodyn.models import LeakyRNN
 from neurodyn.tasks import HMMEmulation, compute_dwell_times, compute_emission_frequencies
@@ -41,8 +40,6 @@ def main(tiny: bool = False, divergence: str = "sinkhorn") -> dict:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="a few seconds, for CI")
+    parser = command_line(__doc__)
     parser.add_argument("--divergence", default="sinkhorn", choices=["sinkhorn", "mmd"])
-    args = parser.parse_args()
-    main(tiny=args.tiny, divergence=args.divergence)
+    main(**vars(parser.parse_args()))

@@ -9,10 +9,8 @@ Uses only the public API.
 
 from __future__ import annotations
 
-import argparse
+from _run import command_line, train_and_report
 
-import neurodyn
-from neurodyn.models import LeakyRNN
 from neurodyn.tasks import PathIntegration
 
 
@@ -20,21 +18,12 @@ def main(tiny: bool = False, place_cells: bool = False) -> dict:
     targets = "place_cells" if place_cells else "position"
     task = PathIntegration(n_dims=2, targets=targets, n_place_cells=64 if tiny else 512,
                            duration_ms=200 if tiny else 400)
-    model = LeakyRNN(task.n_inputs, 32 if tiny else 128, task.n_outputs, alpha=1.0, seed=0)
-    result = neurodyn.train(
-        model, task, n_iterations=60 if tiny else 1000, batch_size=64, lr=3e-3, seed=0,
-        progress=False,
-    )
-    metrics = neurodyn.training.evaluate(result.model, task, seed=1)
-    ood = neurodyn.training.evaluate(result.model, task.ood(), seed=1)
-    print(f"position error {100 * metrics['position_error_m']:.1f} cm (R^2 {metrics['r2']:.3f}); "
-          f"4x longer paths {100 * ood['position_error_m']:.1f} cm")
-    return {"metrics": metrics, "ood": ood}
+    return train_and_report(
+        task, lambda m, ood: f"position error {100 * m['position_error_m']:.1f} cm (R^2 {m['r2']:.3f}); "
+                             f"4x longer paths {100 * ood['position_error_m']:.1f} cm",
+        n_units=32 if tiny else 128, alpha=1.0, n_iterations=60 if tiny else 1000, lr=3e-3,
+        target_metric=None)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="a few seconds, for CI")
-    parser.add_argument("--place-cells", action="store_true", help="place-cell targets")
-    args = parser.parse_args()
-    main(tiny=args.tiny, place_cells=args.place_cells)
+    main(**vars(command_line(__doc__, place_cells="place-cell targets").parse_args()))

@@ -8,10 +8,8 @@ Prints the held-out choice accuracy on the trained task and on its out-of-distri
 
 from __future__ import annotations
 
-import argparse
+from _run import command_line, train_and_report
 
-import neurodyn
-from neurodyn.models import LeakyRNN
 from neurodyn.tasks import DelayedDiscrimination
 
 
@@ -21,21 +19,12 @@ def main(tiny: bool = False) -> dict:
                                      delay_max_ms=300, decision_ms=100, grace_ms=40)
     else:
         task = DelayedDiscrimination()
-    n_units, alpha = (32, 0.5) if tiny else (64, 0.2)
-    model = LeakyRNN(task.n_inputs, n_units, task.n_outputs, alpha=alpha, seed=0)
-    result = neurodyn.train(
-        model, task, n_iterations=60 if tiny else 1000, batch_size=64,
-        lr=1e-2 if tiny else 3e-3, seed=0,
-        target_metric=("accuracy", 0.99), progress=False,
-    )
-    metrics = neurodyn.training.evaluate(result.model, task, seed=1)
-    ood = neurodyn.training.evaluate(result.model, task.ood(), seed=1)
-    print(f"accuracy {metrics['accuracy']:.3f}, fixation {metrics['fixation_accuracy']:.3f}, "
-          f"closer pairs, more noise (OOD) {ood['accuracy']:.3f}")
-    return {"metrics": metrics, "ood": ood}
+    return train_and_report(
+        task, lambda m, ood: f"accuracy {m['accuracy']:.3f}, fixation {m['fixation_accuracy']:.3f}, "
+                             f"closer pairs, more noise (OOD) {ood['accuracy']:.3f}",
+        n_units=32 if tiny else 64, alpha=0.5 if tiny else 0.2, n_iterations=60 if tiny else 1000,
+        lr=1e-2 if tiny else 3e-3)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="a few seconds, for CI")
-    main(tiny=parser.parse_args().tiny)
+    main(**vars(command_line(__doc__).parse_args()))

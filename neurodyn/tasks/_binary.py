@@ -6,15 +6,16 @@ from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
 from neurodyn.tasks._base import Task, TaskBatch, outputs_like_targets
-from neurodyn.tasks._timeline import in_period, ms_to_steps
+from neurodyn.tasks._timeline import Timeline, in_period, ms_to_steps
 
 
 @dataclass(frozen=True)
-class BinaryTask(Task):
+class BinaryTask(Timeline, Task):
     """Base of the tasks answered with one ±1 output after a delay (field ``delay_ms``, the complexity knob).
 
-    A subclass's ``_sample`` stores the answer (±1) per trial as ``trial_params["label"]``; ``ood()``
-    doubles ``delay_ms``.
+    A subclass lists its periods in ``timeline`` (see :class:`~neurodyn.tasks._timeline.Timeline`), the
+    last one ``"response"``, starting with a go cue of ``go_ms``. Its ``_sample`` stores the answer (±1)
+    per trial as ``trial_params["label"]``; ``ood()`` doubles ``delay_ms``.
     """
 
     n_outputs = 1
@@ -32,6 +33,18 @@ class BinaryTask(Task):
             err = ((out - batch.targets) ** 2 * batch.mask).sum() / max(batch.mask.sum(), 1.0)
         correct = np.isfinite(mean) & (np.sign(mean) == batch.trial_params["label"])
         return {"mse": float(err), "accuracy": float(correct.mean())}
+
+    def _go_cue(self, periods: dict[str, np.ndarray], n_steps: int) -> np.ndarray:
+        """Go cue ``(trial, time)``, bool: True for the first ``go_ms`` of the ``"response"`` period."""
+        return go_cue(periods["response"], n_steps, go_ms=self.go_ms, dt=self.dt)
+
+    def _binary_batch(self, inputs: np.ndarray, periods: dict[str, np.ndarray], *, seed: int,
+                      first_trial: int, trial_params: dict[str, np.ndarray]) -> TaskBatch:
+        """The batch of ``inputs`` (trial, time, input) answered by ``trial_params["label"]`` (±1) during
+        the ``"response"`` period: targets and mask of :func:`binary_targets`."""
+        targets, mask = binary_targets(periods["response"], trial_params["label"], inputs.shape[1])
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params=trial_params)
 
 
 def go_cue(response: np.ndarray, n_steps: int, *, go_ms: float, dt: float) -> np.ndarray:

@@ -28,6 +28,16 @@ class DecisionTask(Task):
         :func:`evaluate_decision`."""
         return evaluate_decision(outputs, batch)
 
+    def _decision_batch(self, inputs: np.ndarray, periods: dict[str, np.ndarray], *, seed: int,
+                        first_trial: int, trial_params: dict[str, np.ndarray]) -> TaskBatch:
+        """The batch of ``inputs`` (trial, time, input) whose trials end in a ``"decision"`` period
+        answered by ``trial_params["label"]``: targets and mask of :func:`decision_targets` with the
+        task's ``grace_ms``."""
+        targets, mask = decision_targets(periods, trial_params["label"], inputs.shape[1], self.dt,
+                                         self.grace_ms)
+        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
+                           trial_params=trial_params)
+
 
 def decision_targets(
     periods: dict[str, np.ndarray], labels: np.ndarray, n_steps: int, dt: float, grace_ms: float

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from neurodyn._lazy import numpy as np
-from neurodyn.tasks._timeline import build_periods, total_steps
+from neurodyn.tasks._timeline import Timeline, per_trial
 
 
-class DelayedResponse:
+class DelayedResponse(Timeline):
     """Mixin of the tasks whose trial is a fixed sequence of periods, one of them a variable delay.
 
     A subclass lists its periods in ``timeline``, in order: period name → the field holding its
@@ -17,18 +17,23 @@ class DelayedResponse:
     returns the task with delays between 2x and 3x ``delay_max_ms``.
     """
 
-    timeline: ClassVar[dict[str, str]] = {}
+    def _delays_and_noise(
+        self, rngs: list[np.random.Generator]
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+        """Draw each trial's delay, then its input noise, from the per-trial generators ``rngs``.
 
-    @property
-    def n_steps(self) -> int:
-        """Padded trial length in steps (longest delay)."""
-        return total_steps((getattr(self, field) for field in self.timeline.values()), self.dt)
-
-    def _periods(self, delay_ms: np.ndarray, n_trials: int) -> dict[str, np.ndarray]:
-        """``[start, stop)`` steps (trial, 2) of each period, for per-trial delays ``delay_ms`` (trial,)."""
-        durations = {name: delay_ms if name == "delay" else getattr(self, field)
-                     for name, field in self.timeline.items()}
-        return build_periods(durations, self.dt, n_trials=n_trials)[0]
+        Returns
+        -------
+        delay_ms : ndarray, shape (trial,)
+            The delays in ms, uniform in ``[delay_min_ms, delay_max_ms]``.
+        noise : ndarray, shape (trial, time, input)
+            Gaussian input noise of standard deviation ``input_noise``.
+        periods : dict name → ndarray, shape (trial, 2)
+            ``[start, stop)`` steps of each period of ``timeline``.
+        """
+        delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
+        noise = per_trial(rngs, lambda r: r.standard_normal((self.n_steps, self.n_inputs)))
+        return delay, self.input_noise * noise, self._periods(len(rngs), delay=delay)
 
     def ood(self) -> Any:
         return self.replace(delay_min_ms=2 * self.delay_max_ms, delay_max_ms=3 * self.delay_max_ms)

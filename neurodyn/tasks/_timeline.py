@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import ClassVar
 
 from neurodyn._lazy import numpy as np
 
@@ -46,6 +47,34 @@ def build_periods(
         periods[name] = np.stack([start, start + steps], axis=1)
         start = start + steps
     return periods, int(start.max())
+
+
+class Timeline:
+    """Mixin of the tasks whose trial is a fixed sequence of periods, some of them of per-trial length.
+
+    A subclass lists its periods in ``timeline``, in order: period name → the field holding its
+    duration in ms, or a tuple of fields whose sum is its longest duration (a period that varies
+    from trial to trial lasts at most that long). Trials are padded to the longest of every period.
+    """
+
+    timeline: ClassVar[dict[str, str | tuple[str, ...]]] = {}
+
+    def _longest_ms(self, period: str) -> float:
+        """The longest duration in ms of ``period``: its field, or the sum of its fields."""
+        fields = self.timeline[period]
+        return sum(getattr(self, field) for field in ((fields,) if isinstance(fields, str) else fields))
+
+    @property
+    def n_steps(self) -> int:
+        """Padded trial length in steps (every period at its longest)."""
+        return total_steps((self._longest_ms(period) for period in self.timeline), self.dt)
+
+    def _periods(self, n_trials: int, **per_trial_ms: np.ndarray) -> dict[str, np.ndarray]:
+        """``[start, stop)`` steps (trial, 2) of each period; ``per_trial_ms`` gives the durations (trial,)
+        in ms of the periods that vary from trial to trial, by name, the others last their longest."""
+        durations = {period: per_trial_ms[period] if period in per_trial_ms else self._longest_ms(period)
+                     for period in self.timeline}
+        return build_periods(durations, self.dt, n_trials=n_trials)[0]
 
 
 def in_period(bounds: np.ndarray, n_steps: int) -> np.ndarray:

@@ -130,17 +130,14 @@ class ContinuousReport(DelayedResponse, Task):
     def n_outputs(self) -> int:
         return self.output_ring or 2
 
-
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
         n_steps, sep = self.n_steps, np.deg2rad(self.min_separation_deg)
         first = per_trial(rngs, lambda r: r.uniform(0, 2 * np.pi))
         offset = per_trial(rngs, lambda r: r.uniform(sep, 2 * np.pi - sep))
         cue = per_trial(rngs, lambda r: r.integers(self.n_items))
-        delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
-        noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, self.n_inputs)))
+        delay, noise, periods = self._delays_and_noise(rngs)
         angles = np.stack([first, (first + offset) % (2 * np.pi)], axis=1)[:, : self.n_items]
-        periods = self._periods(delay, n_trials)
         resp = periods["response"]
         stim = in_period(periods["stimulus"], n_steps)[..., None]
         rings = [stim * ring_code(angles[:, k], self.n_ring, self.kappa)[:, None]
@@ -148,7 +145,7 @@ class ContinuousReport(DelayedResponse, Task):
         parts = [before_period(resp, n_steps)[..., None], *rings]
         if self.n_items == 2:
             parts.append(in_period(periods["cue"], n_steps)[..., None] * np.eye(2)[cue][:, None])
-        inputs = np.concatenate(parts, axis=-1) + self.input_noise * noise
+        inputs = np.concatenate(parts, axis=-1) + noise
         target_angle = angles[np.arange(n_trials), cue]
         inside = in_period(resp, n_steps)
         report = (ring_code(target_angle, self.output_ring, self.kappa) if self.output_ring

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import TaskBatch
-from neurodyn.tasks._binary import BinaryTask, binary_targets, go_cue
+from neurodyn.tasks._binary import BinaryTask
 from neurodyn.tasks._checks import durations
 from neurodyn.tasks._registry import register_task
-from neurodyn.tasks._timeline import build_periods, in_period, per_trial, total_steps
+from neurodyn.tasks._timeline import in_period, per_trial
 
 __all__ = ["DelayedXOR"]
 
@@ -73,12 +73,8 @@ class DelayedXOR(BinaryTask):
     dt: float = 10.0
     checks = (durations("delay_ms", "fixation_ms", "wait_ms", "jitter_ms", "input_noise",
                         whole_steps=("pulse_ms", "go_ms", "response_ms")),)
-
-    @property
-    def n_steps(self) -> int:
-        """Padded trial length in steps (longest wait)."""
-        return total_steps((self.fixation_ms, self.pulse_ms, self.delay_ms, self.pulse_ms,
-                            self.wait_ms + self.jitter_ms, self.response_ms), self.dt)
+    timeline = {"fixation": "fixation_ms", "pulse1": "pulse_ms", "delay": "delay_ms", "pulse2": "pulse_ms",
+                "wait": ("wait_ms", "jitter_ms"), "response": "response_ms"}
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
@@ -86,16 +82,10 @@ class DelayedXOR(BinaryTask):
         signs = per_trial(rngs, lambda r: np.where(r.random(2) < 0.5, -1.0, 1.0))
         wait = per_trial(rngs, lambda r: self.wait_ms + r.uniform(0.0, self.jitter_ms))
         noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 2)))
-        periods, _ = build_periods({
-            "fixation": self.fixation_ms, "pulse1": self.pulse_ms, "delay": self.delay_ms,
-            "pulse2": self.pulse_ms, "wait": wait, "response": self.response_ms,
-        }, self.dt, n_trials=n_trials)
+        periods = self._periods(n_trials, wait=wait)
         a, b = signs[:, 0], signs[:, 1]
-        go = go_cue(periods["response"], n_steps, go_ms=self.go_ms, dt=self.dt)
         pulses = (in_period(periods["pulse1"], n_steps) * a[:, None]
                   + in_period(periods["pulse2"], n_steps) * b[:, None])
-        inputs = np.stack([pulses, go], axis=-1) + self.input_noise * noise
-        label = -a * b
-        targets, mask = binary_targets(periods["response"], label, n_steps)
-        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
-                           trial_params={"a": a, "b": b, "label": label, "wait_ms": wait})
+        inputs = np.stack([pulses, self._go_cue(periods, n_steps)], axis=-1) + self.input_noise * noise
+        return self._binary_batch(inputs, periods, seed=seed, first_trial=first_trial,
+                                  trial_params={"a": a, "b": b, "label": -a * b, "wait_ms": wait})

@@ -8,7 +8,7 @@ from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import TaskBatch
 from neurodyn.tasks._checks import at_least, delayed_response, non_negative, within
-from neurodyn.tasks._decision import DecisionTask, decision_targets
+from neurodyn.tasks._decision import DecisionTask
 from neurodyn.tasks._delayed import DelayedResponse
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
@@ -91,23 +91,19 @@ class DelayedMatchToSample(DelayedResponse, DecisionTask):
     def n_inputs(self) -> int:
         return 1 + self.n_stimuli
 
-
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
         n_stim, n_steps = self.n_stimuli, self.n_steps
         sample = per_trial(rngs, lambda r: r.integers(n_stim))
         match = per_trial(rngs, lambda r: r.random() < self.p_match)
         shift = per_trial(rngs, lambda r: r.integers(1, n_stim))
-        delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
-        noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 1 + n_stim)))
+        delay, noise, periods = self._delays_and_noise(rngs)
         test = np.where(match, sample, (sample + shift) % n_stim)
-        periods = self._periods(delay, n_trials)
         onehot = np.eye(n_stim)
         stim = (in_period(periods["sample"], n_steps)[..., None] * onehot[sample][:, None]
                 + in_period(periods["test"], n_steps)[..., None] * onehot[test][:, None])
         fixation = before_period(periods["decision"], n_steps)
-        inputs = np.concatenate([fixation[..., None], stim], axis=-1) + self.input_noise * noise
+        inputs = np.concatenate([fixation[..., None], stim], axis=-1) + noise
         label = np.where(test == sample, 1, 2)
-        targets, mask = decision_targets(periods, label, n_steps, self.dt, self.grace_ms)
-        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
-                           trial_params={"sample": sample, "test": test, "delay_ms": delay, "label": label})
+        return self._decision_batch(inputs, periods, seed=seed, first_trial=first_trial, trial_params={
+            "sample": sample, "test": test, "delay_ms": delay, "label": label})

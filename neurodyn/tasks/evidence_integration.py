@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import TaskBatch
-from neurodyn.tasks._binary import BinaryTask, binary_targets, go_cue
+from neurodyn.tasks._binary import BinaryTask
 from neurodyn.tasks._checks import durations, within
 from neurodyn.tasks._registry import register_task
-from neurodyn.tasks._timeline import build_periods, in_period, per_trial, total_steps
+from neurodyn.tasks._timeline import in_period, per_trial
 
 __all__ = ["EvidenceIntegration"]
 
@@ -72,18 +72,13 @@ class EvidenceIntegration(BinaryTask):
     dt: float = 10.0
     checks = (durations("delay_ms", "fixation_ms", whole_steps=("stimulus_ms", "response_ms", "go_ms")),
               within("p_pulse", 0, 1, open_low=True), within("p_correct", 0.5, 1))
-
-    @property
-    def n_steps(self) -> int:
-        """Trial length in steps."""
-        return total_steps((self.fixation_ms, self.stimulus_ms, self.delay_ms, self.response_ms), self.dt)
+    timeline = {"fixation": "fixation_ms", "stimulus": "stimulus_ms", "delay": "delay_ms",
+                "response": "response_ms"}
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         rngs = trial_rngs(seed, n_trials, first_trial)
         n_steps = self.n_steps
-        periods, _ = build_periods({"fixation": self.fixation_ms, "stimulus": self.stimulus_ms,
-                                    "delay": self.delay_ms, "response": self.response_ms},
-                                   self.dt, n_trials=n_trials)
+        periods = self._periods(n_trials)
         side = per_trial(rngs, lambda r: np.where(r.random() < 0.5, -1.0, 1.0))
         pulse = per_trial(rngs, lambda r: r.random(n_steps) < self.p_pulse)
         pulse &= in_period(periods["stimulus"], n_steps)
@@ -92,8 +87,6 @@ class EvidenceIntegration(BinaryTask):
         left = pulse & ~right
         n_left, n_right = left.sum(1), right.sum(1)
         label = np.where(n_right == n_left, side, np.sign(n_right - n_left)).astype(np.float64)
-        go = go_cue(periods["response"], n_steps, go_ms=self.go_ms, dt=self.dt)
-        inputs = np.stack([left, right, go], axis=-1).astype(np.float32)
-        targets, mask = binary_targets(periods["response"], label, n_steps)
-        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
-                           trial_params={"side": side, "n_left": n_left, "n_right": n_right, "label": label})
+        inputs = np.stack([left, right, self._go_cue(periods, n_steps)], axis=-1).astype(np.float32)
+        return self._binary_batch(inputs, periods, seed=seed, first_trial=first_trial, trial_params={
+            "side": side, "n_left": n_left, "n_right": n_right, "label": label})

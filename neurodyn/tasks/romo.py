@@ -14,7 +14,7 @@ from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import TaskBatch
 from neurodyn.tasks._checks import delayed_response, non_negative, rule
-from neurodyn.tasks._decision import DecisionTask, decision_targets
+from neurodyn.tasks._decision import DecisionTask
 from neurodyn.tasks._delayed import DelayedResponse
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
@@ -115,10 +115,8 @@ class DelayedDiscrimination(DelayedResponse, DecisionTask):
         rngs = trial_rngs(seed, n_trials, first_trial)
         pairs, n_steps = self.pairs, self.n_steps
         pair_idx = per_trial(rngs, lambda r: r.integers(len(pairs)))
-        delay = per_trial(rngs, lambda r: r.uniform(self.delay_min_ms, self.delay_max_ms))
-        noise = per_trial(rngs, lambda r: r.standard_normal((n_steps, 3)))
+        delay, noise, periods = self._delays_and_noise(rngs)
         f1, f2 = pairs[pair_idx, 0], pairs[pair_idx, 1]
-        periods = self._periods(delay, n_trials)
         span = self.f_max - self.f_min
         freq = (in_period(periods["f1"], n_steps) * f1[:, None]
                 + in_period(periods["f2"], n_steps) * f2[:, None])
@@ -127,11 +125,10 @@ class DelayedDiscrimination(DelayedResponse, DecisionTask):
             before_period(periods["decision"], n_steps),
             on * (freq - self.f_min) / span,
             on * (self.f_max - freq) / span,
-        ], axis=-1) + self.input_noise * noise
+        ], axis=-1) + noise
         label = np.where(f1 > f2, 1, 2)
-        targets, mask = decision_targets(periods, label, n_steps, self.dt, self.grace_ms)
-        return self._batch(inputs, targets, mask, seed=seed, first_trial=first_trial, periods=periods,
-                           trial_params={"f1": f1, "f2": f2, "delay_ms": delay, "label": label})
+        return self._decision_batch(inputs, periods, seed=seed, first_trial=first_trial, trial_params={
+            "f1": f1, "f2": f2, "delay_ms": delay, "label": label})
 
     def ood(self) -> DelayedDiscrimination:
         """The out-of-distribution variant: pairs twice as close (``delta_f / 2``, new f2 values) and four

@@ -1,4 +1,7 @@
-"""The task examples in examples/tasks/ run at tiny size and report sane metrics."""
+"""The task examples in examples/tasks/ run at tiny size and report sane metrics.
+
+The scripts import their shared runner ``_run`` from their own folder, which is first on ``sys.path``
+when one runs as ``python examples/tasks/NAME.py``; the tests put it there too."""
 
 import importlib.util
 import math
@@ -8,6 +11,11 @@ from _paths import EXAMPLES
 
 EXAMPLES = EXAMPLES / "tasks"
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py") if not p.name.startswith("_"))
+
+
+@pytest.fixture(autouse=True)
+def _runner_on_path(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
 
 
 def _load(name):
