@@ -34,14 +34,16 @@ def run_page(name: str, *, tiny: bool, **settings: object) -> dict:
         return runpy.run_path(str(PAGES / f"{name}.py"), run_name="__gallery__")
 
 
-def write_outputs(out_dir: str | Path, summary: dict, figures: dict | None = None, dpi: int = 120) -> dict:
-    """Write ``summary.json`` and each ``{file name: figure}`` into ``out_dir`` (created); return summary."""
+def write_outputs(out_dir: str | Path, summary: dict | list, figures: dict | None = None, dpi: int = 120,
+                  summary_name: str = "summary.json") -> dict | list:
+    """Write ``summary`` as JSON (``summary_name``) and each ``{file name: figure}`` into ``out_dir``
+    (created); return summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for file_name, fig in (figures or {}).items():
         fig.savefig(out / file_name, dpi=dpi)
         plt.close(fig)
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    (out / summary_name).write_text(json.dumps(summary, indent=1))
     return summary
 
 
