@@ -26,10 +26,12 @@ def run_page(name: str, *, tiny: bool, **settings: object) -> dict:
     """Execute ``docs/gallery/<name>.py`` and return its variables.
 
     The page reads its size from ``NEURODYN_FULL`` (``"1"`` unless ``tiny``) and each keyword of
-    ``settings`` from ``NEURODYN_<KEYWORD>`` (e.g. ``seed=1`` sets ``NEURODYN_SEED=1``), only while it runs.
+    ``settings`` from ``NEURODYN_<KEYWORD>`` (e.g. ``seed=1`` sets ``NEURODYN_SEED=1``), only while it runs;
+    a setting that is ``None`` is left to the page's default.
     """
     env = {"NEURODYN_FULL": "0" if tiny else "1"}
-    env.update({f"NEURODYN_{key.upper()}": str(value) for key, value in settings.items()})
+    env.update({f"NEURODYN_{key.upper()}": str(value) for key, value in settings.items()
+                if value is not None})
     with mock.patch.dict(os.environ, env):
         return runpy.run_path(str(PAGES / f"{name}.py"), run_name="__gallery__")
 

@@ -36,9 +36,9 @@ from _gallery import page_parser, run_page, write_outputs
 def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy_factors", workers: int | None = None,
          seeds: int | None = None, n_iterations: int | None = None, dynamics_metric: str = "dsa",
          summarise_only: bool = False) -> dict:
-    options = {"workers": workers, "seeds": seeds, "n_iterations": n_iterations}
-    page = run_page("degeneracy_factors", tiny=tiny, out_dir=out_dir, dynamics_metric=dynamics_metric,
-                    summarise_only=int(summarise_only), **{k: v for k, v in options.items() if v is not None})
+    page = run_page("degeneracy_factors", tiny=tiny, out_dir=out_dir, workers=workers, seeds=seeds,
+                    n_iterations=n_iterations, dynamics_metric=dynamics_metric,
+                    summarise_only=int(summarise_only))
     write_outputs(out_dir, page["scale"], {"factors.png": page["fig"]})
     page["summary"].to_netcdf(Path(out_dir) / "factors.nc", engine="h5netcdf")
     (Path(out_dir) / "table.md").write_text(page["table"])

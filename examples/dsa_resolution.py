@@ -29,12 +29,11 @@ from _gallery import page_parser, run_page, write_outputs
 
 def main(sweeps: list[str], out_dir: str = "runs/example_dsa_resolution", n_trials: int | None = None,
          n_restarts: int | None = None, tiny: bool = False) -> list[dict]:
-    options = {"n_trials": n_trials, "n_restarts": n_restarts}
-    page = run_page("dsa_resolution", tiny=tiny, out_dir=out_dir,
-                    sweeps=os.pathsep.join(str(Path(s).resolve()) for s in sweeps),
-                    **{k: v for k, v in options.items() if v is not None})
-    return write_outputs(out_dir, page["rows"], {"dsa_resolution.png": page["fig"]},
-                         summary_name="resolution.json")
+    folders = os.pathsep.join(str(Path(s).resolve()) for s in sweeps)
+    page = run_page("dsa_resolution", tiny=tiny, out_dir=out_dir, sweeps=folders, n_trials=n_trials,
+                    n_restarts=n_restarts)
+    figures = {"dsa_resolution.png": page["fig"]}
+    return write_outputs(out_dir, page["rows"], figures, summary_name="resolution.json")
 
 
 if __name__ == "__main__":

@@ -36,11 +36,12 @@ from _gallery import page_parser, run_page, write_outputs
 def main(*, tiny: bool = False, out_dir: str = "runs/example_low_rank_maxent",
          cases: tuple[str, ...] = ("bistable", "cycle", "ring"), n_units: int | None = None,
          n_epochs: int | None = None, plain_epochs: int | None = None) -> list[dict]:
-    size = (dict(n_units=200, n_epochs=30, n_samples=3, plain_epochs=40) if tiny
-            else dict(n_units=500, n_epochs=100, n_samples=5, plain_epochs=100))
-    size.update({k: v for k, v in (("n_units", n_units), ("n_epochs", n_epochs),
-                                   ("plain_epochs", plain_epochs)) if v is not None})
-    page = run_page("low_rank", tiny=tiny, cases=",".join(cases), **size)
+    if tiny:  # the sizes the guide quotes for --tiny (the site's own are smaller still)
+        n_units = 200 if n_units is None else n_units
+        n_epochs = 30 if n_epochs is None else n_epochs
+        plain_epochs = 40 if plain_epochs is None else plain_epochs
+    page = run_page("low_rank", tiny=tiny, cases=",".join(cases), n_units=n_units, n_epochs=n_epochs,
+                    n_samples=3 if tiny else None, plain_epochs=plain_epochs)
     return write_outputs(out_dir, page["results"], {"low_rank_maxent.png": page["fig"]},
                          summary_name="results.json")
 
