@@ -26,22 +26,26 @@ def run_page(name: str, *, tiny: bool, **settings: object) -> dict:
     """Execute ``docs/gallery/<name>.py`` and return its variables.
 
     The page reads its size from ``NEURODYN_FULL`` (``"1"`` unless ``tiny``) and each keyword of
-    ``settings`` from ``NEURODYN_<KEYWORD>`` (e.g. ``seed=1`` sets ``NEURODYN_SEED=1``), only while it runs.
+    ``settings`` from ``NEURODYN_<KEYWORD>`` (e.g. ``seed=1`` sets ``NEURODYN_SEED=1``), only while it runs;
+    a setting that is ``None`` is left to the page's default.
     """
     env = {"NEURODYN_FULL": "0" if tiny else "1"}
-    env.update({f"NEURODYN_{key.upper()}": str(value) for key, value in settings.items()})
+    env.update({f"NEURODYN_{key.upper()}": str(value) for key, value in settings.items()
+                if value is not None})
     with mock.patch.dict(os.environ, env):
         return runpy.run_path(str(PAGES / f"{name}.py"), run_name="__gallery__")
 
 
-def write_outputs(out_dir: str | Path, summary: dict, figures: dict | None = None, dpi: int = 120) -> dict:
-    """Write ``summary.json`` and each ``{file name: figure}`` into ``out_dir`` (created); return summary."""
+def write_outputs(out_dir: str | Path, summary: dict | list, figures: dict | None = None, dpi: int = 120,
+                  summary_name: str = "summary.json") -> dict | list:
+    """Write ``summary`` as JSON (``summary_name``) and each ``{file name: figure}`` into ``out_dir``
+    (created); return summary."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for file_name, fig in (figures or {}).items():
         fig.savefig(out / file_name, dpi=dpi)
         plt.close(fig)
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    (out / summary_name).write_text(json.dumps(summary, indent=1))
     return summary
 
 

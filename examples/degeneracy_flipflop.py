@@ -6,35 +6,22 @@ The example's one source is the gallery page docs/gallery/degeneracy.py, which t
 executes: one ensemble per network size (train_ensemble), then degeneracy at three levels (behaviour in
 and out of distribution, DSA distance of the dynamics, permutation-invariant weight distance). This
 script runs that page at full size, or at the site's small size with --tiny, and writes the result
-(degeneracy.nc) and the figure (degeneracy.png) into --out-dir. Uses only the public API.
+(degeneracy.nc), the figure (degeneracy.png) and summary.json into --out-dir. Uses only the public API.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import runpy
 from pathlib import Path
-from unittest import mock
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "gallery" / "degeneracy.py"
+import numpy as np
+from _gallery import page_parser, run_page, write_outputs
 
 
 def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy") -> dict:
-    with mock.patch.dict(os.environ, {"NEURODYN_FULL": "0" if tiny else "1"}):
-        page = runpy.run_path(str(PAGE), run_name="__gallery__")  # the page's variables
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    page = run_page("degeneracy", tiny=tiny)  # the page's variables
     result = page["result"]
-    result.to_xarray().to_netcdf(out / "degeneracy.nc", engine="h5netcdf")
-    page["fig"].savefig(out / "degeneracy.png", dpi=110)
-    plt.close(page["fig"])
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    result.to_xarray().to_netcdf(Path(out_dir) / "degeneracy.nc", engine="h5netcdf")
     summary = {
         "n_networks": len(page["models"]),
         "mean_accuracy": float(np.mean(page["accuracy"])),
@@ -43,12 +30,9 @@ def main(tiny: bool = False, out_dir: str = "runs/example_degeneracy") -> dict:
         "weight_degeneracy": result.weight_degeneracy,
     }
     print(summary)
-    return summary
+    return write_outputs(out_dir, summary, {"degeneracy.png": page["fig"]}, dpi=110)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="the documentation site's small sizes (for CI)")
-    parser.add_argument("--out-dir", default="runs/example_degeneracy")
-    args = parser.parse_args()
+    args = page_parser(__doc__, "runs/example_degeneracy").parse_args()
     main(tiny=args.tiny, out_dir=args.out_dir)

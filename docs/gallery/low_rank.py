@@ -1,15 +1,24 @@
 # %% [markdown]
 # # Which loadings a low-rank network needs
 #
-# A bistable rank-1 tanh network (α = 0.2) is the ground truth: heavy-tailed `m` (Student t, 6 degrees
-# of freedom, unit variance), `n = 2.2 m + 0.5 noise`, no bias. Three sets of per-neuron loadings are
-# compared: the ground truth's, a plain `LowRankRNN` fitted to its trajectories by teacher forcing
-# (one unit per neuron, brought to the truth's gauge by regressing its `m` on the truth's), and a
-# network sampled from the maximum-entropy law that keeps the truth's latent dynamics
-# (`fit_maxent_loadings`). `compute_loading_structure` flags the correlations between loading
-# components that the ground truth does not have. The page runs small (100 neurons, 20 plain-fit
-# epochs, 40 flow epochs); set `NEURODYN_FULL=1` for 500 neurons, 100 and 100 epochs.
-# See the guide page "Low-rank inference" for the method and the three-case table.
+# Ground-truth low-rank tanh networks (α = 0.2) of three kinds: bistable (rank 1, heavy-tailed `m`,
+# Student t with 6 degrees of freedom and unit variance, `n = 2.2 m + 0.5 noise`, no bias), a limit
+# cycle (rank 2, overlap [[2, −1], [1, 2]]) and a ring attractor (rank 2, overlap 2 I). For each, the
+# maximum-entropy law of per-neuron loadings that keeps its latent dynamics is fitted
+# (`fit_maxent_loadings`), networks are sampled from it and their dynamics set beside the truth's: the
+# stable fixed points (count and latent position κ*) of the bistable network, the period of the cycle,
+# the radius of the ring. A plain `LowRankRNN` is also fitted to each truth's trajectories by teacher
+# forcing (one unit per neuron, brought to the truth's gauge by regressing its `m` on the truth's), and
+# `compute_loading_structure` flags the correlations between loading components that the ground truth
+# does not have, in the plain fit and in a sampled network.
+#
+# The page runs small when the site is built: the bistable case only, 100 neurons, 20 plain-fit epochs,
+# 40 flow epochs, 3 sampled networks. Set `NEURODYN_FULL=1` for all three cases at 500 neurons, 100 and
+# 100 epochs, 5 sampled networks; `NEURODYN_CASES` (comma-separated), `NEURODYN_N_UNITS`,
+# `NEURODYN_N_EPOCHS` (the flow's), `NEURODYN_PLAIN_EPOCHS` (0: no plain fit) and `NEURODYN_N_SAMPLES`
+# change those. `python examples/low_rank_maxent.py [--tiny] [--cases C] [--n-units N] [--n-epochs E]
+# [--plain-epochs P] [--out-dir DIR]` runs this page from the command line and writes `results.json` and
+# the figure into `DIR`. See the guide page "Low-rank inference" for the method and the three-case tables.
 
 # %%
 import os
@@ -18,59 +27,199 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from neurodyn.analysis import compute_loading_structure, fit_maxent_loadings
+from neurodyn.analysis import compute_loading_structure, find_fixed_points, fit_maxent_loadings, latent_map
 from neurodyn.models import LowRankRNN
 from neurodyn.training import fit_teacher_forcing
 
 full = os.environ.get("NEURODYN_FULL") == "1"
-n_units, plain_epochs, flow_epochs = (500, 100, 100) if full else (100, 20, 40)
-torch.set_num_threads(1)
+cases = os.environ.get("NEURODYN_CASES") or ("bistable,cycle,ring" if full else "bistable")
+defaults = (500, 100, 5, 100) if full else (100, 40, 3, 20)
+size = {key: int(os.environ.get(f"NEURODYN_{key.upper()}") or default)
+        for key, default in zip(("n_units", "n_epochs", "n_samples", "plain_epochs"), defaults)}
+ALPHA = 0.2
 
-rng = np.random.default_rng(0)
-m = rng.standard_t(6, (n_units, 1)) / np.sqrt(6 / 4)
-truth_rows = np.c_[m, 2.2 * m + 0.5 * rng.standard_normal((n_units, 1)), np.zeros(n_units)]
-truth = LowRankRNN.from_loadings(torch.as_tensor(truth_rows), rank=1, alpha=0.2).double()
+
+def ground_truth(case: str, n_units: int, seed: int = 0) -> LowRankRNN:
+    """The ground-truth network of ``case`` with ``n_units`` neurons (float64)."""
+    rng = np.random.default_rng(seed)
+    if case == "bistable":
+        m = rng.standard_t(6, (n_units, 1)) / np.sqrt(6 / 4)  # unit variance, excess kurtosis 3
+        n = 2.2 * m + 0.5 * rng.standard_normal((n_units, 1))
+    else:
+        m = rng.standard_normal((n_units, 2))
+        overlap = np.array([[2.0, -1.0], [1.0, 2.0]]) if case == "cycle" else 2.0 * np.eye(2)
+        n = m @ overlap.T
+    rows = np.c_[m, n, np.zeros(n_units)]
+    return LowRankRNN.from_loadings(rows, rank=m.shape[1], alpha=ALPHA).double()
+
+
+# %% [markdown]
+# ## The measures
+#
+# The period of the cycle comes from the exact latent map (`find_cycles` is for piecewise-linear
+# networks); fixed points from `find_fixed_points` on the full network, 64 starts on its manifold, in
+# latent coordinates κ = nᵀh / N.
+
+# %%
+def latent_orbit(model: LowRankRNN, n_steps: int, kappa0) -> np.ndarray:
+    """Latent trajectory (time, rank) of the exact latent map from ``kappa0``."""
+    kappa, path = torch.as_tensor(kappa0, dtype=torch.float64)[None], []
+    for _ in range(n_steps):
+        kappa = latent_map(model, kappa)
+        path.append(kappa[0])
+    return torch.stack(path).numpy()
+
+
+def period(model: LowRankRNN) -> float:
+    """Mean period (steps) of the latent oscillation from upward zero crossings of kappa_0."""
+    k = latent_orbit(model, 1500, [0.5, 0.0])[500:, 0]
+    up = np.flatnonzero((k[:-1] < 0) & (k[1:] >= 0))
+    return float(np.mean(np.diff(up))) if up.size > 2 else float("nan")
+
+
+def manifold_starts(model: LowRankRNN) -> np.ndarray:
+    """Initial states (64, units) on the network's own manifold: h = tanh(m . kappa), kappa on a circle
+    (rank 2) or a segment (rank 1)."""
+    m = model.loadings().double().numpy()[:, :model.rank]
+    angles = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+    kappa = 1.5 * (np.c_[np.cos(angles), np.sin(angles)] if model.rank == 2 else np.cos(angles)[:, None])
+    return np.tanh(kappa @ m.T)
+
+
+def fixed_point_summary(model: LowRankRNN, case: str) -> dict:
+    """Fixed points of the full network, summarised in latent coordinates kappa = n^T h / N."""
+    res = find_fixed_points(model, n_inits=64, noise_scale=0.0, seed=0, initial_states=manifold_starts(model))
+    fp = res.fixed_points()
+    stable = fp.stability == "stable"
+    rows = model.loadings().double().numpy()
+    kappa = fp.states @ rows[:, model.rank:2 * model.rank] / model.n_units
+    radius = np.linalg.norm(kappa, axis=1)
+    if case == "bistable":
+        return {"n_stable": int(stable.sum()), "kappa_star": float(np.abs(kappa[stable, 0]).mean())}
+    keep = radius > 0.3  # the ring, not the unstable origin
+    return {"n_found": int(keep.sum()), "radius": float(radius[keep].mean()),
+            "radius_cv": float(radius[keep].std() / radius[keep].mean())}
+
+
+def excess_kurtosis(x: np.ndarray) -> float:
+    x = x - x.mean()
+    return float((x ** 4).mean() / (x ** 2).mean() ** 2 - 3.0)
+
+
+def latent_error(model: LowRankRNN, truth: LowRankRNN, seed: int = 0) -> float:
+    """Relative rms difference of one latent-map step from 256 states uniform in +-2 (truth's gauge)."""
+    kappa = torch.as_tensor(np.random.default_rng(seed).uniform(-2, 2, (256, truth.rank)))
+    ref = latent_map(truth, kappa) - kappa
+    return float((latent_map(model, kappa) - kappa - ref).pow(2).mean().sqrt() / ref.pow(2).mean().sqrt())
+
+
+def structure_summary(ds) -> dict:
+    """Spurious pairs and moments from a compute_loading_structure dataset."""
+    names = [str(v) for v in ds.loading.values]
+    pairs = {f"{a}-{b}": round(float(ds.corr.sel(loading=a, loading_=b)), 3)
+             for i, a in enumerate(names) for b in names[i + 1:]
+             if bool(ds.spurious.sel(loading=a, loading_=b))}
+    kurtosis_truth = np.round(ds.excess_kurtosis_reference.values, 3).tolist()
+    return {"spurious_pairs": pairs,
+            "threshold": round(float(ds.corr_threshold), 3),
+            "skew": dict(zip(names, np.round(ds.skew.values, 3).tolist())),
+            "excess_kurtosis": dict(zip(names, np.round(ds.excess_kurtosis.values, 3).tolist())),
+            "excess_kurtosis_truth": dict(zip(names, kurtosis_truth))}
+
 
 # %% [markdown]
 # ## A plain fit to the truth's trajectories
 #
 # 16 trajectories of 60 steps from states on the truth's manifold, fitted by generalized teacher
-# forcing from a random initialisation.
+# forcing from a random initialisation, then brought to the truth's gauge (`m → m Q`, `n → n Q⁻ᵀ`).
 
 # %%
-with torch.no_grad():
-    h0 = torch.as_tensor(np.tanh(rng.uniform(-2, 2, (16, 1)) @ m.T))
-    states = truth(None, h0, n_steps=60).states.float()
-fit = fit_teacher_forcing(LowRankRNN(0, n_units, n_units, rank=1, alpha=0.2, seed=0), states,
-                          observation="identity", alpha=0.2, n_epochs=plain_epochs, batches_per_epoch=10,
-                          batch_size=16, seq_len=30, lr=5e-2, lr_end=5e-3, progress=False, seed=0)
-rows = fit.model.loadings().detach().double().numpy()
-q = np.linalg.lstsq(rows[:, :1], m, rcond=None)[0]  # the gauge m -> m q, n -> n / q
-plain_rows = np.c_[rows[:, :1] @ q, rows[:, 1:2] / q, rows[:, 2:]]
-print(f"plain fit: {fit.status}, final loss {fit.history['loss'][-1]:.4f}")
+def plain_fit(truth: LowRankRNN, *, n_epochs: int, seed: int = 0) -> tuple[LowRankRNN, float]:
+    """A plain LowRankRNN fitted by teacher forcing to 16 trajectories (60 steps) of ``truth`` from
+    states on its manifold, brought to the truth's gauge; returns the model (float64) and final loss."""
+    rank, rows = truth.rank, truth.loadings().double().numpy()
+    kappa0 = np.random.default_rng(seed + 1).uniform(-2, 2, (16, rank))
+    with torch.no_grad():
+        states = truth(None, torch.as_tensor(np.tanh(kappa0 @ rows[:, :rank].T)), n_steps=60).states
+    model = LowRankRNN(0, truth.n_units, truth.n_units, rank=rank, alpha=ALPHA, seed=seed)
+    fit = fit_teacher_forcing(model, states.float(), observation="identity", alpha=0.2, n_epochs=n_epochs,
+                              batches_per_epoch=10, batch_size=16, seq_len=30, lr=5e-2, lr_end=5e-3,
+                              progress=False, seed=seed)
+    fit.raise_if_diverged()
+    fitted = fit.model.loadings().detach().double().numpy()
+    q, *_ = np.linalg.lstsq(fitted[:, :rank], rows[:, :rank], rcond=None)  # the gauge: m -> m Q
+    aligned = np.c_[fitted[:, :rank] @ q, fitted[:, rank:2 * rank] @ np.linalg.inv(q).T, fitted[:, 2 * rank:]]
+    return LowRankRNN.from_loadings(torch.as_tensor(aligned), rank=rank, alpha=ALPHA).double(), float(
+        fit.history["loss"][-1])
+
 
 # %% [markdown]
-# ## The maximum-entropy law, and the structure each set carries
+# ## Each case: the max-ent law, its samples and the plain fit
 
 # %%
-law = fit_maxent_loadings(truth, n_epochs=flow_epochs, n_check=8, seed=0)
-maxent_rows = law.sample_loadings(seed=1).numpy()
-print(f"max-ent law: {law.status}, residual sd of n {law.residual_scale.round(2)}")
-for name, rows_ in (("plain fit", plain_rows), ("max-ent sample", maxent_rows)):
-    ds = compute_loading_structure(rows_, truth, seed=0)
-    flagged = [f"{a}-{b} ({float(ds.corr.sel(loading=a, loading_=b)):.2f})"
-               for i, a in enumerate(ds.loading.values) for b in ds.loading.values[i + 1:]
-               if bool(ds.spurious.sel(loading=a, loading_=b))]
-    print(f"{name}: correlations the truth lacks {flagged or 'none'} (threshold "
-          f"{float(ds.corr_threshold):.2f}); excess kurtosis of m {float(ds.excess_kurtosis[0]):.2f} "
-          f"(truth {float(ds.excess_kurtosis_reference[0]):.2f})")
+def run_case(case: str, *, n_units: int, n_epochs: int, n_samples: int, plain_epochs: int,
+             seed: int = 0) -> tuple[dict, dict]:
+    """The case's results, and its networks (``truth``, ``sample``: the first sampled one, ``plain``)."""
+    truth = ground_truth(case, n_units, seed)
+    fit = fit_maxent_loadings(truth, seed=seed, n_epochs=n_epochs)
+    nets = [fit.sample_network(seed=100 + k) for k in range(n_samples)]
+    out = {"case": case, "n_units": n_units, "status": fit.status, "tolerance": fit.tolerance,
+           "dynamics_error": fit.dynamics_error, "residual_scale": fit.residual_scale.tolist()}
+    networks = {"truth": truth, "sample": nets[0]}
+    if plain_epochs:
+        networks["plain"], loss = plain_fit(truth, n_epochs=plain_epochs, seed=seed)
+        out["plain"] = {"epochs": plain_epochs, "final_loss": loss,
+                        "latent_error": latent_error(networks["plain"], truth),
+                        **structure_summary(compute_loading_structure(networks["plain"], truth, seed=seed))}
+        out["maxent_sample"] = {"latent_error": latent_error(nets[0], truth),
+                                **structure_summary(compute_loading_structure(nets[0], truth, seed=seed))}
+    if case == "cycle":
+        out["truth"] = {"period": period(truth)}
+        out["samples"] = [{"period": period(net)} for net in nets]
+    else:
+        out["truth"] = fixed_point_summary(truth, case)
+        out["samples"] = [fixed_point_summary(net, case) for net in nets]
+    if case == "bistable":
+        out["truth"]["kurtosis_m"] = excess_kurtosis(truth.loadings()[:, 0].numpy())
+        big = fit.sample_loadings(20000, seed=7)[:, 0].numpy()
+        out["samples_kurtosis_m"] = excess_kurtosis(big)
+    return out, networks
+
+
+results, networks = [], {}
+for case in cases.split(","):
+    result, networks[case] = run_case(case, **size)
+    results.append(result)
+for r in results:
+    shown = {k: (r["truth"][k], [round(s[k], 3) for s in r["samples"]])
+             for k in r["truth"] if k in r["samples"][0]}
+    print(r["case"], r["status"], f"error {r['dynamics_error']:.3f} (tol {r['tolerance']:.3f})",
+          f"s = {r['residual_scale']}", shown,
+          {"kurtosis m": (round(r["truth"]["kurtosis_m"], 2), round(r["samples_kurtosis_m"], 2))}
+          if r["case"] == "bistable" else "")
+    for part in ("plain", "maxent_sample"):
+        if part in r:
+            print(f"  {part}: latent error {r[part]['latent_error']:.3f}, spurious pairs "
+                  f"{r[part]['spurious_pairs']} (threshold {r[part]['threshold']}), excess kurtosis "
+                  f"{r[part]['excess_kurtosis']} (truth {r[part]['excess_kurtosis_truth']})")
+
+# %% [markdown]
+# ## The loadings of the first case
+#
+# The ground truth's rows, the plain fit's (in the truth's gauge) and a max-ent sample's: `n` against
+# `m`, the bias against `m` and the distribution of `m` (first components).
 
 # %%
-sets = {"ground truth": truth_rows, "plain fit": plain_rows, "max-ent sample": maxent_rows}
+first = networks[results[0]["case"]]
+rank = first["truth"].rank
+sets = {"ground truth": first["truth"], "plain fit": first.get("plain"), "max-ent sample": first["sample"]}
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), layout="constrained")
-for (label, r), colour in zip(sets.items(), ("k", "tab:red", "tab:blue")):
-    axes[0].scatter(r[:, 0], r[:, 1], s=6, alpha=0.6, color=colour, label=label)
-    axes[1].scatter(r[:, 0], r[:, 2], s=6, alpha=0.6, color=colour)
+for (label, net), colour in zip(sets.items(), ("k", "tab:red", "tab:blue")):
+    if net is None:
+        continue
+    r = net.loadings().detach().double().numpy()
+    axes[0].scatter(r[:, 0], r[:, rank], s=6, alpha=0.6, color=colour, label=label)
+    axes[1].scatter(r[:, 0], r[:, 2 * rank], s=6, alpha=0.6, color=colour)
     axes[2].hist(r[:, 0], bins=30, histtype="step", density=True, color=colour)
 axes[0].set(xlabel="m", ylabel="n", title="n against m")
 axes[1].set(xlabel="m", ylabel="b", title="bias against m")

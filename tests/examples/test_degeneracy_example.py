@@ -1,21 +1,14 @@
-"""The degeneracy example runs at tiny size and writes its result and figure."""
-
-import importlib.util
+"""The degeneracy example runs its gallery page at the site's small size and writes its result and figure."""
 
 import numpy as np
 import pytest
 import xarray as xr
-from _paths import EXAMPLES
-
-EXAMPLE = EXAMPLES / "degeneracy_flipflop.py"
+from _example_module import load_example
 
 
 @pytest.mark.slow
 def test_degeneracy_example_tiny(tmp_path):
-    spec = importlib.util.spec_from_file_location("degeneracy_example", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    out = mod.main(tiny=True, out_dir=str(tmp_path))
+    out = load_example("degeneracy_flipflop").main(tiny=True, out_dir=str(tmp_path))
     assert out["n_networks"] == 4
     ds = xr.load_dataset(tmp_path / "degeneracy.nc", engine="h5netcdf")
     D = ds["dynamics_distance"].values

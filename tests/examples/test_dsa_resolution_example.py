@@ -1,22 +1,19 @@
-"""The DSA-resolution example at tiny size: between-seed distances are the degeneracy's, the floor is >= 0."""
+"""The DSA-resolution example runs its gallery page at the site's small size: between-seed distances are
+the degeneracy's, the floor is >= 0."""
 
-import importlib.util
+import json
 import warnings
 
 import numpy as np
 import pytest
-from _paths import EXAMPLES
+from _example_module import load_example
 
-EXAMPLE = EXAMPLES / "dsa_resolution.py"
+import neurodyn
 
 
 @pytest.mark.slow
 def test_dsa_resolution_example_tiny(tmp_path):
-    import neurodyn
-
-    spec = importlib.util.spec_from_file_location("dsa_resolution_example", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_example("dsa_resolution")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # DSA below full rank
         rows = mod.main([], out_dir=str(tmp_path), tiny=True)
@@ -31,4 +28,5 @@ def test_dsa_resolution_example_tiny(tmp_path):
     assert rows[0]["n_networks"] == 3 and rows[0]["rank"] == oracle.settings["dynamics_kwargs"]["rank"]
     assert rows[0]["between_mean"] == pytest.approx(oracle.dynamics_degeneracy, abs=1e-10)
     assert all(r["floor_mean"] >= 0 and np.isfinite(r["between_sd"]) for r in rows)
-    assert (tmp_path / "resolution.json").exists()
+    assert json.loads((tmp_path / "resolution.json").read_text()) == rows
+    assert (tmp_path / "dsa_resolution.png").stat().st_size > 5_000

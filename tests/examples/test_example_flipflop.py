@@ -1,18 +1,11 @@
 """The flip-flop example script runs its gallery page at the site's small size and writes its outputs."""
 
-import importlib.util
-
 import xarray as xr
-from _paths import EXAMPLES
-
-EXAMPLE = EXAMPLES / "flipflop_fixed_points.py"
+from _example_module import load_example
 
 
 def test_flipflop_example_tiny(tmp_path):
-    spec = importlib.util.spec_from_file_location("flipflop_example", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    out = mod.main(tiny=True, out_dir=str(tmp_path))
+    out = load_example("flipflop_fixed_points").main(tiny=True, out_dir=str(tmp_path))
     assert out["accuracy"] > 0.9
     assert out["n_stable"] >= 1
     ds = xr.load_dataset(tmp_path / "fixedpoints.nc", engine="h5netcdf")

@@ -1,21 +1,17 @@
-"""The low-rank max-ent example runs at tiny size (limit-cycle case) and writes its results."""
+"""The low-rank max-ent example runs its gallery page at tiny size (limit-cycle case) and writes its
+results and figure."""
 
-import importlib.util
 import json
 
 import numpy as np
 import pytest
-from _paths import EXAMPLES
-
-EXAMPLE = EXAMPLES / "low_rank_maxent.py"
+from _example_module import load_example
 
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:the flow did not converge")
 def test_low_rank_maxent_example_tiny(tmp_path):
-    spec = importlib.util.spec_from_file_location("low_rank_maxent_example", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_example("low_rank_maxent")
     out = mod.main(tiny=True, out_dir=str(tmp_path), cases=("cycle",), plain_epochs=1)
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved[0]["case"] == "cycle" and len(saved[0]["samples"]) == 3
@@ -24,3 +20,4 @@ def test_low_rank_maxent_example_tiny(tmp_path):
     plain = saved[0]["plain"]  # a one-epoch plain fit: the comparison runs end to end
     assert plain["epochs"] == 1 and set(plain["excess_kurtosis"]) == {"m0", "m1", "n0", "n1", "b"}
     assert np.isfinite(plain["latent_error"]) and "spurious_pairs" in saved[0]["maxent_sample"]
+    assert (tmp_path / "low_rank_maxent.png").stat().st_size > 10_000

@@ -1,25 +1,20 @@
-"""The low-rank max-ent example on the M1 recording runs at tiny size and writes its outputs."""
+"""The low-rank max-ent example on the M1 recording runs its gallery page at the site's small size and
+writes its outputs; without the recording it stops with a message."""
 
-import importlib.util
 import json
 import math
 
 import pytest
-from _paths import EXAMPLES
+from _example_module import load_example
 
 import neurodyn.io
 from neurodyn.analysis.low_rank import MaxEntLoadings
-
-EXAMPLE = EXAMPLES / "low_rank_recording.py"
 
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:the flow did not converge", "ignore:tolerance .* is below the error")
 def test_low_rank_recording_example_tiny(shared_data, tmp_path):
-    spec = importlib.util.spec_from_file_location("low_rank_recording_example", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    out = mod.main(tiny=True, data_dir=str(shared_data), out_dir=str(tmp_path))
+    out = load_example("low_rank_recording").main(tiny=True, data_dir=str(shared_data), out_dir=str(tmp_path))
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["scale"]["n_units"] == 30 and saved["scale"]["rank"] == 2 and len(saved["samples"]) == 2
     assert isinstance(neurodyn.io.load(tmp_path / "maxent.pt"), MaxEntLoadings)
@@ -30,9 +25,7 @@ def test_low_rank_recording_example_tiny(shared_data, tmp_path):
 
 
 def test_low_rank_recording_example_stops_cleanly_without_data(tmp_path):
-    spec = importlib.util.spec_from_file_location("low_rank_recording_example", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_example("low_rank_recording")
     with pytest.raises(SystemExit, match="recording not found .* pass --data-dir or set NEURODYN_DATA"):
         mod.main(tiny=True, data_dir=str(tmp_path), out_dir=str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
