@@ -19,6 +19,10 @@
 # [--n-trials 32] [--n-restarts 32] [--out-dir DIR]` runs this page from the command line and writes
 # `resolution.json` (one row per cell) and the figure into `DIR`. The guide's page *Sweeps* reads the
 # answer for 16- and 32-unit networks.
+#
+# DSA keeps rank 10, below the full rank of the delay-embedded operators, as the degeneracy default does;
+# it says so in a `UserWarning` (the distance is then invariant to orthogonal maps and scaling of the
+# units, not to every invertible map), which the output below shows.
 
 # %%
 import os
