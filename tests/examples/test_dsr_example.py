@@ -3,11 +3,11 @@ scores: checked here on a stand-in page whose model is the exact generator of it
 row's prediction error is 0. The real pages run when the site is built (tests/examples/test_site.py)."""
 
 import ast
-import importlib.util
 import os
 
 import pytest
-from _paths import DOCS, EXAMPLES
+from _example_module import load_example
+from _paths import DOCS
 
 STAND_IN = '''
 import os
@@ -29,16 +29,15 @@ axes = plot_reconstruction(scores, x[200:])
 
 @pytest.fixture
 def runner():
-    spec = importlib.util.spec_from_file_location("fit_recordings_example", EXAMPLES / "fit_recordings.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_example("fit_recordings")
 
 
 def test_runner_runs_pages_and_writes_figure_and_table(runner, tmp_path, monkeypatch, capsys):
+    import _gallery  # the shared page runner, importable once an example is loaded
+
     (tmp_path / "page.py").write_text(STAND_IN)
-    monkeypatch.setattr(runner, "GALLERY", tmp_path)
-    monkeypatch.setattr(runner, "PAGES", {"ECG": "page.py", "fMRI": "page.py"})
+    monkeypatch.setattr(_gallery, "PAGES", tmp_path)
+    monkeypatch.setattr(runner, "PAGES", {"ECG": "page", "fMRI": "page"})
     monkeypatch.delenv("NEURODYN_FULL", raising=False)
     out = tmp_path / "out"
     scores = runner.main(tiny=True, out_dir=out, pages=("ECG", "fMRI"))
@@ -55,7 +54,7 @@ def test_runner_runs_pages_and_writes_figure_and_table(runner, tmp_path, monkeyp
 
 def test_the_real_pages_define_what_the_runner_reads(runner):
     for name, page in runner.PAGES.items():
-        tree = ast.parse((DOCS / "gallery" / page).read_text())
+        tree = ast.parse((DOCS / "gallery" / f"{page}.py").read_text())
         names = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
                  if isinstance(t, ast.Name)}
         assert "scores" in names, page
