@@ -49,7 +49,7 @@ def write_outputs(out_dir: str | Path, summary: dict | None, figures: dict | Non
 
 
 def page_parser(doc: str, out_dir: str | None, from_env: bool = False) -> argparse.ArgumentParser:
-    """The command line every page runner shares: ``--tiny`` and ``--out-dir``.
+    """The command line every page runner shares: ``--tiny`` and ``--out-dir`` (none if ``out_dir`` is None).
 
     With ``from_env``, ``NEURODYN_TINY=1`` sets ``--tiny`` and ``NEURODYN_OUT`` the default ``--out-dir``.
     """
@@ -60,6 +60,7 @@ def page_parser(doc: str, out_dir: str | None, from_env: bool = False) -> argpar
     parser.add_argument("--tiny", action="store_true", default=tiny,
                         help="the documentation site's small sizes (seconds)" + ("; also NEURODYN_TINY=1"
                                                                                   if from_env else ""))
-    parser.add_argument("--out-dir", default=out_dir,
-                        help="output folder" + (" (default: NEURODYN_OUT if set)" if from_env else ""))
+    if out_dir is not None:
+        parser.add_argument("--out-dir", default=out_dir,
+                            help="output folder" + (" (default: NEURODYN_OUT if set)" if from_env else ""))
     return parser

@@ -49,7 +49,7 @@ def main(tiny: bool = False, out_dir: str | os.PathLike | None = None, seeds: in
 
 
 if __name__ == "__main__":
-    parser = page_parser(__doc__, None, from_env=True)
+    parser = page_parser(__doc__, str(REPO / "runs" / "dsr_seeds"), from_env=True)
     parser.add_argument("--seeds", type=int, default=int(os.environ.get("NEURODYN_SEEDS", "5")),
                         help="seeds per data set (default: NEURODYN_SEEDS or 5)")
     parser.add_argument("--epochs", type=int, default=int(os.environ.get("NEURODYN_EPOCHS", "30")),

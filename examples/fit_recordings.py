@@ -68,7 +68,7 @@ def main(*, tiny: bool = False, out_dir: str | os.PathLike | None = None, pages=
 
 
 if __name__ == "__main__":
-    parser = page_parser(__doc__, None, from_env=True)
+    parser = page_parser(__doc__, str(REPO / "runs" / "fit_recordings"), from_env=True)
     parser.add_argument("--only", nargs="+", choices=list(PAGES), default=list(PAGES),
                         help="run only these recordings' pages")
     args = parser.parse_args()

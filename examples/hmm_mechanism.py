@@ -15,11 +15,10 @@ page's figure beside it (mechanism.png). Uses only the public API.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
-from _gallery import run_page, write_outputs
+from _gallery import page_parser, run_page, write_outputs
 
 HMMS = (("linear", 2), ("linear", 3), ("cyclic", 3), ("fully_connected", 3))
 
@@ -36,8 +35,7 @@ def main(tiny: bool = False, out: str = "runs/hmm_mechanism/mechanism.json", hmm
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="the documentation site's small sizes (seconds)")
+    parser = page_parser(__doc__, None)  # one output file, --out, instead of a folder
     parser.add_argument("--out", default="runs/hmm_mechanism/mechanism.json", help="the JSON records")
     args = parser.parse_args()
     main(tiny=args.tiny, out=args.out)
