@@ -36,22 +36,33 @@ def run_page(name: str, *, tiny: bool, **settings: object) -> dict:
         return runpy.run_path(str(PAGES / f"{name}.py"), run_name="__gallery__")
 
 
-def write_outputs(out_dir: str | Path, summary: dict | list, figures: dict | None = None, dpi: int = 120,
-                  summary_name: str = "summary.json") -> dict | list:
-    """Write ``summary`` as JSON (``summary_name``) and each ``{file name: figure}`` into ``out_dir``
-    (created); return summary."""
+def write_outputs(out_dir: str | Path, summary: dict | list | None, figures: dict | None = None,
+                  dpi: int = 120, summary_name: str = "summary.json") -> dict | list | None:
+    """Write ``summary`` as JSON (``summary_name``; nothing when ``None``) and each ``{file name: figure}``
+    into ``out_dir`` (created); return ``summary``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for file_name, fig in (figures or {}).items():
         fig.savefig(out / file_name, dpi=dpi)
         plt.close(fig)
-    (out / summary_name).write_text(json.dumps(summary, indent=1))
+    if summary is not None:
+        (out / summary_name).write_text(json.dumps(summary, indent=1))
     return summary
 
 
-def page_parser(doc: str, out_dir: str) -> argparse.ArgumentParser:
-    """The command line every page runner shares: ``--tiny`` and ``--out-dir``."""
+def page_parser(doc: str, out_dir: str | None, from_env: bool = False) -> argparse.ArgumentParser:
+    """The command line every page runner shares: ``--tiny`` and ``--out-dir`` (none if ``out_dir`` is None).
+
+    With ``from_env``, ``NEURODYN_TINY=1`` sets ``--tiny`` and ``NEURODYN_OUT`` the default ``--out-dir``.
+    """
+    tiny = from_env and os.environ.get("NEURODYN_TINY", "0") not in ("0", "")
+    if from_env:
+        out_dir = os.environ.get("NEURODYN_OUT") or out_dir
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="the documentation site's small sizes (seconds)")
-    parser.add_argument("--out-dir", default=out_dir)
+    parser.add_argument("--tiny", action="store_true", default=tiny,
+                        help="the documentation site's small sizes (seconds)" + ("; also NEURODYN_TINY=1"
+                                                                                  if from_env else ""))
+    if out_dir is not None:
+        parser.add_argument("--out-dir", default=out_dir,
+                            help="output folder" + (" (default: NEURODYN_OUT if set)" if from_env else ""))
     return parser

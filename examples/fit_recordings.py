@@ -14,24 +14,17 @@ Uses only the public API.
 
 from __future__ import annotations
 
-import argparse
 import os
-import runpy
 from pathlib import Path
-from unittest import mock
 
-import matplotlib
+import matplotlib.pyplot as plt
+from _gallery import page_parser, run_page, write_outputs
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from neurodyn.io import find_recordings  # noqa: E402
+from neurodyn.io import find_recordings
 
 REPO = Path(__file__).resolve().parents[1]
-GALLERY = REPO / "docs" / "gallery"
-#: recording → its gallery page
-PAGES = {"ECG": "fit_ecg.py", "EEG": "fit_eeg.py", "spikes": "fit_spikes.py", "fMRI": "fit_fmri.py",
-         "LFP": "fit_lfp.py"}
+#: recording → its gallery page (docs/gallery/<page>.py)
+PAGES = {"ECG": "fit_ecg", "EEG": "fit_eeg", "spikes": "fit_spikes", "fMRI": "fit_fmri", "LFP": "fit_lfp"}
 
 
 def page_scores(name: str, page: dict) -> dict:
@@ -60,12 +53,10 @@ def main(*, tiny: bool = False, out_dir: str | os.PathLike | None = None, pages=
     out = Path(out_dir or REPO / "runs" / "fit_recordings")
     scores = {}
     for name in pages:
-        with mock.patch.dict(os.environ, {"NEURODYN_FULL": "0" if tiny else "1"}):
-            page = runpy.run_path(str(GALLERY / PAGES[name]), run_name="__gallery__")
+        page = run_page(PAGES[name], tiny=tiny)  # the page's variables
         scores.update(page_scores(name, page))
         if name == "ECG":
-            out.mkdir(parents=True, exist_ok=True)
-            page["axes"][0].figure.savefig(out / "ecg_attractor.png", dpi=120)
+            write_outputs(out, None, {"ecg_attractor.png": page["axes"][0].figure})
             print(f"wrote {out / 'ecg_attractor.png'}")
         plt.close("all")
     table = score_table(scores)
@@ -77,12 +68,7 @@ def main(*, tiny: bool = False, out_dir: str | os.PathLike | None = None, pages=
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    tiny_env = os.environ.get("NEURODYN_TINY", "0") not in ("0", "")
-    parser.add_argument("--tiny", action="store_true", default=tiny_env,
-                        help="the documentation site's small sizes (for CI); also NEURODYN_TINY=1")
-    parser.add_argument("--out-dir", default=os.environ.get("NEURODYN_OUT") or None,
-                        help="output folder (default: NEURODYN_OUT or runs/fit_recordings in the repository)")
+    parser = page_parser(__doc__, str(REPO / "runs" / "fit_recordings"), from_env=True)
     parser.add_argument("--only", nargs="+", choices=list(PAGES), default=list(PAGES),
                         help="run only these recordings' pages")
     args = parser.parse_args()

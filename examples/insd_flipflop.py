@@ -17,41 +17,22 @@ writes all numbers (insd.json) and the figure of the fixed points of networks 0 
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import runpy
-from pathlib import Path
-from unittest import mock
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "gallery" / "deflation.py"
+from _gallery import page_parser, run_page, write_outputs
 
 
 def main(tiny: bool = False, out_dir: str = "runs/example_insd", lam: float = 1.0,
          n_networks: int = 3) -> dict:
-    env = {"NEURODYN_FULL": "0" if tiny else "1", "NEURODYN_DEFLATION_NETWORKS": str(n_networks),
-           "NEURODYN_DEFLATION_LAM": repr(float(lam))}
-    with mock.patch.dict(os.environ, env):
-        page = runpy.run_path(str(PAGE), run_name="__gallery__")  # the page's variables
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    report = page["report"]
-    print(json.dumps(report, indent=1))
-    (out / "insd.json").write_text(json.dumps(report, indent=1))
-    page["fig"].savefig(out / "insd.png", dpi=110)
-    plt.close(page["fig"])
-    return report
+    page = run_page("deflation", tiny=tiny, deflation_networks=int(n_networks),
+                    deflation_lam=repr(float(lam)))  # the page's variables
+    print(json.dumps(page["report"], indent=1))
+    return write_outputs(out_dir, page["report"], {"insd.png": page["fig"]}, dpi=110,
+                         summary_name="insd.json")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tiny", action="store_true", help="the documentation site's small sizes (for CI)")
-    parser.add_argument("--out-dir", default="runs/example_insd")
+    parser = page_parser(__doc__, "runs/example_insd")
     parser.add_argument("--lam", type=float, default=1.0, help="weight of the predictivity penalty")
     parser.add_argument("--n-networks", type=int, default=3, help="networks in the deflation chain (>= 2)")
     args = parser.parse_args()
