@@ -293,17 +293,15 @@ def write_analysis(args: Any, result: Any, figure: Callable[[], Any]) -> None:
         print("\n".join(f"wrote {p}" for p in (args.out, args.plot) if p))
 
 
-def add_command(sub: argparse._SubParsersAction, module: str, **kwargs: Any) -> argparse.ArgumentParser:
-    """Register the sub-command that the module ``neurodyn.cli.<name>`` defines and return its parser.
-
-    The sub-command is named ``<name>``; its help is the module's ``HELP`` and its description the
-    second paragraph of the module's docstring (the first names the command), without ``````
-    markup. ``kwargs`` go to ``add_parser``.
-    """
+def add_command(sub: argparse._SubParsersAction, module: str) -> argparse.ArgumentParser:
+    """Register the sub-command that the module ``module`` (``neurodyn.cli.<name>``, its ``__name__``)
+    defines and return its parser: named ``<name>``, with the module's ``HELP`` as its help and the second
+    paragraph of the module's docstring (the first names the command) as its description, double
+    backquotes removed."""
     from_module = sys.modules[module]
     paragraphs = (from_module.__doc__ or "").split("\n\n")
     description = paragraphs[1].replace("``", "") if len(paragraphs) > 1 else None
-    return sub.add_parser(module.rpartition(".")[2], help=from_module.HELP, description=description, **kwargs)
+    return sub.add_parser(module.rpartition(".")[2], help=from_module.HELP, description=description)
 
 
 #: a numeric option's bound: (flag, attribute, smallest allowed value, whether the bound itself is allowed)
