@@ -10,21 +10,13 @@ reports seconds per epoch (``--batches`` batches of 16 windows) after one warm-u
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import numpy as np
-import torch
+from _record import oscillation, torch_line, write_json
 
 from neurodyn.models import ShallowPLRNN
 from neurodyn.training import fit_teacher_forcing
-
-
-def synthetic(n: int = 20_000, seed: int = 0) -> np.ndarray:
-    t = np.arange(n) * 0.05
-    rng = np.random.default_rng(seed)
-    x = np.stack([np.sin(t), np.sin(2.1 * t) * np.cos(0.3 * t), np.cos(t + 0.5 * np.sin(0.7 * t))], 1)
-    return x + 0.05 * rng.standard_normal(x.shape)
 
 
 def time_epoch(n_latent: int, n_hidden: int, seq_len: int, n_batches: int, data: np.ndarray) -> float:
@@ -46,10 +38,9 @@ def main() -> None:
     args = p.parse_args()
     sizes = [(3, 50), (10, 200)] if args.quick else [(3, 50), (10, 200), (20, 500)]
     seq_lens = [50, 200] if args.quick else [50, 100, 200, 400]
-    data = synthetic()
+    data = oscillation(20_000)
     rows = []
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); "
-          f"{args.batches} batches of 16 windows per epoch")
+    print(f"{torch_line()}; {args.batches} batches of 16 windows per epoch")
     print(f"{'latent':>6} {'hidden':>6} {'seq_len':>7} {'s/epoch':>8} {'ms/step':>8}")
     for n_latent, n_hidden in sizes:
         for seq_len in seq_lens:
@@ -59,8 +50,7 @@ def main() -> None:
                          "seconds_per_epoch": s, "ms_per_time_step": per_step})
             print(f"{n_latent:>6} {n_hidden:>6} {seq_len:>7} {s:>8.3f} {per_step:>8.3f}", flush=True)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+        write_json(rows, args.json)
 
 
 if __name__ == "__main__":

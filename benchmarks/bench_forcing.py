@@ -17,12 +17,12 @@ both on the plain torch rollout (``backend="torch"``), since ``train_diffusion``
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import time
 
 import torch
+from _record import torch_line, write_json
 
 import neurodyn
 from neurodyn.models import LeakyRNN
@@ -100,8 +100,8 @@ def main() -> None:
     rows = {label: {"median_s_per_iteration": statistics.median(t),
                     "ratio_to_bptt": statistics.median(t) / ref, "all_s_per_iteration": t}
             for label, t in times.items()}
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); {n_units} units, batch "
-          f"{args.batch_size}, {repeats} rounds of {args.iterations} iterations")
+    print(f"{torch_line()}; {n_units} units, batch {args.batch_size}, {repeats} rounds of "
+          f"{args.iterations} iterations")
     if rows:
         print(f"delayed XOR, {task.n_steps} steps per trial:")
     for label, row in rows.items():
@@ -125,8 +125,7 @@ def main() -> None:
                   "diffusion": {"task": "continuous_report (2 items, ring-coded report)", "ring": args.ring,
                                 "reference": "BPTT (plain train, backend torch, same rounds)",
                                 "n_steps": report.n_steps, "methods": report_rows}}
-        with open(args.json, "w") as f:
-            json.dump(record, f, indent=1)
+        write_json(record, args.json)
 
 
 if __name__ == "__main__":

@@ -22,13 +22,14 @@ Writes a JSON file (``--out``, default ``benchmarks/results/sweep.json``) and pr
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
 import tempfile
 import time
 from pathlib import Path
+
+from _record import write_json
 
 
 def bench_spec(n_units: int, n_bits: int, n_iterations: int, seeds: int) -> dict:
@@ -120,8 +121,7 @@ def main() -> int:
               "spec": spec, "runs": rows, "speedup_2_over_1_workers": speedup,
               "note": "wall times on a shared machine (see each run's load average); items/s excludes the "
                       "cluster's start-up (cluster_start_seconds)"}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(record, indent=1))  # kept if the calibration is interrupted
+    write_json(record, args.out, quiet=True)  # kept if the calibration is interrupted
 
     est = estimate_sweep(study_spec(args.plan_units, args.plan_iterations), workers=args.plan_workers)
     per = est["seconds_per_item"]
@@ -147,8 +147,7 @@ def main() -> int:
     print(f"  {command}")
     print("  (an interrupted run resumes with the same command; finished networks are skipped)")
     record.update(plan=plan, plan_load_average=os.getloadavg())
-    Path(args.out).write_text(json.dumps(record, indent=1))
-    print(f"wrote {args.out}")
+    write_json(record, args.out)
     return 0
 
 

@@ -24,20 +24,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from _record import write_json
+from _record import oscillation, torch_line, write_json
 
 from neurodyn.models import ShallowPLRNN
 from neurodyn.training import fit_teacher_forcing
 
 HERE = Path(__file__).resolve().parent
 N_LATENT, N_CH, ALPHA = 10, 3, 0.2
-
-
-def synthetic(n: int = 5_000, seed: int = 0) -> np.ndarray:
-    t = np.arange(n) * 0.05
-    rng = np.random.default_rng(seed)
-    x = np.stack([np.sin(t), np.sin(2.1 * t) * np.cos(0.3 * t), np.cos(t + 0.5 * np.sin(0.7 * t))], 1)
-    return (x + 0.05 * rng.standard_normal(x.shape)).astype(np.float32)
 
 
 def run_fit(data, n_hidden, batch, seq_len, n_batches, backend) -> list[float]:
@@ -87,10 +80,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     grid = [(50, 16)] if args.quick else [(50, 16), (50, 64), (200, 16), (200, 64)]
     repeats = 1 if args.quick else args.repeats
-    data = synthetic()
+    data = oscillation(5_000, dtype=np.float32)
     rows = []
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); latent {N_LATENT}, "
-          f"seq_len {args.seq_len}, {args.batches} steps, medians of {repeats}")
+    print(f"{torch_line()}; latent {N_LATENT}, seq_len {args.seq_len}, {args.batches} steps, "
+          f"medians of {repeats}")
     print(f"{'hidden':>6} {'batch':>5} {'fused ms/t':>10} {'torch x':>8} {'plain x':>8} {'loss diff':>9}")
     for n_hidden, batch in grid:
         shape = (n_hidden, batch, args.seq_len, args.batches)

@@ -31,7 +31,8 @@ from neurodyn.plotting import plot_reconstruction
 from neurodyn.training import fit_teacher_forcing, generate
 
 full = os.environ.get("NEURODYN_FULL") == "1"
-ecg_dir = find_recordings("ecg_pecuzal5d")
+ecg_dir = find_recordings("ecg_pecuzal5d",
+                          stand_in="a synthetic heartbeat-like signal instead of the ECG recording")
 n_train, n_test = (None, None) if full else (20_000, 10_000)  # samples at 700 Hz
 if ecg_dir is not None:
     source = "ECG recording"
@@ -39,8 +40,6 @@ if ecg_dir is not None:
                                                                                    ("test", n_test))]
 else:
     source = "synthetic heartbeat (recording not found)"
-    print("NOTE: the shared data folder was not found (set NEURODYN_DATA to it); fitting a synthetic "
-          "heartbeat-like signal instead of the ECG recording.")
     rng = np.random.default_rng(0)
     t = np.arange(30_000) / 700
     phase = (t / 0.98) % 1.0

@@ -29,14 +29,14 @@ from neurodyn.plotting import plot_reconstruction
 from neurodyn.training import fit_teacher_forcing
 
 full = os.environ.get("NEURODYN_FULL") == "1"
-folder = find_recordings("eeg_physionet_eegmmidb_s001r01")
+folder = find_recordings("eeg_physionet_eegmmidb_s001r01",
+                         stand_in="a synthetic 64-channel mixture of three rhythms instead of the EEG "
+                                  "recording")
 if folder is not None:
     source = "EEG recording"
     eeg = load_timeseries(folder / "EEG_data_smoothed.npy", dt=1 / 160)
 else:
     source = "synthetic 64-channel rhythms (recording not found)"
-    print("NOTE: the shared data folder was not found (set NEURODYN_DATA to it); fitting a synthetic "
-          "64-channel mixture of three rhythms instead of the EEG recording.")
     rng = np.random.default_rng(0)
     t = np.arange(9640) / 160
     rhythms = np.c_[np.sin(2 * np.pi * 10 * t), np.sin(2 * np.pi * 6 * t + 1), np.sin(2 * np.pi * 1.5 * t)]

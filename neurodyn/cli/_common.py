@@ -293,6 +293,17 @@ def write_analysis(args: Any, result: Any, figure: Callable[[], Any]) -> None:
         print("\n".join(f"wrote {p}" for p in (args.out, args.plot) if p))
 
 
+def add_command(sub: argparse._SubParsersAction, module: str) -> argparse.ArgumentParser:
+    """Register the sub-command that the module ``module`` (``neurodyn.cli.<name>``, its ``__name__``)
+    defines and return its parser: named ``<name>``, with the module's ``HELP`` as its help and the second
+    paragraph of the module's docstring (the first names the command) as its description, double
+    backquotes removed."""
+    from_module = sys.modules[module]
+    paragraphs = (from_module.__doc__ or "").split("\n\n")
+    description = paragraphs[1].replace("``", "") if len(paragraphs) > 1 else None
+    return sub.add_parser(module.rpartition(".")[2], help=from_module.HELP, description=description)
+
+
 #: a numeric option's bound: (flag, attribute, smallest allowed value, whether the bound itself is allowed)
 Bound = tuple[str, str, float, bool]
 
@@ -303,6 +314,32 @@ def add_result_files(p: argparse.ArgumentParser, *, what: str, stem: str) -> Non
     p.add_argument("--out", default=None, help=f"netCDF file for the {what} (e.g. {stem}.nc)")
     p.add_argument("--plot", default=None, help=f"figure file (e.g. {stem}.png)")
     p.add_argument("--overwrite", action="store_true", help="replace existing --out/--plot files")
+
+
+#: architectures a PLRNN-family array file (.npz/.mat) may hold
+PL_ARCHS = ("plrnn", "shplrnn", "clipped-shplrnn", "alrnn")
+
+
+def add_model_file(p: argparse.ArgumentParser, *, state_dicts: bool) -> None:
+    """``MODEL`` (the file an analysis command reads) and ``--arch`` (its architecture, for a file that does
+    not name one); with ``state_dicts``, plain ``torch.nn.RNN/GRU/LSTM`` state_dicts are accepted too."""
+    kinds, archs = ("checkpoint or state_dict", "a plain state_dict or array file") if state_dicts \
+        else ("checkpoint", "an array file")
+    names = ("rnn_tanh", "rnn_relu", "gru", "lstm", *PL_ARCHS) if state_dicts else PL_ARCHS
+    p.add_argument("model", help=f"model file (.pt {kinds}; .npz/.mat with --arch)")
+    p.add_argument("--arch", default=None, help=f"architecture of {archs}: {', '.join(names)}")
+
+
+def add_training_run(g: argparse._ActionsContainer, *, result: str, fused: str, rollout: str) -> None:
+    """``--no-progress``, ``--deterministic`` and ``--backend`` of a training command; ``result`` names what
+    ``--deterministic`` reproduces (``"fit"``), ``fused`` the model the fused Numba path trains, ``rollout``
+    the rollout that ``--backend`` chooses."""
+    g.add_argument("--no-progress", action="store_true")
+    g.add_argument("--deterministic", action="store_true",
+                   help=f"one thread and deterministic algorithms: the same {result} at any thread count")
+    g.add_argument("--backend", choices=("auto", "torch", "numba"), default="auto",
+                   help=f"{rollout} rollout: auto = fused Numba forward + backward for {fused} on the CPU, "
+                        "torch otherwise (recorded in the checkpoint)")
 
 
 def add_checkpoint_file(g: argparse._ActionsContainer, *, default: str) -> None:

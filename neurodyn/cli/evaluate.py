@@ -13,26 +13,23 @@ import math
 import sys
 from pathlib import Path
 
-from neurodyn.cli._common import check_bounds, check_outputs, load_for_analysis, load_recording, write_netcdf
+from neurodyn.cli._common import (
+    add_command,
+    check_bounds,
+    check_outputs,
+    load_for_analysis,
+    load_recording,
+    write_netcdf,
+)
 
-__all__ = ["add_parser", "run"]
+__all__ = ["run"]
 
 HELP = "score a fitted model (D_stsp, D_H, PE) against baselines"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Register ``neurodyn evaluate FIT [DATA]`` and its scoring options.
-
-    Examples
-    --------
-    >>> from neurodyn.cli import evaluate
-    >>> from neurodyn.cli.main import build_parser
-    >>> args = build_parser("evaluate").parse_args(["evaluate", "fit.pt", "--pe-steps", "5"])
-    >>> args.func is evaluate.run, args.fit, args.data, args.pe_steps
-    (True, 'fit.pt', None, 5)
-    """
-    p = sub.add_parser("evaluate", help=HELP, description=__doc__.split("\n\n")[1].replace("``", "")
-                       if __doc__ else None)
+    """Register ``neurodyn evaluate FIT [DATA]`` and its scoring options."""
+    p = add_command(sub, __name__)
     p.add_argument("fit", help="checkpoint written by neurodyn fit")
     p.add_argument("data", nargs="?", default=None,
                    help="held-out recording (default: the held-out part of the training file)")

@@ -1,5 +1,9 @@
 """``neurodyn fit DATA``: fit a latent RNN to a recording by teacher forcing and save a checkpoint.
 
+Dynamical systems reconstruction by generalized teacher forcing (Hess et al. 2023) or sparse teacher
+forcing (Mikhaeil et al. 2022). DATA: .npy/.npz/.csv/.mat/.nc/.nwb, (time, channel) or (trial, time,
+channel).
+
 The checkpoint loads with :func:`neurodyn.io.load_model` (so ``neurodyn fixedpoints fit.pt`` works);
 its ``extra`` holds the data file, load options, preprocessing steps, the held-out split and the
 training history, which ``neurodyn evaluate`` uses to rebuild the held-out data.
@@ -12,6 +16,8 @@ from typing import Any
 
 from neurodyn.cli._common import (
     add_checkpoint_file,
+    add_command,
+    add_training_run,
     check_bounds,
     check_outputs,
     load_recording,
@@ -19,7 +25,7 @@ from neurodyn.cli._common import (
     train_quietly,
 )
 
-__all__ = ["add_parser", "run"]
+__all__ = ["run"]
 
 HELP = "fit a latent RNN (shPLRNN, PLRNN, ALRNN, leaky) to a recording"
 
@@ -50,22 +56,8 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Register ``neurodyn fit DATA`` with the data, model, preprocessing and training options.
-
-    Examples
-    --------
-    >>> from neurodyn.cli import fit
-    >>> from neurodyn.cli.main import build_parser
-    >>> args = build_parser("fit").parse_args(["fit", "recording.npy", "--model", "plrnn", "--latent", "8"])
-    >>> args.func is fit.run, args.data, args.model, args.latent
-    (True, 'recording.npy', 'plrnn', 8)
-    """
-    p = sub.add_parser(
-        "fit", help=HELP,
-        description="Dynamical systems reconstruction by generalized teacher forcing (Hess et al. 2023) "
-                    "or sparse teacher forcing (Mikhaeil et al. 2022). DATA: .npy/.npz/.csv/.mat/.nc/.nwb, "
-                    "(time, channel) or (trial, time, channel).",
-    )
+    """Register ``neurodyn fit DATA`` with the data, model, preprocessing and training options."""
+    p = add_command(sub, __name__)
     p.add_argument("data", help="recording file")
     add_data_options(p)
     g = p.add_argument_group("preprocessing")
@@ -107,12 +99,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--clip-grad-norm", type=float, default=None, help="gradient-norm clipping (0: none)")
     t.add_argument("--noise-level", type=float, default=0.0)
     t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--no-progress", action="store_true")
-    t.add_argument("--deterministic", action="store_true",
-                   help="one thread and deterministic algorithms: the same fit at any thread count")
-    t.add_argument("--backend", choices=("auto", "torch", "numba"), default="auto",
-                   help="forced rollout: auto = fused Numba forward + backward for a shallow PLRNN on the "
-                        "CPU, torch otherwise (recorded in the checkpoint)")
+    add_training_run(t, result="fit", fused="a shallow PLRNN", rollout="forced")
     add_checkpoint_file(p.add_argument_group("output"), default="fit.pt")
 
 

@@ -1,4 +1,10 @@
-"""``neurodyn fixedpoints MODEL``: find fixed points (and k-cycles) of a saved network."""
+"""``neurodyn fixedpoints MODEL``: find fixed points (and k-cycles) of a saved network.
+
+Find the fixed points of a network's one-step map at a constant input (Sussillo & Barak 2013). MODEL
+is a neurodyn checkpoint, a state_dict of a torch.nn.RNN/GRU/LSTM, or (with --arch) a .npz/.mat file
+of PLRNN arrays. Initial states come from --states, else from rollouts of the checkpoint's task, else
+from free rollouts under noise input.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from neurodyn.cli._common import (
+    add_command,
+    add_model_file,
     add_result_files,
     check_bounds,
     check_netcdf_writer,
@@ -21,36 +29,15 @@ from neurodyn.cli._flags import to_flag
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["add_parser", "run"]
+__all__ = ["run"]
 
 HELP = "find fixed points / slow points of a saved network and their stability"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Register ``neurodyn fixedpoints MODEL`` and its search options.
-
-    Examples
-    --------
-    >>> from neurodyn.cli import fixedpoints
-    >>> from neurodyn.cli.main import build_parser
-    >>> args = build_parser("fixedpoints").parse_args(["fixedpoints", "model.pt", "--n-inits", "16"])
-    >>> args.func is fixedpoints.run, args.model, args.n_inits
-    (True, 'model.pt', 16)
-    """
-    p = sub.add_parser(
-        "fixedpoints",
-        help=HELP,
-        description=(
-            "Find the fixed points of a network's one-step map at a constant input (Sussillo & "
-            "Barak 2013). MODEL is a neurodyn checkpoint, a state_dict of a torch.nn.RNN/GRU/LSTM, "
-            "or (with --arch) a .npz/.mat file of PLRNN arrays. Initial states come from --states, "
-            "else from rollouts of the checkpoint's task, else from free rollouts under noise input."
-        ),
-    )
-    p.add_argument("model", help="model file (.pt checkpoint or state_dict; .npz/.mat with --arch)")
-    p.add_argument("--arch", default=None,
-                   help="architecture of a plain state_dict or array file: rnn_tanh, rnn_relu, gru, lstm, "
-                        "plrnn, shplrnn, clipped-shplrnn, alrnn")
+    """Register ``neurodyn fixedpoints MODEL`` and its search options."""
+    p = add_command(sub, __name__)
+    add_model_file(p, state_dicts=True)
     p.add_argument("--n-inits", type=int, default=1024, help="number of initial states (default 1024)")
     p.add_argument("--input", default=None,
                    help="constant input u*, comma-separated (default: the mean input of the task's delay "

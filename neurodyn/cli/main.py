@@ -1,8 +1,9 @@
 """``neurodyn`` command: one sub-command per module listed in :data:`COMMANDS`.
 
-Each module ``neurodyn.cli.<name>`` defines ``add_parser(subparsers)``, which registers its
-sub-command, and ``run`` (``args -> int`` exit status), which :func:`build_parser` sets as the
-sub-command's ``func`` default, and may define ``HELP``, its one-line summary. The modules import
+Each module ``neurodyn.cli.<name>`` defines ``HELP``, its one-line summary, ``add_parser(subparsers)``,
+which registers its sub-command (through ``_common.add_command``: the description is the
+second paragraph of the module docstring), and ``run`` (``args -> int`` exit status), which
+:func:`build_parser` sets as the sub-command's ``func`` default. The modules import
 NumPy, torch and the rest of neurodyn only inside their functions, and :func:`main` builds only the
 sub-command it runs (the others from ``HELP``), so ``neurodyn --help`` and a mistyped option answer
 without loading them.

@@ -1,4 +1,10 @@
-"""``neurodyn manifolds MODEL``: stable/unstable manifolds of the saddles of a PL network."""
+"""``neurodyn manifolds MODEL``: stable/unstable manifolds of the saddles of a PL network.
+
+Find the fixed points and k-cycles of a PLRNN / shallow PLRNN / ALRNN exactly, then build the stable
+and unstable manifolds of its saddles piece by piece per linear region (Eisenmann et al., ICLR 2026)
+and look for homoclinic points. MODEL is a neurodyn checkpoint or (with --arch) a .npz/.mat file of
+PLRNN arrays.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,8 @@ import argparse
 from pathlib import Path
 
 from neurodyn.cli._common import (
+    add_command,
+    add_model_file,
     add_result_files,
     check_outputs,
     load_for_analysis,
@@ -13,36 +21,15 @@ from neurodyn.cli._common import (
     write_analysis,
 )
 
-__all__ = ["add_parser", "run"]
+__all__ = ["run"]
 
 HELP = "stable/unstable manifolds of saddle fixed points and cycles of a PLRNN-family model"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Register ``neurodyn manifolds MODEL`` and its cycle, manifold and output options.
-
-    Examples
-    --------
-    >>> from neurodyn.cli import manifolds
-    >>> from neurodyn.cli.main import build_parser
-    >>> parser = build_parser("manifolds")
-    >>> args = parser.parse_args(["manifolds", "model.npz", "--arch", "plrnn", "--max-depth", "4"])
-    >>> args.func is manifolds.run, args.model, args.arch, args.max_depth
-    (True, 'model.npz', 'plrnn', 4)
-    """
-    p = sub.add_parser(
-        "manifolds",
-        help=HELP,
-        description=(
-            "Find the fixed points and k-cycles of a PLRNN / shallow PLRNN / ALRNN exactly, then "
-            "build the stable and unstable manifolds of its saddles piece by piece per linear region "
-            "(Eisenmann et al., ICLR 2026) and look for homoclinic points. MODEL is a neurodyn "
-            "checkpoint or (with --arch) a .npz/.mat file of PLRNN arrays."
-        ),
-    )
-    p.add_argument("model", help="model file (.pt checkpoint; .npz/.mat with --arch)")
-    p.add_argument("--arch", default=None,
-                   help="architecture of an array file: plrnn, shplrnn, clipped-shplrnn, alrnn")
+    """Register ``neurodyn manifolds MODEL`` and its cycle, manifold and output options."""
+    p = add_command(sub, __name__)
+    add_model_file(p, state_dicts=False)
     p.add_argument("--max-order", type=int, default=1, help="search cycles up to this order (default 1)")
     p.add_argument("--exhaustive", action="store_true",
                    help="enumerate all linear regions in the cycle search (small systems only)")

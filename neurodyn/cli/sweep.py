@@ -1,35 +1,26 @@
-"""``neurodyn sweep SPEC.toml --out DIR``: train and analyse a population of networks on Dask."""
+"""``neurodyn sweep SPEC.toml --out DIR``: train and analyse a population of networks on Dask.
+
+Run the sweep described by SPEC (TOML: [task], [model], [training], [analysis], [grid], seeds; see
+docs/sweeps.md). Every network is stored under DIR/items/<key>/ and the results are gathered into
+DIR/sweep.nc. A rerun skips finished networks. By default the networks run on a local Dask cluster of
+one process per CPU (extra 'dist').
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 
-__all__ = ["add_parser", "run"]
+from neurodyn.cli._common import add_command
+
+__all__ = ["run"]
+
+HELP = "train and analyse a grid of networks × seeds on Dask; degeneracy per grid cell"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Register ``neurodyn sweep SPEC --out DIR`` and its execution options.
-
-    Examples
-    --------
-    >>> from neurodyn.cli import sweep
-    >>> from neurodyn.cli.main import build_parser
-    >>> parser = build_parser("sweep")
-    >>> args = parser.parse_args(["sweep", "study.toml", "--out", "runs/study", "--workers", "0"])
-    >>> args.func is sweep.run, args.spec, args.out, args.workers, args.cluster
-    (True, 'study.toml', 'runs/study', 0, None)
-    """
-    p = sub.add_parser(
-        "sweep",
-        help="train and analyse a grid of networks × seeds on Dask; degeneracy per grid cell",
-        description=(
-            "Run the sweep described by SPEC (TOML: [task], [model], [training], [analysis], [grid], "
-            "seeds; see docs/sweeps.md). Every network is stored under DIR/items/<key>/ and the "
-            "results are gathered into DIR/sweep.nc. A rerun skips finished networks. By default the "
-            "networks run on a local Dask cluster of one process per CPU (extra 'dist')."
-        ),
-    )
+    """Register ``neurodyn sweep SPEC --out DIR`` and its execution options."""
+    p = add_command(sub, __name__)
     p.add_argument("spec", metavar="SPEC", help="sweep specification (.toml)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created; remembers its spec)")
     p.add_argument("--workers", type=int, default=None, metavar="N",

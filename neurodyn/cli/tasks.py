@@ -1,26 +1,23 @@
-"""``neurodyn tasks``: list the registered tasks and their options."""
+"""``neurodyn tasks``: list the registered tasks and their options.
+
+List the registered tasks and their options.
+"""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 
-__all__ = ["add_parser", "run"]
+from neurodyn.cli._common import add_command
+
+__all__ = ["run"]
 
 HELP = "list the tasks networks can be trained on"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Register ``neurodyn tasks`` on ``sub`` (the sub-parsers of the ``neurodyn`` parser).
-
-    Examples
-    --------
-    >>> from neurodyn.cli import tasks
-    >>> from neurodyn.cli.main import build_parser
-    >>> build_parser("tasks").parse_args(["tasks"]).func is tasks.run
-    True
-    """
-    sub.add_parser("tasks", help=HELP, description="List the registered tasks and their options.")
+    """Register ``neurodyn tasks`` on ``sub`` (the sub-parsers of the ``neurodyn`` parser)."""
+    add_command(sub, __name__)
 
 
 def run(args: argparse.Namespace) -> int:

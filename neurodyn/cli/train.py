@@ -1,5 +1,9 @@
 """``neurodyn train TASK``: train a network on a registered task and save a checkpoint.
 
+Train a network on a task and save a checkpoint. Each TASK has its own task options, and all take the
+model and training options: see them with `neurodyn train TASK --help` (e.g. `neurodyn train flipflop
+--help`); `neurodyn tasks` lists the tasks with their defaults.
+
 Task options are generated from each task dataclass's fields (``FlipFlop.n_bits`` becomes
 ``--n-bits``), so every registered task is trainable from the command line.
 """
@@ -12,10 +16,18 @@ import math
 from typing import Any
 
 from neurodyn.cli import _deflation
-from neurodyn.cli._common import add_checkpoint_file, check_bounds, check_outputs, save_trained, train_quietly
+from neurodyn.cli._common import (
+    add_checkpoint_file,
+    add_command,
+    add_training_run,
+    check_bounds,
+    check_outputs,
+    save_trained,
+    train_quietly,
+)
 from neurodyn.cli._flags import task_summary, to_flag
 
-__all__ = ["add_parser", "run"]
+__all__ = ["run"]
 
 HELP = "train a network on a task and save a checkpoint"
 
@@ -57,22 +69,10 @@ def _task_option(parser: argparse.ArgumentParser, field: dataclasses.Field) -> N
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Register ``neurodyn train TASK`` (one sub-command per registered task, with its options).
-
-    Examples
-    --------
-    >>> from neurodyn.cli import train
-    >>> from neurodyn.cli.main import build_parser
-    >>> args = build_parser("train").parse_args(["train", "flipflop", "--n-bits", "2", "--n-units", "16"])
-    >>> args.func is train.run, args.task, args.task__n_bits, args.n_units  # task options: task__<field>
-    (True, 'flipflop', 2, 16)
-    """
+    """Register ``neurodyn train TASK`` (one sub-command per registered task, with its options)."""
     from neurodyn.tasks import TASKS
 
-    p = sub.add_parser(
-        "train", help=HELP, description=f"{HELP[0].upper()}{HELP[1:]}. Each TASK has its own task options, "
-        "and all take the model and training options: see them with `neurodyn train TASK --help` (e.g. "
-        "`neurodyn train flipflop --help`); `neurodyn tasks` lists the tasks with their defaults.")
+    p = add_command(sub, __name__)
     tasks = p.add_subparsers(dest="task", required=True, metavar="TASK", parser_class=_TaskParser,
                              help="options: neurodyn train TASK --help")
     for name in sorted(TASKS):
@@ -166,12 +166,7 @@ def _common_options(p: argparse.ArgumentParser) -> None:
                         "Murray 2019; --model leaky only)")
     t.add_argument("--seed", type=int, default=0, help="seed of the initialisation and batches")
     t.add_argument("--device", default="cpu")
-    t.add_argument("--no-progress", action="store_true")
-    t.add_argument("--deterministic", action="store_true",
-                   help="one thread and deterministic algorithms: the same weights at any thread count")
-    t.add_argument("--backend", choices=("auto", "torch", "numba"), default="auto",
-                   help="training rollout: auto = fused Numba forward + backward for a leaky RNN on the "
-                        "CPU, torch otherwise (recorded in the checkpoint)")
+    add_training_run(t, result="weights", fused="a leaky RNN", rollout="training")
     _deflation.add_options(p)
     add_checkpoint_file(p.add_argument_group("output"), default="model.pt")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 __all__ = ["find_recordings"]
 
 
-def find_recordings(name: str = "") -> Path | None:
+def find_recordings(name: str = "", *, stand_in: str | None = None) -> Path | None:
     """The folder of the example recordings (or of one recording in it), or ``None`` when it is absent.
 
     The real recordings that neurodyn's examples and gallery fit (EEG, ECG, fMRI, macaque spike counts,
@@ -22,6 +22,9 @@ def find_recordings(name: str = "") -> Path | None:
     name : str
         A sub-folder of the recordings folder, e.g. ``"eeg_physionet_eegmmidb_s001r01"``; the default
         ``""`` returns the recordings folder itself.
+    stand_in : str, optional
+        What the caller fits instead when the folder is absent (``"a synthetic signal instead of the
+        ECG recording"``); given, a missing folder prints one ``NOTE:`` line that says so.
 
     Returns
     -------
@@ -52,5 +55,8 @@ def find_recordings(name: str = "") -> Path | None:
         roots = [d / "shared" / "data" for start in starts for d in (start, *start.parents)]
     folder = next((r for r in roots if r.is_dir()), None)
     if folder is None or not (folder / name).is_dir():
+        if stand_in is not None:
+            print("NOTE: the shared data folder was not found (set NEURODYN_DATA to it); "
+                  f"fitting {stand_in}.")
         return None
     return folder / name

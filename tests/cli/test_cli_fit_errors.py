@@ -59,41 +59,42 @@ def test_csv_with_only_a_header_gives_one_clean_message_and_no_warning(tmp_path,
     assert "no numeric rows after its header" in err and "shape" not in err
 
 
-@pytest.mark.parametrize("argv, expected", [
-    (["--channels", "0,0"], "--channels lists channel 0 more than once"),
-    (["--delay-lags", "0,-1"], "--delay-lags must be distinct integers >= 0"),
-    (["--delay-lags", "0,3,3"], "--delay-lags must be distinct integers >= 0"),
+# -- fit and evaluate: options ------------------------------------------------------------------------
+@pytest.mark.parametrize("command, argv, expected", [
+    ("fit", ["--channels", "0,0"], "--channels lists channel 0 more than once"),
+    ("fit", ["--delay-lags", "0,-1"], "--delay-lags must be distinct integers >= 0"),
+    ("fit", ["--delay-lags", "0,3,3"], "--delay-lags must be distinct integers >= 0"),
+    ("fit", ["--lr", "-1"], "--lr must be > 0"),
+    ("fit", ["--lr-end", "0"], "--lr-end must be > 0"),
+    ("fit", ["--tau", "0"], "--tau must be >= 1"),
+    ("fit", ["--epochs", "0"], "--epochs must be >= 1"),
+    ("fit", ["--batch-size", "0"], "--batch-size must be >= 1"),
+    ("fit", ["--latent", "0"], "--latent must be >= 1"),
+    ("fit", ["--hidden", "0"], "--hidden must be >= 1"),
+    ("fit", ["--noise-level", "-0.1"], "--noise-level must be >= 0"),
+    ("fit", ["--clip-grad-norm", "-1"], "--clip-grad-norm must be >= 0"),
+    ("fit", ["--alpha", "1.5"], "--alpha must be in [0, 1]"),
+    ("fit", ["--model", "leaky", "--hidden", "5"],
+     "--hidden applies to --model shplrnn/clipped-shplrnn only"),
+    ("fit", ["--model", "plrnn", "--n-relu", "2"], "--n-relu applies to --model alrnn only"),
+    ("fit", ["--model", "alrnn", "--n-relu", "9"], "--n-relu 9 exceeds the latent dimension 3"),
+    ("fit", ["--latent", "2"], "--latent 2 is below the 3 data channels"),
+    ("evaluate", ["--max-steps", "0"], "--max-steps must be >= 1"),
+    ("evaluate", ["--n-transient", "-5"], "--n-transient must be >= 0"),
+    ("evaluate", ["--pe-steps", "0"], "--pe-steps must be >= 1"),
+    ("evaluate", ["--smoothing", "-1"], "--smoothing must be a finite number >= 0"),
+    ("evaluate", ["--max-steps", "5"], "PE(20) needs at least 21 held-out steps, there are 5"),
 ])
-def test_fit_channel_and_lag_lists_are_checked(fitted, tmp_path, capsys, argv, expected):
-    _, data, _ = fitted
-    err = one_line_error(capsys, ["fit", str(data), "--out", str(tmp_path / "x.pt"), *TINY, *argv])
-    assert expected in err
-
-
-# -- fit: options ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("argv, expected", [
-    (["--lr", "-1"], "--lr must be > 0"),
-    (["--lr-end", "0"], "--lr-end must be > 0"),
-    (["--tau", "0"], "--tau must be >= 1"),
-    (["--epochs", "0"], "--epochs must be >= 1"),
-    (["--batch-size", "0"], "--batch-size must be >= 1"),
-    (["--latent", "0"], "--latent must be >= 1"),
-    (["--hidden", "0"], "--hidden must be >= 1"),
-    (["--noise-level", "-0.1"], "--noise-level must be >= 0"),
-    (["--clip-grad-norm", "-1"], "--clip-grad-norm must be >= 0"),
-    (["--alpha", "1.5"], "--alpha must be in [0, 1]"),
-    (["--model", "leaky", "--hidden", "5"], "--hidden applies to --model shplrnn/clipped-shplrnn only"),
-    (["--model", "plrnn", "--n-relu", "2"], "--n-relu applies to --model alrnn only"),
-    (["--model", "alrnn", "--n-relu", "9"], "--n-relu 9 exceeds the latent dimension 3"),
-    (["--latent", "2"], "--latent 2 is below the 3 data channels"),
-])
-def test_fit_options_are_checked_with_flag_names(fitted, tmp_path, capsys, argv, expected):
-    _, data, _ = fitted
-    err = one_line_error(capsys, ["fit", str(data), "--out", str(tmp_path / "x.pt"), *TINY, *argv])
+def test_options_are_checked_with_flag_names(fitted, tmp_path, capsys, command, argv, expected):
+    """A fit of the 3-channel recording, or an evaluation of its checkpoint, with one bad option."""
+    _, data, fit = fitted
+    out = tmp_path / "x.pt"
+    given = {"fit": ["fit", str(data), "--out", str(out), *TINY], "evaluate": ["evaluate", str(fit)]}
+    err = one_line_error(capsys, [*given[command], *argv])
     assert expected in err
     for python_name in ("observation=", "n_epochs", "learning rate", "tau,"):
         assert python_name not in err
-    assert not (tmp_path / "x.pt").exists()
+    assert not out.exists()
 
 
 def test_latent_below_channels_points_to_the_observation_flag(fitted, tmp_path, capsys):
@@ -105,18 +106,6 @@ def test_latent_below_channels_points_to_the_observation_flag(fitted, tmp_path, 
 
 
 # -- evaluate ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("argv, expected", [
-    (["--max-steps", "0"], "--max-steps must be >= 1"),
-    (["--n-transient", "-5"], "--n-transient must be >= 0"),
-    (["--pe-steps", "0"], "--pe-steps must be >= 1"),
-    (["--smoothing", "-1"], "--smoothing must be a finite number >= 0"),
-    (["--max-steps", "5"], "PE(20) needs at least 21 held-out steps, there are 5"),
-])
-def test_evaluate_options_are_checked_with_flag_names(fitted, capsys, argv, expected):
-    _, _, fit = fitted
-    assert expected in one_line_error(capsys, ["evaluate", str(fit), *argv])
-
-
 def test_evaluate_key_is_not_silently_ignored_for_the_training_file(fitted, capsys):
     _, data, fit = fitted
     for argv in (["--key", "other"], [str(data), "--key", "other"]):

@@ -26,3 +26,14 @@ def test_a_variable_naming_no_folder_says_what_to_do(tmp_path, monkeypatch):
     monkeypatch.setenv("NEURODYN_DATA", str(tmp_path / "nowhere"))
     with pytest.raises(NotADirectoryError, match="NEURODYN_DATA names .*nowhere.*; set it to the recordings"):
         find_recordings("ecg")
+
+
+def test_a_missing_recording_with_a_stand_in_says_so_in_one_line(tmp_path, monkeypatch, capsys):
+    (tmp_path / "eeg").mkdir()
+    monkeypatch.setenv("NEURODYN_DATA", str(tmp_path))
+    assert find_recordings("lfp", stand_in="a synthetic rhythm instead of the LFP") is None
+    note = capsys.readouterr().out
+    assert note == ("NOTE: the shared data folder was not found (set NEURODYN_DATA to it); fitting a "
+                    "synthetic rhythm instead of the LFP.\n")
+    assert find_recordings("eeg", stand_in="anything") == tmp_path / "eeg"
+    assert capsys.readouterr().out == ""

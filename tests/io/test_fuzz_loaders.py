@@ -145,47 +145,32 @@ def write(tmp: Path, name: str, data: bytes) -> Path:
 
 
 # -- byte-level damage of every format ----------------------------------------------------------
-@pytest.mark.parametrize("suffix", [".npy", ".npz", ".csv", ".mat",
-                                    pytest.param(".nc", marks=pytest.mark.slow)])
-def test_damaged_recordings(clean, tmp_path_factory, suffix):
-    tmp = tmp_path_factory.mktemp("rec")
+RECORDING = (load_timeseries, check_timeseries)  # loader, check of what loads
+
+
+def _case(kind: str, name: str, read, check, *marks):
+    """A byte-level case: the clean file ``kind`` damaged, written to ``name``, read and checked."""
+    return pytest.param(kind, name, read, check, marks=marks, id=kind)
+
+
+@pytest.mark.parametrize(("kind", "name", "read", "check"), [
+    *[_case(suffix, f"rec{suffix}", *RECORDING) for suffix in (".npy", ".npz", ".csv", ".mat")],
+    _case(".nc", "rec.nc", *RECORDING, pytest.mark.slow),
+    _case(".pt", "net.pt", lambda path: load_model(path).checkpoint, check_checkpoint),
+    _case("result", "fp.nc", load, check_result, pytest.mark.slow),
+])
+def test_damaged_files(clean, tmp_path_factory, kind, name, read, check):
+    """Recordings, checkpoints and result files damaged byte by byte: an allowed one-line error, or a
+    load that passes the checks of a clean file."""
+    tmp = tmp_path_factory.mktemp("damaged")
 
     @FUZZ
     @given(data=st.data())
     def run(data):
-        path = write(tmp, f"rec{suffix}", data.draw(damaged(clean[suffix])))
-        ts = outcome(lambda: load_timeseries(path))
-        if ts is not None:
-            check_timeseries(ts)
-
-    run()
-
-
-def test_damaged_checkpoints(clean, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("ckpt")
-
-    @FUZZ
-    @given(data=st.data())
-    def run(data):
-        path = write(tmp, "net.pt", data.draw(damaged(clean[".pt"])))
-        loaded = outcome(lambda: load_model(path))
+        path = write(tmp, name, data.draw(damaged(clean[kind])))
+        loaded = outcome(lambda: read(path))
         if loaded is not None:
-            check_checkpoint(loaded.checkpoint)
-
-    run()
-
-
-@pytest.mark.slow
-def test_damaged_result_files(clean, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("result")
-
-    @FUZZ
-    @given(data=st.data())
-    def run(data):
-        path = write(tmp, "fp.nc", data.draw(damaged(clean["result"])))
-        res = outcome(lambda: load(path))
-        if res is not None:
-            check_result(res)
+            check(loaded)
 
     run()
 

@@ -12,20 +12,27 @@ from neurodyn.training import train
 
 pytest.importorskip("numba", reason="the fused kernels need numba (a core dependency)")
 
+#: each dtype and the tolerance its backends must agree to
+PRECISIONS = pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
 KW = dict(n_iterations=4, batch_size=8, lr=1e-2, eval_every=0, progress=False, seed=3)
 
 
-@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
+def assert_backends_agree(fit, tol: float) -> None:
+    """``fit(backend)`` on the fused path (``"auto"``) and on the torch reference: the backends are
+    recorded, and the losses and weights agree to ``tol``."""
+    fused, ref = fit("auto"), fit("torch")
+    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
+    assert fused.history["loss"] == pytest.approx(ref.history["loss"], rel=tol)
+    for (name, a), b in zip(fused.model.named_parameters(), ref.model.parameters()):
+        torch.testing.assert_close(a, b, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
+
+
+@PRECISIONS
 def test_same_seed_same_weights_across_backends(dtype, tol):
     # noise on: both backends must draw the same noise from the same seed
     model = LeakyRNN(2, 12, 2, alpha=0.2, noise_std=0.1, dale=True, train_h0=True, seed=0).to(dtype)
     task = FlipFlop(n_bits=2, n_steps=15)
-    fused = train(model, task, backend="auto", **KW)
-    ref = train(model, task, backend="torch", **KW)
-    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
-    for (name, a), b in zip(fused.model.named_parameters(), ref.model.parameters()):
-        torch.testing.assert_close(a, b, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
-    assert fused.history["loss"] == pytest.approx(ref.history["loss"], rel=tol)
+    assert_backends_agree(lambda backend: train(model, task, backend=backend, **KW), tol)
 
 
 def test_unsupported_model_falls_back_and_explicit_numba_raises():
@@ -48,22 +55,17 @@ FAMILIES = {
 }
 
 
-@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
+@PRECISIONS
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_fused_families_train_like_torch(family, dtype, tol):
     # the same losses and weights for a few Adam steps; noise on where the family has it
     model = FAMILIES[family]().to(dtype)
     task = FlipFlop(n_bits=2, n_steps=10)
     kw = {**KW, "n_iterations": 3, "batch_size": 4}
-    fused = train(model, task, backend="auto", **kw)
-    ref = train(model, task, backend="torch", **kw)
-    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
-    assert fused.history["loss"] == pytest.approx(ref.history["loss"], rel=tol)
-    for (name, a), b in zip(fused.model.named_parameters(), ref.model.parameters()):
-        torch.testing.assert_close(a, b, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
+    assert_backends_agree(lambda backend: train(model, task, backend=backend, **kw), tol)
 
 
-@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
+@PRECISIONS
 def test_teacher_forcing_fit_same_losses_across_backends(dtype, tol):
     from neurodyn.models import ShallowPLRNN
     from neurodyn.training import fit_teacher_forcing
@@ -73,9 +75,4 @@ def test_teacher_forcing_fit_same_losses_across_backends(dtype, tol):
     model = ShallowPLRNN(0, 5, 3, n_hidden=12, clipped=True, seed=0).to(dtype)
     kw = dict(n_epochs=2, batches_per_epoch=3, batch_size=4, seq_len=20, alpha=0.2, process_noise=0.05,
               lr=1e-2, progress=False, seed=1)
-    fused = fit_teacher_forcing(model, data, backend="auto", **kw)
-    ref = fit_teacher_forcing(model, data, backend="torch", **kw)
-    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
-    assert fused.history["loss"] == pytest.approx(ref.history["loss"], rel=tol)
-    for (name, a), b in zip(fused.model.named_parameters(), ref.model.parameters()):
-        torch.testing.assert_close(a, b, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
+    assert_backends_agree(lambda backend: fit_teacher_forcing(model, data, backend=backend, **kw), tol)
