@@ -30,15 +30,14 @@ from neurodyn.plotting import plot_reconstruction
 from neurodyn.training import fit_teacher_forcing
 
 full = os.environ.get("NEURODYN_FULL") == "1"
-folder = find_recordings("fmri_koppe_nback")
+folder = find_recordings("fmri_koppe_nback",
+                         stand_in="20 synthetic slow oscillations instead of the fMRI recording")
 names = [f"ROI {i}" for i in range(20)]
 if folder is not None:
     source = "fMRI recording"
     bold = TimeSeries.from_arrays(np.load(folder / "fmri_alrnn_example.npy"), channel_names=names)
 else:
     source = "synthetic slow oscillations (recording not found)"
-    print("NOTE: the shared data folder was not found (set NEURODYN_DATA to it); fitting 20 synthetic slow "
-          "oscillations instead of the fMRI recording.")
     rng = np.random.default_rng(0)
     scan = np.arange(360)[:, None]
     bold = TimeSeries.from_arrays(np.sin(2 * np.pi * scan / rng.uniform(15, 40, 20) + rng.uniform(0, 6, 20))

@@ -27,14 +27,13 @@ from neurodyn.plotting import plot_reconstruction
 from neurodyn.training import fit_teacher_forcing
 
 full = os.environ.get("NEURODYN_FULL") == "1"
-folder = find_recordings("lfp_neurodsp")
+folder = find_recordings("lfp_neurodsp",
+                         stand_in="a synthetic noisy 8 Hz rhythm instead of the LFP recording")
 if folder is not None:
     source = "CA1 LFP recording"
     lfp = load_timeseries(folder / "sample_data_2.npy", dt=1e-3)
 else:
     source = "synthetic 8 Hz rhythm (recording not found)"
-    print("NOTE: the shared data folder was not found (set NEURODYN_DATA to it); fitting a synthetic noisy "
-          "8 Hz rhythm instead of the LFP recording.")
     rng = np.random.default_rng(0)
     t = np.arange(150_000) * 1e-3
     lfp = TimeSeries.from_arrays((1 + 0.3 * np.sin(2 * np.pi * 0.5 * t)) * np.sin(2 * np.pi * 8 * t)

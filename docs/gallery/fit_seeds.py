@@ -69,10 +69,8 @@ def lorenz63(n_points: int, *, dt: float = 0.01, seed: int = 0) -> np.ndarray:
 
 # %%
 setups = {}
-ecg_dir = find_recordings("ecg_pecuzal5d")
-if ecg_dir is None:
-    print("NOTE: the shared data folder was not found (set NEURODYN_DATA to it); fitting Lorenz-63 only.")
-elif only in ("", "ECG"):
+ecg_dir = find_recordings("ecg_pecuzal5d", stand_in="Lorenz-63 only")
+if ecg_dir is not None and only in ("", "ECG"):
     ecg_raw = [TimeSeries.from_arrays(np.load(ecg_dir / f"ECG_pecuzal_5d_{part}.npy")[:n, :1], dt=1 / 700)
                for part, n in (("train", None if full else 4000), ("test", None if full else 3000))]
     ecg_train = ecg_raw[0].lowpass(15.0).delay_embed([0, 10, 20, 55, 68]).downsample(16).standardize()

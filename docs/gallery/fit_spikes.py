@@ -30,7 +30,8 @@ from neurodyn.plotting import plot_reconstruction
 from neurodyn.training import fit_teacher_forcing
 
 full = os.environ.get("NEURODYN_FULL") == "1"
-folder = find_recordings("reaching_m1_s1_spykesml")
+folder = find_recordings("reaching_m1_s1_spykesml",
+                         stand_in="synthetic Poisson counts instead of the M1 and S1 recordings")
 if folder is not None:
     source = "recording"
     areas = {"M1": load_timeseries(folder / "m1_stevenson_2011.mat", key="spikes", transpose=True, dt=0.05,
@@ -38,8 +39,6 @@ if folder is not None:
              "S1": load_timeseries(folder / "s1_data.mat", key="spikes", dt=0.05, drop_constant=True)}
 else:
     source = "synthetic counts (recording not found)"
-    print("NOTE: the shared data folder was not found (set NEURODYN_DATA to it); fitting synthetic Poisson "
-          "counts instead of the M1 and S1 recordings.")
     rng = np.random.default_rng(0)
     phase = 2 * np.pi * np.arange(6000) / 40  # a 2 s rotation in 50 ms bins
     rates = np.exp(np.c_[np.cos(phase), np.sin(phase)] @ rng.standard_normal((2, 30)) - 1.0)

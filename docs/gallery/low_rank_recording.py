@@ -49,14 +49,13 @@ ALPHA = 0.2  # dt / tau with 100 ms bins and tau = 500 ms
 HORIZONS = (1, 5, 10)  # prediction horizons, in 100 ms bins
 torch.set_num_threads(1)  # every matrix here is small: more threads only contend
 
-folder = find_recordings("reaching_m1_s1_spykesml")
+folder = find_recordings("reaching_m1_s1_spykesml",
+                         stand_in="synthetic Poisson counts instead of the M1 recording")
 if folder is not None:
     source = str(folder / "m1_stevenson_2011.mat")
     raw = load_timeseries(source, key="spikes", transpose=True, dt=0.05, drop_constant=True)
 else:
     source = "synthetic counts (recording not found)"
-    print("NOTE: the shared data folder was not found (set NEURODYN_DATA to it); fitting synthetic Poisson "
-          "counts instead of the M1 recording.")
     gen = np.random.default_rng(0)
     drive = np.sin(2 * np.pi * np.arange(16000)[:, None] / 40 + gen.uniform(0, 2 * np.pi, 60))
     raw = TimeSeries.from_arrays(gen.poisson(np.exp(drive - 1.0)).astype(float), dt=0.05)
