@@ -54,17 +54,10 @@ def plot_reconstruction(result: Any, held_out: Any, *, channels: Sequence[int] =
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> import numpy as np
-    >>> from neurodyn.analysis.reconstruction import evaluate_reconstruction
-    >>> from neurodyn.models import PLRNN
+    >>> from neurodyn.analysis.reconstruction._examples import rotation_result
     >>> from neurodyn.plotting import plot_reconstruction
-    >>> c, s = np.cos(0.2), np.sin(0.2)
-    >>> model = PLRNN.from_arrays(A=[[c, -s], [s, c]], W=np.zeros((2, 2)), h=np.zeros(2))  # a rotation
-    >>> t = 0.2 * np.arange(400)
-    >>> x = np.c_[np.cos(t), np.sin(t)]
-    >>> result = evaluate_reconstruction(model, x[:200], x[200:], observation="identity", n_transient=50,
-    ...                                  pe_steps=1, n_bins=10)
-    >>> axes = plot_reconstruction(result, x[200:], dt=0.01)
+    >>> result, held_out = rotation_result()  # a rotation scored on its own circle
+    >>> axes = plot_reconstruction(result, held_out, dt=0.01)
     >>> axes[0].get_xlabel(), [line.get_label() for line in axes[1].get_lines()]
     ('time step (10.0 ms)', ['held-out data', 'generated (free run)'])
     """

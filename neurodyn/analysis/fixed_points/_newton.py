@@ -3,6 +3,8 @@ final Newton polish, all on Jacobians given by a callable (closed forms where th
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 
 from neurodyn.analysis.fixed_points._chord import CHORD_STEPS, chord_check, chord_inverses
@@ -12,7 +14,8 @@ from neurodyn.analysis.fixed_points._search import (
     SearchSettings,
     SearchState,
     _progress_bar,
-    finish,
+    adaptive_search,
+    initial_state,
     minimise_gradient,
     minimise_joint,
     retire,
@@ -87,46 +90,40 @@ def minimise_levenberg_marquardt(
     backward passes), so iterations are fewer but dearer than gradient steps; memory grows as
     ``candidate × state²``.
     """
-    tol_q, tol_dq, max_iters, lr_init = settings
-    n, n_state = x0.shape
     x = x0.detach().clone()
     with torch.no_grad():
         q = speed(G, x)
-    iters = torch.zeros(n, dtype=torch.int64, device=x.device)
-    converged = q < tol_q
-    stalled = ~torch.isfinite(q)
-    out = SearchState(x, q, iters, converged, stalled)
-    idx = (~(converged | stalled)).nonzero().squeeze(1)
-    eye = torch.eye(n_state, dtype=x.dtype, device=x.device)
-    xa, qa = x[idx], q[idx]
-    lr = torch.full((idx.numel(),), float(lr_init), dtype=x.dtype, device=x.device)
-    na = torch.zeros(idx.numel(), dtype=torch.int64, device=x.device)
-    M, r = _residual_jacobian(G, xa, jacobian)
-    bar = _progress_bar(max_iters, progress, "fixed points (Levenberg-Marquardt)")
-    for _ in range(max_iters):
-        if idx.numel() == 0:
-            break
-        Mt = M.transpose(-1, -2)
-        A = Mt @ M + eye / lr[:, None, None]
-        delta, info = torch.linalg.solve_ex(A, -(Mt @ r.unsqueeze(-1)))
-        x_try = xa + delta.squeeze(-1)
-        with torch.no_grad():
-            q_try = speed(G, x_try)
-        ok = (info == 0) & torch.isfinite(q_try) & (q_try < qa)
-        dq = qa - q_try
-        if bool(ok.any()):
-            xa = torch.where(ok[:, None], x_try, xa)
-            qa = torch.where(ok, q_try, qa)
-            M_new, r_new = _residual_jacobian(G, xa[ok], jacobian)
-            M[ok], r[ok] = M_new, r_new
-        done_dq = ok & (dq < tol_dq * lr)
-        lr = torch.where(ok, lr * LM_GROW, lr * LM_SHRINK)
-        na += 1
-        bar.update(1)
-        keep = retire(out, idx, xa, qa, na, done_dq, lr, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
-        if keep is not None:
-            idx, xa, qa, lr, na, M, r = (t[keep] for t in (idx, xa, qa, lr, na, M, r))
-    return finish(out, idx, xa, qa, na, bar)
+    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
+    return adaptive_search(x, q, settings, partial(_lm_step, G, jacobian, eye),
+                           lambda idx, xa: _residual_jacobian(G, xa, jacobian), grow=LM_GROW,
+                           shrink=LM_SHRINK, progress=progress, desc="fixed points (Levenberg-Marquardt)")
+
+
+def _lm_step(
+    G: BatchedMap,
+    jacobian: JacobianFn | None,
+    eye: torch.Tensor,
+    xa: torch.Tensor,
+    qa: torch.Tensor,
+    lr: torch.Tensor,
+    extra: tuple[torch.Tensor, ...],
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
+    """One :data:`~neurodyn.analysis.fixed_points._search.Step` of
+    :func:`minimise_levenberg_marquardt`; ``extra`` holds ``M = ∂G/∂x − I`` (active, state, state)
+    and the residual ``r`` (active, state), recomputed only for accepted rows; ``eye`` is the
+    (state, state) identity."""
+    M, r = extra
+    Mt = M.transpose(-1, -2)
+    delta, info = torch.linalg.solve_ex(Mt @ M + eye / lr[:, None, None], -(Mt @ r.unsqueeze(-1)))
+    x_try = xa + delta.squeeze(-1)
+    with torch.no_grad():
+        q_try = speed(G, x_try)
+    ok = (info == 0) & torch.isfinite(q_try) & (q_try < qa)
+    if bool(ok.any()):
+        xa = torch.where(ok[:, None], x_try, xa)
+        qa = torch.where(ok, q_try, qa)
+        M[ok], r[ok] = _residual_jacobian(G, xa[ok], jacobian)
+    return xa, qa, ok, (M, r)
 
 
 def minimise_newton(
@@ -228,11 +225,10 @@ def minimise_newton(
     x = x0.detach().clone()
     with torch.no_grad():
         q = speed(G, x)
-    out = SearchState(x, q, torch.zeros(n, dtype=torch.int64, device=x.device), q < tol_q, ~torch.isfinite(q))
+    out, pending = initial_state(x, q, tol_q)
     found_x, found_q = x[:0], q[:0]
     inverses = x.new_zeros((0, n_state, n_state)) if chord_steps else None
     checked = torch.full((n,), -1, dtype=torch.int64, device=x.device)  # nearest point at the last check
-    pending = (~(out.converged | out.stalled)).nonzero().squeeze(1)
     damped = torch.full((n,), not gradient_steps, dtype=torch.bool, device=x.device)  # damped start
     if gradient_steps and pending.numel():
         pending = _gradient_start(G, out, pending, damped, tol_q=tol_q, tol_dq=tol_dq, lr_init=lr_init,

@@ -7,7 +7,8 @@ accepted step, ``|Δq| < tol_dq · lr`` (the change in q per unit step size, a g
 
 * :func:`minimise_gradient` — heavy-ball gradient descent with one step size per candidate,
   grown after every accepted step and shrunk (the step rejected) whenever q would increase;
-  converged candidates are frozen and drop out of the batch.
+  converged candidates are frozen and drop out of the batch. The loop around its step
+  (:func:`adaptive_search`) also drives Levenberg–Marquardt in ``_newton``.
 * :func:`minimise_joint` — FixedPointFinder's joint scheme: one Adam optimiser on the mean of q
   over all candidates, with a single adaptive learning rate driven by the mean q.
 """
@@ -15,6 +16,7 @@ accepted step, ``|Δq| < tol_dq · lr`` (the change in q per unit step size, a g
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 import torch
@@ -97,11 +99,88 @@ def retire(
     return ~stop
 
 
-def finish(out: SearchState, idx: torch.Tensor, xa: torch.Tensor, qa: torch.Tensor, na: torch.Tensor,
-           bar) -> SearchState:
-    """Write the candidates ``idx`` still active when the iterations ran out (their states ``xa``,
-    q ``qa`` and iteration counts ``na``) into ``out``, close the progress bar, return ``out``."""
-    out.states[idx], out.q[idx], out.iterations[idx] = xa, qa, na
+def initial_state(x: torch.Tensor, q: torch.Tensor, tol_q: float) -> tuple[SearchState, torch.Tensor]:
+    """The outcome before any iteration, and the candidates left to search.
+
+    ``x`` (candidate, state) and its q (candidate,) become the rows of the returned state (no
+    iterations; converged where ``q < tol_q``, stalled where q is not finite); the second value
+    holds the indices (active,) of the other candidates.
+    """
+    converged, stalled = q < tol_q, ~torch.isfinite(q)
+    out = SearchState(x, q, torch.zeros(x.shape[0], dtype=torch.int64, device=x.device), converged, stalled)
+    return out, (~(converged | stalled)).nonzero().squeeze(1)
+
+
+#: one iteration of a per-candidate search (see :func:`adaptive_search`): the active states
+#: (active, state), their q and step sizes (active,) and the method's extra per-candidate tensors
+#: → the states and q after the accepted steps (the others unchanged), the acceptance mask
+#: (active,) and the updated extra tensors
+Step = Callable[
+    [torch.Tensor, torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]],
+    tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]],
+]
+
+
+def adaptive_search(
+    x: torch.Tensor,
+    q: torch.Tensor,
+    settings: SearchSettings,
+    step: Step,
+    extras: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, ...]],
+    *,
+    grow: float,
+    shrink: float,
+    progress: bool,
+    desc: str,
+) -> SearchState:
+    """Run ``step`` on every unfinished candidate, one step size each, until the stopping rule.
+
+    Candidates with ``q < tol_q`` or non-finite q at the start take no step. Each iteration
+    calls ``step`` once on the active candidates; an accepted step multiplies the candidate's
+    step size by ``grow``, a rejected one by ``shrink``. A candidate stops once ``q < tol_q``,
+    when an accepted step lowered q by less than ``tol_dq`` times its step size before the
+    update, or when its step size fell below ``LR_FLOOR * lr_init`` (:func:`retire`); the
+    active tensors then shrink. Every call of ``step`` counts as an iteration.
+
+    Parameters
+    ----------
+    x : Tensor, shape (candidate, state)
+        Initial states (written over with the final ones).
+    q : Tensor, shape (candidate,)
+        Their speeds.
+    settings : SearchSettings
+    step : Step
+        One iteration of the method.
+    extras : callable ``(idx, xa) -> tuple of Tensor``
+        The method's extra per-candidate tensors (first dim active) for the initially active
+        candidates ``idx`` (active,) at states ``xa`` (active, state); they shrink with the
+        active candidates.
+    grow, shrink : float
+        Step-size factors after an accepted and a rejected step.
+    progress : bool
+        Show a progress bar over the iterations, labelled ``desc``.
+    """
+    tol_q, tol_dq, max_iters, lr_init = settings
+    out, idx = initial_state(x, q, tol_q)
+    xa, qa = x[idx], q[idx]
+    lr = torch.full((idx.numel(),), float(lr_init), dtype=x.dtype, device=x.device)
+    na = torch.zeros(idx.numel(), dtype=torch.int64, device=x.device)
+    extra = extras(idx, xa)
+    bar = _progress_bar(max_iters, progress, desc)
+    for _ in range(max_iters):
+        if idx.numel() == 0:
+            break
+        xa, q_new, ok, extra = step(xa, qa, lr, extra)
+        done_dq = ok & (qa - q_new < tol_dq * lr)
+        qa = q_new
+        lr = torch.where(ok, lr * grow, lr * shrink)
+        na += 1
+        bar.update(1)
+        keep = retire(out, idx, xa, qa, na, done_dq, lr, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
+        if keep is not None:
+            idx, xa, qa, lr, na = (t[keep] for t in (idx, xa, qa, lr, na))
+            extra = tuple(t[keep] for t in extra)
+    out.states[idx], out.q[idx], out.iterations[idx] = xa, qa, na  # ran out of iterations
     bar.close()
     return out
 
@@ -135,42 +214,26 @@ def minimise_gradient(
     evaluation, accepted or not, counts as an iteration. The active candidates are kept in
     compact working tensors that shrink whenever some candidates stop.
     """
-    tol_q, tol_dq, max_iters, lr_init = settings
-    n = x0.shape[0]
     x = x0.detach().clone()
     q, g = speed_and_grad(G, x)
-    iters = torch.zeros(n, dtype=torch.int64, device=x.device)
-    converged = q < tol_q
-    stalled = ~torch.isfinite(q)
-    out = SearchState(x, q, iters, converged, stalled)
-    idx = (~(converged | stalled)).nonzero().squeeze(1)
-    # working copies of the active candidates
-    xa, qa, ga = x[idx], q[idx], g[idx]
-    lr = torch.full((idx.numel(),), float(lr_init), dtype=x.dtype, device=x.device)
-    va = torch.zeros_like(xa)
-    na = torch.zeros(idx.numel(), dtype=torch.int64, device=x.device)
-    bar = _progress_bar(max_iters, progress, "fixed points (gradient)")
-    for _ in range(max_iters):
-        if idx.numel() == 0:
-            break
-        v_try = MOMENTUM * va - lr[:, None] * ga
-        x_try = xa + v_try
-        q_try, g_try = speed_and_grad(G, x_try)
-        ok = torch.isfinite(q_try) & (q_try < qa)
-        dq = qa - q_try
-        okc = ok[:, None]
-        xa = torch.where(okc, x_try, xa)
-        ga = torch.where(okc, g_try, ga)
-        qa = torch.where(ok, q_try, qa)
-        va = torch.where(okc, v_try, torch.zeros_like(v_try))
-        done_dq = ok & (dq < tol_dq * lr)
-        lr = torch.where(ok, lr * LR_GROW, lr * LR_SHRINK)
-        na += 1
-        bar.update(1)
-        keep = retire(out, idx, xa, qa, na, done_dq, lr, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
-        if keep is not None:
-            idx, xa, qa, ga, va, lr, na = (t[keep] for t in (idx, xa, qa, ga, va, lr, na))
-    return finish(out, idx, xa, qa, na, bar)
+    return adaptive_search(x, q, settings, partial(_heavy_ball_step, G),
+                           lambda idx, xa: (g[idx], torch.zeros_like(xa)), grow=LR_GROW, shrink=LR_SHRINK,
+                           progress=progress, desc="fixed points (gradient)")
+
+
+def _heavy_ball_step(
+    G: BatchedMap, xa: torch.Tensor, qa: torch.Tensor, lr: torch.Tensor, extra: tuple[torch.Tensor, ...]
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
+    """One :data:`Step` of :func:`minimise_gradient`; ``extra`` holds ∇q and the velocity
+    (active, state), the velocity restarting from zero after a rejected step."""
+    ga, va = extra
+    v_try = MOMENTUM * va - lr[:, None] * ga
+    x_try = xa + v_try
+    q_try, g_try = speed_and_grad(G, x_try)
+    ok = torch.isfinite(q_try) & (q_try < qa)
+    okc = ok[:, None]
+    extra = torch.where(okc, g_try, ga), torch.where(okc, v_try, torch.zeros_like(v_try))
+    return torch.where(okc, x_try, xa), torch.where(ok, q_try, qa), ok, extra
 
 
 def minimise_joint(

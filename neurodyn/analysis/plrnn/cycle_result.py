@@ -55,11 +55,9 @@ class CycleResult(PointResult):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from neurodyn.analysis import find_cycles
-    >>> from neurodyn.models import PLRNN
-    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
-    >>> cycles = find_cycles(lozi, max_order=2, exhaustive=True)
+    >>> from neurodyn.analysis.plrnn._examples import lozi_map
+    >>> cycles = find_cycles(lozi_map(), max_order=2, exhaustive=True)
     >>> cycles.states.shape, cycles.region_code.shape  # (fixed_point, latent), (fixed_point, hyperplane)
     ((4, 2), (4, 2))
     >>> cycles.cycle_step.tolist(), cycles.status.tolist()  # the 2-cycle takes two consecutive rows

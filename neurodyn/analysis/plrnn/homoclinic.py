@@ -51,12 +51,9 @@ class HomoclinicResult(Result):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from neurodyn.analysis import find_cycles, find_homoclinic_points, find_manifolds
-    >>> from neurodyn.models import PLRNN
-    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
-    >>> manifolds = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), box=3.0, max_depth=5)
-    >>> result = find_homoclinic_points(lozi, manifolds)
+    >>> from neurodyn.analysis import find_homoclinic_points
+    >>> from neurodyn.analysis.plrnn._examples import lozi_manifolds, lozi_map
+    >>> result = find_homoclinic_points(lozi_map(), lozi_manifolds(max_depth=5))
     >>> result.points.shape[1], sorted(set(result.kind.tolist())), sorted(set(result.status.tolist()))
     (2, ['heteroclinic', 'homoclinic'], ['transversal'])
     >>> print(result.report().splitlines()[-1][:40])
@@ -223,8 +220,8 @@ def find_homoclinic_points(
     Examples
     --------
     >>> from neurodyn.analysis import find_cycles, find_homoclinic_points, find_manifolds
-    >>> from neurodyn.models import PLRNN
-    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
+    >>> from neurodyn.analysis.plrnn._examples import lozi_map
+    >>> lozi = lozi_map()
     >>> manifolds = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), box=3.0, max_depth=5)
     >>> homoclinic = find_homoclinic_points(lozi, manifolds)
     >>> homoclinic.proves_chaos  # a transversal homoclinic point of the saddle at x = 1/2.2

@@ -51,10 +51,8 @@ class ManifoldPiece:
     Examples
     --------
     >>> import numpy as np
-    >>> from neurodyn.analysis import find_cycles, find_manifolds
-    >>> from neurodyn.models import PLRNN
-    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
-    >>> manifolds = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), box=3.0, max_depth=2)
+    >>> from neurodyn.analysis.plrnn._examples import lozi_manifolds
+    >>> manifolds = lozi_manifolds(max_depth=2)
     >>> piece = manifolds.select("unstable", saddle=1)[0]
     >>> piece.kind, piece.dim, piece.basis.shape, piece.samples.shape  # a segment in the plane
     ('unstable', 1, (2, 1), (8, 2))
@@ -114,11 +112,8 @@ class Saddle:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from neurodyn.analysis import find_cycles, find_manifolds
-    >>> from neurodyn.models import PLRNN
-    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
-    >>> saddle = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), box=3.0, max_depth=1).saddles[1]
+    >>> from neurodyn.analysis.plrnn._examples import lozi_manifolds
+    >>> saddle = lozi_manifolds(max_depth=1).saddles[1]
     >>> saddle.points.shape, saddle.n_unstable, saddle.status  # (period, latent)
     ((1, 2), 1, 'ok')
     >>> bool(abs(saddle.eigenvalues[0]) > 1 > abs(saddle.eigenvalues[1]))
@@ -143,11 +138,8 @@ class ManifoldResult(Result):
 
     Examples
     --------
-    >>> from neurodyn.analysis import find_cycles, find_manifolds
-    >>> from neurodyn.models import PLRNN
-    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
-    >>> manifolds = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), kind="unstable", box=3.0,
-    ...                            max_depth=2)
+    >>> from neurodyn.analysis.plrnn._examples import lozi_manifolds
+    >>> manifolds = lozi_manifolds(kind="unstable", max_depth=2)
     >>> manifolds.n_pieces == len(manifolds.pieces) == len(manifolds.status)
     True
     >>> {p.kind for p in manifolds.pieces}, set(manifolds.status)

@@ -226,10 +226,9 @@ def find_manifolds(
 
     Examples
     --------
-    >>> import numpy as np
     >>> from neurodyn.analysis import find_cycles, find_manifolds
-    >>> from neurodyn.models import PLRNN
-    >>> lozi = PLRNN.from_arrays([[1.7, 1.0], [0.5, 0.0]], [[-3.4, 0.0], [0.0, 0.0]], [1.0, 0.0])
+    >>> from neurodyn.analysis.plrnn._examples import lozi_map
+    >>> lozi = lozi_map()
     >>> cycles = find_cycles(lozi, max_order=1, exhaustive=True)
     >>> manifolds = find_manifolds(lozi, cycles, box=3.0, max_depth=5)
     >>> manifolds.saddle_status.tolist(), sorted({p.kind for p in manifolds.pieces})

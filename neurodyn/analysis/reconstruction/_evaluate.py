@@ -55,15 +55,8 @@ class ReconstructionResult(Result):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from neurodyn.analysis.reconstruction import evaluate_reconstruction
-    >>> from neurodyn.models import PLRNN
-    >>> c, s = np.cos(0.2), np.sin(0.2)
-    >>> model = PLRNN.from_arrays(A=[[c, -s], [s, c]], W=np.zeros((2, 2)), h=np.zeros(2))  # a rotation
-    >>> t = 0.2 * np.arange(400)
-    >>> x = np.c_[np.cos(t), np.sin(t)]
-    >>> result = evaluate_reconstruction(model, x[:200], x[200:], observation="identity", n_transient=50,
-    ...                                  pe_steps=1, n_bins=10)
+    >>> from neurodyn.analysis.reconstruction._examples import rotation_result
+    >>> result, _ = rotation_result()  # a rotation scored on its own circle
     >>> result.models, result.status
     (('fitted', 'linear', 'mean'), ('ok', 'ok', 'ok'))
     >>> result.generated.shape, dict(result.to_xarray().sizes)
@@ -194,13 +187,9 @@ def evaluate_reconstruction(
     --------
     The exact model of a rotation predicts perfectly and reproduces the spectrum; the mean does not:
 
-    >>> import numpy as np
     >>> from neurodyn.analysis.reconstruction import evaluate_reconstruction
-    >>> from neurodyn.models import PLRNN
-    >>> c, s = np.cos(0.2), np.sin(0.2)
-    >>> model = PLRNN.from_arrays(A=[[c, -s], [s, c]], W=np.zeros((2, 2)), h=np.zeros(2))
-    >>> t = 0.2 * np.arange(400)
-    >>> x = np.c_[np.cos(t), np.sin(t)]  # (time, channel)
+    >>> from neurodyn.analysis.reconstruction._examples import rotation
+    >>> model, x = rotation()  # z' = R z by 0.2 rad per step, x (time, channel) its circle
     >>> result = evaluate_reconstruction(model, x[:200], x[200:], observation="identity", n_transient=50,
     ...                                  pe_steps=1, n_bins=10)
     >>> round(float(result.pe[0]), 6), bool(result.d_h[0] < 0.05), bool(result.pe[2] > 0.5)
