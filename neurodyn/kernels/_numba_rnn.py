@@ -35,6 +35,15 @@ def block_of(item, n_blk, kb):
     return e, (item - e * n_blk) * kb
 
 
+@njit(cache=True, inline="always")
+def batch_block(blk, n_batch, like):
+    """Block ``blk`` of ``KB`` batch rows (the training kernels): its first row, its number of real
+    rows, and the zero and one of the dtype of the array ``like``."""
+    b0 = blk * KB
+    zero = np.zeros(1, like.dtype)[0]
+    return b0, min(KB, n_batch - b0), zero, zero + 1
+
+
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
 def matvec_block(w, hb, pre, zero):
     """``pre[k, i] = sum_j w[i, j] * hb[k, j]`` for the ``KB`` = 4 rows of ``hb``.
