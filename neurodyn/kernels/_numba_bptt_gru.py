@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from neurodyn.kernels._numba_math import sigmoid, tanh_rational
-from neurodyn.kernels._numba_rnn import KB, matvec_block
+from neurodyn.kernels._numba_rnn import KB, batch_block, matvec_block, n_blocks
 
 __all__ = ["gru_backward_kernel", "gru_forward_kernel"]
 
@@ -39,13 +39,9 @@ def gru_forward_kernel(w_hh, b_hh, gi, noise, states, gates, exact):
     """
     n_steps, n_batch, n3 = gi.shape
     n = n3 // 3
-    n_blk = (n_batch + KB - 1) // KB
     with_noise = noise.shape[0] > 0
-    for blk in prange(n_blk):
-        b0 = blk * KB
-        nv = min(KB, n_batch - b0)
-        zero = np.zeros(1, states.dtype)[0]
-        one = zero + 1
+    for blk in prange(n_blocks(n_batch, KB)):
+        b0, nv, zero, one = batch_block(blk, n_batch, states)
         hb = np.empty((KB, n), states.dtype)
         gh = np.empty((KB, n3), states.dtype)
         for k in range(KB):
@@ -83,12 +79,8 @@ def gru_backward_kernel(w_hh_t, grad_states, states, gates, grad_gi, grad_gh, gr
     ``grad_gh = (dr r(1-r), dz z(1-z), dx r)``; ``dL/dh[t] = g z + grad_gh @ W_hh``.
     """
     n_steps, n_batch, n = grad_states.shape
-    n_blk = (n_batch + KB - 1) // KB
-    for blk in prange(n_blk):
-        b0 = blk * KB
-        nv = min(KB, n_batch - b0)
-        zero = np.zeros(1, states.dtype)[0]
-        one = zero + 1
+    for blk in prange(n_blocks(n_batch, KB)):
+        b0, nv, zero, one = batch_block(blk, n_batch, states)
         g = np.zeros((KB, n), states.dtype)
         ggh = np.zeros((KB, 3 * n), states.dtype)
         back = np.empty((KB, n), states.dtype)

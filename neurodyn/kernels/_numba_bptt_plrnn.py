@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 from neurodyn.kernels._numba_bptt import matmul_rows, matmul_rows_axpy
-from neurodyn.kernels._numba_rnn import KB, matvec_block
+from neurodyn.kernels._numba_rnn import KB, batch_block, matvec_block, n_blocks
 
 __all__ = ["pl_backward_kernel", "pl_forward_kernel", "shallow_forced_backward", "shallow_forced_forward"]
 
@@ -39,13 +39,10 @@ def pl_forward_kernel(m, drive, noise, states, n_relu):
     ``z0`` on entry; ``noise`` (time or 0, batch, latent).
     """
     n_steps, n_batch, n = drive.shape
-    n_blk = (n_batch + KB - 1) // KB
     with_noise = noise.shape[0] > 0
     n_lin = n - n_relu
-    for blk in prange(n_blk):
-        b0 = blk * KB
-        nv = min(KB, n_batch - b0)
-        zero = np.zeros(1, states.dtype)[0]
+    for blk in prange(n_blocks(n_batch, KB)):
+        b0, nv, zero, _ = batch_block(blk, n_batch, states)
         x = np.empty((KB, 2 * n), states.dtype)
         pre = np.empty((KB, n), states.dtype)
         for k in range(KB):
@@ -79,12 +76,9 @@ def pl_backward_kernel(mt, grad_states, states, grad_drive, grad_z0, n_relu):
     ``dL/dz[t] = g A + (g W) * phi*'(z[t])`` with ``relu'(0) = 0`` as in torch.
     """
     n_steps, n_batch, n = grad_states.shape
-    n_blk = (n_batch + KB - 1) // KB
     n_lin = n - n_relu
-    for blk in prange(n_blk):
-        b0 = blk * KB
-        nv = min(KB, n_batch - b0)
-        zero = np.zeros(1, states.dtype)[0]
+    for blk in prange(n_blocks(n_batch, KB)):
+        b0, nv, zero, _ = batch_block(blk, n_batch, states)
         g = np.zeros((KB, n), states.dtype)
         back = np.empty((KB, 2 * n), states.dtype)
         for t in range(n_steps - 1, -1, -1):

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from neurodyn.kernels._numba_math import activate, sigmoid, tanh_rational
-from neurodyn.kernels._numba_rnn import block_of, n_blocks
+from neurodyn.kernels._numba_rnn import n_items, start_block, store_block
 
 __all__ = ["gru_gemm_kernel", "leaky_gemm_kernel", "pl_gemm_kernel", "shallow_gemm_kernel"]
 
@@ -37,14 +37,12 @@ def finish_rows(h, hb, noise, noise_std, out, e, b0, t, t0, every):
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def leaky_gemm_kernel(wt, drive, noise, noise_std, h, out, n_steps, t0, every, alpha, code, exact, kb):
     """Leaky RNN; ``wt`` = ``W_rec[e].T`` of shape (network, unit, unit)."""
-    n_net, n_batch, n = h.shape
-    n_blk = n_blocks(n_batch, kb)
+    n = h.shape[2]
     vary = drive.shape[2] > 1
     one = np.ones(1, h.dtype)[0]
-    for item in prange(n_net * n_blk):
-        e, b0 = block_of(item, n_blk, kb)
-        b1 = min(b0 + kb, n_batch)
-        hb = h[e, b0:b1].copy()
+    for item in prange(n_items(h, kb)):
+        e, b0, hb, rows, zero = start_block(h, item, kb, False)
+        b1 = b0 + hb.shape[0]
         pre = np.empty_like(hb)
         for t in range(n_steps):
             td = t if vary else 0
@@ -57,20 +55,18 @@ def leaky_gemm_kernel(wt, drive, noise, noise_std, h, out, n_steps, t0, every, a
                 for i in range(n):
                     hb[k, i] = (one - alpha) * hb[k, i] + alpha * pre[k, i]
             finish_rows(h, hb, noise, noise_std, out, e, b0, t, t0, every)
-        h[e, b0:b1] = hb
+        store_block(h, hb, e, b0)
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def gru_gemm_kernel(wt, b_hh, drive, noise, noise_std, h, out, n_steps, t0, every, exact, kb):
     """GRU; ``wt`` = ``W_hh[e].T`` of shape (network, unit, 3 unit)."""
-    n_net, n_batch, n = h.shape
-    n_blk = n_blocks(n_batch, kb)
+    n = h.shape[2]
     vary = drive.shape[2] > 1
     one = np.ones(1, h.dtype)[0]
-    for item in prange(n_net * n_blk):
-        e, b0 = block_of(item, n_blk, kb)
-        b1 = min(b0 + kb, n_batch)
-        hb = h[e, b0:b1].copy()
+    for item in prange(n_items(h, kb)):
+        e, b0, hb, rows, zero = start_block(h, item, kb, False)
+        b1 = b0 + hb.shape[0]
         gh = np.empty((b1 - b0, 3 * n), h.dtype)
         for t in range(n_steps):
             td = t if vary else 0
@@ -95,20 +91,17 @@ def gru_gemm_kernel(wt, b_hh, drive, noise, noise_std, h, out, n_steps, t0, ever
                         c = tanh_rational(drive[e, b0 + k, td, 2 * n + i] + r * gh[k, 2 * n + i])
                         hb[k, i] = (one - z) * c + z * hb[k, i]
             finish_rows(h, hb, noise, noise_std, out, e, b0, t, t0, every)
-        h[e, b0:b1] = hb
+        store_block(h, hb, e, b0)
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def pl_gemm_kernel(mt, drive, noise, noise_std, h, out, n_steps, t0, every, n_relu, kb):
     """PLRNN / ALRNN; ``mt`` = ``[A | W][e].T`` of shape (network, 2 latent, latent)."""
-    n_net, n_batch, n = h.shape
-    n_blk = n_blocks(n_batch, kb)
+    n = h.shape[2]
     vary = drive.shape[2] > 1
-    zero = np.zeros(1, h.dtype)[0]
-    for item in prange(n_net * n_blk):
-        e, b0 = block_of(item, n_blk, kb)
-        b1 = min(b0 + kb, n_batch)
-        hb = h[e, b0:b1].copy()
+    for item in prange(n_items(h, kb)):
+        e, b0, hb, rows, zero = start_block(h, item, kb, False)
+        b1 = b0 + hb.shape[0]
         x = np.empty((b1 - b0, 2 * n), h.dtype)
         for t in range(n_steps):
             td = t if vary else 0
@@ -121,21 +114,18 @@ def pl_gemm_kernel(mt, drive, noise, noise_std, h, out, n_steps, t0, every, n_re
                 for i in range(n):
                     hb[k, i] += drive[e, b0 + k, td, i]
             finish_rows(h, hb, noise, noise_std, out, e, b0, t, t0, every)
-        h[e, b0:b1] = hb
+        store_block(h, hb, e, b0)
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def shallow_gemm_kernel(w2t, h2, w1t, a, drive, noise, noise_std, h, out, n_steps, t0, every, clipped, kb):
     """Shallow PLRNN; ``w2t`` = ``W2[e].T`` (network, latent, hidden), ``w1t`` = ``W1[e].T``."""
-    n_net, n_batch, n = h.shape
+    n = h.shape[2]
     n_hid = w2t.shape[2]
-    n_blk = n_blocks(n_batch, kb)
     vary = drive.shape[2] > 1
-    zero = np.zeros(1, h.dtype)[0]
-    for item in prange(n_net * n_blk):
-        e, b0 = block_of(item, n_blk, kb)
-        b1 = min(b0 + kb, n_batch)
-        hb = h[e, b0:b1].copy()
+    for item in prange(n_items(h, kb)):
+        e, b0, hb, rows, zero = start_block(h, item, kb, False)
+        b1 = b0 + hb.shape[0]
         hid = np.empty((b1 - b0, n_hid), h.dtype)
         pre = np.empty_like(hb)
         for t in range(n_steps):
@@ -151,4 +141,4 @@ def shallow_gemm_kernel(w2t, h2, w1t, a, drive, noise, noise_std, h, out, n_step
                 for i in range(n):
                     hb[k, i] = a[e, i] * hb[k, i] + pre[k, i] + drive[e, b0 + k, td, i]
             finish_rows(h, hb, noise, noise_std, out, e, b0, t, t0, every)
-        h[e, b0:b1] = hb
+        store_block(h, hb, e, b0)

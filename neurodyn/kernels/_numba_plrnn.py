@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from neurodyn.kernels._numba_rnn import KB, block_of, finish_block, matvec_block, n_blocks, start_block
+from neurodyn.kernels._numba_rnn import KB, finish_block, matvec_block, n_items, start_block, store_block
 
 __all__ = ["pl_kernel", "shallow_kernel"]
 
@@ -19,12 +19,10 @@ __all__ = ["pl_kernel", "shallow_kernel"]
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def pl_kernel(m, drive, noise, noise_std, h, out, n_steps, t0, every, n_relu):
     """``z' = A z + W phi*(z) + d_t`` with ``m = [A | W]`` of shape (network, latent, 2 latent)."""
-    n_net, n_batch, n = h.shape
-    n_blk = n_blocks(n_batch, KB)
+    n = h.shape[2]
     vary = drive.shape[2] > 1
-    for item in prange(n_net * n_blk):
-        e, b0 = block_of(item, n_blk, KB)
-        hb, rows, zero = start_block(h, e, b0)
+    for item in prange(n_items(h, KB)):
+        e, b0, hb, rows, zero = start_block(h, item, KB, True)
         x = np.empty((KB, 2 * n), h.dtype)
         pre = np.empty((KB, n), h.dtype)
         me = m[e]
@@ -39,20 +37,17 @@ def pl_kernel(m, drive, noise, noise_std, h, out, n_steps, t0, every, n_relu):
                 for i in range(n):
                     hb[k, i] = pre[k, i] + drive[e, rows[k], td, i]
             finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
-        for k in range(min(KB, n_batch - b0)):
-            h[e, b0 + k, :] = hb[k, :]
+        store_block(h, hb, e, b0)
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def shallow_kernel(w2, h2, w1, a, drive, noise, noise_std, h, out, n_steps, t0, every, clipped):
     """``z' = a z + W1 [relu(W2 z + h2) (- relu(W2 z))] + d_t``; ``w2`` (network, hidden, latent)."""
-    n_net, n_batch, n = h.shape
+    n = h.shape[2]
     n_hid = w2.shape[1]
-    n_blk = n_blocks(n_batch, KB)
     vary = drive.shape[2] > 1
-    for item in prange(n_net * n_blk):
-        e, b0 = block_of(item, n_blk, KB)
-        hb, rows, zero = start_block(h, e, b0)
+    for item in prange(n_items(h, KB)):
+        e, b0, hb, rows, zero = start_block(h, item, KB, True)
         hid = np.empty((KB, n_hid), h.dtype)
         pre = np.empty((KB, n), h.dtype)
         w2e = w2[e]
@@ -70,5 +65,4 @@ def shallow_kernel(w2, h2, w1, a, drive, noise, noise_std, h, out, n_steps, t0, 
                 for i in range(n):
                     hb[k, i] = a[e, i] * hb[k, i] + pre[k, i] + drive[e, rows[k], td, i]
             finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
-        for k in range(min(KB, n_batch - b0)):
-            h[e, b0 + k, :] = hb[k, :]
+        store_block(h, hb, e, b0)

@@ -35,6 +35,15 @@ def block_of(item, n_blk, kb):
     return e, (item - e * n_blk) * kb
 
 
+@njit(cache=True, inline="always")
+def batch_block(blk, n_batch, like):
+    """Block ``blk`` of ``KB`` batch rows (the training kernels): its first row, its number of real
+    rows, and the zero and one of the dtype of the array ``like``."""
+    b0 = blk * KB
+    zero = np.zeros(1, like.dtype)[0]
+    return b0, min(KB, n_batch - b0), zero, zero + 1
+
+
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
 def matvec_block(w, hb, pre, zero):
     """``pre[k, i] = sum_j w[i, j] * hb[k, j]`` for the ``KB`` = 4 rows of ``hb``.
@@ -73,23 +82,36 @@ def matvec_block(w, hb, pre, zero):
         pre[0, i1], pre[1, i1], pre[2, i1], pre[3, i1] = c0, c1, c2, c3
 
 
+@njit(cache=True, inline="always")
+def n_items(h, kb):
+    """The parallel items of states ``h`` (network, batch, unit): every network's blocks of ``kb`` trials."""
+    return h.shape[0] * n_blocks(h.shape[1], kb)
+
+
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
 def load_block(h, e, b0, hb, rows):
     """Copy the states of block ``b0`` of network ``e`` into ``hb`` (the tail repeats the last row)."""
     n_batch = h.shape[1]
-    for k in range(KB):
+    for k in range(hb.shape[0]):
         rows[k] = min(b0 + k, n_batch - 1)
         hb[k, :] = h[e, rows[k], :]
 
 
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
-def start_block(h, e, b0):
-    """A parallel item's working copy: the states of block ``b0`` of network ``e`` as a new (KB, unit)
-    array (:func:`load_block`), their trial rows and the dtype's zero."""
-    hb = np.empty((KB, h.shape[2]), h.dtype)
-    rows = np.empty(KB, np.int64)
+def start_block(h, item, kb, pad):
+    """Parallel item ``item``'s network ``e``, first trial ``b0`` and working copy of its states.
+
+    Returns ``(e, b0, hb, rows, zero)``: the states as a new array ``hb`` (rows, unit)
+    (:func:`load_block`), their trial rows and the dtype's zero. With ``pad`` the copy has ``kb``
+    rows, the tail repeating the last trial (the register-blocked kernels); else only the block's
+    trials (the GEMM kernels).
+    """
+    e, b0 = block_of(item, n_blocks(h.shape[1], kb), kb)
+    n_rows = kb if pad else min(kb, h.shape[1] - b0)
+    hb = np.empty((n_rows, h.shape[2]), h.dtype)
+    rows = np.empty(n_rows, np.int64)
     load_block(h, e, b0, hb, rows)
-    return hb, rows, np.zeros(1, h.dtype)[0]
+    return e, b0, hb, rows, np.zeros(1, h.dtype)[0]
 
 
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
@@ -107,16 +129,21 @@ def finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every):
             out[e, b0 + k, r, :] = hb[k, :]
 
 
+@njit(fastmath=True, cache=True, inline="always", error_model="numpy")
+def store_block(h, hb, e, b0):
+    """Write a block's final states back into ``h`` (a padded tail is dropped)."""
+    for k in range(min(hb.shape[0], h.shape[1] - b0)):
+        h[e, b0 + k, :] = hb[k, :]
+
+
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def leaky_kernel(w, drive, noise, noise_std, h, out, n_steps, t0, every, alpha, code, exact):
     """Leaky RNN ``h <- (1 - alpha) h + alpha phi(W h + d_t)`` (+ noise) for ``n_steps`` steps."""
-    n_net, n_batch, n = h.shape
-    n_blk = n_blocks(n_batch, KB)
+    n = h.shape[2]
     vary = drive.shape[2] > 1
     one = np.ones(1, h.dtype)[0]
-    for item in prange(n_net * n_blk):
-        e, b0 = block_of(item, n_blk, KB)
-        hb, rows, zero = start_block(h, e, b0)
+    for item in prange(n_items(h, KB)):
+        e, b0, hb, rows, zero = start_block(h, item, KB, True)
         pre = np.empty((KB, n), h.dtype)
         we = w[e]
         for t in range(n_steps):
@@ -130,19 +157,16 @@ def leaky_kernel(w, drive, noise, noise_std, h, out, n_steps, t0, every, alpha, 
                 for i in range(n):
                     hb[k, i] = (one - alpha) * hb[k, i] + alpha * pre[k, i]
             finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
-        for k in range(min(KB, n_batch - b0)):
-            h[e, b0 + k, :] = hb[k, :]
+        store_block(h, hb, e, b0)
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def gru_kernel(w_hh, b_hh, drive, noise, noise_std, h, out, n_steps, t0, every, exact):
     """GRU (torch gate order r, z, n) with input drive ``d_t = W_ih u_t + b_ih`` of size 3 unit."""
-    n_net, n_batch, n = h.shape
-    n_blk = n_blocks(n_batch, KB)
+    n = h.shape[2]
     vary = drive.shape[2] > 1
-    for item in prange(n_net * n_blk):
-        e, b0 = block_of(item, n_blk, KB)
-        hb, rows, zero = start_block(h, e, b0)
+    for item in prange(n_items(h, KB)):
+        e, b0, hb, rows, zero = start_block(h, item, KB, True)
         gh = np.empty((KB, 3 * n), h.dtype)
         one = zero + 1
         we = w_hh[e]
@@ -169,5 +193,4 @@ def gru_kernel(w_hh, b_hh, drive, noise, noise_std, h, out, n_steps, t0, every, 
                         c = tanh_rational(drive[e, rows[k], td, 2 * n + i] + r * gh[k, 2 * n + i])
                         hb[k, i] = (one - z) * c + z * hb[k, i]
             finish_block(h, hb, noise, noise_std, out, e, b0, rows, t, t0, every)
-        for k in range(min(KB, n_batch - b0)):
-            h[e, b0 + k, :] = hb[k, :]
+        store_block(h, hb, e, b0)

@@ -48,6 +48,28 @@ def _load_t(ptr, rows, cols, n_rows, n_cols, stride):
 
 
 @triton.jit
+def _block(n_batch, n_unit, BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+    """This program's network ``e``, unit offsets ``rn`` (BLOCK_N,), flat state rows ``row``
+    (BLOCK_B,) and the (BLOCK_B, BLOCK_N) mask of real trials and units."""
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    return e, rn, e * n_batch + rb, (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
+
+
+@triton.jit
+def _tile(ptr, row, cols, width):
+    """Pointers to the (rows, cols) tile of a row-major array with ``width`` columns."""
+    return ptr + row[:, None] * width + cols[None, :]
+
+
+@triton.jit
+def _drive(d_ptr, row, cols, t, d_time, d_step, width, mask):
+    """The drive tile of step ``t`` (``d_step`` 0: a constant drive); drive rows have ``width`` entries."""
+    return tl.load(d_ptr + (row[:, None] * d_time + t * d_step) * width + cols[None, :], mask=mask, other=0.0)
+
+
+@triton.jit
 def _finish(h, noise_ptr, out_ptr, row, rn, m2, t, t0, n_steps, n_unit, every, n_rec, noise_std,
             HAS_NOISE: tl.constexpr, RECORD: tl.constexpr):
     if HAS_NOISE:
@@ -65,32 +87,24 @@ def _finish(h, noise_ptr, out_ptr, row, rn, m2, t, t0, n_steps, n_unit, every, n
 def leaky_kernel(w_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit, n_steps, t0, every, n_rec,
                  d_time, d_step, alpha, noise_std, ACT: tl.constexpr, HAS_NOISE: tl.constexpr,
                  RECORD: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
-    e = tl.program_id(0)
-    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
-    rn = tl.arange(0, BLOCK_N)
-    row = e * n_batch + rb
-    m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
+    e, rn, row, m2 = _block(n_batch, n_unit, BLOCK_B, BLOCK_N)
     wt = _load_t(w_ptr + e * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
-    h = tl.load(h_ptr + row[:, None] * n_unit + rn[None, :], mask=m2, other=0.0)
+    h = tl.load(_tile(h_ptr, row, rn, n_unit), mask=m2, other=0.0)
     for t in range(n_steps):
-        d = tl.load(d_ptr + (row[:, None] * d_time + t * d_step) * n_unit + rn[None, :], mask=m2, other=0.0)
+        d = _drive(d_ptr, row, rn, t, d_time, d_step, n_unit, m2)
         pre = tl.dot(h, wt, input_precision="ieee") + d
         h = (1.0 - alpha) * h + alpha * _act(pre, ACT)
         h = _finish(h, noise_ptr, out_ptr, row, rn, m2, t, t0, n_steps, n_unit, every, n_rec,
                     noise_std, HAS_NOISE, RECORD)
-    tl.store(h_ptr + row[:, None] * n_unit + rn[None, :], h, mask=m2)
+    tl.store(_tile(h_ptr, row, rn, n_unit), h, mask=m2)
 
 
 @triton.jit
 def gru_kernel(w_ptr, bh_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit, n_steps, t0, every,
                n_rec, d_time, d_step, noise_std, HAS_NOISE: tl.constexpr, RECORD: tl.constexpr,
                BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
-    e = tl.program_id(0)
-    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
-    rn = tl.arange(0, BLOCK_N)
-    row = e * n_batch + rb
+    e, rn, row, m2 = _block(n_batch, n_unit, BLOCK_B, BLOCK_N)
     mn = rn < n_unit
-    m2 = (rb[:, None] < n_batch) & mn[None, :]
     base = w_ptr + e * 3 * n_unit * n_unit
     wr = _load_t(base, rn, rn, n_unit, n_unit, n_unit)
     wz = _load_t(base + n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
@@ -99,17 +113,18 @@ def gru_kernel(w_ptr, bh_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit,
     br = tl.load(bb + rn, mask=mn, other=0.0)[None, :]
     bz = tl.load(bb + n_unit + rn, mask=mn, other=0.0)[None, :]
     bn = tl.load(bb + 2 * n_unit + rn, mask=mn, other=0.0)[None, :]
-    h = tl.load(h_ptr + row[:, None] * n_unit + rn[None, :], mask=m2, other=0.0)
+    h = tl.load(_tile(h_ptr, row, rn, n_unit), mask=m2, other=0.0)
     for t in range(n_steps):
-        dp = d_ptr + (row[:, None] * d_time + t * d_step) * 3 * n_unit + rn[None, :]
-        r = tl.sigmoid(tl.load(dp, mask=m2, other=0.0) + tl.dot(h, wr, input_precision="ieee") + br)
-        z = tl.sigmoid(tl.load(dp + n_unit, mask=m2, other=0.0) + tl.dot(h, wz, input_precision="ieee") + bz)
+        r = tl.sigmoid(_drive(d_ptr, row, rn, t, d_time, d_step, 3 * n_unit, m2)
+                       + tl.dot(h, wr, input_precision="ieee") + br)
+        z = tl.sigmoid(_drive(d_ptr + n_unit, row, rn, t, d_time, d_step, 3 * n_unit, m2)
+                       + tl.dot(h, wz, input_precision="ieee") + bz)
         gn = tl.dot(h, wn, input_precision="ieee") + bn
-        c = _tanh(tl.load(dp + 2 * n_unit, mask=m2, other=0.0) + r * gn)
+        c = _tanh(_drive(d_ptr + 2 * n_unit, row, rn, t, d_time, d_step, 3 * n_unit, m2) + r * gn)
         h = (1.0 - z) * c + z * h
         h = _finish(h, noise_ptr, out_ptr, row, rn, m2, t, t0, n_steps, n_unit, every, n_rec,
                     noise_std, HAS_NOISE, RECORD)
-    tl.store(h_ptr + row[:, None] * n_unit + rn[None, :], h, mask=m2)
+    tl.store(_tile(h_ptr, row, rn, n_unit), h, mask=m2)
 
 
 @triton.jit
@@ -117,22 +132,18 @@ def pl_kernel(a_ptr, w_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit, n
               n_rec, d_time, d_step, n_relu, noise_std, HAS_NOISE: tl.constexpr, RECORD: tl.constexpr,
               BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
     """PLRNN / ALRNN: ``z' = A z + W phi*(z) + d`` with ReLU on the last ``n_relu`` units."""
-    e = tl.program_id(0)
-    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
-    rn = tl.arange(0, BLOCK_N)
-    row = e * n_batch + rb
-    m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
+    e, rn, row, m2 = _block(n_batch, n_unit, BLOCK_B, BLOCK_N)
     at = _load_t(a_ptr + e * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
     wt = _load_t(w_ptr + e * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
     relu_unit = (rn >= n_unit - n_relu)[None, :]
-    h = tl.load(h_ptr + row[:, None] * n_unit + rn[None, :], mask=m2, other=0.0)
+    h = tl.load(_tile(h_ptr, row, rn, n_unit), mask=m2, other=0.0)
     for t in range(n_steps):
-        d = tl.load(d_ptr + (row[:, None] * d_time + t * d_step) * n_unit + rn[None, :], mask=m2, other=0.0)
+        d = _drive(d_ptr, row, rn, t, d_time, d_step, n_unit, m2)
         phi = tl.where(relu_unit, tl.maximum(h, 0.0), h)
         h = tl.dot(h, at, input_precision="ieee") + tl.dot(phi, wt, input_precision="ieee") + d
         h = _finish(h, noise_ptr, out_ptr, row, rn, m2, t, t0, n_steps, n_unit, every, n_rec,
                     noise_std, HAS_NOISE, RECORD)
-    tl.store(h_ptr + row[:, None] * n_unit + rn[None, :], h, mask=m2)
+    tl.store(_tile(h_ptr, row, rn, n_unit), h, mask=m2)
 
 
 @triton.jit
@@ -141,19 +152,15 @@ def shallow_kernel(w2_ptr, h2_ptr, w1_ptr, a_ptr, d_ptr, noise_ptr, h_ptr, out_p
                    HAS_NOISE: tl.constexpr, RECORD: tl.constexpr, BLOCK_B: tl.constexpr,
                    BLOCK_N: tl.constexpr, BLOCK_L: tl.constexpr):
     """Shallow PLRNN ``z' = a z + W1 [relu(W2 z + h2) (- relu(W2 z))] + d``."""
-    e = tl.program_id(0)
-    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
-    rn = tl.arange(0, BLOCK_N)
+    e, rn, row, m2 = _block(n_batch, n_unit, BLOCK_B, BLOCK_N)
     rl = tl.arange(0, BLOCK_L)
-    row = e * n_batch + rb
-    m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
     w2t = _load_t(w2_ptr + e * n_hid * n_unit, rl, rn, n_hid, n_unit, n_unit)
     w1t = _load_t(w1_ptr + e * n_unit * n_hid, rn, rl, n_unit, n_hid, n_hid)
     h2 = tl.load(h2_ptr + e * n_hid + rl, mask=rl < n_hid, other=0.0)[None, :]
     a = tl.load(a_ptr + e * n_unit + rn, mask=rn < n_unit, other=0.0)[None, :]
-    h = tl.load(h_ptr + row[:, None] * n_unit + rn[None, :], mask=m2, other=0.0)
+    h = tl.load(_tile(h_ptr, row, rn, n_unit), mask=m2, other=0.0)
     for t in range(n_steps):
-        d = tl.load(d_ptr + (row[:, None] * d_time + t * d_step) * n_unit + rn[None, :], mask=m2, other=0.0)
+        d = _drive(d_ptr, row, rn, t, d_time, d_step, n_unit, m2)
         pre = tl.dot(h, w2t, input_precision="ieee")
         hid = tl.maximum(pre + h2, 0.0)
         if CLIPPED:
@@ -161,7 +168,7 @@ def shallow_kernel(w2_ptr, h2_ptr, w1_ptr, a_ptr, d_ptr, noise_ptr, h_ptr, out_p
         h = a * h + tl.dot(hid, w1t, input_precision="ieee") + d
         h = _finish(h, noise_ptr, out_ptr, row, rn, m2, t, t0, n_steps, n_unit, every, n_rec,
                     noise_std, HAS_NOISE, RECORD)
-    tl.store(h_ptr + row[:, None] * n_unit + rn[None, :], h, mask=m2)
+    tl.store(_tile(h_ptr, row, rn, n_unit), h, mask=m2)
 
 
 @triton.jit
@@ -180,8 +187,8 @@ def leaky_tiled_kernel(w_ptr, d_ptr, noise_ptr, h_ptr, buf_ptr, out_ptr, n_batch
     for i0 in range(0, n_unit, BLOCK_N):
         ri = i0 + rt
         m2 = mb & (ri[None, :] < n_unit)
-        tl.store(buf_ptr + row[:, None] * n_unit + ri[None, :],
-                 tl.load(h_ptr + row[:, None] * n_unit + ri[None, :], mask=m2, other=0.0), mask=m2)
+        tl.store(_tile(buf_ptr, row, ri, n_unit), tl.load(_tile(h_ptr, row, ri, n_unit), mask=m2, other=0.0),
+                 mask=m2)
     tl.debug_barrier()
     for t in range(n_steps):
         src = buf_ptr + (t % 2) * plane
@@ -192,22 +199,20 @@ def leaky_tiled_kernel(w_ptr, d_ptr, noise_ptr, h_ptr, buf_ptr, out_ptr, n_batch
             acc = tl.zeros((BLOCK_B, BLOCK_N), dtype=tl.float32)
             for k0 in range(0, n_unit, BLOCK_N):
                 rk = k0 + rt
-                hk = tl.load(src + row[:, None] * n_unit + rk[None, :], mask=mb & (rk[None, :] < n_unit),
-                             other=0.0)
+                hk = tl.load(_tile(src, row, rk, n_unit), mask=mb & (rk[None, :] < n_unit), other=0.0)
                 wt = tl.load(w_base + ri[None, :] * n_unit + rk[:, None],
                              mask=(rk[:, None] < n_unit) & (ri[None, :] < n_unit), other=0.0)
                 acc += tl.dot(hk, wt, input_precision="ieee")
-            d = tl.load(d_ptr + (row[:, None] * d_time + t * d_step) * n_unit + ri[None, :], mask=m2,
-                        other=0.0)
-            h_old = tl.load(src + row[:, None] * n_unit + ri[None, :], mask=m2, other=0.0)
+            d = _drive(d_ptr, row, ri, t, d_time, d_step, n_unit, m2)
+            h_old = tl.load(_tile(src, row, ri, n_unit), mask=m2, other=0.0)
             h = (1.0 - alpha) * h_old + alpha * _act(acc + d, ACT)
             h = _finish(h, noise_ptr, out_ptr, row, ri, m2, t, t0, n_steps, n_unit, every, n_rec,
                         noise_std, HAS_NOISE, RECORD)
-            tl.store(dst + row[:, None] * n_unit + ri[None, :], h, mask=m2)
+            tl.store(_tile(dst, row, ri, n_unit), h, mask=m2)
         tl.debug_barrier()
     fin = buf_ptr + (n_steps % 2) * plane
     for i0 in range(0, n_unit, BLOCK_N):
         ri = i0 + rt
         m2 = mb & (ri[None, :] < n_unit)
-        tl.store(h_ptr + row[:, None] * n_unit + ri[None, :],
-                 tl.load(fin + row[:, None] * n_unit + ri[None, :], mask=m2, other=0.0), mask=m2)
+        tl.store(_tile(h_ptr, row, ri, n_unit), tl.load(_tile(fin, row, ri, n_unit), mask=m2, other=0.0),
+                 mask=m2)
