@@ -16,9 +16,11 @@
 # 40 flow epochs, 3 sampled networks. Set `NEURODYN_FULL=1` for all three cases at 500 neurons, 100 and
 # 100 epochs, 5 sampled networks; `NEURODYN_CASES` (comma-separated), `NEURODYN_N_UNITS`,
 # `NEURODYN_N_EPOCHS` (the flow's), `NEURODYN_PLAIN_EPOCHS` (0: no plain fit) and `NEURODYN_N_SAMPLES`
-# change those. `python examples/low_rank_maxent.py [--tiny] [--cases C] [--n-units N] [--n-epochs E]
-# [--plain-epochs P] [--out-dir DIR]` runs this page from the command line and writes `results.json` and
-# the figure into `DIR`. See the guide page "Low-rank inference" for the method and the three-case tables.
+# change those. `NEURODYN_SEEDS` (comma-separated fit seeds, e.g. `0,1,2`; off by default) adds the
+# comparison at equal dynamics error for each case and fit seed. `python examples/low_rank_maxent.py
+# [--tiny] [--cases C] [--n-units N] [--n-epochs E] [--plain-epochs P] [--seeds S] [--out-dir DIR]` runs
+# this page from the command line and writes `results.json` (and `equal_error.json`) and the figure into
+# `DIR`. See the guide page "Low-rank inference" for the method and the three-case tables.
 
 # %%
 import os
@@ -28,14 +30,16 @@ import numpy as np
 import torch
 
 from neurodyn.analysis import compute_loading_structure, find_fixed_points, fit_maxent_loadings, latent_map
+from neurodyn.analysis.low_rank import dynamics_error, latent_points
 from neurodyn.models import LowRankRNN
-from neurodyn.training import fit_teacher_forcing
+from neurodyn.training import fit_flow_matching, fit_teacher_forcing
 
 full = os.environ.get("NEURODYN_FULL") == "1"
 cases = os.environ.get("NEURODYN_CASES") or ("bistable,cycle,ring" if full else "bistable")
 defaults = (500, 100, 5, 100) if full else (100, 40, 3, 20)
 size = {key: int(os.environ.get(f"NEURODYN_{key.upper()}") or default)
         for key, default in zip(("n_units", "n_epochs", "n_samples", "plain_epochs"), defaults)}
+fit_seeds = [int(k) for k in (os.environ.get("NEURODYN_SEEDS") or "").split(",") if k.strip()]
 ALPHA = 0.2
 
 
@@ -202,6 +206,55 @@ for r in results:
             print(f"  {part}: latent error {r[part]['latent_error']:.3f}, spurious pairs "
                   f"{r[part]['spurious_pairs']} (threshold {r[part]['threshold']}), excess kurtosis "
                   f"{r[part]['excess_kurtosis']} (truth {r[part]['excess_kurtosis_truth']})")
+
+# %% [markdown]
+# ## At equal dynamics error, over fit seeds
+#
+# With `NEURODYN_SEEDS`, each case's ground truth (seed 0) gets, for each fit seed, a plain fit and a
+# max-ent law whose tolerance is the plain fit's own error: both errors are `dynamics_error` (relative
+# rms of the latent map's recurrent term) against the truth at the same `latent_points`. The entropy
+# of the loadings (m, n) in nats per neuron comes from one estimator for both: a flow
+# (`fit_flow_matching`, the page's flow epochs) fitted to the plain fit's rows and to the rows of a
+# network sampled from the law, its Monte Carlo entropy. Beside them: the law's own entropy (flow on m
+# plus the Gaussian part) and the Gaussian bound on any law with the law's m and the plain fit's
+# residual covariance of n given m.
+
+# %%
+def loading_entropy(model: LowRankRNN, *, n_epochs: int, seed: int) -> float:
+    """Entropy (nats per neuron) of a flow fitted to the network's loadings (m, n)."""
+    rows = model.loadings().detach().double()[:, :2 * model.rank]
+    return fit_flow_matching(rows, n_epochs=n_epochs, seed=seed).entropy(1000, seed=1)
+
+
+def equal_error_row(case: str, *, n_units: int, n_epochs: int, plain_epochs: int, seed: int) -> dict:
+    """Plain fit and max-ent law of the case's truth at the plain fit's dynamics error, fit seed ``seed``."""
+    truth = ground_truth(case, n_units)
+    plain, _ = plain_fit(truth, n_epochs=plain_epochs, seed=seed)
+    points = latent_points(truth, seed=seed)
+    reference = latent_map(truth, points)
+    error = dynamics_error(plain, reference, points)
+    fit = fit_maxent_loadings(truth, tolerance=error, points=points, seed=seed, n_epochs=n_epochs)
+    rows, rank = plain.loadings().double().numpy(), truth.rank
+    design = np.c_[rows[:, :rank], np.ones(n_units)]
+    res = rows[:, rank:2 * rank] - design @ np.linalg.lstsq(design, rows[:, rank:2 * rank], rcond=None)[0]
+    cov = np.atleast_2d(np.cov(res.T, bias=True))
+    bound = fit.flow.entropy(1000, seed=1) + 0.5 * np.linalg.slogdet(2 * np.pi * np.e * cov)[1]
+    return {"case": case, "seed": seed, "status": fit.status, "plain_error": error,
+            "maxent_error": fit.dynamics_error, "residual_scale": float(fit.residual_scale[0]),
+            "plain_entropy": loading_entropy(plain, n_epochs=n_epochs, seed=seed),
+            "maxent_entropy": loading_entropy(fit.sample_network(seed=100), n_epochs=n_epochs, seed=seed),
+            "law_entropy": fit.entropy, "plain_gaussian_bound": float(bound)}
+
+
+equal_error = [equal_error_row(case, n_units=size["n_units"], n_epochs=size["n_epochs"],
+                               plain_epochs=size["plain_epochs"], seed=s)
+               for case in cases.split(",") for s in fit_seeds]
+keys = ("plain_error", "maxent_error", "plain_entropy", "maxent_entropy", "law_entropy",
+        "plain_gaussian_bound")
+for case in dict.fromkeys(r["case"] for r in equal_error):
+    values = {k: [r[k] for r in equal_error if r["case"] == case] for k in keys}
+    print(case, [r["status"] for r in equal_error if r["case"] == case],
+          {k: f"{np.mean(v):.3f} +- {np.std(v):.3f}" for k, v in values.items()})
 
 # %% [markdown]
 # ## The loadings of the first case

@@ -14,7 +14,7 @@ from neurodyn._result import TorchResult
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn.analysis.low_rank._latent import check_low_rank, latent_map
 
-__all__ = ["MaxEntLoadings", "fit_maxent_loadings"]
+__all__ = ["MaxEntLoadings", "dynamics_error", "fit_maxent_loadings", "latent_points"]
 
 #: relative ridge that keeps poorly constrained coefficients of E[n | x] at their regression values
 RIDGE = 1e-3

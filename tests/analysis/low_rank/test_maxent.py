@@ -8,6 +8,7 @@ import torch
 
 from neurodyn.analysis.low_rank import fit_maxent_loadings, latent_map
 from neurodyn.analysis.low_rank._maxent import dynamics_error, latent_points
+from neurodyn.analysis.low_rank._structure import _standard_moment
 from neurodyn.models import LowRankRNN
 from neurodyn.training import fit_flow_matching
 
@@ -78,3 +79,19 @@ def test_bad_inputs_are_refused():
         fit_maxent_loadings(LowRankRNN(0, 20, 0, rank=1, random_gain=1.0))
     with pytest.raises(ValueError, match="at least 2 \\* dim \\+ 2"):
         fit_maxent_loadings(LowRankRNN(0, 3, 0, rank=1))
+
+
+@pytest.mark.slow
+def test_heavy_tailed_loadings_are_recovered():
+    """Rank-1 bistable truth, m ~ Student t (5 dof, unit variance), n = 2.2 m + 0.5 noise, N = 300:
+    the law's m keeps the training sample's excess kurtosis within 30 % (seeds 0-2 at 600 flow
+    epochs: 0.92 / 1.14, 3.56 / 3.82, 1.85 / 2.26, at most 19 % off), far above a Gaussian's 0."""
+    n_units, rng = 300, np.random.default_rng(0)
+    m = rng.standard_t(5, (n_units, 1)) / math.sqrt(5 / 3)
+    rows = np.c_[m, 2.2 * m + 0.5 * rng.standard_normal((n_units, 1)), np.zeros(n_units)]
+    truth = LowRankRNN.from_loadings(rows, rank=1, alpha=0.2).double()
+    fit = fit_maxent_loadings(truth, n_check=4, n_epochs=600, seed=0)
+    assert fit.status == "completed"
+    target = float(_standard_moment(m, 4)[0]) - 3.0
+    kurtosis = float(_standard_moment(fit.sample_loadings(20000, seed=7)[:, :1].numpy(), 4)[0]) - 3.0
+    assert target > 1.0 and abs(kurtosis - target) <= 0.3 * target
