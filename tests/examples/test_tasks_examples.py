@@ -1,7 +1,8 @@
 """The task examples in examples/tasks/ run at tiny size and report sane metrics.
 
-The scripts import their shared runner ``_run`` from their own folder, which is first on ``sys.path``
-when one runs as ``python examples/tasks/NAME.py``; the tests put it there too."""
+Each script runs the gallery page docs/gallery/task_training.py for its task through the shared runner
+``_run`` in its own folder, which is first on ``sys.path`` when one runs as
+``python examples/tasks/NAME.py``; the tests put it there too."""
 
 import importlib.util
 import math
