@@ -2,10 +2,11 @@
 # # Training a network on each task
 #
 # One leaky RNN per task, trained by `neurodyn.train` (Adam, batches of 64, seed 0, stopping early at
-# accuracy 0.99 where the task has one) and evaluated on fresh trials (seed 1) of the task and of its
-# out-of-distribution variant `task.ood()`: longer delays, closer pairs, untrained frequencies, longer
-# paths. The HMM emulator gets only noise and is trained by `train_distribution` with a Sinkhorn divergence
-# between batches of whole emission sequences (Torre et al. 2025).
+# accuracy 0.99 except for path integration, which runs all its iterations) and evaluated on fresh trials
+# (seed 1) of the task and of its out-of-distribution variant `task.ood()`: longer delays, closer pairs,
+# untrained frequencies, longer paths. The HMM emulator gets only noise and is trained by
+# `train_distribution` with a Sinkhorn divergence between batches of whole emission sequences (Torre et
+# al. 2025).
 #
 # The table below holds every task's settings at two sizes. The site runs the small one (a few dozen
 # iterations: the networks are barely trained); `NEURODYN_FULL=1` runs the full one, whose numbers the

@@ -1,14 +1,12 @@
 """Train a leaky RNN to path-integrate velocity in a 2-D box (Cueva & Wei 2018; Sorscher et
 al. 2019 trajectories), reading out position or place-cell activity.
 
-Usage: python examples/tasks/path_integration.py [--tiny] [--place-cells]
-
-Prints the mean decoded position error on trained-length paths and on 4x longer paths (OOD).
 Runs the gallery page docs/gallery/task_training.py, the example's one source, for this task
 (full size, or the site's small size with --tiny).
-"""
 
-from __future__ import annotations
+Usage: python examples/tasks/path_integration.py [--tiny] [--place-cells]
+
+Prints the mean decoded position error on trained-length paths and on 4x longer paths (OOD)."""
 
 from _run import command_line, run_task
 

@@ -1,14 +1,12 @@
 """Train a leaky RNN to generate sine waves whose frequency a static input selects
 (Sussillo & Barak 2013).
 
-Usage: python examples/tasks/sine_wave.py [--tiny]
-
-Prints R^2 on the trained frequencies and on frequencies between and beyond them (OOD).
 Runs the gallery page docs/gallery/task_training.py, the example's one source, for this task
 (full size, or the site's small size with --tiny).
-"""
 
-from __future__ import annotations
+Usage: python examples/tasks/sine_wave.py [--tiny]
+
+Prints R^2 on the trained frequencies and on frequencies between and beyond them (OOD)."""
 
 from _run import command_line, run_task
 

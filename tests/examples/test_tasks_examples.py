@@ -40,3 +40,9 @@ def test_example_runs_tiny(name, capsys):
     for key in ("metrics", "ood"):
         for metric, value in out[key].items():
             assert math.isfinite(value), f"{name}: {key}.{metric} = {value}"
+
+
+@pytest.mark.parametrize("name, switch, metric", [("continuous_report.py", "two_items", "swap_rate")])
+def test_example_switch_reaches_the_page(name, switch, metric, capsys):
+    out = _load(name).main(tiny=True, **{switch: True})
+    assert metric in out["metrics"] and metric in capsys.readouterr().out
