@@ -1,7 +1,8 @@
 """The task examples in examples/tasks/ run at tiny size and report sane metrics.
 
-The scripts import their shared runner ``_run`` from their own folder, which is first on ``sys.path``
-when one runs as ``python examples/tasks/NAME.py``; the tests put it there too."""
+Each script runs the gallery page docs/gallery/task_training.py for its task through the shared runner
+``_run`` in its own folder, which is first on ``sys.path`` when one runs as
+``python examples/tasks/NAME.py``; the tests put it there too."""
 
 import importlib.util
 import math
@@ -39,3 +40,9 @@ def test_example_runs_tiny(name, capsys):
     for key in ("metrics", "ood"):
         for metric, value in out[key].items():
             assert math.isfinite(value), f"{name}: {key}.{metric} = {value}"
+
+
+@pytest.mark.parametrize("name, switch, metric", [("continuous_report.py", "two_items", "swap_rate")])
+def test_example_switch_reaches_the_page(name, switch, metric, capsys):
+    out = _load(name).main(tiny=True, **{switch: True})
+    assert metric in out["metrics"] and metric in capsys.readouterr().out
