@@ -22,8 +22,34 @@ RIDGE = 1e-3
 
 def latent_points(model: Any, *, n_inits: int = 64, n_steps: int = 50, n_points: int = 256,
                   seed: SeedLike = 0) -> torch.Tensor:
-    """Latent states (point, rank) where the dynamics are matched: trajectories of the latent map
-    from ``n_inits`` states uniform in +-2 sd of ``n`` per rank, ``n_steps`` steps, subsampled."""
+    """Latent states where :func:`fit_maxent_loadings` matches the dynamics.
+
+    Trajectories of the exact latent map (:func:`latent_map`) from ``n_inits`` states drawn uniformly in
+    ±2 standard deviations of ``n`` per rank, run for ``n_steps`` time steps, then ``n_points`` of all the
+    visited states drawn without replacement.
+
+    Parameters
+    ----------
+    model : LowRankRNN
+        The network (rank ``R``).
+    n_inits, n_steps, n_points : int
+        Starts, time steps per trajectory, and states kept (at most ``n_inits * (n_steps + 1)``).
+    seed : int, numpy.random.Generator or None
+        Seed of the starts and of the subsample; the same seed gives the same points.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(point, rank)``, float64 on the CPU.
+
+    Examples
+    --------
+    >>> from neurodyn.analysis.low_rank import latent_points
+    >>> from neurodyn.models import LowRankRNN
+    >>> model = LowRankRNN(n_inputs=0, n_units=100, n_outputs=0, rank=2, alpha=0.5, seed=0)
+    >>> tuple(latent_points(model, n_inits=8, n_steps=10, n_points=32, seed=0).shape)
+    (32, 2)
+    """
     rows = model.loadings().double()
     sd = rows[:, model.rank:2 * model.rank].std(0)
     rng = numpy_rng(seed, 1)
@@ -37,8 +63,38 @@ def latent_points(model: Any, *, n_inits: int = 64, n_steps: int = 50, n_points:
 
 
 def dynamics_error(model: Any, reference: torch.Tensor, points: torch.Tensor) -> float:
-    """Relative rms error of the recurrent term ``F = (G(k) - (1 - alpha) k) / alpha`` of the latent
-    map at ``points`` (point, rank): ``rms(F - F_ref) / rms(F_ref)``, ``reference = G_ref(points)``."""
+    """Relative rms error of a network's latent dynamics against a reference, the measure
+    :func:`fit_maxent_loadings` holds to its tolerance.
+
+    With ``G`` the latent map (:func:`latent_map`) and leak ``alpha``, the recurrent term is
+    ``F(k) = (G(k) - (1 - alpha) k) / alpha``; the error is ``rms(F - F_ref) / rms(F_ref)`` over
+    ``points``, where ``F_ref`` comes from ``reference = G_ref(points)`` (the leak term is left out, so
+    a slow leak does not hide a wrong recurrence).
+
+    Parameters
+    ----------
+    model : LowRankRNN
+        The network to score (rank ``R``).
+    reference : torch.Tensor
+        ``(point, rank)``: the reference latent map at ``points``, one time step.
+    points : torch.Tensor
+        ``(point, rank)``: latent states, e.g. from :func:`latent_points`.
+
+    Returns
+    -------
+    float
+        0 when the recurrent terms agree; dimensionless.
+
+    Examples
+    --------
+    >>> from neurodyn.analysis import latent_map
+    >>> from neurodyn.analysis.low_rank import dynamics_error, latent_points
+    >>> from neurodyn.models import LowRankRNN
+    >>> model = LowRankRNN(n_inputs=0, n_units=100, n_outputs=0, rank=1, alpha=0.5, seed=0)
+    >>> points = latent_points(model, n_inits=8, n_steps=10, n_points=32, seed=0)
+    >>> dynamics_error(model, latent_map(model, points), points)  # a network against itself
+    0.0
+    """
     a = model.alpha
     f_ref = (reference - (1 - a) * points) / a
     f = (latent_map(model, points) - (1 - a) * points) / a
