@@ -11,10 +11,10 @@ other network the same way.
 
 from neurodyn.analysis.low_rank._latent import latent_map, mean_field_latent_map
 from neurodyn.analysis.low_rank._maxent import (
-           MaxEntLoadings,
-           dynamics_error,
-           fit_maxent_loadings,
-           latent_points,
+    MaxEntLoadings,
+    dynamics_error,
+    fit_maxent_loadings,
+    latent_points,
 )
 from neurodyn.analysis.low_rank._statistics import compute_low_rank_statistics
 from neurodyn.analysis.low_rank._structure import compute_loading_structure
