@@ -26,7 +26,6 @@ Writes a JSON file (``--out``, default ``benchmarks/results/cli_startup.json``).
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import statistics
@@ -36,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _record import write_json
+from _record import bench_parser, write_json
 
 REPO = Path(__file__).resolve().parents[1]
 ENTRY = "import sys; from neurodyn.cli.main import main; sys.exit(main())"
@@ -79,12 +78,10 @@ def time_once(argv: list[str] | None, status: int, env: dict[str, str], tree: Pa
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5, help="runs per call; the median is reported")
-    parser.add_argument("--quick", action="store_true", help="3 runs per call, bytecode mode only")
+    parser = bench_parser(__doc__, quick="3 runs per call, bytecode mode only",
+                          repeats=(5, "runs per call; the median is reported"), out="cli_startup.json")
     parser.add_argument("--reference", type=Path, default=None,
                         help="another neurodyn checkout to time side by side (its root folder)")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "cli_startup.json"))
     args = parser.parse_args()
     repeats = 3 if args.quick else args.repeats
     modes = ("bytecode",) if args.quick else ("bytecode", "source")

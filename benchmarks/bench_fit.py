@@ -9,11 +9,10 @@ reports seconds per epoch (``--batches`` batches of 16 windows) after one warm-u
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
-from _record import oscillation, torch_line, write_json
+from _record import bench_parser, oscillation, torch_line, write_json
 
 from neurodyn.models import ShallowPLRNN
 from neurodyn.training import fit_teacher_forcing
@@ -31,10 +30,8 @@ def time_epoch(n_latent: int, n_hidden: int, seq_len: int, n_batches: int, data:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true")
+    p = bench_parser(__doc__, quick="2 x 2 grid", json_file=True)
     p.add_argument("--batches", type=int, default=10, help="batches per epoch (default 10)")
-    p.add_argument("--json", default=None, help="also write the results to this file")
     args = p.parse_args()
     sizes = [(3, 50), (10, 200)] if args.quick else [(3, 50), (10, 200), (20, 500)]
     seq_lens = [50, 200] if args.quick else [50, 100, 200, 400]

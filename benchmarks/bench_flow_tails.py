@@ -10,11 +10,11 @@ Usage: python benchmarks/bench_flow_tails.py [--n-samples 200,2000] [--epochs 30
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import time
 
 import numpy as np
+from _record import bench_parser
 
 
 def excess_kurtosis(x: np.ndarray) -> float:
@@ -41,11 +41,10 @@ def main(n_samples: list[int], epochs: list[int], steps: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = bench_parser(__doc__, quick="200 samples, 10 epochs, 24 steps")
     p.add_argument("--n-samples", default="200,2000", help="comma-separated training set sizes")
     p.add_argument("--epochs", default="30,100,300,1000", help="comma-separated epoch counts")
     p.add_argument("--steps", default="24,96", help="comma-separated RK4 step counts for sampling")
-    p.add_argument("--quick", action="store_true", help="200 samples, 10 epochs, 24 steps")
     a = p.parse_args()
     if a.quick:
         a.n_samples, a.epochs, a.steps = "200", "10", "24"

@@ -16,13 +16,12 @@ both on the plain torch rollout (``backend="torch"``), since ``train_diffusion``
 
 from __future__ import annotations
 
-import argparse
 import platform
 import statistics
 import time
 
 import torch
-from _record import torch_line, write_json
+from _record import bench_parser, torch_line, write_json
 
 import neurodyn
 from neurodyn.models import LeakyRNN
@@ -67,16 +66,14 @@ def diffusion_seconds_per_iteration(task, n_units: int, batch_size: int, n_itera
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="16 units, 3 rounds")
+    p = bench_parser(__doc__, quick="16 units, 3 rounds", json_file=True,
+                     repeats=(5, "interleaved rounds (medians are reported)"))
     p.add_argument("--n-units", type=int, default=64)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--delay-ms", type=float, default=200.0)
     p.add_argument("--iterations", type=int, default=10, help="iterations per timed call")
-    p.add_argument("--repeats", type=int, default=5, help="interleaved rounds (medians are reported)")
     p.add_argument("--only-diffusion", action="store_true", help="time only the diffusion comparison")
     p.add_argument("--ring", type=int, default=12, help="report ring units of the diffusion comparison")
-    p.add_argument("--json", default=None, help="also write the results to this file")
     args = p.parse_args()
     n_units, repeats = (16, 3) if args.quick else (args.n_units, args.repeats)
     task = DelayedXOR(delay_ms=args.delay_ms, dt=10.0)

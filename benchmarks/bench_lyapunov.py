@@ -18,15 +18,13 @@ Writes a JSON file (``--out``, default ``benchmarks/results/lyapunov.json``).
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
-from _record import write_json
+from _record import bench_parser, write_json
 
 from neurodyn import __version__
 from neurodyn.analysis.lyapunov import lyapunov_spectrum
@@ -41,11 +39,9 @@ def timed(model, n_steps: int, jacobian: str):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__, quick="sizes 64,256 and 50 steps", out="lyapunov.json")
     parser.add_argument("--sizes", default="64,256,512,1024", help="comma-separated numbers of units")
     parser.add_argument("--n-steps", type=int, default=200)
-    parser.add_argument("--quick", action="store_true", help="sizes 64,256 and 50 steps")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "lyapunov.json"))
     args = parser.parse_args()
     sizes = [64, 256] if args.quick else [int(v) for v in args.sizes.split(",")]
     n_steps = 50 if args.quick else args.n_steps

@@ -11,11 +11,11 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 
 import numpy as np
+from _record import bench_parser
 
 from neurodyn.analysis import find_cycles, find_homoclinic_points, find_manifolds, lyapunov_spectrum
 from neurodyn.models import PLRNN, pl_system
@@ -70,8 +70,7 @@ def bench_random(n_models: int, depth: int) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
+    parser = bench_parser(__doc__, quick="depths 4 and 6, 5,000 Lozi steps, 2 random maps of depth 8")
     args = parser.parse_args()
     depths = [4, 6] if args.quick else [4, 6, 8, 10]
     result = {"lozi": bench_lozi(depths, 5_000 if args.quick else 100_000),

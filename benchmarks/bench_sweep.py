@@ -21,7 +21,6 @@ Writes a JSON file (``--out``, default ``benchmarks/results/sweep.json``) and pr
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import platform
@@ -29,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _record import write_json
+from _record import bench_parser, write_json
 
 
 def bench_spec(n_units: int, n_bits: int, n_iterations: int, seeds: int) -> dict:
@@ -79,7 +78,8 @@ def one_run(spec: dict, workers: int, n_items: int, run_sweep) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__, quick="8 units, 30 iterations, 2 seeds",
+                          repeats=(1, "alternating rounds of the worker counts"), out="sweep.json")
     parser.add_argument("--n-units", type=int, default=32)
     parser.add_argument("--n-bits", type=int, default=2)
     parser.add_argument("--n-iterations", type=int, default=200)
@@ -89,9 +89,6 @@ def main() -> int:
     parser.add_argument("--plan-units", type=int, default=128)
     parser.add_argument("--plan-iterations", type=int, default=2000)
     parser.add_argument("--plan-workers", type=int, default=200, help="SLURM workers (one core each)")
-    parser.add_argument("--repeats", type=int, default=1, help="alternating rounds of the worker counts")
-    parser.add_argument("--quick", action="store_true", help="8 units, 30 iterations, 2 seeds")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "sweep.json"))
     args = parser.parse_args()
 
     from neurodyn import __version__

@@ -27,13 +27,11 @@ environment change that, and the record keeps any ``MALLOC_*`` settings of the r
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
-from pathlib import Path
 
 import torch
-from _record import write_json
+from _record import bench_parser, write_json
 from bench_training import table, timed
 
 from neurodyn.kernels import fused_states, stack_params
@@ -41,7 +39,6 @@ from neurodyn.models import LeakyRNN
 from neurodyn.tasks import FlipFlop
 from neurodyn.training import train, train_ensemble
 
-HERE = Path(__file__).resolve().parent
 ALPHA, N_UNITS, BATCH = 0.2, 64, 64
 
 
@@ -103,14 +100,13 @@ def part_contenders(task: FlipFlop, n_networks: int) -> dict:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = bench_parser(__doc__, repeats=(3, "interleaved repeats (median; default 3)"),
+                     out="training_ensemble.json")
     p.add_argument("--steps", type=int, default=10, help="optimiser steps per contender (default 10)")
-    p.add_argument("--repeats", type=int, default=3, help="interleaved repeats (median; default 3)")
     p.add_argument("--n-networks", type=int, default=32, help="ensemble size (default 32)")
     p.add_argument("--trial-steps", type=int, default=64, help="time steps per trial (default 64)")
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1, see "
                    "bench_training.py); Numba keeps its own thread count (NUMBA_NUM_THREADS)")
-    p.add_argument("--out", default=str(HERE / "results" / "training_ensemble.json"))
     args = p.parse_args()
     import numba
 

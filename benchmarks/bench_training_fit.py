@@ -16,20 +16,17 @@ optimiser steps each, interleaved in this one process (median ms per time step o
 
 from __future__ import annotations
 
-import argparse
 import platform
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
-from _record import oscillation, torch_line, write_json
+from _record import bench_parser, oscillation, torch_line, write_json
 
 from neurodyn.models import ShallowPLRNN
 from neurodyn.training import fit_teacher_forcing
 
-HERE = Path(__file__).resolve().parent
 N_LATENT, N_CH, ALPHA = 10, 3, 0.2
 
 
@@ -69,13 +66,11 @@ def plain_gtf(data, n_hidden, batch, seq_len, n_batches) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="hidden 50, batch 16, one repeat")
+    p = bench_parser(__doc__, quick="hidden 50, batch 16, one repeat",
+                     repeats=(3, "interleaved repeats (median; default 3)"), out="training_fit.json")
     p.add_argument("--seq-len", type=int, default=100, help="time steps per window (default 100)")
     p.add_argument("--batches", type=int, default=5, help="optimiser steps per contender (default 5)")
-    p.add_argument("--repeats", type=int, default=3, help="interleaved repeats (median; default 3)")
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
-    p.add_argument("--out", default=str(HERE / "results" / "training_fit.json"))
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     grid = [(50, 16)] if args.quick else [(50, 16), (50, 64), (200, 16), (200, 64)]
