@@ -37,7 +37,6 @@ Writes a JSON file (``--out``, default ``benchmarks/results/fixed_points.json``)
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -46,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from _record import bench_parser
 
 from neurodyn import __version__, train
 from neurodyn.analysis import compute_stability, find_fixed_points, jacobians
@@ -283,17 +283,16 @@ def print_case(case: dict) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__, quick="flipflop16 only, 256 states, one repeat",
+                          repeats=(3, "interleaved runs per method (median)"))
     parser.add_argument("--cases", nargs="+", default=["flipflop16", "flipflop128", "chaotic128"])
     parser.add_argument("--n-inits", type=int, default=1024)
     parser.add_argument("--train-iters", type=int, default=600)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", nargs="+",
                         default=["newton", "joint", "levenberg_marquardt", "gradient"])
     parser.add_argument("--no-stability", action="store_true",
                         help="skip the stability timings of the 128-unit flip-flop case")
-    parser.add_argument("--quick", action="store_true", help="flipflop16 only, 256 states, one repeat")
     parser.add_argument("--out", default="benchmarks/results/fixed_points.json")
     parser.add_argument("--table", default=None, help="only print the tables of a saved JSON file")
     args = parser.parse_args()

@@ -24,7 +24,6 @@ Numba thread per 4-row block (``fused_states_all_threads``) instead of one per 1
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import statistics
@@ -32,7 +31,7 @@ import time
 from pathlib import Path
 
 import torch
-from _record import write_json
+from _record import bench_parser, write_json
 
 from neurodyn.kernels import _fused_autograd as _fa
 from neurodyn.kernels import fused_states
@@ -192,9 +191,8 @@ def numba_threads() -> int:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = bench_parser(__doc__, repeats=(3, "interleaved repeats (median; default 3)"))
     p.add_argument("--steps", type=int, default=30, help="optimiser steps per contender (default 30)")
-    p.add_argument("--repeats", type=int, default=3, help="interleaved repeats (median; default 3)")
     p.add_argument("--trial-steps", type=int, default=64, help="time steps per trial (default 64)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch intra-op threads (default 1: on a shared 2-core machine more threads "
