@@ -6,6 +6,11 @@ approximation ``tanh(x) ~ x P(x^2) / Q(x^2)`` (degrees 4/4 in ``x^2``, ``|x|`` c
 [0, 9] made for this package (Lawson reweighting); evaluated in float32 the absolute error is below
 4e-7 on the whole real line. float64 kernels use the exact ``math.tanh``. The sigmoid is
 ``0.5 + 0.5 tanh(x / 2)``.
+
+Each activation is stated once, per element: :func:`phi` (its value) and :func:`phi_slope` (its
+derivative); :func:`activate` and :func:`activate_with_slope` apply them to a block. The activation
+code and ``exact`` do not change inside a block, so LLVM hoists their branches out of the loop and
+the loop stays vectorised.
 """
 
 from __future__ import annotations
@@ -44,31 +49,41 @@ def softplus(x):
     return x if x > _TWENTY else math.log1p(math.exp(x))
 
 
+@njit(fastmath=True, cache=True, inline="always", error_model="numpy")
+def phi(x, code, exact):
+    """Activation ``code`` of one element ``x``; ``exact``: libm tanh (and exp in the sigmoid)."""
+    if code == TANH:
+        return math.tanh(x) if exact else tanh_rational(x)
+    if code == RELU:
+        return max(x, _ZERO)
+    if code == SOFTPLUS:
+        return softplus(x)
+    if code == SIGMOID:
+        return sigmoid(x, exact)
+    return x
+
+
 @njit(fastmath=True, cache=True, error_model="numpy")
 def activate(buf, code, exact):
     """Apply activation ``code`` in place to the 2-D array ``buf``; ``exact``: libm tanh."""
     kb, n = buf.shape
+    for k in range(kb):
+        for i in range(n):
+            buf[k, i] = phi(buf[k, i], code, exact)
+
+
+@njit(fastmath=True, cache=True, inline="always", error_model="numpy")
+def phi_slope(x, a, scale, one, code):
+    """``scale * phi'(x)`` of activation ``code`` from the element ``x`` and its value ``a = phi(x)``."""
     if code == TANH:
-        if exact:
-            for k in range(kb):
-                for i in range(n):
-                    buf[k, i] = math.tanh(buf[k, i])
-        else:
-            for k in range(kb):
-                for i in range(n):
-                    buf[k, i] = tanh_rational(buf[k, i])
-    elif code == RELU:
-        for k in range(kb):
-            for i in range(n):
-                buf[k, i] = max(buf[k, i], _ZERO)
-    elif code == SOFTPLUS:
-        for k in range(kb):
-            for i in range(n):
-                buf[k, i] = softplus(buf[k, i])
-    elif code == SIGMOID:
-        for k in range(kb):
-            for i in range(n):
-                buf[k, i] = sigmoid(buf[k, i], exact)
+        return scale * (one - a * a)
+    if code == RELU:
+        return scale if x > _ZERO else _ZERO
+    if code == SOFTPLUS:
+        return scale if x > _TWENTY else scale / (one + math.exp(-x))
+    if code == SIGMOID:
+        return scale * a * (one - a)
+    return scale
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
@@ -80,41 +95,12 @@ def activate_with_slope(buf, slope, scale, code, exact):
     """
     kb, n = buf.shape
     one = scale - scale + _ONE
-    if code == TANH:
-        if exact:
-            for k in range(kb):
-                for i in range(n):
-                    a = math.tanh(buf[k, i])
-                    buf[k, i] = a
-                    slope[k, i] = scale * (one - a * a)
-        else:
-            for k in range(kb):
-                for i in range(n):
-                    a = tanh_rational(buf[k, i])
-                    buf[k, i] = a
-                    slope[k, i] = scale * (one - a * a)
-    elif code == RELU:
-        for k in range(kb):
-            for i in range(n):
-                x = buf[k, i]
-                buf[k, i] = max(x, _ZERO)
-                slope[k, i] = scale if x > _ZERO else _ZERO
-    elif code == SOFTPLUS:
-        for k in range(kb):
-            for i in range(n):
-                x = buf[k, i]
-                buf[k, i] = softplus(x)
-                slope[k, i] = scale if x > _TWENTY else scale / (one + math.exp(-x))
-    elif code == SIGMOID:
-        for k in range(kb):
-            for i in range(n):
-                a = sigmoid(buf[k, i], exact)
-                buf[k, i] = a
-                slope[k, i] = scale * a * (one - a)
-    else:
-        for k in range(kb):
-            for i in range(n):
-                slope[k, i] = scale
+    for k in range(kb):
+        for i in range(n):
+            x = buf[k, i]
+            a = phi(x, code, exact)
+            buf[k, i] = a
+            slope[k, i] = phi_slope(x, a, scale, one, code)
 
 
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
