@@ -15,12 +15,17 @@
 # When the site is built the page only trains the 2-state chain, with 8 units for 10 iterations (far
 # from trained); set `NEURODYN_FULL=1` for the sizes whose numbers the guide quotes (2- and 3-state
 # linear chains, a 3-state cycle and a 3-state fully connected HMM; 16 units, 150 iterations: minutes).
-# `NEURODYN_HMMS` chooses the HMMs (topology:states, comma-separated, e.g. `cyclic:3,linear:2`).
-# `python examples/hmm_mechanism.py [--tiny] [--out FILE]` runs this page from the command line (full
-# size unless `--tiny`) and writes one JSON record per HMM into `FILE`.
+# `NEURODYN_HMM_SCALE=large` trains larger networks on longer sequences for far longer (the 3-state chain
+# and cycle; 64 units, 64 noise channels, 48-step sequences, batch 256, 8,000 iterations: about 15 minutes
+# of CPU per HMM) and takes them apart at four checkpoints during training as well.
+# `NEURODYN_HMMS` chooses the HMMs (topology:states, comma-separated, e.g. `cyclic:3,linear:2`), and
+# `NEURODYN_<SETTING>` overrides one entry of `settings` (e.g. `NEURODYN_N_STEPS=48`, `NEURODYN_SEED=1`).
+# `python examples/hmm_mechanism.py [--tiny | --scale large] [--out FILE]` runs this page from the command
+# line (full size unless `--tiny`) and writes one JSON record per HMM into `FILE`.
 
 # %%
 import os
+import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -31,12 +36,24 @@ from neurodyn.tasks import HMMEmulation
 from neurodyn.training.distribution import sample_emissions, train_distribution
 
 full = os.environ.get("NEURODYN_FULL") == "1"
-default_hmms = "linear:2,linear:3,cyclic:3,fully_connected:3" if full else "linear:2"
+scale = os.environ.get("NEURODYN_HMM_SCALE") or ("full" if full else "tiny")
+scales = {  # n_checkpoints: mechanism analyses at equal intervals of training (0: only at its end)
+    "tiny": {"n_units": 8, "n_noise": 8, "n_steps": 12, "n_iterations": 10, "batch_size": 16,
+             "n_checkpoints": 0},
+    "full": {"n_units": 16, "n_noise": 32, "n_steps": 12, "n_iterations": 150, "batch_size": 64,
+             "n_checkpoints": 0},
+    "large": {"n_units": 64, "n_noise": 64, "n_steps": 48, "n_iterations": 8000, "batch_size": 256,
+              "n_checkpoints": 4},
+}
+settings = {"stay_prob": 0.9, "alpha": 1.0, "gain": 1.5, "epsilon": 0.02, "lr": 1e-2, "seed": 0,
+            **scales[scale]}
+settings.update({key: type(value)(os.environ[f"NEURODYN_{key.upper()}"]) for key, value in settings.items()
+                 if os.environ.get(f"NEURODYN_{key.upper()}")})
+big = scale != "tiny"  # scored and analysed at the guide's sizes
+default_hmms = {"tiny": "linear:2", "full": "linear:2,linear:3,cyclic:3,fully_connected:3",
+                "large": "linear:3,cyclic:3"}[scale]
 hmms = [(topology, int(n)) for topology, n in
         (item.split(":") for item in os.environ.get("NEURODYN_HMMS", default_hmms).split(","))]
-settings = {"n_units": 16 if full else 8, "n_noise": 32 if full else 8, "n_steps": 12, "stay_prob": 0.9,
-            "alpha": 1.0, "gain": 1.5, "n_iterations": 150 if full else 10, "batch_size": 64 if full else 16,
-            "epsilon": 0.02, "lr": 1e-2}
 
 # %% [markdown]
 # ## Train, score and take apart one network per HMM
@@ -44,31 +61,66 @@ settings = {"n_units": 16 if full else 8, "n_noise": 32 if full else 8, "n_steps
 # Emissions are scored on 1,000 sequences (500 of the 4 × longer variant) at full size; the mechanism
 # on 16 noisy trajectories of 200 steps, with noise-free runs of 1,000 steps. `kick units` are the five
 # units that move most before a change of the most probable symbol; how many of them are among the five
-# units with the largest readout weights tells whether the kicks come from the readout itself.
+# units with the largest readout weights tells whether the kicks come from the readout itself. With
+# checkpoints, the same scores and noise-free analysis are taken during training (`train_distribution`'s
+# `callback`), to see whether the network's fixed points change late in training.
 
 # %%
+def score(model: LeakyRNN, task: HMMEmulation) -> tuple[dict, dict]:
+    """Emission metrics of ``model`` on ``task``'s sequences and on 4 × longer ones."""
+    emitted, batch = sample_emissions(model, task, 1000 if big else 64, seed=1)
+    long_emitted, long_batch = sample_emissions(model, task.ood(), 500 if big else 64, seed=1)
+    return task.evaluate(emitted, batch), task.ood().evaluate(long_emitted, long_batch)
+
+
+def analyse(model: LeakyRNN, task: HMMEmulation) -> object:
+    """The mechanism dataset of ``model`` (:func:`compute_hmm_mechanism` at the page's sizes)."""
+    return compute_hmm_mechanism(model, task, n_trials=16 if big else 4, n_steps=200 if big else 60,
+                                 window=3 if big else 2, n_quiet_steps=1000 if big else 100, seed=2)
+
+
+def checkpoint(model: LeakyRNN, task: HMMEmulation, iteration: int) -> dict:
+    """Scores and noise-free fixed points of ``model`` after ``iteration`` training iterations."""
+    metrics, ood_metrics = score(model, task)
+    mech = analyse(model, task)
+    return {"iteration": iteration, "emission_error": metrics["emission_error"],
+            "dwell_error": metrics["dwell_error"], "dwell_error_long": ood_metrics["dwell_error"],
+            "n_stable": mech.attrs["n_stable"], "n_fixed_points": mech.attrs["n_fixed_points"],
+            "stability": mech.fixed_point_stability.values.tolist(), "period": mech.attrs["period"],
+            "collapsed": bool(mech.attrs["collapsed"]),
+            "speed_ratio_at_transitions": mech.attrs["speed_ratio"],
+            "mean_abs_winding": float(np.abs(mech.winding.values).mean())}
+
+
 def run_one(topology: str, n_states: int) -> tuple[dict, object]:
     """Train, score and analyse the network of one HMM: its record and its mechanism dataset."""
     task = HMMEmulation(n_states=n_states, topology=topology, stay_prob=settings["stay_prob"],
                         n_steps=settings["n_steps"], n_noise=settings["n_noise"])
     model = LeakyRNN(task.n_inputs, settings["n_units"], task.n_outputs, alpha=settings["alpha"],
-                     gain=settings["gain"], seed=0)
+                     gain=settings["gain"], seed=settings["seed"])
+    every = settings["n_iterations"] // settings["n_checkpoints"] if settings["n_checkpoints"] else 0
+    checkpoints = []
+
+    def track(iteration: int, model: LeakyRNN) -> dict:
+        if every and (iteration + 1) % every == 0:
+            checkpoints.append(checkpoint(model, task, iteration + 1))
+        return {}
+
+    start = time.process_time()
     fit = train_distribution(model, task, n_iterations=settings["n_iterations"],
                              batch_size=settings["batch_size"], lr=settings["lr"],
-                             epsilon=settings["epsilon"], n_sinkhorn_iter=20, seed=0, eval_every=0,
-                             progress=False)
-    emitted, batch = sample_emissions(fit.model, task, 1000 if full else 64, seed=1)
-    long_emitted, long_batch = sample_emissions(fit.model, task.ood(), 500 if full else 64, seed=1)
-    mech = compute_hmm_mechanism(fit.model, task, n_trials=16 if full else 4, n_steps=200 if full else 60,
-                                 window=3 if full else 2, n_quiet_steps=1000 if full else 100, seed=2)
+                             epsilon=settings["epsilon"], n_sinkhorn_iter=20, seed=settings["seed"],
+                             eval_every=0, callback=track if every else None, progress=False)
+    cpu_seconds = time.process_time() - start
+    metrics, ood_metrics = score(fit.model, task)
+    mech = analyse(fit.model, task)
     w_out = np.abs(fit.model.params().w_out.detach().numpy()).sum(0)
     readout_units = set(np.argsort(-w_out)[: mech.sizes["kick"]].tolist())
     kick = mech.kick_unit.values.tolist()
     record = {
         "hmm": f"{n_states}-state {topology}", "loss_first10": float(np.mean(fit.history["loss"][:10])),
         "loss_last10": float(np.mean(fit.history["loss"][-10:])),
-        "metrics": task.evaluate(emitted, batch),
-        "ood_metrics": task.ood().evaluate(long_emitted, long_batch),
+        "metrics": metrics, "ood_metrics": ood_metrics,
         "collapsed": bool(mech.attrs["collapsed"]), "final_spread": mech.attrs["final_spread"],
         "n_fixed_points": mech.attrs["n_fixed_points"], "n_stable": mech.attrs["n_stable"],
         "stability": mech.fixed_point_stability.values.tolist(),
@@ -81,10 +133,12 @@ def run_one(topology: str, n_states: int) -> tuple[dict, object]:
         "kick_leads": mech.lead.values.tolist(), "period": mech.attrs["period"],
         "kick_units_among_top_readout_units": len(readout_units & set(kick)),
         "median_kick_score_all_units": float(np.median(mech.kick_score.values)),
-        "settings": {"n_units": model.n_units, "n_noise": task.n_noise, "n_steps": task.n_steps,
+        "checkpoints": checkpoints, "train_cpu_seconds": cpu_seconds,
+        "settings": {"scale": scale, "n_units": model.n_units, "n_noise": task.n_noise,
+                     "n_steps": task.n_steps,
                      "alpha": settings["alpha"], "gain": settings["gain"],
                      "n_iterations": fit.config["n_iterations"], "batch_size": fit.config["batch_size"],
-                     "epsilon": settings["epsilon"], "lr": settings["lr"]},
+                     "epsilon": settings["epsilon"], "lr": settings["lr"], "seed": settings["seed"]},
     }
     return record, mech
 
@@ -101,6 +155,10 @@ for topology, n_states in hmms:
           f"{record['n_emission_changes_on_orbit']} changes on the orbit, winding "
           f"{record['mean_abs_winding']:.1f}; best kick score {max(record['kick_scores']):.2f} vs median "
           f"{record['median_kick_score_all_units']:.2f}")
+    for point in record["checkpoints"]:
+        print(f"  after {point['iteration']} iterations: emission error {point['emission_error']:.3f}, dwell "
+              f"error {point['dwell_error']:.2f} / {point['dwell_error_long']:.2f} (long); noise off: "
+              f"{point['n_stable']} stable of {point['n_fixed_points']} fixed points")
 
 # %% [markdown]
 # ## Emissions and speed along the orbit
