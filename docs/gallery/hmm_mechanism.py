@@ -16,8 +16,8 @@
 # from trained); set `NEURODYN_FULL=1` for the sizes whose numbers the guide quotes (2- and 3-state
 # linear chains, a 3-state cycle and a 3-state fully connected HMM; 16 units, 150 iterations: minutes).
 # `NEURODYN_HMM_SCALE=large` trains larger networks on longer sequences for far longer (the 3-state chain
-# and cycle; 64 units, 64 noise channels, 48-step sequences, batch 256, 4,000 iterations: minutes of CPU
-# per HMM) and takes them apart at four checkpoints during training as well.
+# and cycle; 64 units, 64 noise channels, 48-step sequences, batch 256, 4,000 iterations: about 5 minutes
+# of CPU per HMM) and takes them apart at four checkpoints during training as well.
 # `NEURODYN_HMMS` chooses the HMMs (topology:states, comma-separated, e.g. `cyclic:3,linear:2`), and
 # `NEURODYN_<SETTING>` overrides one entry of `settings` (e.g. `NEURODYN_N_STEPS=48`, `NEURODYN_SEED=1`).
 # `python examples/hmm_mechanism.py [--tiny | --scale large] [--out FILE]` runs this page from the command
