@@ -11,13 +11,14 @@ AISTATS) or a Gaussian-kernel MMD (Gretton et al. 2012, JMLR).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
-from neurodyn.models._base import RecurrentModel
+from neurodyn.models._base import RecurrentModel, eval_mode
 from neurodyn.tasks._base import Task
 from neurodyn.training import _engine
 from neurodyn.training._config import TrainConfig
@@ -173,6 +174,7 @@ def train_distribution(
     clip_grad_norm: float | None = 1.0,
     seed: SeedLike = 0,
     eval_every: int = 100,
+    callback: Callable[[int, RecurrentModel], dict[str, float]] | None = None,
     progress: bool = True,
     device: Any = "cpu",
 ) -> TrainResult:
@@ -206,6 +208,11 @@ def train_distribution(
         Sinkhorn iterations per evaluation.
     tau : float
         Gumbel-softmax temperature of the straight-through gradient.
+    callback : callable ``(iteration, model) -> dict``, optional
+        Called after each iteration with the model in eval mode, as in
+        :func:`~neurodyn.training.fit_teacher_forcing`; the numbers it returns go into ``history``
+        (a key's list then holds one value per call that returned it). It must not draw from torch's
+        global generator if the fit is to stay the same as without it: the training noise has its own.
 
     Returns
     -------
@@ -261,7 +268,11 @@ def train_distribution(
         model.train()
         return task.evaluate(emitted, batch)
 
+    def on_epoch(it, lr_now, seconds):
+        with eval_mode(model):
+            return {k: float(v) for k, v in callback(it, model).items()}
+
     hist, rec = _engine.run(list(model.parameters()), objective, batches, cfg, evaluate=held_out,
-                      desc=f"fit {task.name}")
+                            on_epoch=None if callback is None else on_epoch, desc=f"fit {task.name}")
     settings = {"loss": divergence, "epsilon": epsilon, "n_sinkhorn_iter": n_sinkhorn_iter, "tau": tau}
     return one_network_result(model, hist, rec, settings)

@@ -95,3 +95,25 @@ def test_train_distribution_short_run_lowers_the_loss_and_is_seeded():
     assert emitted.shape == (64, 12, 3) and np.all(emitted.sum(-1) == 1)
     with pytest.raises(ValueError, match="divergence"):
         train_distribution(model, task, divergence="kl", n_iterations=1, progress=False)
+
+
+def test_train_distribution_callback_sees_the_model_in_eval_mode_and_leaves_the_fit_unchanged():
+    task = HMMEmulation(n_states=2, n_steps=8, n_noise=4)
+    model = LeakyRNN(task.n_inputs, 8, task.n_outputs, seed=0)
+    seen = []
+
+    def callback(iteration, net):
+        seen.append((iteration, net.training))
+        with torch.no_grad():  # a readout of the current weights, as a checkpoint analysis would take
+            weight = float(net.params().w_out.abs().sum())
+        return {"w_out_norm": weight} if iteration % 2 == 1 else {}
+
+    kwargs = {"n_iterations": 6, "batch_size": 16, "n_sinkhorn_iter": 5, "seed": 1, "eval_every": 0,
+              "progress": False}
+    plain = train_distribution(model, task, **kwargs)
+    tracked = train_distribution(model, task, callback=callback, **kwargs)
+    assert tracked.history["loss"] == plain.history["loss"]
+    assert seen == [(i, False) for i in range(6)]
+    assert len(tracked.history["w_out_norm"]) == 3 and "w_out_norm" not in plain.history
+    final = float(tracked.model.params().w_out.detach().abs().sum())
+    assert tracked.history["w_out_norm"][-1] == pytest.approx(final)
