@@ -13,6 +13,7 @@ from neurodyn._budget import MAX_MEMORY, warn_flops
 from neurodyn._checks import check_finite
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
+from neurodyn.analysis.fixed_points import _bridge as bridge
 from neurodyn.analysis.fixed_points import _init as init
 from neurodyn.analysis.fixed_points._newton import (
     GRADIENT_START_MIN_STATE,
@@ -28,6 +29,7 @@ from neurodyn.analysis.fixed_points._stability import (
     monodromy,
     power_jacobian,
     spectra,
+    step_jacobians,
 )
 from neurodyn.analysis.fixed_points._unique import (
     distance_inliers,
@@ -241,7 +243,7 @@ def find_fixed_points(
     single = method == "newton" and dtype == torch.float64 and n_state + n_cond >= GRADIENT_START_MIN_STATE
     F32 = _single_map(shell, batch_u, n_cond, n_state) if single else None
     settings = SearchSettings(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
-    parts, counts = [], {"n_candidates": 0, "n_outliers": 0}
+    parts, counts = [], {"n_candidates": 0, "n_outliers": 0, "n_midpoint_candidates": 0}
     for k in range(1, int(max_order) + 1):
         Gk, jac_k = _power(F, k), power_jacobian(F, k, jac1)
         extra = {"newton": dict(jacobian=jac_k, tol_unique=tol_unique, chunk_size=chunk,
@@ -249,7 +251,10 @@ def find_fixed_points(
                  "levenberg_marquardt": dict(jacobian=jac_k)}.get(method, {})
         found = METHODS[method](Gk, x0, settings, progress=progress, **extra)
         counts["n_candidates"] += x0.shape[0]
-        parts.append(_collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q))
+        part = _collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q)
+        if method == "newton" and k == 1 and n_state >= 2 and not n_cond:  # saddles need two dims
+            part = _with_midpoint_starts(F, part, x0, tol_unique, jac_k, tol_q, marginal_tol, counts)
+        parts.append(part)
     attrs = {
         "input": [] if u_star is None else u_star.cpu().tolist(), "per_candidate_inputs": int(n_cond > 0),
         "tol_q": tol_q, "tol_dq": tol_dq,
@@ -441,6 +446,45 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dic
                       np.where(found.stalled.cpu().numpy(), "slow_point", "not_converged"))[sel][order]
     return {"orbits": orbits[order, :k], "q": q_sel[order], "converged": converged[sel][order],
             "iterations": found.iterations.cpu().numpy()[sel][order], "status": status, "order": k}
+
+
+def _with_midpoint_starts(F, part, like, tol_unique, jac_k, tol_q, marginal_tol,
+                          counts) -> dict[str, np.ndarray]:
+    """``part`` (one order-1 part of :func:`_collect`) with the points that Newton steps from the
+    midpoints of pairs of its stable points reach and it lacks (see
+    :mod:`~neurodyn.analysis.fixed_points._bridge`): converged, farther than ``tol_unique`` from
+    its points and from each other, and polished; ``counts["n_midpoint_candidates"]`` counts the
+    starts."""
+    conv = part["converged"]
+    if conv.sum() < 2:
+        return part
+    points = torch.as_tensor(part["orbits"][conv, 0], dtype=like.dtype, device=like.device)
+    starts = bridge.midpoints(points[bridge.contracting(step_jacobians(F, points, jac_k), marginal_tol)])
+    counts["n_midpoint_candidates"] = int(starts.shape[0])
+    if starts.shape[0] == 0:
+        return part
+    x = newton_polish(F, starts, n_steps=bridge.NEWTON_STEPS, jacobian=jac_k, until_q=tol_q)
+    with torch.no_grad():
+        q = (0.5 * (F(x) - x).pow(2).sum(-1)).cpu().numpy()
+    states = x.cpu().numpy()
+    far = np.abs(states[:, None] - part["orbits"][:, 0][None]).max(-1).min(1) >= tol_unique
+    new = np.flatnonzero((q < tol_q) & far)
+    if new.size == 0:
+        return part
+    new = new[unique_points(states[new], q[new], tol_unique)]
+    x = newton_polish(F, x[torch.as_tensor(new, device=x.device)], jacobian=jac_k)
+    with torch.no_grad():
+        q_new = (0.5 * (F(x) - x).pow(2).sum(-1)).cpu().numpy()
+    n_new = new.size
+    merged = {
+        "orbits": np.concatenate([part["orbits"], x.cpu().numpy()[:, None]]),
+        "q": np.concatenate([part["q"], q_new]),
+        "converged": np.concatenate([conv, np.ones(n_new, dtype=bool)]),
+        "iterations": np.concatenate([part["iterations"], np.full(n_new, bridge.NEWTON_STEPS)]),
+        "status": np.concatenate([part["status"], np.full(n_new, "converged", dtype=object)]),
+    }
+    order = np.lexsort((merged["q"], ~merged["converged"]))
+    return {**{name: value[order] for name, value in merged.items()}, "order": 1}
 
 
 def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q: float, jacobian=None):
