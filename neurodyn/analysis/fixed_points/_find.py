@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from neurodyn.analysis.fixed_points._unique import (
 from neurodyn.analysis.jacobians import jacobians
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._family import family_of
+from neurodyn.models.leaky_rnn import LeakyRNN
 
 #: the method ``method="auto"`` runs
 AUTO_METHOD = "newton"
@@ -301,9 +303,13 @@ def _step_jacobian(shell, F, u_star):
     form when there is one (see :func:`neurodyn.analysis.jacobians`), else None (autograd of F)."""
     if shell is None or family_of(shell.params()) is None:
         return None
+    params = shell.params()  # built once, in the search's dtype: the search never changes the weights
+    closed = family_of(params).jacobian
 
     def jac(h: torch.Tensor) -> torch.Tensor:
-        return jacobians(shell, h, u_star)
+        if closed is None:
+            return jacobians(params, h, u_star)
+        return closed(params, h, None if u_star is None else u_star.expand(h.shape[0], -1))
 
     return jac
 
@@ -313,7 +319,7 @@ def _one_step_map(model, state_size, dtype, device):
     if isinstance(model, RecurrentModel):
         device = torch.device(device) if device is not None else next(model.parameters()).device
         shell = copy.deepcopy(model).to(device=device, dtype=dtype).eval().requires_grad_(False)
-        return shell.step, int(shell.state_size), int(shell.n_inputs), device, shell
+        return _frozen_step(shell), int(shell.state_size), int(shell.n_inputs), device, shell
     if not callable(model):
         raise TypeError(f"model must be a RecurrentModel or a callable F(h, u), got {type(model)}")
     if state_size is None:
@@ -384,18 +390,29 @@ def _augmented_jacobian(jac_hu, n_state):
     return jac
 
 
+def _frozen_step(shell: RecurrentModel) -> Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]:
+    """``shell.step`` with the effective weights built once: ``family.step(params, h, u)``, which is
+    what :meth:`RecurrentModel.step` and :meth:`LeakyRNN.step` compute from ``params()`` at every
+    call, where the model's class steps that way and its params have a family; else ``shell.step``."""
+    params = shell.params()
+    family = family_of(params)
+    if family is None or type(shell).step not in (RecurrentModel.step, LeakyRNN.step):
+        return shell.step
+    return partial(family.step, params)
+
+
 def _single_map(shell, batch_u, n_cond, n_state):
     """The one-step map of a float32 copy of ``shell`` (None without a model): what the Newton
     search's gradient start runs on (see :func:`~neurodyn.analysis.fixed_points._newton.minimise_newton`)."""
     if shell is None:
         return None
-    single = copy.deepcopy(shell).float()
+    single = _frozen_step(copy.deepcopy(shell).float())
     if n_cond:
-        return _with_inputs(single.step, None, n_state)
+        return _with_inputs(single, None, n_state)
     u = None if batch_u is None else batch_u.float()
 
     def F32(h: torch.Tensor) -> torch.Tensor:
-        return single.step(h, None if u is None else u.expand(h.shape[0], -1))
+        return single(h, None if u is None else u.expand(h.shape[0], -1))
 
     return F32
 

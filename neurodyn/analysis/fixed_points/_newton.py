@@ -356,10 +356,14 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
     lr = torch.full_like(qa, float(lr_init))  # inverse damping of Levenberg–Marquardt rows
     lm = damped_start.clone() if NEWTON_SWITCH_LR > lr_init else torch.zeros_like(damped_start)
     q_mark, x_mark, since = qa.clone(), xa.clone(), torch.zeros_like(na)  # at each slow-point window's start
-    M, r = _residual_jacobian(G, xa, jacobian)
+    with torch.no_grad():
+        r = G(xa) - xa
+    M = xa.new_empty((*xa.shape, xa.shape[-1]))
     direction = torch.zeros_like(xa)
-    if not bool(lm.all()):
-        direction = _newton_direction(M, r)
+    # ``J − I`` (for ``stale`` rows) and the Newton direction (for ``fresh`` rows) are brought up to
+    # date at the top of each iteration, after the retirements: a candidate that converged, reached
+    # a known point or was settled by chord steps never pays for its last factorisation
+    stale, fresh = torch.ones_like(lm), ~lm
     moved = torch.zeros_like(lm)  # rows whose Newton step was accepted in the last iteration
     for _ in range(max_iters):
         if tol_unique is not None and found_x.shape[0] and idx.numel():
@@ -371,10 +375,12 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
                     keep = torch.ones_like(moved) if keep is None else keep
                     keep[rows] = settled
             if keep is not None:
-                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved = _rows(keep, (
-                    idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved))
+                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved, stale, fresh = \
+                    _rows(keep, (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved,
+                                 stale, fresh))
         if idx.numel() == 0:
             break
+        _refresh(G, jacobian, xa, r, M, direction, stale, fresh)
         n_lm = int(lm.sum())  # one synchronisation per iteration decides the dense paths below
         if n_lm == lm.numel():
             delta = _lm_proposal(M, r, lr, qa)
@@ -391,12 +397,11 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         n_ok = int(ok.sum())
         if n_ok == ok.numel():
             xa, qa, r = x_try, q_try, r_try
-            M = _shifted_jacobian(G, xa, jacobian)
         elif n_ok:
             xa = torch.where(ok[:, None], x_try, xa)
             qa = torch.where(ok, q_try, qa)
             r[ok] = r_try[ok]
-            M[ok] = _shifted_jacobian(G, xa[ok], jacobian)
+        stale = ok
         done_dq = ok & lm & (dq < tol_dq * lr)
         step = torch.where(ok, (2.0 * step).clamp(max=1.0), 0.5 * step)
         lr = torch.where(lm, torch.where(ok, lr * NEWTON_LM_GROW, lr * LM_SHRINK), lr)
@@ -407,11 +412,6 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         lr = torch.where(to_lm, torch.full_like(lr, float(lr_init)), lr)
         fresh = ~lm & (ok | to_newton)
         moved = ok & ~lm
-        n_fresh = int(fresh.sum())
-        if n_fresh == fresh.numel():
-            direction = _newton_direction(M, r)
-        elif n_fresh:
-            direction[fresh] = _newton_direction(M[fresh], r[fresh])
         na += 1
         since += 1
         window = since >= SLOW_WINDOW
@@ -427,10 +427,26 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         lr_eff = torch.where(lm, lr, torch.ones_like(lr))
         keep = retire(out, idx, xa, qa, na, done_dq, lr_eff, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
         if keep is not None:
-            idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved = _rows(keep, (
-                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved))
+            idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved, stale, fresh = \
+                _rows(keep, (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved,
+                             stale, fresh))
     out.states[idx], out.q[idx], out.iterations[idx] = xa, qa, na  # ran out of iterations
     return found_x, found_q
+
+
+def _refresh(G, jacobian, xa, r, M, direction, stale, fresh) -> None:
+    """In place: ``M = ∂G/∂x − I`` at the ``stale`` rows of ``xa``, then the Newton direction
+    ``−M⁻¹ r`` at the ``fresh`` rows (each on whole tensors when every row needs it)."""
+    n_stale = int(stale.sum())
+    if n_stale == stale.numel():
+        M.copy_(_shifted_jacobian(G, xa, jacobian))
+    elif n_stale:
+        M[stale] = _shifted_jacobian(G, xa[stale], jacobian)
+    n_fresh = int(fresh.sum())
+    if n_fresh == fresh.numel():
+        direction.copy_(_newton_direction(M, r))
+    elif n_fresh:
+        direction[fresh] = _newton_direction(M[fresh], r[fresh])
 
 
 def _rows(keep: torch.Tensor, tensors: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
