@@ -41,11 +41,11 @@ def contracting(jacobians: torch.Tensor, margin: float = 1e-3, n_steps: int = PO
     """
     n_points, n_state = jacobians.shape[:2]
     gen = torch.Generator(device=jacobians.device).manual_seed(0)
-    v = torch.randn((n_points, n_state, 1), generator=gen, dtype=jacobians.dtype, device=jacobians.device)
+    v = torch.randn((n_points, 1, n_state), generator=gen, dtype=jacobians.dtype, device=jacobians.device)
     log_growth = torch.zeros(n_points, dtype=jacobians.dtype, device=jacobians.device)
     counted = n_steps - n_steps // 2
     for step in range(n_steps):
-        v = jacobians @ v
+        v = v @ jacobians.mT  # (J v)ᵀ: a row vector times Jᵀ takes torch's faster batched path
         norm = v.norm(dim=(1, 2)).clamp(min=torch.finfo(v.dtype).tiny)
         v = v / norm[:, None, None]
         if step >= n_steps - counted:

@@ -142,9 +142,14 @@ def find_fixed_points(
         heavy-ball gradient steps on q, all at once (on a float32 copy of a model in a float64
         search), smaller states a few Levenberg–Marquardt steps each; a pending candidate whose
         chord steps with the factorised ``J − I`` of the nearest converged point cut q ×20 at
-        each step down to ``tol_q`` converges by those steps alone (no Newton step), a candidate that comes
+        each step down to ``tol_q`` converges by those steps alone (no Newton step; from 64 state
+        dims also checked during its Newton steps), a candidate that comes
         within ``tol_unique`` of an already converged point is retired with it, and one whose
-        Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. All but
+        Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. Then Newton
+        steps from the midpoints of pairs of the stable points found (``|λ| < 1 − marginal_tol`` by
+        power iteration; with one input for all candidates and two or more state dims) add the
+        converged points they reach that the search lacks, typically saddles between attractors
+        (``attrs["n_midpoint_candidates"]`` counts these starts). All but
         ``"joint"`` give each candidate its own step size and stop each on its own.
         ``"levenberg_marquardt"``: damped Gauss–Newton steps on every candidate at once (×1.2
         after an accepted step, ×0.5 and rejection when q would increase). ``"gradient"``:

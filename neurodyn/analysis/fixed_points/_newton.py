@@ -596,6 +596,8 @@ def _polish(G: BatchedMap, x: torch.Tensor, n_steps: int, jacobian: JacobianFn |
         with torch.no_grad():
             q_try = speed(G, x_try)
         ok = solved & torch.isfinite(q_try) & (q_try < q)
+        if not bool(ok.any()):
+            break  # nothing moved: every further step would be the same, and rejected
         if rows is None:
             x = torch.where(ok[:, None], x_try, x)
         else:
