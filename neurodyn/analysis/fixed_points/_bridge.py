@@ -12,6 +12,9 @@ import torch
 #: power-iteration steps of the stability test (:func:`contracting`); the growth of the last half
 #: estimates the spectral radius
 POWER_STEPS = 40
+#: up to this many state dims the test takes the eigenvalues themselves (a small ``geev`` costs
+#: less than the power iteration's many small products)
+EXACT_MAX_STATE = 32
 #: Newton steps from each midpoint at most (each kept only where it lowers q): on the 16- and
 #: 128-unit flip-flop networks of the benchmark all 28 midpoints converge within 4
 NEWTON_STEPS = 8
@@ -21,7 +24,8 @@ MAX_MIDPOINTS = 64
 
 
 def contracting(jacobians: torch.Tensor, margin: float = 1e-3, n_steps: int = POWER_STEPS) -> torch.Tensor:
-    """Whether each Jacobian's spectral radius is below ``1 − margin``, estimated by power iteration.
+    """Whether each Jacobian's spectral radius is below ``1 − margin``, estimated by power iteration
+    above ``EXACT_MAX_STATE`` state dims (from the eigenvalues up to it).
 
     A fixed-point test that is cheap next to an eigenvalue solve (``n_steps`` matrix-vector
     products per point): from a fixed pseudo-random vector, the geometric mean of the growth per
@@ -40,6 +44,10 @@ def contracting(jacobians: torch.Tensor, margin: float = 1e-3, n_steps: int = PO
     Tensor of bool, shape (point,)
     """
     n_points, n_state = jacobians.shape[:2]
+    if n_state <= EXACT_MAX_STATE:
+        radius = torch.linalg.eigvals(jacobians).abs().amax(-1) if n_state else \
+            jacobians.new_zeros(n_points)
+        return torch.isfinite(radius) & (radius < 1.0 - margin)
     gen = torch.Generator(device=jacobians.device).manual_seed(0)
     v = torch.randn((n_points, 1, n_state), generator=gen, dtype=jacobians.dtype, device=jacobians.device)
     log_growth = torch.zeros(n_points, dtype=jacobians.dtype, device=jacobians.device)

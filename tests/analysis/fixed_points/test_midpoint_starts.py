@@ -2,6 +2,7 @@
 searches started next to the two attractors miss; the oracle is a brute-force root search."""
 
 import numpy as np
+import pytest
 import torch
 from scipy.optimize import fsolve
 
@@ -58,7 +59,9 @@ def test_default_search_finds_the_saddle_between_two_attractors(monkeypatch):
     assert sorted(alone.stability) == ["stable", "stable"]
 
 
-def test_contracting_matches_the_spectral_radius():
+@pytest.mark.parametrize("exact_max", [bridge.EXACT_MAX_STATE, 0], ids=["eigenvalues", "power_iteration"])
+def test_contracting_matches_the_spectral_radius(monkeypatch, exact_max):
+    monkeypatch.setattr(bridge, "EXACT_MAX_STATE", exact_max)
     rng = np.random.default_rng(1)
     mats = rng.standard_normal((40, 6, 6)) / np.sqrt(6) * rng.uniform(0.3, 2.0, (40, 1, 1))
     radius = np.abs(np.linalg.eigvals(mats)).max(-1)
