@@ -20,6 +20,9 @@ CHORD_STEPS = 8
 #: either; 128 units with the gradient start: all 24) and settles more candidates. (The docs record
 #: an earlier build on which 0.05 and 0.25 lost a saddle reached by one candidate of 1,024.)
 CHORD_RATE = 0.05
+#: the chord steps gather one inverse per candidate up to this many entries in all (small states:
+#: one batched product instead of a Python loop over the known points)
+GATHER_ELEMENTS = 1 << 18
 
 
 def chord_inverses(G: BatchedMap, points: torch.Tensor, jacobian: JacobianFn | None) -> torch.Tensor:
@@ -94,8 +97,11 @@ def chord_check(
 
 
 def _apply_grouped(inverses: torch.Tensor, near: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-    """``inverses[near[i]] @ r[i]`` for each row, one matrix product per point (candidates sharing
-    a point form one block of right-hand sides)."""
+    """``inverses[near[i]] @ r[i]`` for each row: one batched product over gathered inverses when
+    they are small (at most ``GATHER_ELEMENTS`` entries in all), else one matrix product per point
+    (candidates sharing a point form one block of right-hand sides)."""
+    if near.numel() * inverses.shape[-1] ** 2 <= GATHER_ELEMENTS:
+        return (r.unsqueeze(1) @ inverses[near].mT).squeeze(1)
     order = torch.argsort(near)
     groups, counts = torch.unique_consecutive(near[order], return_counts=True)
     out = torch.empty_like(r)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from neurodyn._budget import MAX_MEMORY, warn_flops
 from neurodyn._checks import check_finite
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
+from neurodyn.analysis.fixed_points import _bridge as bridge
 from neurodyn.analysis.fixed_points import _init as init
 from neurodyn.analysis.fixed_points._newton import (
     GRADIENT_START_MIN_STATE,
@@ -28,6 +30,7 @@ from neurodyn.analysis.fixed_points._stability import (
     monodromy,
     power_jacobian,
     spectra,
+    step_jacobians,
 )
 from neurodyn.analysis.fixed_points._unique import (
     distance_inliers,
@@ -39,6 +42,7 @@ from neurodyn.analysis.fixed_points._unique import (
 from neurodyn.analysis.jacobians import jacobians
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._family import family_of
+from neurodyn.models.leaky_rnn import LeakyRNN
 
 #: the method ``method="auto"`` runs
 AUTO_METHOD = "newton"
@@ -138,9 +142,14 @@ def find_fixed_points(
         heavy-ball gradient steps on q, all at once (on a float32 copy of a model in a float64
         search), smaller states a few Levenberg–Marquardt steps each; a pending candidate whose
         chord steps with the factorised ``J − I`` of the nearest converged point cut q ×20 at
-        each step down to ``tol_q`` converges by those steps alone (no Newton step), a candidate that comes
+        each step down to ``tol_q`` converges by those steps alone (no Newton step; from 64 state
+        dims also checked during its Newton steps), a candidate that comes
         within ``tol_unique`` of an already converged point is retired with it, and one whose
-        Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. All but
+        Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. Then Newton
+        steps from the midpoints of pairs of the stable points found (``|λ| < 1 − marginal_tol`` by
+        power iteration; with one input for all candidates and two or more state dims) add the
+        converged points they reach that the search lacks, typically saddles between attractors
+        (``attrs["n_midpoint_candidates"]`` counts these starts). All but
         ``"joint"`` give each candidate its own step size and stop each on its own.
         ``"levenberg_marquardt"``: damped Gauss–Newton steps on every candidate at once (×1.2
         after an accepted step, ×0.5 and rejection when q would increase). ``"gradient"``:
@@ -241,7 +250,7 @@ def find_fixed_points(
     single = method == "newton" and dtype == torch.float64 and n_state + n_cond >= GRADIENT_START_MIN_STATE
     F32 = _single_map(shell, batch_u, n_cond, n_state) if single else None
     settings = SearchSettings(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
-    parts, counts = [], {"n_candidates": 0, "n_outliers": 0}
+    parts, counts = [], {"n_candidates": 0, "n_outliers": 0, "n_midpoint_candidates": 0}
     for k in range(1, int(max_order) + 1):
         Gk, jac_k = _power(F, k), power_jacobian(F, k, jac1)
         extra = {"newton": dict(jacobian=jac_k, tol_unique=tol_unique, chunk_size=chunk,
@@ -249,7 +258,10 @@ def find_fixed_points(
                  "levenberg_marquardt": dict(jacobian=jac_k)}.get(method, {})
         found = METHODS[method](Gk, x0, settings, progress=progress, **extra)
         counts["n_candidates"] += x0.shape[0]
-        parts.append(_collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q))
+        part = _collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q)
+        if method == "newton" and k == 1 and n_state >= 2 and not n_cond:  # saddles need two dims
+            part = _with_midpoint_starts(F, part, x0, tol_unique, jac_k, tol_q, marginal_tol, counts)
+        parts.append(part)
     attrs = {
         "input": [] if u_star is None else u_star.cpu().tolist(), "per_candidate_inputs": int(n_cond > 0),
         "tol_q": tol_q, "tol_dq": tol_dq,
@@ -296,9 +308,13 @@ def _step_jacobian(shell, F, u_star):
     form when there is one (see :func:`neurodyn.analysis.jacobians`), else None (autograd of F)."""
     if shell is None or family_of(shell.params()) is None:
         return None
+    params = shell.params()  # built once, in the search's dtype: the search never changes the weights
+    closed = family_of(params).jacobian
 
     def jac(h: torch.Tensor) -> torch.Tensor:
-        return jacobians(shell, h, u_star)
+        if closed is None:
+            return jacobians(params, h, u_star)
+        return closed(params, h, None if u_star is None else u_star.expand(h.shape[0], -1))
 
     return jac
 
@@ -308,7 +324,7 @@ def _one_step_map(model, state_size, dtype, device):
     if isinstance(model, RecurrentModel):
         device = torch.device(device) if device is not None else next(model.parameters()).device
         shell = copy.deepcopy(model).to(device=device, dtype=dtype).eval().requires_grad_(False)
-        return shell.step, int(shell.state_size), int(shell.n_inputs), device, shell
+        return _frozen_step(shell), int(shell.state_size), int(shell.n_inputs), device, shell
     if not callable(model):
         raise TypeError(f"model must be a RecurrentModel or a callable F(h, u), got {type(model)}")
     if state_size is None:
@@ -379,18 +395,29 @@ def _augmented_jacobian(jac_hu, n_state):
     return jac
 
 
+def _frozen_step(shell: RecurrentModel) -> Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]:
+    """``shell.step`` with the effective weights built once: ``family.step(params, h, u)``, which is
+    what :meth:`RecurrentModel.step` and :meth:`LeakyRNN.step` compute from ``params()`` at every
+    call, where the model's class steps that way and its params have a family; else ``shell.step``."""
+    params = shell.params()
+    family = family_of(params)
+    if family is None or type(shell).step not in (RecurrentModel.step, LeakyRNN.step):
+        return shell.step
+    return partial(family.step, params)
+
+
 def _single_map(shell, batch_u, n_cond, n_state):
     """The one-step map of a float32 copy of ``shell`` (None without a model): what the Newton
     search's gradient start runs on (see :func:`~neurodyn.analysis.fixed_points._newton.minimise_newton`)."""
     if shell is None:
         return None
-    single = copy.deepcopy(shell).float()
+    single = _frozen_step(copy.deepcopy(shell).float())
     if n_cond:
-        return _with_inputs(single.step, None, n_state)
+        return _with_inputs(single, None, n_state)
     u = None if batch_u is None else batch_u.float()
 
     def F32(h: torch.Tensor) -> torch.Tensor:
-        return single.step(h, None if u is None else u.expand(h.shape[0], -1))
+        return single(h, None if u is None else u.expand(h.shape[0], -1))
 
     return F32
 
@@ -441,6 +468,45 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dic
                       np.where(found.stalled.cpu().numpy(), "slow_point", "not_converged"))[sel][order]
     return {"orbits": orbits[order, :k], "q": q_sel[order], "converged": converged[sel][order],
             "iterations": found.iterations.cpu().numpy()[sel][order], "status": status, "order": k}
+
+
+def _with_midpoint_starts(F, part, like, tol_unique, jac_k, tol_q, marginal_tol,
+                          counts) -> dict[str, np.ndarray]:
+    """``part`` (one order-1 part of :func:`_collect`) with the points that Newton steps from the
+    midpoints of pairs of its stable points reach and it lacks (see
+    :mod:`~neurodyn.analysis.fixed_points._bridge`): converged, farther than ``tol_unique`` from
+    its points and from each other, and polished; ``counts["n_midpoint_candidates"]`` counts the
+    starts."""
+    conv = part["converged"]
+    if conv.sum() < 2:
+        return part
+    points = torch.as_tensor(part["orbits"][conv, 0], dtype=like.dtype, device=like.device)
+    starts = bridge.midpoints(points[bridge.contracting(step_jacobians(F, points, jac_k), marginal_tol)])
+    counts["n_midpoint_candidates"] = int(starts.shape[0])
+    if starts.shape[0] == 0:
+        return part
+    x = newton_polish(F, starts, n_steps=bridge.NEWTON_STEPS, jacobian=jac_k, until_q=tol_q)
+    with torch.no_grad():
+        q = (0.5 * (F(x) - x).pow(2).sum(-1)).cpu().numpy()
+    states = x.cpu().numpy()
+    far = np.abs(states[:, None] - part["orbits"][:, 0][None]).max(-1).min(1) >= tol_unique
+    new = np.flatnonzero((q < tol_q) & far)
+    if new.size == 0:
+        return part
+    new = new[unique_points(states[new], q[new], tol_unique)]
+    x = newton_polish(F, x[torch.as_tensor(new, device=x.device)], jacobian=jac_k)
+    with torch.no_grad():
+        q_new = (0.5 * (F(x) - x).pow(2).sum(-1)).cpu().numpy()
+    n_new = new.size
+    merged = {
+        "orbits": np.concatenate([part["orbits"], x.cpu().numpy()[:, None]]),
+        "q": np.concatenate([part["q"], q_new]),
+        "converged": np.concatenate([conv, np.ones(n_new, dtype=bool)]),
+        "iterations": np.concatenate([part["iterations"], np.full(n_new, bridge.NEWTON_STEPS)]),
+        "status": np.concatenate([part["status"], np.full(n_new, "converged", dtype=object)]),
+    }
+    order = np.lexsort((merged["q"], ~merged["converged"]))
+    return {**{name: value[order] for name, value in merged.items()}, "order": 1}
 
 
 def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q: float, jacobian=None):

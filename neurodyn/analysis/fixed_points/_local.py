@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from neurodyn._budget import MAX_MEMORY
+from neurodyn._threads import blas_threads
 from neurodyn.analysis.fixed_points._stability import ONE_THREAD_EIG_MAX, classify
 from neurodyn.analysis.jacobians import jacobians
 
@@ -73,7 +74,6 @@ def compute_stability(
     ['unstable', 'stable']
     """
     import xarray as xr
-    from threadpoolctl import threadpool_limits
 
     h = torch.as_tensor(states.detach() if isinstance(states, torch.Tensor) else states)
     if h.ndim != 2 or h.dtype not in (torch.float32, torch.float64):
@@ -97,7 +97,7 @@ def compute_stability(
         rows = slice(start, start + chunk)
         u_rows = None if u is None or u.ndim == 1 else u[rows]
         jac = jacobians(model, h[rows], u if u_rows is None else u_rows)
-        with threadpool_limits(limits=limits, user_api="blas"):
+        with blas_threads(limits):
             eig = torch.linalg.eigvals(jac.cpu()).numpy()
         labels[rows], n_unstable[rows] = classify(eig, marginal_tol)
         radius[rows] = np.abs(eig).max(-1, initial=0.0)

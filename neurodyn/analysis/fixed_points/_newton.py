@@ -68,6 +68,14 @@ GRADIENT_START_MIN_STATE = 64
 #: with chord checks on, the first Newton chunk holds at most this many candidates: the points it
 #: finds let the chord checks settle most of the others before any more Newton steps
 CHORD_FIRST_CHUNK = 32
+#: during a Newton chunk, a candidate whose step was accepted is chord-checked against the known
+#: points when one lies within this distance (every unit): farther ones fail the check at its first
+#: step. On the 128-unit flip-flop network of the benchmark, every candidate settled by chord
+#: steps started at most about 0.5 from its point, the median of those that failed about 1.2
+CHORD_REACH = 0.5
+#: those chord checks run from this many state dims, where a Newton step's factorisation costs more
+#: than the checks (below it, on the 16-unit flip-flop network, they saved no time)
+SETTLE_MIN_STATE = 64
 
 
 def minimise_levenberg_marquardt(
@@ -234,16 +242,29 @@ def minimise_newton(
         pending = _gradient_start(G, out, pending, damped, tol_q=tol_q, tol_dq=tol_dq, lr_init=lr_init,
                                   n_steps=min(int(gradient_steps), max_iters), single_map=single_map)
     size = min(chunk, CHORD_FIRST_CHUNK) if chord_steps else chunk
+    settle_in_chunk = bool(chord_steps) and n_state >= SETTLE_MIN_STATE
+    cache = {"inverses": inverses}
+
+    def inverses_of(points: torch.Tensor) -> torch.Tensor:  # (J − I)⁻¹ of the known points
+        held = cache["inverses"]
+        if held.shape[0] < points.shape[0]:
+            held = torch.cat([held, chord_inverses(G, points[held.shape[0]:], jacobian)])
+            cache["inverses"] = held
+        return held
+
+    def settle(rows, xa, na, points):
+        return _settle_in_chunk(G, out, rows, xa, na, points, inverses_of(points), tol_q, chord_steps)
+
     bar, remaining = _progress_bar(n, progress, "fixed points (Newton)"), n
     while pending.numel():
         if chord_steps and found_x.shape[0]:
-            if inverses.shape[0] < found_x.shape[0]:
-                inverses = torch.cat([inverses, chord_inverses(G, found_x[inverses.shape[0]:], jacobian)])
-            pending = _chord_pending(G, out, pending, checked, found_x, inverses, tol_q, chord_steps)
+            pending = _chord_pending(G, out, pending, checked, found_x, inverses_of(found_x), tol_q,
+                                     chord_steps)
         idx, pending = pending[:size], pending[size:]
         found_x, found_q = _newton_chunk(G, out, idx, found_x, found_q, tol_q=tol_q, tol_dq=tol_dq,
                                          max_iters=max_iters, lr_init=lr_init, jacobian=jacobian,
-                                         tol_unique=tol_unique, damped_start=damped[idx])
+                                         tol_unique=tol_unique, damped_start=damped[idx],
+                                         settle=settle if settle_in_chunk else None)
         bar.update(remaining - pending.numel())
         remaining, size = pending.numel(), chunk
     bar.close()
@@ -294,6 +315,21 @@ def _chord_pending(G, out, pending, checked, found_x, inverses, tol_q, n_steps):
     return pending[left]
 
 
+def _settle_in_chunk(G, out, idx, xa, na, found_x, inverses, tol_q, n_steps):
+    """Chord checks (:func:`_retire_by_chord`) of the rows ``xa`` of candidates ``idx`` that lie
+    within ``CHORD_REACH`` (every unit) of a known point; mask of rows to keep, or None when none
+    converged."""
+    near = torch.cdist(xa, found_x, p=float("inf")).min(1).values < CHORD_REACH
+    if not bool(near.any()):
+        return None
+    keep = _retire_by_chord(G, out, idx[near], xa[near], na[near], found_x, inverses, tol_q, n_steps)
+    if keep is None:
+        return None
+    rows = torch.ones_like(near)
+    rows[near] = keep
+    return rows
+
+
 def _retire_by_chord(G, out, idx, xa, na, found_x, inverses, tol_q, n_steps):
     """Write the rows ``xa`` of candidates ``idx`` that converge by chord steps into ``out``
     (iterations: ``na`` plus the chord steps); mask of rows to keep, or None when none converged."""
@@ -308,7 +344,7 @@ def _retire_by_chord(G, out, idx, xa, na, found_x, inverses, tol_q, n_steps):
 
 
 def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr_init, jacobian,
-                  tol_unique, damped_start):
+                  tol_unique, damped_start, settle=None):
     """Run one chunk of candidates ``idx`` to completion, writing into ``out``; return the
     converged points known afterwards (for retiring duplicates). Candidates marked in
     ``damped_start`` (a mask over ``idx``) start with Levenberg–Marquardt steps, the others with
@@ -320,18 +356,31 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
     lr = torch.full_like(qa, float(lr_init))  # inverse damping of Levenberg–Marquardt rows
     lm = damped_start.clone() if NEWTON_SWITCH_LR > lr_init else torch.zeros_like(damped_start)
     q_mark, x_mark, since = qa.clone(), xa.clone(), torch.zeros_like(na)  # at each slow-point window's start
-    M, r = _residual_jacobian(G, xa, jacobian)
+    with torch.no_grad():
+        r = G(xa) - xa
+    M = xa.new_empty((*xa.shape, xa.shape[-1]))
     direction = torch.zeros_like(xa)
-    if not bool(lm.all()):
-        direction = _newton_direction(M, r)
+    # ``J − I`` (for ``stale`` rows) and the Newton direction (for ``fresh`` rows) are brought up to
+    # date at the top of each iteration, after the retirements: a candidate that converged, reached
+    # a known point or was settled by chord steps never pays for its last factorisation
+    stale, fresh = torch.ones_like(lm), ~lm
+    moved = torch.zeros_like(lm)  # rows whose Newton step was accepted in the last iteration
     for _ in range(max_iters):
         if tol_unique is not None and found_x.shape[0] and idx.numel():
             keep = _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique)
+            if settle is not None and bool(moved.any()):  # chord checks of rows that just moved
+                rows = moved if keep is None else moved & keep
+                settled = settle(idx[rows], xa[rows], na[rows], found_x) if bool(rows.any()) else None
+                if settled is not None:
+                    keep = torch.ones_like(moved) if keep is None else keep
+                    keep[rows] = settled
             if keep is not None:
-                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since = (t[keep] for t in (
-                    idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since))
+                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved, stale, fresh = \
+                    _rows(keep, (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved,
+                                 stale, fresh))
         if idx.numel() == 0:
             break
+        _refresh(G, jacobian, xa, r, M, direction, stale, fresh)
         n_lm = int(lm.sum())  # one synchronisation per iteration decides the dense paths below
         if n_lm == lm.numel():
             delta = _lm_proposal(M, r, lr, qa)
@@ -348,12 +397,11 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         n_ok = int(ok.sum())
         if n_ok == ok.numel():
             xa, qa, r = x_try, q_try, r_try
-            M = _shifted_jacobian(G, xa, jacobian)
         elif n_ok:
             xa = torch.where(ok[:, None], x_try, xa)
             qa = torch.where(ok, q_try, qa)
             r[ok] = r_try[ok]
-            M[ok] = _shifted_jacobian(G, xa[ok], jacobian)
+        stale = ok
         done_dq = ok & lm & (dq < tol_dq * lr)
         step = torch.where(ok, (2.0 * step).clamp(max=1.0), 0.5 * step)
         lr = torch.where(lm, torch.where(ok, lr * NEWTON_LM_GROW, lr * LM_SHRINK), lr)
@@ -363,11 +411,7 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         step = torch.where(to_newton, torch.ones_like(step), step)
         lr = torch.where(to_lm, torch.full_like(lr, float(lr_init)), lr)
         fresh = ~lm & (ok | to_newton)
-        n_fresh = int(fresh.sum())
-        if n_fresh == fresh.numel():
-            direction = _newton_direction(M, r)
-        elif n_fresh:
-            direction[fresh] = _newton_direction(M[fresh], r[fresh])
+        moved = ok & ~lm
         na += 1
         since += 1
         window = since >= SLOW_WINDOW
@@ -383,10 +427,31 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         lr_eff = torch.where(lm, lr, torch.ones_like(lr))
         keep = retire(out, idx, xa, qa, na, done_dq, lr_eff, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
         if keep is not None:
-            idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since = (t[keep] for t in (
-                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since))
+            idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved, stale, fresh = \
+                _rows(keep, (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved,
+                             stale, fresh))
     out.states[idx], out.q[idx], out.iterations[idx] = xa, qa, na  # ran out of iterations
     return found_x, found_q
+
+
+def _refresh(G, jacobian, xa, r, M, direction, stale, fresh) -> None:
+    """In place: ``M = ∂G/∂x − I`` at the ``stale`` rows of ``xa``, then the Newton direction
+    ``−M⁻¹ r`` at the ``fresh`` rows (each on whole tensors when every row needs it)."""
+    n_stale = int(stale.sum())
+    if n_stale == stale.numel():
+        M.copy_(_shifted_jacobian(G, xa, jacobian))
+    elif n_stale:
+        M[stale] = _shifted_jacobian(G, xa[stale], jacobian)
+    n_fresh = int(fresh.sum())
+    if n_fresh == fresh.numel():
+        direction.copy_(_newton_direction(M, r))
+    elif n_fresh:
+        direction[fresh] = _newton_direction(M[fresh], r[fresh])
+
+
+def _rows(keep: torch.Tensor, tensors: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    """The rows ``keep`` (a mask over the first dim) of each tensor."""
+    return tuple(t[keep] for t in tensors)
 
 
 def _lm_proposal(M: torch.Tensor, r: torch.Tensor, lr: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -475,15 +540,16 @@ def _shifted_jacobian(G: BatchedMap, x: torch.Tensor, jacobian: JacobianFn | Non
 
 
 def newton_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,
-                  jacobian: JacobianFn | None = None) -> torch.Tensor:
+                  jacobian: JacobianFn | None = None, until_q: float | None = None) -> torch.Tensor:
     """A few Newton steps ``x ← x − (J − I)⁻¹ (G(x) − x)`` on converged points.
 
     Gradient descent stops as soon as ``q < tol_q``, which leaves an error of order
     ``‖(J − I)⁻¹‖ · sqrt(2 tol_q)`` in the point; Newton's method removes it quadratically.
     A step is kept only where it is finite and lowers q, so singular ``J − I`` (marginal
-    directions) leave a point unchanged.
+    directions) leave a point unchanged. With ``until_q``, a row whose q is below it takes no
+    further step, and the steps end once every row is there (a short Newton search).
     """
-    return _polish(G, x, n_steps, jacobian, _solve)
+    return _polish(G, x, n_steps, jacobian, _solve, until_q)
 
 
 def pinv_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,
@@ -506,22 +572,36 @@ def _pinv_solve(M: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, torch.T
     return torch.linalg.pinv(M) @ r, torch.ones(M.shape[0], dtype=torch.bool, device=M.device)
 
 
-def _polish(G: BatchedMap, x: torch.Tensor, n_steps: int, jacobian: JacobianFn | None, solve) -> torch.Tensor:
+def _polish(G: BatchedMap, x: torch.Tensor, n_steps: int, jacobian: JacobianFn | None, solve,
+            until_q: float | None = None) -> torch.Tensor:
     """Up to ``n_steps`` steps ``x ← x − solve(J − I, G(x) − x)``, each kept only where the solve
-    succeeded, the step is finite and q decreases."""
+    succeeded, the step is finite and q decreases; with ``until_q``, only on rows with q at or
+    above it."""
     x = x.detach().clone()
     if x.shape[0] == 0:
         return x
+    rows = None
     for _ in range(n_steps):
+        xa = x if rows is None else x[rows]
         with torch.no_grad():
-            r = G(x) - x
+            r = G(xa) - xa
         q = 0.5 * r.pow(2).sum(-1)
-        delta, solved = solve(_shifted_jacobian(G, x, jacobian), r.unsqueeze(-1))
-        x_try = x - delta.squeeze(-1)
+        if until_q is not None:
+            rows = (q >= until_q).nonzero().squeeze(1) if rows is None else rows[q >= until_q]
+            if rows.numel() == 0:
+                break
+            xa, r, q = x[rows], r[q >= until_q], q[q >= until_q]
+        delta, solved = solve(_shifted_jacobian(G, xa, jacobian), r.unsqueeze(-1))
+        x_try = xa - delta.squeeze(-1)
         with torch.no_grad():
             q_try = speed(G, x_try)
         ok = solved & torch.isfinite(q_try) & (q_try < q)
-        x = torch.where(ok[:, None], x_try, x)
+        if not bool(ok.any()):
+            break  # nothing moved: every further step would be the same, and rejected
+        if rows is None:
+            x = torch.where(ok[:, None], x_try, x)
+        else:
+            x[rows] = torch.where(ok[:, None], x_try, xa)
     return x
 
 

@@ -7,6 +7,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from neurodyn._threads import blas_threads
+
 BatchedMap = Callable[[torch.Tensor], torch.Tensor]
 JacobianFn = Callable[[torch.Tensor], torch.Tensor]
 
@@ -169,10 +171,8 @@ def spectra(jacobians: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n_points, n_state = jacobians.shape[:2]
     if n_points == 0:
         return np.zeros((0, n_state), dtype=complex), np.zeros((0, n_state))
-    from threadpoolctl import threadpool_limits
-
     limits = 1 if n_state <= ONE_THREAD_EIG_MAX else None
-    with threadpool_limits(limits=limits, user_api="blas"):
+    with blas_threads(limits):
         eig = np.linalg.eigvals(jacobians).astype(np.complex128)
         order = np.lexsort((-eig.imag, -eig.real, -np.round(np.abs(eig), 12)), axis=-1)
         eig = np.take_along_axis(eig, order, axis=-1)

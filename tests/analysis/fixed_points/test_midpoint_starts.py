@@ -1,0 +1,78 @@
+"""Newton steps from the midpoints of pairs of stable points reach the saddle between them, which
+searches started next to the two attractors miss; the oracle is a brute-force root search."""
+
+import numpy as np
+import pytest
+import torch
+from scipy.optimize import fsolve
+
+import neurodyn.analysis.fixed_points._bridge as bridge
+from neurodyn.analysis import find_fixed_points
+from neurodyn.models import LeakyRNN
+
+#: h ↦ tanh(W h) with W = R diag(2, 0.5) Rᵀ: stable points ±h* along R's first column, a saddle
+#: at 0 (eigenvalues 2 and 0.5), nothing else
+ANGLE = 0.6
+
+
+def _two_unit_network() -> LeakyRNN:
+    rot = np.array([[np.cos(ANGLE), -np.sin(ANGLE)], [np.sin(ANGLE), np.cos(ANGLE)]])
+    model = LeakyRNN(0, 2, 1, alpha=1.0, seed=0)
+    with torch.no_grad():
+        model.w_rec.copy_(torch.as_tensor(rot @ np.diag([2.0, 0.5]) @ rot.T))
+        model.b.zero_()
+    return model
+
+
+def _brute_force_points(w: np.ndarray) -> np.ndarray:
+    """Every root of ``tanh(W h) − h`` in [−1, 1]², from fsolve started on a 41 × 41 grid."""
+    roots = []
+    for start in np.stack(np.meshgrid(*[np.linspace(-1.0, 1.0, 41)] * 2), -1).reshape(-1, 2):
+        h, _, ok, _ = fsolve(lambda v: np.tanh(w @ v) - v, start, full_output=True, xtol=1e-13)
+        if ok == 1 and np.abs(np.tanh(w @ h) - h).max() < 1e-10:
+            if not any(np.abs(h - r).max() < 1e-6 for r in roots):
+                roots.append(h)
+    return np.array(roots)
+
+
+def test_default_search_finds_the_saddle_between_two_attractors(monkeypatch):
+    model = _two_unit_network()
+    w = model.w_rec.detach().double().numpy()
+    truth = _brute_force_points(w)
+    labels = ["saddle" if np.abs(np.linalg.eigvals((1 - np.tanh(w @ h) ** 2)[:, None] * w)).max() > 1
+              else "stable" for h in truth]
+    assert sorted(labels) == ["saddle", "stable", "stable"]
+    attractors = truth[[lab == "stable" for lab in labels]]
+    rng = np.random.default_rng(0)  # starts next to the attractors only
+    starts = np.concatenate([a + 0.05 * rng.standard_normal((8, 2)) for a in attractors])
+
+    res = find_fixed_points(model, initial_states=starts, seed=0)
+    assert res.n_points == 3 and res.converged.all() and (res.q < 1e-20).all()
+    assert res.attrs["n_midpoint_candidates"] == 1
+    dist = np.abs(res.states[:, None] - truth[None]).max(-1)
+    assert (dist.min(axis=0) < 1e-10).all()  # every brute-force point, to round-off
+    saddle = truth[labels.index("saddle")]
+    assert res.stability[np.abs(res.states - saddle).max(-1).argmin()] == "saddle"
+
+    monkeypatch.setattr(bridge, "MAX_MIDPOINTS", 0)  # without the midpoint starts: attractors only
+    alone = find_fixed_points(model, initial_states=starts, seed=0)
+    assert sorted(alone.stability) == ["stable", "stable"]
+
+
+@pytest.mark.parametrize("exact_max", [bridge.EXACT_MAX_STATE, 0], ids=["eigenvalues", "power_iteration"])
+def test_contracting_matches_the_spectral_radius(monkeypatch, exact_max):
+    monkeypatch.setattr(bridge, "EXACT_MAX_STATE", exact_max)
+    rng = np.random.default_rng(1)
+    mats = rng.standard_normal((40, 6, 6)) / np.sqrt(6) * rng.uniform(0.3, 2.0, (40, 1, 1))
+    radius = np.abs(np.linalg.eigvals(mats)).max(-1)
+    clear = np.abs(radius - 1.0) > 0.05  # power iteration resolves a clear margin
+    got = bridge.contracting(torch.as_tensor(mats)).numpy()
+    assert clear.sum() > 30
+    np.testing.assert_array_equal(got[clear], radius[clear] < 1.0)
+
+
+def test_midpoints_of_the_closest_pairs():
+    points = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 3.0]], dtype=torch.float64)
+    assert bridge.midpoints(points).tolist() == [[0.5, 0.0], [0.0, 1.5], [0.5, 1.5]]
+    assert bridge.midpoints(points, max_pairs=1).tolist() == [[0.5, 0.0]]
+    assert bridge.midpoints(points[:1]).shape == (0, 2)
