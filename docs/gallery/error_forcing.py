@@ -76,7 +76,8 @@ results = {rule: run_sweep(spec(rule), out / rule, workers=workers, progress=ful
 # ## Fraction learned, with its 95 % interval, and held-out error
 #
 # Per method and delay: how many of the finished networks learned (`k / n`), the Wilson 95 % interval of
-# that fraction (`scipy.stats.binomtest`), and the median held-out MSE over all networks of the point.
+# that fraction (`scipy.stats.binomtest`), and the median held-out MSE over all networks of the point;
+# then the median loss of the last training batch, taken (as in training) before each step's forcing.
 
 # %%
 def learned_counts(accuracy: np.ndarray) -> dict:
@@ -97,15 +98,19 @@ summary = {}
 for label, rule, forcing in methods:
     ds = results[rule].dataset.sel(forcing=forcing)
     accuracy, mse = ds["id_accuracy"].values, ds["id_mse"].values  # (delay, seed), held out, unforced
-    summary[label] = {**learned_counts(accuracy), "median_test_mse": np.nanmedian(mse, axis=1).tolist()}
+    train_loss = ds["final_train_loss"].values  # (delay, seed), last training batch, forced where forcing
+    summary[label] = {**learned_counts(accuracy), "median_test_mse": np.nanmedian(mse, axis=1).tolist(),
+                      "median_final_train_loss": np.nanmedian(train_loss, axis=1).tolist()}
 
-header = [f"{d:g} ms: learned [95 % CI], median MSE" for d in settings["delays"]]
+header = [f"{d:g} ms: {column}" for d in settings["delays"] for column in ("learned [95 % CI]", "median MSE")]
 print("| method | " + " | ".join(header) + " |")
-print("|---|" + "---|" * len(settings["delays"]))
+print("|---|" + "---|" * len(header))
 for label, s in summary.items():
-    cells = [f"{k} / {n} [{lo:.2f}, {hi:.2f}], {m:.2g}" for k, n, (lo, hi), m
+    cells = [f"{k} / {n} [{lo:.2f}, {hi:.2f}] | {m:#.2g}" for k, n, (lo, hi), m
              in zip(s["n_learned"], s["n_networks"], s["fraction_ci95"], s["median_test_mse"])]
     print(f"| {label} | " + " | ".join(cells) + " |")
+for label, s in summary.items():
+    print(f"{label:>8}: median final training loss {np.round(s['median_final_train_loss'], 3).tolist()}")
 
 # %% [markdown]
 # ## The figure
