@@ -13,10 +13,10 @@
 #
 # When the site is built the page only checks that the pipeline runs (1 seed, 6 units, 2 iterations:
 # no network learns); set `NEURODYN_FULL=1` for the sizes whose numbers the guide quotes: 10 seeds per
-# method and delay, delays 320, 800 and 1600 ms (from where plain BPTT learns every network to where it
-# fails on some), 24 units, 300 iterations of 32 trials, 256 held-out trials (150 networks). The sweeps
-# are written to `NEURODYN_OUT` (default: a new temporary folder) and run on a local Dask cluster of
-# `NEURODYN_WORKERS` workers (default 0: one by one, in this process).
+# method and delay, delays 320, 800, 1600 and 3200 ms (from where plain BPTT learns every network to
+# where it fails on most), 24 units, 300 iterations of 32 trials, 256 held-out trials (200 networks).
+# The sweeps are written to `NEURODYN_OUT` (default: a new temporary folder) and run on a local Dask
+# cluster of `NEURODYN_WORKERS` workers (default 0: one by one, in this process).
 # `python examples/error_forcing.py [--tiny] [--workers N] [--out-dir DIR]` runs this page from the
 # command line (full size unless `--tiny`) and writes the sweeps, a summary and the figure into `DIR`.
 
@@ -38,7 +38,7 @@ learned = 0.95  # held-out accuracy at which a network counts as having learned
 methods = (("BPTT", "bptt", "none"), ("TF-BPTT", "bptt", "teacher"), ("EF-BPTT", "bptt", "error"),
            ("RFLO", "rflo", "none"), ("EF-RFLO", "rflo", "error"))  # (label, learning rule, forcing)
 if full:
-    settings = {"delays": [320.0, 800.0, 1600.0], "seeds": 10, "n_units": 24,
+    settings = {"delays": [320.0, 800.0, 1600.0, 3200.0], "seeds": 10, "n_units": 24,
                 "training": {"n_iterations": 300, "batch_size": 32, "lr": 1e-2, "eval_every": 0},
                 "analysis": {"n_trials": 256, "n_inits": 1, "max_iters": 1}}
 else:
