@@ -8,9 +8,9 @@ seeds per method and delay: BPTT, TF-BPTT and EF-BPTT (forcing none / teacher / 
 backpropagation through time), and RFLO and EF-RFLO (random feedback local online learning, without and
 with error forcing). Each network is then evaluated without forcing on a held-out batch. This script runs
 the page at full size, or at the site's small size with --tiny, and writes summary.json (per method and
-delay: the fraction of networks whose held-out accuracy reaches the page's `learned`, and the median
-held-out MSE), error_forcing.png (both against the delay) and the sweeps' datasets under bptt/ and rflo/
-into --out-dir. Uses only the public API.
+delay: how many of the networks have a held-out accuracy reaching the page's `learned`, that fraction
+with its Wilson 95 % interval, and the median held-out MSE), error_forcing.png (both against the delay)
+and the sweeps' datasets under bptt/ and rflo/ into --out-dir. Uses only the public API.
 """
 
 from __future__ import annotations
