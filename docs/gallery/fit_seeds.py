@@ -37,9 +37,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import scipy.stats
 import xarray as xr
-from scipy.integrate import solve_ivp
 
-from neurodyn.analysis.reconstruction import evaluate_reconstruction
+from neurodyn.analysis.reconstruction import evaluate_reconstruction, lorenz63
 from neurodyn.io import TimeSeries, apply_preprocessing, find_recordings
 from neurodyn.models import ShallowPLRNN
 from neurodyn.training import fit_teacher_forcing
@@ -50,19 +49,6 @@ epochs = int(os.environ.get("NEURODYN_EPOCHS", "30")) if full else 2
 batches, batch_size = (20, 64) if full else (3, 8)
 only = os.environ.get("NEURODYN_ONLY", "")
 fits_dir = Path(os.environ["NEURODYN_FITS"]) if os.environ.get("NEURODYN_FITS") else None
-
-
-def lorenz63(n_points: int, *, dt: float = 0.01, seed: int = 0) -> np.ndarray:
-    """(time, 3) Lorenz-63 trajectory sampled every ``dt`` after a transient of 20 time units."""
-    def rhs(_, u):
-        x, y, z = u
-        return [10.0 * (y - x), x * (28.0 - z) - y, x * y - 8.0 / 3.0 * z]
-
-    u0 = np.random.default_rng(seed).normal(size=3) + [1.0, 1.0, 20.0]
-    t = 20.0 + dt * np.arange(n_points)
-    sol = solve_ivp(rhs, (0.0, t[-1]), u0, t_eval=t, rtol=1e-10, atol=1e-10, method="DOP853")
-    return sol.y.T
-
 
 # %% [markdown]
 # ## The data sets and fit settings

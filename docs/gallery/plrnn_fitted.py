@@ -13,7 +13,8 @@
 #
 # The site build runs both at small sizes; `NEURODYN_FULL=1` trains the decision task 5 times longer
 # and uses a finer basin grid. The Lorenz-63 fits and their Lyapunov exponents are in
-# `examples/dsr_seeds.py` (see "Fitting recordings").
+# `examples/dsr_seeds.py` (see "Fitting recordings"); an ALRNN fitted to Lorenz-63 and analysed with
+# these tools is on the gallery page "A fitted Lorenz-63 model, analysed exactly".
 
 # %%
 import os

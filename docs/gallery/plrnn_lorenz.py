@@ -1,0 +1,162 @@
+# %% [markdown]
+# # A fitted Lorenz-63 model, analysed exactly
+#
+# An almost-linear RNN (ALRNN; Brenner et al., ICML 2024) is fitted by generalized teacher forcing
+# (Hess et al., ICML 2023) to a simulated Lorenz-63 series, and then analysed with the exact
+# piecewise-linear tools of Eisenmann et al. (NeurIPS 2023; "Detecting invariant manifolds in
+# ReLU-based RNNs", ICLR 2026):
+#
+# 1. its free run scored against held-out data and the baselines (`D_stsp`, `D_H`, `PE(n)`) and its
+#    largest Lyapunov exponent against the true system's 0.906 per unit time;
+# 2. its fixed points and low-period cycles, found by exhaustive search (an ALRNN with `P`
+#    piecewise-linear units has only `2**P` linear regions), and the saddles' positions in observation
+#    space against the three equilibria of Lorenz-63;
+# 3. the stable and unstable manifolds of its saddles and their crossings: a transversal homoclinic
+#    point with invertible region maps proves chaos (Smale–Birkhoff); not finding one within the
+#    budget proves nothing.
+#
+# The site build fits for a few seconds on a short series (the analyses then usually find no chaos and
+# say so); `NEURODYN_FULL=1` runs the sizes whose numbers the guide quotes (the fit takes a few CPU
+# minutes). `python examples/plrnn_lorenz.py [--tiny] [--out-dir DIR]` runs this page from the command
+# line and writes its numbers and figure into `DIR`.
+
+# %%
+import os
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from neurodyn.analysis import find_cycles, find_homoclinic_points, find_manifolds, lyapunov_spectrum
+from neurodyn.analysis.reconstruction import (
+    LORENZ63_MAX_LYAPUNOV,
+    evaluate_reconstruction,
+    lorenz63,
+    lorenz63_fixed_points,
+)
+from neurodyn.io import TimeSeries
+from neurodyn.models import ALRNN
+from neurodyn.training import fit_teacher_forcing, generate
+
+full = os.environ.get("NEURODYN_FULL") == "1"
+
+# %% [markdown]
+# ## Data and fit
+#
+# Lorenz-63 (σ = 10, ρ = 28, β = 8/3) is integrated with `scipy.integrate.solve_ivp`, sampled every
+# 0.01 and every second point kept (Δt = 0.02), z-scored with the training statistics; the first 80 %
+# is fitted, the rest held out. The ALRNN has 3 latent units read out as the observations (identity
+# observation: only they are forced) and a few more, of which the last `P` are ReLU units; α adapts
+# from 1 (the GTF reference setting).
+
+# %%
+dt = 0.02
+n_points = 100_000 if full else 5_000
+lorenz = TimeSeries.from_arrays(lorenz63(2 * n_points, dt=0.01)[::2], dt=dt).standardize()
+train, test = lorenz.split(0.8)
+mean, std = (np.asarray(lorenz.preprocessing[-1][key]) for key in ("mean", "std"))
+sizes = dict(n_latent=6, n_relu=3)
+if full:
+    settings = dict(n_epochs=100, batches_per_epoch=50, batch_size=32, seq_len=100, lr=3e-3, lr_end=1e-4)
+else:
+    settings = dict(n_epochs=4, batches_per_epoch=10, batch_size=16, seq_len=50, lr=3e-3, lr_end=1e-3)
+fit = fit_teacher_forcing(ALRNN(0, sizes["n_latent"], 3, n_relu=sizes["n_relu"], seed=0), train,
+                          observation="identity", alpha=1.0, adaptive_alpha=True, progress=False, seed=0,
+                          **settings)
+model = fit.model.double()
+print(f"train {train.values.shape}, test {test.values.shape} (time, channel); fit {fit.status}, "
+      f"{settings['n_epochs']} epochs, final loss {fit.history['loss'][-1]:.4f}")
+
+# %% [markdown]
+# ## Reconstruction scores and the largest Lyapunov exponent
+#
+# The free run starts at the first held-out point; 1000 steps of transient are dropped. Lower is better
+# for all three measures; the linear (VAR(1)) and mean rows are the baselines. The Lyapunov spectrum
+# (QR method) is taken along a free run on the model's attractor, in nats per step and, divided by
+# Δt, per unit time.
+
+# %%
+scores = evaluate_reconstruction(model, train.values, test.values, observation="identity", n_transient=1000,
+                                 pe_steps=10, n_bins=30, smoothing=20.0)
+print(scores.summary())
+h0 = np.zeros(sizes["n_latent"])
+h0[:3] = test.values[0]
+spectrum = lyapunov_spectrum(model, h0=h0, n_steps=50_000 if full else 5_000, n_transient=2000, seed=0)
+lyap = spectrum.exponents[0]
+print(f"Lyapunov spectrum per step: {np.array2string(lyap, precision=4)} ({spectrum.status[0]})")
+print(f"largest exponent per unit time: {lyap[0] / dt:.3f} (Lorenz-63: {LORENZ63_MAX_LYAPUNOV})")
+
+# %% [markdown]
+# ## Fixed points and cycles, exactly
+#
+# With `P` ReLU units the map has `2**P` linear regions, so the exhaustive search enumerates every
+# region sequence up to the order searched and proves the list complete. The first three latent units
+# are the (standardised) observations, so a fitted fixed point is compared with the true equilibria
+# standardised alike: the origin and `C± = (±sqrt(β(ρ−1)), ±sqrt(β(ρ−1)), ρ−1)`.
+
+# %%
+max_order = 2
+cycles = find_cycles(model, max_order=max_order, exhaustive=True)
+print(cycles.summary())
+true_points = (lorenz63_fixed_points() - mean) / std
+print("true equilibria, standardised:", np.array2string(true_points, precision=3))
+fixed = cycles.order == 1
+for state, kind, eig in zip(cycles.states[fixed], cycles.stability[fixed], cycles.eigenvalues[fixed]):
+    nearest = np.linalg.norm(true_points - state[:3], axis=1)
+    n_out = int((np.abs(eig) > 1).sum())
+    print(f"{kind:>8} fixed point, observed part {np.array2string(state[:3], precision=3)}: "
+          f"{n_out} eigenvalues outside the unit circle (largest |λ| {np.abs(eig).max():.4f}); "
+          f"nearest true equilibrium {int(nearest.argmin())} at distance {nearest.min():.3f}")
+
+# %% [markdown]
+# ## Manifolds of the saddles and homoclinic points
+#
+# The stable and unstable manifolds of every saddle found above are grown piece by piece inside the box
+# `|z| ≤ 4` (standardised units), `max_depth` preimages/images deep; then every stable piece is
+# intersected with every unstable piece. This is the budget: a homoclinic point beyond it is not seen.
+
+# %%
+max_depth = 8 if full else 3
+saddle_rows = cycles.stability == "saddle"
+homoclinic = None
+if saddle_rows.any():
+    manifolds = find_manifolds(model, cycles, box=4.0, max_depth=max_depth, max_pieces=500 if full else 50)
+    print(f"{len(manifolds.select('stable'))} stable and {len(manifolds.select('unstable'))} unstable pieces "
+          f"(depth ≤ {max_depth}, piece cap hit: {any(manifolds.truncated.values())})")
+    if manifolds.select("stable") and manifolds.select("unstable"):
+        homoclinic = find_homoclinic_points(model, manifolds)
+        print(homoclinic.report())
+if homoclinic is None or not len(homoclinic.points):
+    print(f"no homoclinic point within depth {max_depth}: no proof of chaos (which proves nothing either)")
+else:
+    is_h = homoclinic.kind == "homoclinic"
+    print(f"homoclinic points: {int(is_h.sum())} (transversal: {int(homoclinic.transversal[is_h].sum())}, "
+          f"region maps invertible: {int(homoclinic.invertible[is_h].sum())}); heteroclinic: "
+          f"{int((~is_h).sum())}; proves chaos: {homoclinic.proves_chaos}")
+
+# %% [markdown]
+# ## The figure
+#
+# The held-out data and the model's free run in the (x, z) plane, with the fitted fixed points (by
+# stability) and the true equilibria; right, the x coordinate over time.
+
+# %%
+run = generate(model, test.values[0], len(test.values) + 1000, observation="identity").observations[1000:]
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+axes[0].plot(test.values[:, 0], test.values[:, 2], lw=0.3, color="0.6", label="held-out data")
+axes[0].plot(run[:, 0], run[:, 2], lw=0.3, color="C0", label="fitted ALRNN, free run")
+axes[0].plot(true_points[:, 0], true_points[:, 2], "k+", ms=12, label="Lorenz-63 equilibria")
+for kind, marker in (("stable", "o"), ("saddle", "x"), ("unstable", "s")):
+    rows = fixed & (cycles.stability == kind)
+    if rows.any():
+        axes[0].plot(cycles.states[rows, 0], cycles.states[rows, 2], marker, color="C3", ms=7, mfc="none",
+                     label=f"fitted fixed points ({kind})")
+axes[0].set(xlabel="x (standardised)", ylabel="z (standardised)", xlim=(-3, 3), ylim=(-3, 3))
+axes[0].legend(fontsize=7, loc="upper left")
+n_show = min(1000, len(run))
+axes[1].plot(dt * np.arange(n_show), test.values[:n_show, 0], color="0.6", label="held-out data")
+axes[1].plot(dt * np.arange(n_show), run[:n_show, 0], color="C0", label="free run (after transient)")
+axes[1].set(xlabel="time", ylabel="x (standardised)")
+axes[1].legend(fontsize=7)
+fig.suptitle(f"ALRNN ({sizes['n_latent']} units, {sizes['n_relu']} ReLU) fitted to Lorenz-63: "
+             f"λ₁ = {lyap[0] / dt:.3f} per unit time (true {LORENZ63_MAX_LYAPUNOV})")
+plt.show()
