@@ -81,6 +81,8 @@ def test_bash_lines_name_real_targets_scripts_and_options():
             script = (REPO / words[1]).read_text()
             if "from _gallery import" in script:  # a page runner: --tiny and --out-dir come from its parser
                 script += (REPO / "examples" / "_gallery.py").read_text()
+            if "from _record import bench_parser" in script:  # a benchmark: shared options from its parser
+                script += (REPO / "benchmarks" / "_record.py").read_text()
             missing = [w for w in words[2:] if w.startswith("--") and f'"{w.split("=")[0]}"' not in script]
             assert not missing, f"{page}: {words[1]} has no option {missing}"
 
