@@ -24,7 +24,7 @@ from neurodyn.analysis.fixed_points._newton import (
     pinv_polish,
 )
 from neurodyn.analysis.fixed_points._result import FixedPointResult
-from neurodyn.analysis.fixed_points._search import SearchSettings
+from neurodyn.analysis.fixed_points._search import SearchSettings, speed
 from neurodyn.analysis.fixed_points._stability import (
     classify,
     monodromy,
@@ -457,12 +457,12 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dic
         x, sel = _merge_marginal(F, x, sel, converged[sel], tol_q, jac_k)
     if k == 1 and x.shape[0] > 1:  # polishing can bring points found apart within tol_unique
         with torch.no_grad():
-            q_now = (0.5 * (F(x) - x).pow(2).sum(-1)).cpu().numpy()
+            q_now = speed(F, x).cpu().numpy()
         again = np.sort(unique_points(x.cpu().numpy(), np.lexsort((q_now, ~converged[sel])), tol_unique))
         x, sel = x[torch.as_tensor(again, device=x.device)], sel[again]
     orbits = _orbits(F, x, k)
     with torch.no_grad():
-        q_sel = (0.5 * (_power(F, k)(x) - x).pow(2).sum(-1)).cpu().numpy()
+        q_sel = speed(_power(F, k), x).cpu().numpy()
     order = np.lexsort((q_sel, ~converged[sel]))
     status = np.where(converged, "converged",
                       np.where(found.stalled.cpu().numpy(), "slow_point", "not_converged"))[sel][order]
@@ -487,7 +487,7 @@ def _with_midpoint_starts(F, part, like, tol_unique, jac_k, tol_q, marginal_tol,
         return part
     x = newton_polish(F, starts, n_steps=bridge.NEWTON_STEPS, jacobian=jac_k, until_q=tol_q)
     with torch.no_grad():
-        q = (0.5 * (F(x) - x).pow(2).sum(-1)).cpu().numpy()
+        q = speed(F, x).cpu().numpy()
     states = x.cpu().numpy()
     far = np.abs(states[:, None] - part["orbits"][:, 0][None]).max(-1).min(1) >= tol_unique
     new = np.flatnonzero((q < tol_q) & far)
@@ -496,7 +496,7 @@ def _with_midpoint_starts(F, part, like, tol_unique, jac_k, tol_q, marginal_tol,
     new = new[unique_points(states[new], q[new], tol_unique)]
     x = newton_polish(F, x[torch.as_tensor(new, device=x.device)], jacobian=jac_k)
     with torch.no_grad():
-        q_new = (0.5 * (F(x) - x).pow(2).sum(-1)).cpu().numpy()
+        q_new = speed(F, x).cpu().numpy()
     n_new = new.size
     merged = {
         "orbits": np.concatenate([part["orbits"], x.cpu().numpy()[:, None]]),
@@ -514,7 +514,7 @@ def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q
     def qfun(states: np.ndarray) -> np.ndarray:
         h = torch.as_tensor(states, dtype=x.dtype, device=x.device)
         with torch.no_grad():
-            return (0.5 * (F(h) - h).pow(2).sum(-1)).cpu().numpy()
+            return speed(F, h).cpu().numpy()
 
     pts = x.detach().cpu().numpy()
     rows = np.flatnonzero(conv)
@@ -571,7 +571,7 @@ def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac_hu, u_s
         next_id += n_cycles
         with torch.no_grad():
             pts = t_orbits.reshape(-1, t_orbits.shape[-1])
-            q_pts = 0.5 * (_power(F, k)(pts) - pts).pow(2).sum(-1).cpu().numpy()
+            q_pts = speed(_power(F, k), pts).cpu().numpy()
         rows["states"].append(h.cpu().numpy())
         rows["inputs"].append(np.zeros((h.shape[0], 0)) if u is None else u.cpu().numpy())
         rows["q"].append(part["q"] if k == 1 else q_pts)
