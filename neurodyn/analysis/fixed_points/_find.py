@@ -140,8 +140,8 @@ def find_fixed_points(
         dims also checked during its Newton steps), a candidate that comes
         within ``tol_unique`` of an already converged point is retired with it, and one whose
         Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. Then Newton
-        steps from the midpoints of pairs of the stable points found (``|λ| < 1 − marginal_tol`` by
-        power iteration; with one input for all candidates and two or more state dims) add the
+        steps from the midpoints of pairs of the stable points found (labelled by the eigenvalues
+        the result reports; with one input for all candidates and two or more state dims) add the
         converged points they reach that the search lacks, typically saddles between attractors
         (``attrs["n_midpoint_candidates"]`` counts these starts). All but
         ``"joint"`` give each candidate its own step size and stop each on its own.
@@ -362,7 +362,13 @@ def _rows_with_inputs(initial_states, u_rows, n_state, n_inits) -> np.ndarray:
 
 def _input_split_jacobians(model, n_in):
     """``jac_hu(h, u) -> (∂F/∂h, ∂F/∂u or None)`` at rows ``h`` (point, state) with inputs ``u``
-    (point, input) or None: closed forms for model families, forward-mode autodiff otherwise."""
+    (point, input) or None: closed forms for model families, forward-mode autodiff otherwise.
+    A model of a family is differentiated through its params, built once (the search never
+    changes the weights)."""
+    params = model.params() if isinstance(model, RecurrentModel) else None
+    if params is not None and family_of(params) is not None:
+        model = params
+
     def jac_hu(h: torch.Tensor, u: torch.Tensor | None):
         A = jacobians(model, h, u)
         B = jacobians(model, h, u, wrt="input") if u is not None and u.shape[-1] else None
