@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any, NamedTuple
 
 import torch
@@ -93,6 +94,16 @@ class RecurrentModel(nn.Module):
             raise NotImplementedError(f"{type(self).__name__} defines no step and its params type "
                                       f"{type(params).__name__} has no registered family")
         return family.step(params, h, u)
+
+    def frozen_step(self) -> Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]:
+        """:meth:`step` with the effective parameters built once, for many calls on unchanged weights
+        (a fixed-point search): ``family.step(params, h, u)`` where :meth:`step` is the family's,
+        else :meth:`step` itself. Later changes to the weights are not seen by the returned map."""
+        if type(self).step is not RecurrentModel.step:
+            return self.step
+        params = self.params()
+        family = FAMILIES.get(type(params))
+        return self.step if family is None else partial(family.step, params)
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
         """Output map G(h); ``h`` (..., state) → (..., output)."""

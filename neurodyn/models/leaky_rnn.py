@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, NamedTuple
 
 import torch
@@ -151,6 +152,13 @@ class LeakyShell(RecurrentModel):
 
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         return leaky_rnn_step(self._current_params(), h, u)
+
+    def frozen_step(self) -> Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]:
+        """:func:`leaky_rnn_step` on the effective weights of :meth:`params`, built once (see
+        :meth:`RecurrentModel.frozen_step`); a subclass with its own :meth:`step` keeps that."""
+        if type(self).step is not LeakyShell.step:
+            return super().frozen_step()
+        return partial(leaky_rnn_step, self.params())
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
         return h @ self._current_params().w_out.T + self.b_out

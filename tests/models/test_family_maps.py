@@ -105,6 +105,24 @@ def test_family_step_is_the_model_step(name, model):
 
 
 @pytest.mark.parametrize("name,model", CASES, ids=IDS)
+def test_frozen_step_is_the_model_step(name, model):
+    h, u = _point(model.float(), dtype=torch.float32)
+    with torch.no_grad():
+        assert torch.equal(model.frozen_step()(h, u), model.step(h, u))
+
+
+def test_frozen_step_keeps_a_subclass_s_own_step():
+    class Doubled(LeakyRNN):
+        def step(self, h, u=None):
+            return 2.0 * super().step(h, u)
+
+    model = Doubled(N_IN, 6, 2, seed=0)
+    h, u = _point(model, dtype=torch.float32)
+    with torch.no_grad():
+        assert torch.equal(model.frozen_step()(h, u), model.step(h, u))
+
+
+@pytest.mark.parametrize("name,model", CASES, ids=IDS)
 def test_jacobians_equal_autograd_and_finite_differences(name, model):
     family, p = family_of(model.params()), _params64(model)
     h, u = _point(model)

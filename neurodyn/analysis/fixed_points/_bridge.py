@@ -5,16 +5,17 @@ most paths between them, often near their midpoint)."""
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
+from typing import Any
 
+import numpy as np
 import torch
 
-#: power-iteration steps of the stability test (:func:`contracting`); the growth of the last half
-#: estimates the spectral radius
-POWER_STEPS = 40
-#: up to this many state dims the test takes the eigenvalues themselves (a small ``geev`` costs
-#: less than the power iteration's many small products)
-EXACT_MAX_STATE = 32
+from neurodyn.analysis.fixed_points._newton import _shifted_jacobian, _solve, newton_polish, round_off_q
+from neurodyn.analysis.fixed_points._search import BatchedMap
+from neurodyn.analysis.fixed_points._stability import JacobianFn
+from neurodyn.analysis.fixed_points._unique import unique_points
+
 #: Newton steps from each midpoint at most (each kept only where it lowers q): on the 16- and
 #: 128-unit flip-flop networks of the benchmark all 28 midpoints converge within 4
 NEWTON_STEPS = 8
@@ -23,42 +24,95 @@ NEWTON_STEPS = 8
 MAX_MIDPOINTS = 64
 
 
-def contracting(jacobians: torch.Tensor, margin: float = 1e-3, n_steps: int = POWER_STEPS) -> torch.Tensor:
-    """Whether each Jacobian's spectral radius is below ``1 − margin``, estimated by power iteration
-    above ``EXACT_MAX_STATE`` state dims (from the eigenvalues up to it).
+def with_midpoint_starts(F: BatchedMap, part: dict[str, Any], linearise: Callable[[dict], dict],
+                         like: torch.Tensor, tol_unique: float, jacobian: JacobianFn | None, tol_q: float,
+                         counts: dict[str, int]) -> dict[str, Any]:
+    """``part`` (one linearised order-1 part of the search's points) with the points that Newton
+    steps from the midpoints of pairs of its stable points reach and it lacks.
 
-    A fixed-point test that is cheap next to an eigenvalue solve (``n_steps`` matrix-vector
-    products per point): from a fixed pseudo-random vector, the geometric mean of the growth per
-    step over the last ``n_steps // 2`` steps estimates the modulus of the leading eigenvalue
-    (a complex pair included). It serves to pick start points only; the reported labels come from
-    the eigenvalues.
+    The stable points are those labelled ``"stable"`` by their eigenvalues (every ``|λ| < 1 −
+    marginal_tol``), the spectra the result reports. The new points are converged, farther than
+    ``tol_unique`` from the part's points and from each other, polished to round-off and
+    linearised by ``linearise`` (one spectrum per new point); rows are sorted converged first,
+    then by q. ``counts["n_midpoint_candidates"]`` counts the starts; ``like`` gives dtype and
+    device.
+    """
+    conv = part["converged"]
+    if conv.sum() < 2:
+        return part
+    points = torch.as_tensor(part["orbits"][conv, 0], dtype=like.dtype, device=like.device)
+    stable = torch.as_tensor(part["stability"][conv] == "stable", device=like.device)
+    starts = midpoints(points[stable])
+    counts["n_midpoint_candidates"] = int(starts.shape[0])
+    if starts.shape[0] == 0:
+        return part
+    known = torch.as_tensor(part["orbits"][:, 0], dtype=like.dtype, device=like.device)
+    x, q = newton_from(F, starts, known, jacobian=jacobian, tol_q=tol_q, tol_unique=tol_unique)
+    if x.shape[0] == 0:
+        return part
+    keep = unique_points(x.cpu().numpy(), q.cpu().numpy(), tol_unique)
+    x = x[torch.as_tensor(keep, device=x.device)]
+    eps = float(torch.finfo(x.dtype).eps)
+    x = newton_polish(F, x, jacobian=jacobian, until_q=round_off_q(x, eps))
+    with torch.no_grad():
+        q_new = (0.5 * (F(x) - x).pow(2).sum(-1)).cpu().numpy()
+    n_new = x.shape[0]
+    new = linearise({"orbits": x.cpu().numpy()[:, None], "q": q_new, "converged": np.ones(n_new, dtype=bool),
+                     "iterations": np.full(n_new, NEWTON_STEPS),
+                     "status": np.full(n_new, "converged", dtype=object), "order": 1})
+    merged = {name: np.concatenate([part[name], new[name]]) for name in part if name != "order"}
+    order = np.lexsort((merged["q"], ~merged["converged"]))
+    return {**{name: value[order] for name, value in merged.items()}, "order": 1}
+
+
+def newton_from(F: BatchedMap, starts: torch.Tensor, known: torch.Tensor, *, jacobian: JacobianFn | None,
+                tol_q: float, tol_unique: float,
+                n_steps: int = NEWTON_STEPS) -> tuple[torch.Tensor, torch.Tensor]:
+    """Up to ``n_steps`` Newton steps from each start (each kept only where it lowers q), each row
+    until ``q < tol_q``; a row that comes within ``tol_unique`` (every unit) of a ``known`` point
+    stops at once, since from there it converges to that point (as in the Newton search).
 
     Parameters
     ----------
-    jacobians : Tensor, shape (point, state, state)
-    margin : float
-        Moduli within ``margin`` below 1 count as not contracting (``marginal_tol`` of the labels).
+    starts : Tensor, shape (start, state)
+    known : Tensor, shape (point, state)
 
     Returns
     -------
-    Tensor of bool, shape (point,)
+    states, q : Tensor, shapes (new, state) and (new,)
+        The rows that reached ``q < tol_q`` at least ``tol_unique`` from every known point, in
+        order of the starts.
     """
-    n_points, n_state = jacobians.shape[:2]
-    if n_state <= EXACT_MAX_STATE:
-        radius = torch.linalg.eigvals(jacobians).abs().amax(-1) if n_state else \
-            jacobians.new_zeros(n_points)
-        return torch.isfinite(radius) & (radius < 1.0 - margin)
-    gen = torch.Generator(device=jacobians.device).manual_seed(0)
-    v = torch.randn((n_points, 1, n_state), generator=gen, dtype=jacobians.dtype, device=jacobians.device)
-    log_growth = torch.zeros(n_points, dtype=jacobians.dtype, device=jacobians.device)
-    counted = n_steps - n_steps // 2
-    for step in range(n_steps):
-        v = v @ jacobians.mT  # (J v)ᵀ: a row vector times Jᵀ takes torch's faster batched path
-        norm = v.norm(dim=(1, 2)).clamp(min=torch.finfo(v.dtype).tiny)
-        v = v / norm[:, None, None]
-        if step >= n_steps - counted:
-            log_growth += norm.log()
-    return torch.isfinite(log_growth) & (log_growth < counted * math.log1p(-min(margin, 0.5)))
+    x = starts
+    pos = torch.arange(x.shape[0], device=x.device)
+    with torch.no_grad():
+        r = F(x) - x
+    q = 0.5 * r.pow(2).sum(-1)
+    done_pos, done_x, done_q = [], [], []
+    for step in range(n_steps + 1):
+        near = torch.cdist(x, known, p=float("inf")).min(1).values < tol_unique if known.shape[0] else \
+            torch.zeros_like(q, dtype=torch.bool)
+        conv = ~near & (q < tol_q)
+        done_pos.append(pos[conv])
+        done_x.append(x[conv])
+        done_q.append(q[conv])
+        active = ~near & ~conv & torch.isfinite(q)
+        x, r, q, pos = x[active], r[active], q[active], pos[active]
+        if step == n_steps or x.shape[0] == 0:
+            break
+        delta, solved = _solve(_shifted_jacobian(F, x, jacobian), r.unsqueeze(-1))
+        x_try = x - delta.squeeze(-1)
+        with torch.no_grad():
+            r_try = F(x_try) - x_try
+        q_try = 0.5 * r_try.pow(2).sum(-1)
+        ok = solved & torch.isfinite(q_try) & (q_try < q)
+        if not bool(ok.any()):
+            break
+        x = torch.where(ok[:, None], x_try, x)
+        r = torch.where(ok[:, None], r_try, r)
+        q = torch.where(ok, q_try, q)
+    order = torch.argsort(torch.cat(done_pos))
+    return torch.cat(done_x)[order], torch.cat(done_q)[order]
 
 
 def midpoints(points: torch.Tensor, max_pairs: int | None = None) -> torch.Tensor:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -16,22 +15,18 @@ from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.fixed_points import _bridge as bridge
 from neurodyn.analysis.fixed_points import _init as init
+from neurodyn.analysis.fixed_points._assemble import assemble, linearise
 from neurodyn.analysis.fixed_points._newton import (
     GRADIENT_START_MIN_STATE,
     METHODS,
     NEWTON_COPIES,
     newton_polish,
     pinv_polish,
+    round_off_q,
 )
 from neurodyn.analysis.fixed_points._result import FixedPointResult
-from neurodyn.analysis.fixed_points._search import SearchSettings, speed
-from neurodyn.analysis.fixed_points._stability import (
-    classify,
-    monodromy,
-    power_jacobian,
-    spectra,
-    step_jacobians,
-)
+from neurodyn.analysis.fixed_points._search import SearchSettings, power_map, speed
+from neurodyn.analysis.fixed_points._stability import power_jacobian
 from neurodyn.analysis.fixed_points._unique import (
     distance_inliers,
     has_minimal_period,
@@ -42,7 +37,6 @@ from neurodyn.analysis.fixed_points._unique import (
 from neurodyn.analysis.jacobians import jacobians
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._family import family_of
-from neurodyn.models.leaky_rnn import LeakyRNN
 
 #: the method ``method="auto"`` runs
 AUTO_METHOD = "newton"
@@ -146,8 +140,8 @@ def find_fixed_points(
         dims also checked during its Newton steps), a candidate that comes
         within ``tol_unique`` of an already converged point is retired with it, and one whose
         Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. Then Newton
-        steps from the midpoints of pairs of the stable points found (``|λ| < 1 − marginal_tol`` by
-        power iteration; with one input for all candidates and two or more state dims) add the
+        steps from the midpoints of pairs of the stable points found (labelled by the eigenvalues
+        the result reports; with one input for all candidates and two or more state dims) add the
         converged points they reach that the search lacks, typically saddles between attractors
         (``attrs["n_midpoint_candidates"]`` counts these starts). All but
         ``"joint"`` give each candidate its own step size and stop each on its own.
@@ -252,15 +246,18 @@ def find_fixed_points(
     settings = SearchSettings(tol_q=tol_q, tol_dq=tol_dq, max_iters=int(max_iters), lr_init=lr_init)
     parts, counts = [], {"n_candidates": 0, "n_outliers": 0, "n_midpoint_candidates": 0}
     for k in range(1, int(max_order) + 1):
-        Gk, jac_k = _power(F, k), power_jacobian(F, k, jac1)
+        Gk, jac_k = power_map(F, k), power_jacobian(F, k, jac1)
         extra = {"newton": dict(jacobian=jac_k, tol_unique=tol_unique, chunk_size=chunk,
-                                single_map=None if F32 is None else _power(F32, k)),
+                                single_map=None if F32 is None else power_map(F32, k)),
                  "levenberg_marquardt": dict(jacobian=jac_k)}.get(method, {})
         found = METHODS[method](Gk, x0, settings, progress=progress, **extra)
         counts["n_candidates"] += x0.shape[0]
         part = _collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q)
         if method == "newton" and k == 1 and n_state >= 2 and not n_cond:  # saddles need two dims
-            part = _with_midpoint_starts(F, part, x0, tol_unique, jac_k, tol_q, marginal_tol, counts)
+            def lin(p: dict) -> dict:
+                return linearise(p, jac_hu, u_star, n_state, n_cond, marginal_tol, dtype, device)
+
+            part = bridge.with_midpoint_starts(F, lin(part), lin, x0, tol_unique, jac_k, tol_q, counts)
         parts.append(part)
     attrs = {
         "input": [] if u_star is None else u_star.cpu().tolist(), "per_candidate_inputs": int(n_cond > 0),
@@ -271,7 +268,7 @@ def find_fixed_points(
         "seed": seed_int, "method": method, "initial_state_source": source,
         "dtype": str(dtype).replace("torch.", ""), "neurodyn_version": __version__, **counts,
     }
-    return _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac_hu, u_star, n_cond)
+    return assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac_hu, u_star, n_cond)
 
 
 def _plan(method: str, n_cand: int, n_state: int, max_order: int, max_memory: float) -> int | None:
@@ -324,7 +321,7 @@ def _one_step_map(model, state_size, dtype, device):
     if isinstance(model, RecurrentModel):
         device = torch.device(device) if device is not None else next(model.parameters()).device
         shell = copy.deepcopy(model).to(device=device, dtype=dtype).eval().requires_grad_(False)
-        return _frozen_step(shell), int(shell.state_size), int(shell.n_inputs), device, shell
+        return shell.frozen_step(), int(shell.state_size), int(shell.n_inputs), device, shell
     if not callable(model):
         raise TypeError(f"model must be a RecurrentModel or a callable F(h, u), got {type(model)}")
     if state_size is None:
@@ -365,7 +362,13 @@ def _rows_with_inputs(initial_states, u_rows, n_state, n_inits) -> np.ndarray:
 
 def _input_split_jacobians(model, n_in):
     """``jac_hu(h, u) -> (∂F/∂h, ∂F/∂u or None)`` at rows ``h`` (point, state) with inputs ``u``
-    (point, input) or None: closed forms for model families, forward-mode autodiff otherwise."""
+    (point, input) or None: closed forms for model families, forward-mode autodiff otherwise.
+    A model of a family is differentiated through its params, built once (the search never
+    changes the weights)."""
+    params = model.params() if isinstance(model, RecurrentModel) else None
+    if params is not None and family_of(params) is not None:
+        model = params
+
     def jac_hu(h: torch.Tensor, u: torch.Tensor | None):
         A = jacobians(model, h, u)
         B = jacobians(model, h, u, wrt="input") if u is not None and u.shape[-1] else None
@@ -395,23 +398,12 @@ def _augmented_jacobian(jac_hu, n_state):
     return jac
 
 
-def _frozen_step(shell: RecurrentModel) -> Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]:
-    """``shell.step`` with the effective weights built once: ``family.step(params, h, u)``, which is
-    what :meth:`RecurrentModel.step` and :meth:`LeakyRNN.step` compute from ``params()`` at every
-    call, where the model's class steps that way and its params have a family; else ``shell.step``."""
-    params = shell.params()
-    family = family_of(params)
-    if family is None or type(shell).step not in (RecurrentModel.step, LeakyRNN.step):
-        return shell.step
-    return partial(family.step, params)
-
-
 def _single_map(shell, batch_u, n_cond, n_state):
     """The one-step map of a float32 copy of ``shell`` (None without a model): what the Newton
     search's gradient start runs on (see :func:`~neurodyn.analysis.fixed_points._newton.minimise_newton`)."""
     if shell is None:
         return None
-    single = _frozen_step(copy.deepcopy(shell).float())
+    single = copy.deepcopy(shell).float().frozen_step()
     if n_cond:
         return _with_inputs(single, None, n_state)
     u = None if batch_u is None else batch_u.float()
@@ -420,15 +412,6 @@ def _single_map(shell, batch_u, n_cond, n_state):
         return single(h, None if u is None else u.expand(h.shape[0], -1))
 
     return F32
-
-
-def _power(F, k: int):
-    def Fk(h: torch.Tensor) -> torch.Tensor:
-        for _ in range(k):
-            h = F(h)
-        return h
-
-    return Fk
 
 
 def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dict[str, np.ndarray]:
@@ -442,71 +425,38 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dic
     if k > 1:
         keep &= converged  # period-k slow points are not reported
     idx = np.flatnonzero(keep)
-    orbits = _orbits(F, found.states[idx], k)
     if k > 1:
+        orbits = _orbits(F, found.states[idx], k)
         idx = idx[has_minimal_period(orbits, tol_unique)]
         orbits = _orbits(F, found.states[idx], k)
     rank = np.lexsort((q[idx], ~converged[idx]))  # converged first, then by q
-    chosen = unique_points(orbits[:, 0], rank, tol_unique) if k == 1 \
+    chosen = unique_points(states[idx], rank, tol_unique) if k == 1 \
         else unique_cycles(orbits[:, :k], rank, tol_unique)
     sel = idx[chosen]
     x = found.states[sel]
-    conv = torch.as_tensor(converged[sel], device=x.device)
-    x = torch.where(conv[:, None], newton_polish(_power(F, k), x, jacobian=jac_k), x)
+    conv = converged[sel]
+    if conv.any():  # polished to round-off (each row on its own: a subset gives the same rows)
+        eps = float(torch.finfo(x.dtype).eps)
+        rows = torch.as_tensor(np.flatnonzero(conv), device=x.device)
+        x = x.clone()
+        x[rows] = newton_polish(power_map(F, k), x[rows], jacobian=jac_k, until_q=round_off_q(x[rows], eps))
     if k == 1 and conv.sum() > 1:
-        x, sel = _merge_marginal(F, x, sel, converged[sel], tol_q, jac_k)
+        x, sel = _merge_marginal(F, x, sel, conv, tol_q, jac_k)
+    q_sel = None
     if k == 1 and x.shape[0] > 1:  # polishing can bring points found apart within tol_unique
         with torch.no_grad():
             q_now = speed(F, x).cpu().numpy()
         again = np.sort(unique_points(x.cpu().numpy(), np.lexsort((q_now, ~converged[sel])), tol_unique))
-        x, sel = x[torch.as_tensor(again, device=x.device)], sel[again]
-    orbits = _orbits(F, x, k)
-    with torch.no_grad():
-        q_sel = speed(_power(F, k), x).cpu().numpy()
+        x, sel, q_sel = x[torch.as_tensor(again, device=x.device)], sel[again], q_now[again]
+    orbits = x.cpu().numpy()[:, None] if k == 1 else _orbits(F, x, k)
+    if q_sel is None:
+        with torch.no_grad():
+            q_sel = speed(power_map(F, k), x).cpu().numpy()
     order = np.lexsort((q_sel, ~converged[sel]))
     status = np.where(converged, "converged",
                       np.where(found.stalled.cpu().numpy(), "slow_point", "not_converged"))[sel][order]
     return {"orbits": orbits[order, :k], "q": q_sel[order], "converged": converged[sel][order],
             "iterations": found.iterations.cpu().numpy()[sel][order], "status": status, "order": k}
-
-
-def _with_midpoint_starts(F, part, like, tol_unique, jac_k, tol_q, marginal_tol,
-                          counts) -> dict[str, np.ndarray]:
-    """``part`` (one order-1 part of :func:`_collect`) with the points that Newton steps from the
-    midpoints of pairs of its stable points reach and it lacks (see
-    :mod:`~neurodyn.analysis.fixed_points._bridge`): converged, farther than ``tol_unique`` from
-    its points and from each other, and polished; ``counts["n_midpoint_candidates"]`` counts the
-    starts."""
-    conv = part["converged"]
-    if conv.sum() < 2:
-        return part
-    points = torch.as_tensor(part["orbits"][conv, 0], dtype=like.dtype, device=like.device)
-    starts = bridge.midpoints(points[bridge.contracting(step_jacobians(F, points, jac_k), marginal_tol)])
-    counts["n_midpoint_candidates"] = int(starts.shape[0])
-    if starts.shape[0] == 0:
-        return part
-    x = newton_polish(F, starts, n_steps=bridge.NEWTON_STEPS, jacobian=jac_k, until_q=tol_q)
-    with torch.no_grad():
-        q = speed(F, x).cpu().numpy()
-    states = x.cpu().numpy()
-    far = np.abs(states[:, None] - part["orbits"][:, 0][None]).max(-1).min(1) >= tol_unique
-    new = np.flatnonzero((q < tol_q) & far)
-    if new.size == 0:
-        return part
-    new = new[unique_points(states[new], q[new], tol_unique)]
-    x = newton_polish(F, x[torch.as_tensor(new, device=x.device)], jacobian=jac_k)
-    with torch.no_grad():
-        q_new = speed(F, x).cpu().numpy()
-    n_new = new.size
-    merged = {
-        "orbits": np.concatenate([part["orbits"], x.cpu().numpy()[:, None]]),
-        "q": np.concatenate([part["q"], q_new]),
-        "converged": np.concatenate([conv, np.ones(n_new, dtype=bool)]),
-        "iterations": np.concatenate([part["iterations"], np.full(n_new, bridge.NEWTON_STEPS)]),
-        "status": np.concatenate([part["status"], np.full(n_new, "converged", dtype=object)]),
-    }
-    order = np.lexsort((merged["q"], ~merged["converged"]))
-    return {**{name: value[order] for name, value in merged.items()}, "order": 1}
 
 
 def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q: float, jacobian=None):
@@ -519,15 +469,11 @@ def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q
     pts = x.detach().cpu().numpy()
     rows = np.flatnonzero(conv)
     eps = float(torch.finfo(x.dtype).eps)
-
-    def round_off(states: np.ndarray) -> float:
-        return 100.0 * (eps * max(1.0, float(np.abs(states).max()))) ** 2  # of q
-
-    if (qfun(pts[rows]) > round_off(pts[rows])).sum() < 2:
+    if (qfun(pts[rows]) > round_off_q(pts[rows], eps)).sum() < 2:
         return x, sel  # points at round-off are never merged, and one point has no partner
     # residuals off the null directions of J - I removed first: only those along them tell points apart
     polished = pinv_polish(F, x[torch.as_tensor(rows, device=x.device)], jacobian=jacobian).cpu().numpy()
-    floor = round_off(polished)
+    floor = round_off_q(polished, eps)
     keep, states = merge_bracketing(polished, qfun(polished), qfun, tol_q, floor)
     if len(keep) == len(rows):
         return x, sel
@@ -543,64 +489,3 @@ def _orbits(F, x: torch.Tensor, k: int) -> np.ndarray:
         for _ in range(k):
             orbit.append(F(orbit[-1]))
     return torch.stack(orbit, dim=1).cpu().numpy()
-
-
-def _assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac_hu, u_star,
-              n_cond) -> FixedPointResult:
-    """Jacobians, spectra and labels; one row per cycle point, cycles numbered in row order.
-
-    With ``n_cond`` > 0 the orbits' states carry their input in the last ``n_cond`` columns."""
-    rows: dict[str, list[np.ndarray]] = {name: [] for name in (
-        "states", "inputs", "q", "converged", "order", "cycle_id", "cycle_step",
-        "iterations", "status", "jacobians", "input_jacobians")}
-    n_in = n_cond if n_cond else (0 if u_star is None else u_star.shape[0])
-    next_id = 0
-    for part in parts:
-        orbits, k = part["orbits"], part["order"]
-        n_cycles = orbits.shape[0]
-        if n_cycles == 0:
-            continue
-        t_orbits = torch.as_tensor(orbits, dtype=dtype, device=device)[:, :k]
-        h = t_orbits[..., :n_state].reshape(-1, n_state)
-        u = t_orbits[..., n_state:].reshape(-1, n_cond) if n_cond else \
-            (None if u_star is None else u_star.expand(h.shape[0], -1))
-        A, B = jac_hu(h, u)
-        mono, mono_u = monodromy(A.reshape(n_cycles, k, n_state, n_state),
-                                 None if B is None else B.reshape(n_cycles, k, n_state, n_in))
-        ids = np.arange(next_id, next_id + n_cycles)
-        next_id += n_cycles
-        with torch.no_grad():
-            pts = t_orbits.reshape(-1, t_orbits.shape[-1])
-            q_pts = speed(_power(F, k), pts).cpu().numpy()
-        rows["states"].append(h.cpu().numpy())
-        rows["inputs"].append(np.zeros((h.shape[0], 0)) if u is None else u.cpu().numpy())
-        rows["q"].append(part["q"] if k == 1 else q_pts)
-        rows["jacobians"].append(mono.reshape(-1, n_state, n_state).cpu().numpy())
-        rows["input_jacobians"].append(np.zeros((h.shape[0], n_state, 0)) if mono_u is None
-                                       else mono_u.reshape(-1, n_state, n_in).cpu().numpy())
-        rows["converged"].append(np.repeat(part["converged"], k))
-        rows["iterations"].append(np.repeat(part["iterations"], k))
-        rows["status"].append(np.repeat(part["status"], k))
-        rows["order"].append(np.full(n_cycles * k, k, dtype=np.int64))
-        rows["cycle_id"].append(np.repeat(ids, k))
-        rows["cycle_step"].append(np.tile(np.arange(k), n_cycles))
-    if not rows["states"]:
-        empty = {name: np.zeros(0, dtype=np.int64) for name in rows}
-        empty.update(states=np.zeros((0, n_state)), inputs=np.zeros((0, n_in)), q=np.zeros(0),
-                     jacobians=np.zeros((0, n_state, n_state)), input_jacobians=np.zeros((0, n_state, n_in)),
-                     converged=np.zeros(0, dtype=bool), status=np.zeros(0, dtype=object))
-        cat = empty
-    else:
-        cat = {name: np.concatenate(vals) for name, vals in rows.items()}
-    eig, leading = spectra(cat["jacobians"])
-    labels, n_unstable = classify(eig, marginal_tol)
-    with_inputs = n_in > 0
-    return FixedPointResult(
-        states=cat["states"], q=cat["q"].astype(np.float64), eigenvalues=eig, stability=labels,
-        n_unstable=n_unstable, converged=cat["converged"].astype(bool),
-        order=cat["order"].astype(np.int64), cycle_id=cat["cycle_id"].astype(np.int64),
-        cycle_step=cat["cycle_step"].astype(np.int64), iterations=cat["iterations"].astype(np.int64),
-        status=cat["status"].astype(object), attrs=attrs, jacobians=cat["jacobians"],
-        leading_mode=leading, inputs=cat["inputs"].astype(np.float64) if with_inputs else None,
-        input_jacobians=cat["input_jacobians"] if with_inputs else None,
-    )

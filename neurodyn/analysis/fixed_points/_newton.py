@@ -552,6 +552,13 @@ def newton_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,
     return _polish(G, x, n_steps, jacobian, _solve, until_q)
 
 
+def round_off_q(states, eps: float) -> float:
+    """The q that rounding leaves at states of this size, ``100 (eps · max(1, max |state|))²``
+    (``states`` an array or tensor of at least one row, ``eps`` its dtype's machine epsilon):
+    Newton steps from below it only move a point by round-off."""
+    return 100.0 * (eps * max(1.0, float(abs(states).max()))) ** 2
+
+
 def pinv_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,
                 jacobian: JacobianFn | None = None) -> torch.Tensor:
     """Newton steps with the pseudo-inverse of ``J − I``: like :func:`newton_polish`, but a singular

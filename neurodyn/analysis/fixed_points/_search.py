@@ -190,6 +190,16 @@ def speed(G: BatchedMap, x: torch.Tensor) -> torch.Tensor:
     return 0.5 * (G(x) - x).pow(2).sum(-1)
 
 
+def power_map(G: BatchedMap, k: int) -> BatchedMap:
+    """``G`` composed ``k`` times (the map whose fixed points are the period-``k`` points of ``G``)."""
+    def Gk(x: torch.Tensor) -> torch.Tensor:
+        for _ in range(k):
+            x = G(x)
+        return x
+
+    return Gk
+
+
 def speed_and_grad(G: BatchedMap, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """q(x) and ∇q(x) for each row (rows are independent, so one backward pass serves all)."""
     with torch.enable_grad():

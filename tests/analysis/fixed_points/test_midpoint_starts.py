@@ -2,7 +2,6 @@
 searches started next to the two attractors miss; the oracle is a brute-force root search."""
 
 import numpy as np
-import pytest
 import torch
 from scipy.optimize import fsolve
 
@@ -59,16 +58,18 @@ def test_default_search_finds_the_saddle_between_two_attractors(monkeypatch):
     assert sorted(alone.stability) == ["stable", "stable"]
 
 
-@pytest.mark.parametrize("exact_max", [bridge.EXACT_MAX_STATE, 0], ids=["eigenvalues", "power_iteration"])
-def test_contracting_matches_the_spectral_radius(monkeypatch, exact_max):
-    monkeypatch.setattr(bridge, "EXACT_MAX_STATE", exact_max)
+def test_midpoint_starts_pair_the_points_labelled_stable(monkeypatch):
+    """The starts pair exactly the points the result labels stable: one spectrum per point serves both."""
+    model = _two_unit_network()
     rng = np.random.default_rng(1)
-    mats = rng.standard_normal((40, 6, 6)) / np.sqrt(6) * rng.uniform(0.3, 2.0, (40, 1, 1))
-    radius = np.abs(np.linalg.eigvals(mats)).max(-1)
-    clear = np.abs(radius - 1.0) > 0.05  # power iteration resolves a clear margin
-    got = bridge.contracting(torch.as_tensor(mats)).numpy()
-    assert clear.sum() > 30
-    np.testing.assert_array_equal(got[clear], radius[clear] < 1.0)
+    starts = rng.uniform(-1.0, 1.0, (64, 2))
+    paired = []
+    real = bridge.midpoints
+    monkeypatch.setattr(bridge, "midpoints", lambda pts, *a: paired.append(pts.numpy()) or real(pts, *a))
+    res = find_fixed_points(model, initial_states=starts, seed=0)
+    stable = res.states[res.stability == "stable"]
+    assert len(paired) == 1 and len(stable) == 2
+    np.testing.assert_array_equal(np.sort(paired[0], axis=0), np.sort(stable, axis=0))
 
 
 def test_midpoints_of_the_closest_pairs():
