@@ -23,7 +23,7 @@ def leaky(params, h0, u, xi, forcing=None):
     if forcing is not None:
         method = {"error": ERROR_FORCING, "teacher": TEACHER_FORCING}[forcing.method]
         arrays = (method, float(forcing.strength),
-                  *(_np(t.to(dtype)) for t in (forcing.w_out, forcing.b_out, forcing.pinv, forcing.targets,
+                  *(_np(t.to(dtype)) for t in (forcing.w_out, forcing.b_out, forcing.pinv.mT, forcing.targets,
                                                forcing.mask)))
     return _LeakyRecurrence.apply(*weights, u.to(dtype), h0, xi, float(params.alpha),
                                   ACTIVATION_CODES[params.activation], arrays)
@@ -85,7 +85,7 @@ class _LeakyRecurrence(torch.autograd.Function):
     """``(w_rec, w_in, b, u, h0, noise, alpha, code, forcing) -> states`` of a stack of networks:
     ``w_rec`` (network, unit, unit), ``w_in`` (network, unit, input), ``b`` (network, unit), ``u``
     (network, time, batch, input), ``h0`` (network, batch, unit), ``noise`` (network, time, batch,
-    unit) or None; ``forcing`` None or ``(method code, strength, w_out, b_out, pinv, targets,
+    unit) or None; ``forcing`` None or ``(method code, strength, w_out, b_out, pinv_t, targets,
     mask)`` with NumPy arrays as :func:`~neurodyn.kernels._numba_bptt.leaky_forward_stack` takes
     them (no gradient flows to them: the correction is detached). The loops run in
     :mod:`~neurodyn.kernels._numba_bptt`, one network per parallel item; under forcing the states

@@ -85,7 +85,7 @@ def matmul_rows(w, x, out, tail_in, tail_out):
 
 @njit(fastmath=True, cache=True, error_model="numpy")
 def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exact, method, strength, w_out,
-                        b_out, pinv, target, mask, free):
+                        b_out, pinv_t, target, mask, free):
     """``h[t+1] = (1 - alpha) h[t] + alpha phi(h[t] @ w.T + u[t] @ w_int + b) + noise[t]`` for every step.
 
     ``w`` (unit, unit) is ``W_rec``, ``w_int`` (input, unit) is ``W_in.T`` and ``b`` (unit,) the
@@ -95,8 +95,8 @@ def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exa
 
     With ``method`` :data:`ERROR_FORCING` or :data:`TEACHER_FORCING` each new state is copied to
     ``free[t]`` (time, batch, unit) and then forced in ``states[t + 1]`` by :func:`force_states`
-    with ``strength``, the readout ``w_out`` (output, unit), ``b_out`` (output,), its
-    pseudo-inverse ``pinv`` (unit, output), ``target[t]`` (batch, output) and ``mask[t]`` (batch,
+    with ``strength``, the readout ``w_out`` (output, unit), ``b_out`` (output,), its transposed
+    pseudo-inverse ``pinv_t`` (output, unit), ``target[t]`` (batch, output) and ``mask[t]`` (batch,
     output or 1); with :data:`NO_FORCING` these are not read (``free`` and ``target`` may have time 0).
     """
     n_steps = u.shape[0]
@@ -106,6 +106,8 @@ def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exa
     tail_in = np.empty((KB, n), pre.dtype)
     tail_out = np.empty((KB, n), pre.dtype)
     with_noise = noise.shape[0] > 0
+    err = np.empty(w_out.shape[0], pre.dtype)
+    delta = np.empty(n, pre.dtype)
     for t in range(n_steps):
         h = states[t]
         matmul_rows(w, h, pre, tail_in, tail_out)
@@ -125,7 +127,7 @@ def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exa
                     nxt[k, i] += xi[k, i]
         if method != NO_FORCING:
             free[t, :, :] = nxt
-            force_states(nxt, w_out, b_out, pinv, target[t], mask[t], strength, method)
+            force_states(nxt, w_out, b_out, pinv_t, target[t], mask[t], strength, method, err, delta)
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
@@ -178,19 +180,19 @@ def leaky_backward_kernel(wt, w_in, grad_states, slopes, states, u, grad_h, grad
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def leaky_forward_stack(w, w_int, b, u, noise, states, slopes, alpha, code, exact, method, strength, w_out,
-                        b_out, pinv, target, mask, free):
+                        b_out, pinv_t, target, mask, free):
     """:func:`leaky_forward_kernel` for every network of a stack, one network per parallel item.
 
     ``w`` (network, unit, unit); ``w_int`` (network, input, unit); ``b`` (network, unit); ``u``
     (network, time, batch, input); ``slopes`` (network, time, batch, unit); ``states``
     (network, time + 1, batch, unit); ``noise`` (network, time or 0, batch, unit); the forcing
     arrays with a leading network dim too: ``w_out`` (network, output, unit), ``b_out`` (network,
-    output), ``pinv`` (network, unit, output), ``target`` (network, time or 0, batch, output),
+    output), ``pinv_t`` (network, output, unit), ``target`` (network, time or 0, batch, output),
     ``mask`` (network, time or 0, batch, output or 1), ``free`` (network, time or 0, batch, unit).
     """
     for e in prange(w.shape[0]):
         leaky_forward_kernel(w[e], w_int[e], b[e], u[e], noise[e], states[e], slopes[e], alpha, code, exact,
-                             method, strength, w_out[e], b_out[e], pinv[e], target[e], mask[e], free[e])
+                             method, strength, w_out[e], b_out[e], pinv_t[e], target[e], mask[e], free[e])
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
@@ -208,42 +210,43 @@ def leaky_backward_stack(wt, w_in, grad_states, slopes, states, u, grad_h, grad_
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
-def force_states(h, w_out, b_out, pinv, target, mask, strength, method):
+def force_states(h, w_out, b_out, pinv_t, target, mask, strength, method, err, delta):
     """Force the states ``h`` (batch, unit) in place through the readout ``y = h @ w_out.T + b_out``.
 
-    :data:`ERROR_FORCING`: ``h += (strength * (mask * (target - y))) @ pinv.T``;
+    :data:`ERROR_FORCING`: ``h += (strength * (mask * (target - y))) @ pinv_t``;
     :data:`TEACHER_FORCING`: ``h += m (hhat - h)`` with ``m`` = :func:`forcing_gain` and
-    ``hhat = (target - b_out) @ pinv.T``, the two rules of
+    ``hhat = (target - b_out) @ pinv_t``, the two rules of
     :func:`neurodyn.training.forcing.forcing_step`. ``w_out`` (output, unit), ``b_out``
-    (output,), ``pinv`` (unit, output), ``target`` (batch, output), ``mask`` (batch, output) or
-    (batch, 1).
+    (output,), ``pinv_t`` (output, unit) the transposed pseudo-inverse, ``target`` (batch,
+    output), ``mask`` (batch, output) or (batch, 1); ``err`` (output,) and ``delta`` (unit,) are
+    scratch. The unit loops run along contiguous rows (vectorised).
     """
     n_batch, n = h.shape
     n_out = target.shape[1]
     per_output = mask.shape[1] > 1
     zero = strength - strength
-    e = np.empty(n_out, h.dtype)
+    teacher = method == TEACHER_FORCING
     for k in range(n_batch):
-        if method == ERROR_FORCING:
-            for o in range(n_out):
+        for o in range(n_out):
+            if teacher:
+                err[o] = target[k, o] - b_out[o]
+            else:
                 y = zero
                 for i in range(n):
                     y += h[k, i] * w_out[o, i]
-                e[o] = strength * (mask[k, o if per_output else 0] * (target[k, o] - (y + b_out[o])))
+                err[o] = strength * (mask[k, o if per_output else 0] * (target[k, o] - (y + b_out[o])))
+        delta[:] = zero
+        for o in range(n_out):
+            e = err[o]
             for i in range(n):
-                d = zero
-                for o in range(n_out):
-                    d += e[o] * pinv[i, o]
-                h[k, i] += d
-        else:
+                delta[i] += e * pinv_t[o, i]
+        if teacher:
             m = forcing_gain(mask[k], strength)
-            for o in range(n_out):
-                e[o] = target[k, o] - b_out[o]
             for i in range(n):
-                hat = zero
-                for o in range(n_out):
-                    hat += e[o] * pinv[i, o]
-                h[k, i] = h[k, i] + m * (hat - h[k, i])
+                h[k, i] = h[k, i] + m * (delta[i] - h[k, i])
+        else:
+            for i in range(n):
+                h[k, i] += delta[i]
 
 
 @njit(fastmath=True, cache=True, inline="always", error_model="numpy")
