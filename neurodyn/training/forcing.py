@@ -14,7 +14,9 @@ pseudo-inverse ``W⁺`` of the (affine) readout ``y = W h + b``:
 ``m`` is the task's loss mask (per output for error forcing; for teacher forcing 1 at a step where
 any output counts), so nothing is forced where the target is undefined. The loss is taken on the
 outputs *before* forcing, and forcing exists only in training rollouts: evaluation, analyses and
-saved models never see it.
+saved models never see it. For a leaky RNN trained by BPTT both rules run inside the fused Numba
+kernel (``backend="auto"``, :class:`~neurodyn.kernels.fused.ReadoutForcing`); RFLO, a ``state_hook``
+and the other model families run the torch rollout below.
 
 The learning rule ``"rflo"`` (random feedback local online learning; Murray, eLife 2019) replaces
 backpropagation through time for leaky RNNs: the error reaches the units through a fixed random
