@@ -7,6 +7,9 @@ BPTT (the reference, measured in the same rounds). Each method runs once before 
 The diffusion objective (``train_diffusion``) is timed the same way against plain BPTT on its own task, a
 two-item continuous report with a ring-coded report (``--ring`` outputs), interleaved in the same rounds;
 both on the plain torch rollout (``backend="torch"``), since ``train_diffusion`` has no fused kernel.
+Every method trains with ``backend="auto"``: plain, error- and teacher-forced BPTT run the fused Numba
+kernel, RFLO the torch rollout; the record names the backend each ran and the load average before and
+after.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_forcing.py --json benchmarks/results/forcing.json
     OMP_NUM_THREADS=1 python benchmarks/bench_forcing.py --quick
@@ -16,6 +19,7 @@ both on the plain torch rollout (``backend="torch"``), since ``train_diffusion``
 
 from __future__ import annotations
 
+import os
 import platform
 import statistics
 import time
@@ -39,12 +43,16 @@ METHODS = {
 }
 
 
-def seconds_per_iteration(task, n_units: int, batch_size: int, n_iterations: int, options: dict) -> float:
+def seconds_per_iteration(task, n_units: int, batch_size: int, n_iterations: int, options: dict,
+                          ran: dict | None = None) -> float:
+    """Seconds per iteration of ``train`` with ``options``; ``ran["backend"]`` gets the backend it ran."""
     model = LeakyRNN(task.n_inputs, n_units, task.n_outputs, alpha=0.2, seed=0)
     t0 = time.perf_counter()
     result = train(model, task, n_iterations=n_iterations, batch_size=batch_size, lr=1e-3, eval_every=0,
                    progress=False, seed=0, **options)
     assert result.status == "completed"
+    if ran is not None:
+        ran["backend"] = result.config["backend"]
     return (time.perf_counter() - t0) / n_iterations
 
 
@@ -80,8 +88,10 @@ def main() -> None:
     report = ContinuousReport(n_items=2, n_ring=8, output_ring=args.ring, delay_min_ms=200.0,
                               delay_max_ms=200.0)
     methods = {} if args.only_diffusion else METHODS
-    for options in methods.values():  # warm-up
-        seconds_per_iteration(task, n_units, args.batch_size, 2, options)
+    load = os.getloadavg()
+    backends: dict[str, dict] = {label: {} for label in methods}
+    for label, options in methods.items():  # warm-up
+        seconds_per_iteration(task, n_units, args.batch_size, 2, options, backends[label])
     for diffusion in (False, True):
         diffusion_seconds_per_iteration(report, n_units, args.batch_size, 2, diffusion)
     times: dict[str, list[float]] = {k: [] for k in methods}
@@ -95,7 +105,8 @@ def main() -> None:
                 report, n_units, args.batch_size, args.iterations, label == "diffusion"))
     ref = statistics.median(times["BPTT"]) if times else float("nan")
     rows = {label: {"median_s_per_iteration": statistics.median(t),
-                    "ratio_to_bptt": statistics.median(t) / ref, "all_s_per_iteration": t}
+                    "ratio_to_bptt": statistics.median(t) / ref, "all_s_per_iteration": t,
+                    "backend": backends[label]["backend"]}
             for label, t in times.items()}
     print(f"{torch_line()}; {n_units} units, batch {args.batch_size}, {repeats} rounds of "
           f"{args.iterations} iterations")
@@ -103,7 +114,7 @@ def main() -> None:
         print(f"delayed XOR, {task.n_steps} steps per trial:")
     for label, row in rows.items():
         print(f"{label:>8}: {1000 * row['median_s_per_iteration']:8.2f} ms/iteration  "
-              f"x{row['ratio_to_bptt']:.2f} of BPTT")
+              f"x{row['ratio_to_bptt']:.2f} of BPTT  ({row['backend']})")
     report_ref = statistics.median(report_times["BPTT"])
     report_rows = {label: {"median_s_per_iteration": statistics.median(t),
                            "ratio_to_bptt": statistics.median(t) / report_ref, "all_s_per_iteration": t}
@@ -121,7 +132,8 @@ def main() -> None:
                   **({"n_steps": task.n_steps, "methods": rows} if rows else {}),
                   "diffusion": {"task": "continuous_report (2 items, ring-coded report)", "ring": args.ring,
                                 "reference": "BPTT (plain train, backend torch, same rounds)",
-                                "n_steps": report.n_steps, "methods": report_rows}}
+                                "n_steps": report.n_steps, "methods": report_rows},
+                  "load_average_before": list(load), "load_average_after": list(os.getloadavg())}
         write_json(record, args.json)
 
 

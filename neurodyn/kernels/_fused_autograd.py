@@ -6,16 +6,27 @@ import numpy as np
 import torch
 
 
-def leaky(params, h0, u, xi):
+def leaky(params, h0, u, xi, forcing=None):
     """Leaky-RNN states (network, time, batch, unit) of ensemble params (tensor fields stacked over
     networks); ``h0`` (network, batch, unit), ``u`` (network, time, batch, input), ``xi`` noise
-    (network, time, batch, unit) or None. The drive ``W_in u + b`` is formed inside the kernel."""
+    (network, time, batch, unit) or None. The drive ``W_in u + b`` is formed inside the kernel.
+
+    ``forcing`` (a :class:`~neurodyn.kernels.fused.ReadoutForcing` whose tensors have the leading
+    network dim, targets and mask time-major) forces each state through the readout after the step;
+    the states returned are then those before forcing."""
+    from neurodyn.kernels._numba_bptt import ERROR_FORCING, TEACHER_FORCING
     from neurodyn.kernels._numba_math import ACTIVATION_CODES
 
     dtype = h0.dtype
     weights = (params.w_rec.to(dtype), params.w_in.to(dtype), params.b.to(dtype))
+    arrays = None
+    if forcing is not None:
+        method = {"error": ERROR_FORCING, "teacher": TEACHER_FORCING}[forcing.method]
+        arrays = (method, float(forcing.strength),
+                  *(_np(t.to(dtype)) for t in (forcing.w_out, forcing.b_out, forcing.pinv.mT, forcing.targets,
+                                               forcing.mask)))
     return _LeakyRecurrence.apply(*weights, u.to(dtype), h0, xi, float(params.alpha),
-                                  ACTIVATION_CODES[params.activation])
+                                  ACTIVATION_CODES[params.activation], arrays)
 
 
 def shallow(params, z0, u, xi, target, alphas, mask):
@@ -71,14 +82,18 @@ def _np(x: torch.Tensor) -> np.ndarray:
 
 
 class _LeakyRecurrence(torch.autograd.Function):
-    """``(w_rec, w_in, b, u, h0, noise) -> states`` of a stack of networks: ``w_rec`` (network, unit,
-    unit), ``w_in`` (network, unit, input), ``b`` (network, unit), ``u`` (network, time, batch,
-    input), ``h0`` (network, batch, unit), ``noise`` (network, time, batch, unit) or None; the loops
-    run in :mod:`~neurodyn.kernels._numba_bptt`, one network per parallel item."""
+    """``(w_rec, w_in, b, u, h0, noise, alpha, code, forcing) -> states`` of a stack of networks:
+    ``w_rec`` (network, unit, unit), ``w_in`` (network, unit, input), ``b`` (network, unit), ``u``
+    (network, time, batch, input), ``h0`` (network, batch, unit), ``noise`` (network, time, batch,
+    unit) or None; ``forcing`` None or ``(method code, strength, w_out, b_out, pinv_t, targets,
+    mask)`` with NumPy arrays as :func:`~neurodyn.kernels._numba_bptt.leaky_forward_stack` takes
+    them (no gradient flows to them: the correction is detached). The loops run in
+    :mod:`~neurodyn.kernels._numba_bptt`, one network per parallel item; under forcing the states
+    returned are those before forcing and the forced ones are carried (and saved for the backward)."""
 
     @staticmethod
-    def forward(ctx, w_rec, w_in, b, u, h0, noise, alpha, code):  # type: ignore[override]
-        from neurodyn.kernels._numba_bptt import leaky_forward_stack
+    def forward(ctx, w_rec, w_in, b, u, h0, noise, alpha, code, forcing=None):  # type: ignore[override]
+        from neurodyn.kernels._numba_bptt import NO_FORCING, leaky_forward_stack
 
         dt = h0.detach().numpy().dtype.type
         n_net, n_steps, n_batch = u.shape[:3]
@@ -88,11 +103,18 @@ class _LeakyRecurrence(torch.autograd.Function):
         slopes = torch.empty((n_net, n_steps, n_batch, n_unit), dtype=h0.dtype)
         states[:, 0] = h0.detach()
         xi = _np(noise) if noise is not None else np.empty((n_net, 0, n_batch, n_unit), dt)
+        if forcing is None:
+            none = np.empty((n_net, 0, 0), dt)
+            forcing = (NO_FORCING, 0.0, none, np.empty((n_net, 0), dt), none, np.empty((n_net, 0, 0, 0), dt),
+                       np.empty((n_net, 0, 0, 1), dt))
+        method, strength, *arrays = forcing
+        free = torch.empty((n_net, n_steps if method != NO_FORCING else 0, n_batch, n_unit), dtype=h0.dtype)
         _parallel(leaky_forward_stack, n_net, w.numpy(), _np(w_in.mT), b.numpy(), u.numpy(), xi,
-                  states.numpy(), slopes.numpy(), dt(alpha), int(code), dt is np.float64)
+                  states.numpy(), slopes.numpy(), dt(alpha), int(code), dt is np.float64, int(method),
+                  dt(strength), *arrays, free.numpy())
         ctx.save_for_backward(w, w_in, u, states, slopes)
-        ctx.alpha = alpha
-        return states[:, 1:]
+        ctx.alpha, ctx.forcing = alpha, (int(method), dt(strength), arrays[-1])
+        return free if method != NO_FORCING else states[:, 1:]
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
@@ -107,9 +129,9 @@ class _LeakyRecurrence(torch.autograd.Function):
         dt = w.numpy().dtype.type
         grads = (grad_h, grad_w, grad_w_in, grad_b, grad_u)
         _parallel(leaky_backward_stack, n_net, _np(w.mT), w_in.numpy(), _np(grad_states), slopes.numpy(),
-                  states.numpy(), u.numpy(), *(g.numpy() for g in grads), dt(ctx.alpha))
+                  states.numpy(), u.numpy(), *(g.numpy() for g in grads), dt(ctx.alpha), *ctx.forcing)
         grad_u = grad_u if ctx.needs_input_grad[3] else None
-        return grad_w, grad_w_in, grad_b, grad_u, grad_h, None, None, None
+        return grad_w, grad_w_in, grad_b, grad_u, grad_h, None, None, None, None
 
 
 class _ShallowForced(torch.autograd.Function):

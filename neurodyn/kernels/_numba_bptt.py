@@ -14,6 +14,12 @@ step, so no (time, batch, unit) drive array is formed. The forward stores the st
 weight, input-weight and bias gradients (:func:`add_tn`) while the step's blocks are in cache,
 so it stores no per-step gradient array either (BLAS called from a Numba OpenMP thread would
 compete with its own threads).
+
+Forcing through the readout (error or teacher forcing, :mod:`neurodyn.training.forcing`) runs in the
+same loops: after each step the forward records the state as it came out of the step (what the loss
+sees) and carries the forced state on (:func:`force_states`); the backward scales the gradient
+arriving at a forced state by the forcing's Jacobian (:func:`forcing_gain`: 1 for error forcing,
+whose correction is detached, ``1 - c m`` for teacher forcing).
 """
 
 from __future__ import annotations
@@ -24,8 +30,12 @@ from numba import njit, prange
 from neurodyn.kernels._numba_math import activate_with_slope
 from neurodyn.kernels._numba_rnn import KB, matvec_block
 
-__all__ = ["add_rows_axpy", "add_tn", "leaky_backward_kernel", "leaky_backward_stack", "leaky_forward_kernel",
+__all__ = ["ERROR_FORCING", "NO_FORCING", "TEACHER_FORCING", "add_rows_axpy", "add_tn", "force_states",
+           "forcing_gain", "leaky_backward_kernel", "leaky_backward_stack", "leaky_forward_kernel",
            "leaky_forward_stack", "matmul_rows", "matmul_rows_axpy"]
+
+#: the ``method`` codes of the leaky kernels: no forcing, error forcing, teacher forcing
+NO_FORCING, ERROR_FORCING, TEACHER_FORCING = 0, 1, 2
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
@@ -74,13 +84,20 @@ def matmul_rows(w, x, out, tail_in, tail_out):
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
-def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exact):
+def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exact, method, strength, w_out,
+                        b_out, pinv_t, target, mask, free):
     """``h[t+1] = (1 - alpha) h[t] + alpha phi(h[t] @ w.T + u[t] @ w_int + b) + noise[t]`` for every step.
 
     ``w`` (unit, unit) is ``W_rec``, ``w_int`` (input, unit) is ``W_in.T`` and ``b`` (unit,) the
     bias, so the input drive is formed inside the step instead of as a (time, batch, unit) array;
     ``u`` (time, batch, input); ``states[0]`` holds ``h0`` on entry and ``states[1:]`` the new
     states on exit; ``slopes[t] = alpha phi'(pre[t])``; ``noise`` has time 0 when absent.
+
+    With ``method`` :data:`ERROR_FORCING` or :data:`TEACHER_FORCING` each new state is copied to
+    ``free[t]`` (time, batch, unit) and then forced in ``states[t + 1]`` by :func:`force_states`
+    with ``strength``, the readout ``w_out`` (output, unit), ``b_out`` (output,), its transposed
+    pseudo-inverse ``pinv_t`` (output, unit), ``target[t]`` (batch, output) and ``mask[t]`` (batch,
+    output or 1); with :data:`NO_FORCING` these are not read (``free`` and ``target`` may have time 0).
     """
     n_steps = u.shape[0]
     one = alpha - alpha + 1
@@ -89,6 +106,8 @@ def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exa
     tail_in = np.empty((KB, n), pre.dtype)
     tail_out = np.empty((KB, n), pre.dtype)
     with_noise = noise.shape[0] > 0
+    err = np.empty(w_out.shape[0], pre.dtype)
+    delta = np.empty(n, pre.dtype)
     for t in range(n_steps):
         h = states[t]
         matmul_rows(w, h, pre, tail_in, tail_out)
@@ -106,11 +125,14 @@ def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exa
             for k in range(n_batch):
                 for i in range(n):
                     nxt[k, i] += xi[k, i]
+        if method != NO_FORCING:
+            free[t, :, :] = nxt
+            force_states(nxt, w_out, b_out, pinv_t, target[t], mask[t], strength, method, err, delta)
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
 def leaky_backward_kernel(wt, w_in, grad_states, slopes, states, u, grad_h, grad_w, grad_w_in, grad_b,
-                          grad_u, alpha):
+                          grad_u, alpha, method, strength, mask):
     """BPTT of :func:`leaky_forward_kernel`: ``dL/dh0`` and every weight gradient, step by step.
 
     ``grad_states[t]`` is ``dL/dh[t+1]`` from everything but the recurrence (time, batch, unit);
@@ -121,6 +143,11 @@ def leaky_backward_kernel(wt, w_in, grad_states, slopes, states, u, grad_h, grad
     in cache, and ``grad_u[t] = d @ W_in`` when ``grad_u`` has time steps (time 0: not wanted).
     ``grad_h``, ``grad_w`` (unit, unit), ``grad_w_in`` (unit, input) and ``grad_b`` (unit,) must be
     zero on entry.
+
+    Under forcing (``method``, ``strength`` and ``mask`` as in :func:`leaky_forward_kernel`)
+    ``states`` are the forced states the forward carried, ``grad_states[t]`` is the gradient at the
+    state before forcing, and the carried gradient passes the forcing step first:
+    ``g = grad_states[t] + forcing_gain(...) * grad_h``.
     """
     n_steps = grad_states.shape[0]
     one = alpha - alpha + 1
@@ -130,12 +157,14 @@ def leaky_backward_kernel(wt, w_in, grad_states, slopes, states, u, grad_h, grad
     carry = np.empty_like(grad_h)
     tail_in = np.empty((KB, n), carry.dtype)
     tail_out = np.empty((KB, n), carry.dtype)
+    teacher = method == TEACHER_FORCING
     for t in range(n_steps - 1, -1, -1):
         gs = grad_states[t]
         s = slopes[t]
         for k in range(n_batch):
+            m = forcing_gain(mask[t, k], strength) if teacher else one - one
             for i in range(n):
-                g = gs[k, i] + grad_h[k, i]
+                g = gs[k, i] + (grad_h[k, i] - m * grad_h[k, i])
                 gd[k, i] = s[k, i] * g
                 grad_h[k, i] = (one - alpha) * g
         matmul_rows(wt, gd, carry, tail_in, tail_out)
@@ -150,20 +179,25 @@ def leaky_backward_kernel(wt, w_in, grad_states, slopes, states, u, grad_h, grad
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def leaky_forward_stack(w, w_int, b, u, noise, states, slopes, alpha, code, exact):
+def leaky_forward_stack(w, w_int, b, u, noise, states, slopes, alpha, code, exact, method, strength, w_out,
+                        b_out, pinv_t, target, mask, free):
     """:func:`leaky_forward_kernel` for every network of a stack, one network per parallel item.
 
     ``w`` (network, unit, unit); ``w_int`` (network, input, unit); ``b`` (network, unit); ``u``
     (network, time, batch, input); ``slopes`` (network, time, batch, unit); ``states``
-    (network, time + 1, batch, unit); ``noise`` (network, time or 0, batch, unit).
+    (network, time + 1, batch, unit); ``noise`` (network, time or 0, batch, unit); the forcing
+    arrays with a leading network dim too: ``w_out`` (network, output, unit), ``b_out`` (network,
+    output), ``pinv_t`` (network, output, unit), ``target`` (network, time or 0, batch, output),
+    ``mask`` (network, time or 0, batch, output or 1), ``free`` (network, time or 0, batch, unit).
     """
     for e in prange(w.shape[0]):
-        leaky_forward_kernel(w[e], w_int[e], b[e], u[e], noise[e], states[e], slopes[e], alpha, code, exact)
+        leaky_forward_kernel(w[e], w_int[e], b[e], u[e], noise[e], states[e], slopes[e], alpha, code, exact,
+                             method, strength, w_out[e], b_out[e], pinv_t[e], target[e], mask[e], free[e])
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def leaky_backward_stack(wt, w_in, grad_states, slopes, states, u, grad_h, grad_w, grad_w_in, grad_b, grad_u,
-                         alpha):
+                         alpha, method, strength, mask):
     """:func:`leaky_backward_kernel` for every network, one per parallel item.
 
     Shapes as in :func:`leaky_forward_stack` with ``wt`` = ``W_rec.T`` and ``w_in`` (network,
@@ -172,7 +206,57 @@ def leaky_backward_stack(wt, w_in, grad_states, slopes, states, u, grad_h, grad_
     """
     for e in prange(wt.shape[0]):
         leaky_backward_kernel(wt[e], w_in[e], grad_states[e], slopes[e], states[e], u[e], grad_h[e],
-                              grad_w[e], grad_w_in[e], grad_b[e], grad_u[e], alpha)
+                              grad_w[e], grad_w_in[e], grad_b[e], grad_u[e], alpha, method, strength, mask[e])
+
+
+@njit(fastmath=True, cache=True, error_model="numpy")
+def force_states(h, w_out, b_out, pinv_t, target, mask, strength, method, err, delta):
+    """Force the states ``h`` (batch, unit) in place through the readout ``y = h @ w_out.T + b_out``.
+
+    :data:`ERROR_FORCING`: ``h += (strength * (mask * (target - y))) @ pinv_t``;
+    :data:`TEACHER_FORCING`: ``h += m (hhat - h)`` with ``m`` = :func:`forcing_gain` and
+    ``hhat = (target - b_out) @ pinv_t``, the two rules of
+    :func:`neurodyn.training.forcing.forcing_step`. ``w_out`` (output, unit), ``b_out``
+    (output,), ``pinv_t`` (output, unit) the transposed pseudo-inverse, ``target`` (batch,
+    output), ``mask`` (batch, output) or (batch, 1); ``err`` (output,) and ``delta`` (unit,) are
+    scratch. The unit loops run along contiguous rows (vectorised).
+    """
+    n_batch, n = h.shape
+    n_out = target.shape[1]
+    per_output = mask.shape[1] > 1
+    zero = strength - strength
+    teacher = method == TEACHER_FORCING
+    for k in range(n_batch):
+        for o in range(n_out):
+            if teacher:
+                err[o] = target[k, o] - b_out[o]
+            else:
+                y = zero
+                for i in range(n):
+                    y += h[k, i] * w_out[o, i]
+                err[o] = strength * (mask[k, o if per_output else 0] * (target[k, o] - (y + b_out[o])))
+        delta[:] = zero
+        for o in range(n_out):
+            e = err[o]
+            for i in range(n):
+                delta[i] += e * pinv_t[o, i]
+        if teacher:
+            m = forcing_gain(mask[k], strength)
+            for i in range(n):
+                h[k, i] = h[k, i] + m * (delta[i] - h[k, i])
+        else:
+            for i in range(n):
+                h[k, i] += delta[i]
+
+
+@njit(fastmath=True, cache=True, inline="always", error_model="numpy")
+def forcing_gain(mask_row, strength):
+    """Teacher forcing's ``c m`` of one batch row: ``strength`` times the largest entry of ``mask_row``
+    (a step where any output counts is forced); the gradient through the state is ``1 - c m``."""
+    m = mask_row[0]
+    for o in range(1, mask_row.shape[0]):
+        m = max(m, mask_row[o])
+    return strength * m
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")

@@ -13,7 +13,7 @@ torch, so its gradients reach the raw parameters through autograd as usual.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -21,15 +21,72 @@ from neurodyn.kernels import _fused_autograd as _fa
 from neurodyn.kernels._api import backend_available
 from neurodyn.kernels._families import family_of, is_ensemble
 
-__all__ = ["FUSED_FAMILIES", "fused_backend", "fused_states"]
+__all__ = ["FUSED_FAMILIES", "ReadoutForcing", "fused_backend", "fused_states"]
 
 #: families with a fused forward + backward on the CPU (Numba)
 FUSED_FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
 _TRAIN_BACKENDS = ("auto", "torch", "numba")
+#: kinds of forcing :func:`fused_backend` knows: of the state towards data (shallow PLRNN), or of
+#: the state through the readout towards the task's targets (leaky RNN)
+_FORCINGS = {"state": "shplrnn", "readout": "leaky"}
+
+
+class ReadoutForcing(NamedTuple):
+    """Forcing of a leaky RNN's state through its affine readout after every step, for :func:`fused_states`.
+
+    The two rules of :func:`neurodyn.training.forcing.forcing_step` with the readout
+    ``y = h @ w_out.T + b_out`` and its (ridge) pseudo-inverse ``pinv``: ``"error"``,
+    ``h <- h + strength * pinv @ (mask * (targets - y))``, the correction detached (the gradient
+    sees ``h`` alone); ``"teacher"``, ``h <- h + c (pinv @ (targets - b_out) - h)`` with
+    ``c = strength * max(mask)`` per batch row and the target state detached (the gradient through
+    the state is scaled by ``1 - c``). No gradient flows to any field.
+
+    Attributes
+    ----------
+    method : {"error", "teacher"}
+    strength : float
+        In [0, 1].
+    targets : Tensor, shape (batch, time, output)
+    mask : Tensor, shape (batch, time, output) or (batch, time, 1)
+    w_out : Tensor, shape (output, state)
+    b_out : Tensor, shape (output,)
+    pinv : Tensor, shape (state, output)
+
+    Examples
+    --------
+    Error forcing with ``c = 1`` onto outputs of 1: the states are returned before forcing, each
+    step starting from the forced state, whose readout hits the target:
+
+    >>> import torch
+    >>> from neurodyn.kernels import fused_states
+    >>> from neurodyn.kernels.fused import ReadoutForcing
+    >>> from neurodyn.models import LeakyRNN
+    >>> model = LeakyRNN(1, 6, 1, alpha=0.5, seed=0).double()
+    >>> p = model.params()
+    >>> x = torch.randn(2, 5, 1, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    >>> ones = torch.ones(2, 5, 1, dtype=torch.float64)
+    >>> forcing = ReadoutForcing("error", 1.0, ones, ones, p.w_out, p.b_out, torch.linalg.pinv(p.w_out))
+    >>> states = fused_states(p, model.initial_state(2), x, forcing=forcing)
+    >>> free = fused_states(p, model.initial_state(2), x)
+    >>> bool(torch.equal(states[:, 0], free[:, 0])), bool(torch.allclose(states[:, 1:], free[:, 1:]))
+    (True, False)
+    >>> h = states[:, 0] + (ones[:, 0] - model.readout(states[:, 0])) @ forcing.pinv.T  # the forced state
+    >>> bool(torch.allclose(states[:, 1], model.step(h, x[:, 1]), atol=1e-12))
+    True
+    """
+
+    method: str
+    strength: float
+    targets: torch.Tensor
+    mask: torch.Tensor
+    w_out: torch.Tensor
+    b_out: torch.Tensor
+    pinv: torch.Tensor
 
 
 def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
-                  dtype: torch.dtype = torch.float32, state_hook: Any = None, forcing: bool = False) -> str:
+                  dtype: torch.dtype = torch.float32, state_hook: Any = None,
+                  forcing: bool | str = False) -> str:
     """The backend a training rollout of ``params`` runs on: ``"numba"`` (fused) or ``"torch"``.
 
     Parameters
@@ -47,8 +104,10 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         Where and in which dtype the rollout runs.
     state_hook : callable or None
         The training ``state_hook``; any hook rules the fused path out.
-    forcing : bool
-        Whether the rollout is teacher-forced (fused for the shallow PLRNN only).
+    forcing : bool or {"state", "readout"}
+        Whether the rollout is forced: ``True`` or ``"state"``, teacher forcing of the state
+        towards data (fused for the shallow PLRNN only); ``"readout"``, error or teacher forcing
+        through the readout (:class:`ReadoutForcing`; fused for one leaky RNN only).
 
     Returns
     -------
@@ -75,6 +134,9 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     >>> from neurodyn.kernels import stack_params
     >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]))  # an ensemble
     'numba'
+    >>> fused_backend(LeakyRNN(1, 4, 1).params(), forcing="readout"), fused_backend(GRU(1, 4, 1).params(),
+    ...                                                                             forcing="readout")
+    ('numba', 'torch')
     """
     if backend not in _TRAIN_BACKENDS:
         raise ValueError(f"unknown training backend {backend!r}; choose one of {', '.join(_TRAIN_BACKENDS)}")
@@ -85,10 +147,14 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     if family is None or family.name not in FUSED_FAMILIES:
         name = type(params).__name__ if family is None else family.name
         reason = f"model family {name!r} has no fused training kernel (fused: {', '.join(FUSED_FAMILIES)})"
-    elif forcing and family.name != "shplrnn":
-        reason = f"teacher-forced rollouts are fused for the shallow PLRNN only, not {family.name!r}"
+    elif forcing and family.name != _FORCINGS[_forcing_kind(forcing)]:
+        reason = (f"teacher-forced rollouts are fused for the shallow PLRNN only, not {family.name!r}"
+                  if _forcing_kind(forcing) == "state" else
+                  f"forcing through the readout is fused for the leaky RNN only, not {family.name!r}")
     elif is_ensemble(params, family) and family.name != "leaky":
         reason = f"ensembles are fused for the leaky RNN only, not {family.name!r}"
+    elif forcing and is_ensemble(params, family):
+        reason = "forcing through the readout is fused for one network, not an ensemble"
     elif torch.device(device).type != "cpu":
         reason = f"the fused Numba kernel runs on the CPU, not {torch.device(device)}"
     elif dtype not in (torch.float32, torch.float64):
@@ -104,6 +170,14 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     if backend == "numba":
         raise ValueError(f"backend='numba' cannot train this model: {reason}; use backend='auto'")
     return "torch"
+
+
+def _forcing_kind(forcing: bool | str) -> str:
+    """``"state"`` or ``"readout"`` for a truthy ``forcing`` of :func:`fused_backend`."""
+    kind = "state" if forcing is True else forcing
+    if kind not in _FORCINGS:
+        raise ValueError(f"unknown forcing {forcing!r}; choose True, 'state' or 'readout'")
+    return kind
 
 
 def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = None, *,
@@ -122,7 +196,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     ``z = p[t] + noise[t]`` and, with ``forcing``, the (generalised) teacher forcing
     ``c[t+1] = z + alphas[t] mask (target[t] - z)`` (Mikhaeil et al., NeurIPS 2022; Hess et al.,
     ICML 2023) — the step of ``neurodyn.training.teacher_forcing.forced_rollout``; without
-    ``forcing`` the states ``p[t] + noise[t]`` are returned (the model's own rollout).
+    ``forcing`` the states ``p[t] + noise[t]`` are returned (the model's own rollout). A leaky RNN
+    with a :class:`ReadoutForcing` is forced through its readout after each step (and its noise),
+    error or teacher forcing as in :func:`neurodyn.training.forcing.forced_task_rollout`, and the
+    states *before* forcing are returned (what the task loss sees); the rollout continues from the
+    forced state, and the backward accounts for the forcing's Jacobian.
 
     Parameters
     ----------
@@ -140,22 +218,23 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     noise : Tensor, shape (batch, time, state), optional
         Additive state noise of each step, already scaled (no gradient flows to it). Giving it as
         a tensor keeps the rollout reproducible and equal across backends.
-    forcing : (targets, alphas, mask), optional
-        Shallow PLRNN only: ``targets`` (batch, time, state) without grad, ``alphas`` (time,)
-        forcing strengths in [0, 1], ``mask`` (state,) 0/1 of the forced states.
+    forcing : (targets, alphas, mask) or ReadoutForcing, optional
+        Shallow PLRNN: ``targets`` (batch, time, state) without grad, ``alphas`` (time,)
+        forcing strengths in [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN (one
+        network): a :class:`ReadoutForcing` (no gradient flows to its fields).
 
     Returns
     -------
     Tensor, shape (batch, time, state) or (network, batch, time, state)
         The state after each step, or with ``forcing`` the prediction ``p[t]`` before noise and
-        forcing (shallow PLRNN).
+        forcing (shallow PLRNN) or the state before forcing (leaky RNN).
 
     Raises
     ------
     ValueError
         If the family, device or dtype is not supported (see :func:`fused_backend`), a shape does
-        not match, forcing is given for a family other than the shallow PLRNN, or the forcing
-        targets require grad.
+        not match, forcing is given for a family other than the shallow PLRNN (state forcing) or
+        the leaky RNN (a ReadoutForcing, one network), or the forcing targets require grad.
 
     Notes
     -----
@@ -236,7 +315,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     n_state, n_batch = h0.shape[-1], h0.shape[-2]
     if inputs is None and forcing is None:
         raise ValueError("give inputs (batch, time, input) or forcing targets to set the number of steps")
-    n_steps = (inputs if inputs is not None else forcing[0]).shape[-2]
+    readout = isinstance(forcing, ReadoutForcing)
+    n_steps = (inputs if inputs is not None else forcing.targets if readout else forcing[0]).shape[-2]
     if inputs is not None and (inputs.ndim != 3 + len(lead) or tuple(inputs.shape[:-2]) != (*lead, n_batch)):
         raise ValueError(f"inputs must have shape {(*lead, n_batch)} + (time, input), "
                          f"got {tuple(inputs.shape)}")
@@ -248,16 +328,21 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     u = None if inputs is None else inputs.transpose(-3, -2)
     xi = None if noise is None else noise.transpose(-3, -2)
     if family.name == "leaky":
-        if forcing is not None:
-            raise ValueError("forcing is fused for the shallow PLRNN only; drop it for a leaky RNN")
+        if forcing is not None and not readout:
+            raise ValueError("state forcing (targets, alphas, mask) is fused for the shallow PLRNN only; "
+                             "a leaky RNN takes a ReadoutForcing")
         if lead:
+            if readout:
+                raise ValueError("forcing through the readout is fused for one network, not an ensemble")
             return _fa.leaky(params, h0, u, xi).transpose(1, 2)
         one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
-        return _fa.leaky(one, h0[None], u[None], None if xi is None else xi[None])[0].transpose(0, 1)
-    if family.name != "shplrnn":
+        stacked = None if forcing is None else _stack_readout_forcing(forcing, shape, h0)
+        return _fa.leaky(one, h0[None], u[None], None if xi is None else xi[None], stacked)[0].transpose(0, 1)
+    if family.name != "shplrnn" or readout:
         if forcing is not None:
             raise ValueError("forcing is fused for the shallow PLRNN only; "
-                             f"drop it for a {family.name!r} model")
+                             f"drop it for a {family.name!r} model"
+                             + (" (a ReadoutForcing: the leaky RNN only)" if readout else ""))
         return _RECURRENCES[family.name](params, h0, u, xi).transpose(0, 1)
     target, alphas, mask = _check_forcing(forcing, shape, h0)
     preds = _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(0, 1)
@@ -267,6 +352,29 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
 
 #: the one-network recurrences of the families fused for ``train`` (besides the leaky RNN)
 _RECURRENCES = {"gru": _fa.gru, "plrnn": _fa.piecewise, "alrnn": _fa.piecewise}
+
+
+def _stack_readout_forcing(forcing: ReadoutForcing, shape: tuple, h0: torch.Tensor) -> ReadoutForcing:
+    """``forcing`` checked, detached, in the dtype of ``h0``, targets and mask time-major, every
+    field with a leading network dim of 1 (what :func:`_fused_autograd.leaky` takes)."""
+    n_batch, n_steps, n_state = shape
+    n_out = forcing.w_out.shape[0]
+    if forcing.method not in ("error", "teacher"):
+        raise ValueError(f"unknown forcing method {forcing.method!r}; choose 'error' or 'teacher'")
+    if not 0.0 <= float(forcing.strength) <= 1.0:
+        raise ValueError(f"forcing strength must be in [0, 1], got {forcing.strength}")
+    expected = {"targets": (n_batch, n_steps, n_out), "w_out": (n_out, n_state), "b_out": (n_out,),
+                "pinv": (n_state, n_out)}
+    for name, want in expected.items():
+        if tuple(getattr(forcing, name).shape) != want:
+            raise ValueError(f"ReadoutForcing.{name} must have shape {want}, got "
+                             f"{tuple(getattr(forcing, name).shape)}")
+    if tuple(forcing.mask.shape) not in ((n_batch, n_steps, n_out), (n_batch, n_steps, 1)):
+        raise ValueError(f"ReadoutForcing.mask must have shape {(n_batch, n_steps, n_out)} or "
+                         f"{(n_batch, n_steps, 1)}, got {tuple(forcing.mask.shape)}")
+    fields = {k: getattr(forcing, k).detach().to(h0.dtype) for k in ("w_out", "b_out", "pinv")}
+    time_major = {k: getattr(forcing, k).detach().to(h0.dtype).transpose(0, 1) for k in ("targets", "mask")}
+    return forcing._replace(**{k: v[None] for k, v in {**fields, **time_major}.items()})
 
 
 def _check_forcing(forcing, shape, h0):

@@ -14,7 +14,9 @@ pseudo-inverse ``W⁺`` of the (affine) readout ``y = W h + b``:
 ``m`` is the task's loss mask (per output for error forcing; for teacher forcing 1 at a step where
 any output counts), so nothing is forced where the target is undefined. The loss is taken on the
 outputs *before* forcing, and forcing exists only in training rollouts: evaluation, analyses and
-saved models never see it.
+saved models never see it. For a leaky RNN trained by BPTT both rules run inside the fused Numba
+kernel (``backend="auto"``, :class:`~neurodyn.kernels.fused.ReadoutForcing`); RFLO, a ``state_hook``
+and the other model families run the torch rollout below.
 
 The learning rule ``"rflo"`` (random feedback local online learning; Murray, eLife 2019) replaces
 backpropagation through time for leaky RNNs: the error reaches the units through a fixed random
@@ -186,13 +188,19 @@ def forcing_step(h: torch.Tensor, outputs: torch.Tensor, targets: torch.Tensor, 
 
 def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, *,
                         forcing: Forcing, strength: float, generator: torch.Generator | None = None,
-                        feedback: torch.Tensor | None = None, state_hook: Any = None) -> Rollout:
+                        feedback: torch.Tensor | None = None, state_hook: Any = None,
+                        backend: str = "torch") -> Rollout:
     """A training rollout under ``forcing`` (its method at ``strength``, and its learning rule).
 
     Iterates the model family's one step map with the model's noise (drawn from ``generator`` as
     :meth:`~neurodyn.models.RecurrentModel.forward` draws it), applies ``state_hook``, records the
     state, then forces it. With ``strength = 0`` and ``rule = "bptt"`` it returns what the model's
-    own forward returns.
+    own forward returns. With ``backend="numba"`` (a leaky RNN, ``rule = "bptt"``, no
+    ``state_hook``: what :func:`~neurodyn.kernels.fused_backend` with ``forcing="readout"`` allows)
+    the same rollout, forcing included, runs in the fused Numba kernel
+    (:func:`~neurodyn.kernels.fused_states` with a :class:`~neurodyn.kernels.fused.ReadoutForcing`)
+    with the same noise and the same values and gradients to float tolerance; RFLO and the other
+    families run on the torch path.
 
     Parameters
     ----------
@@ -210,6 +218,8 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
         RFLO's fixed random feedback matrix (required for ``rule = "rflo"``).
     state_hook : callable ``(t, h) -> h``, optional
         Applied to each new state before it is recorded and forced.
+    backend : {"torch", "numba"}
+        The step-by-step torch rollout, or the fused kernel (see above).
 
     Returns
     -------
@@ -220,7 +230,8 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
     Raises
     ------
     ValueError
-        For RFLO on a model other than a leaky RNN, or without ``feedback``.
+        For RFLO on a model other than a leaky RNN, or without ``feedback``; for ``backend="numba"``
+        with RFLO or a ``state_hook``, or a model the fused kernel cannot force.
 
     Warns
     -----
@@ -255,13 +266,16 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
             raise ValueError("learning_rule='rflo' needs a feedback matrix (output, state)")
     forced = forcing.method is not None and strength > 0
     if forced:
-        W, b = affine_readout(model)
-        W, b = W.detach(), b.detach()
-        pinv, condition = readout_pinv(W, ridge=forcing.ridge)
-        if condition > CONDITION_LIMIT:
-            warnings.warn(f"the readout is ill-conditioned (condition number {condition:.3g}): its pseudo-"
-                          f"inverse amplifies output errors; raise forcing_ridge (now {forcing.ridge})",
-                          RuntimeWarning, stacklevel=2)
+        W, b, pinv = _readout_inverse(model, forcing.ridge)
+    if backend == "numba":
+        if rflo or state_hook is not None:
+            raise ValueError("the fused forced rollout runs learning_rule='bptt' without a state_hook; "
+                             "use backend='torch'")
+        from neurodyn.kernels.fused import ReadoutForcing
+        from neurodyn.training._fused_rollout import fused_rollout
+
+        spec = ReadoutForcing(forcing.method, strength, targets, mask, W, b, pinv) if forced else None
+        return fused_rollout(model, inputs, generator=generator, forcing=spec)
     n_batch, n_steps = inputs.shape[:2]
     h = model.initial_state(n_batch)
     scale = model.noise_scale if model.training else 0.0
@@ -287,6 +301,19 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
     detached = states_t.detach()
     through_feedback = states_t @ feedback.mT
     return Rollout(model.readout(detached) + (through_feedback - through_feedback.detach()), states_t)
+
+
+def _readout_inverse(model: Any, ridge: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The detached affine readout ``(W (output, state), b (output,))`` of ``model`` and its ridge
+    pseudo-inverse ``(state, output)``; warns when the readout is ill-conditioned."""
+    W, b = affine_readout(model)
+    W, b = W.detach(), b.detach()
+    pinv, condition = readout_pinv(W, ridge=ridge)
+    if condition > CONDITION_LIMIT:
+        warnings.warn(f"the readout is ill-conditioned (condition number {condition:.3g}): its pseudo-"
+                      f"inverse amplifies output errors; raise forcing_ridge (now {ridge})",
+                      RuntimeWarning, stacklevel=3)
+    return W, b, pinv
 
 
 def check_rflo(model: Any) -> None:

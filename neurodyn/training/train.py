@@ -9,14 +9,14 @@ from typing import Any
 import torch
 
 from neurodyn._seed import SeedLike, torch_generator
-from neurodyn.kernels.fused import fused_backend, fused_states
-from neurodyn.kernels.reference import draw_noise
+from neurodyn.kernels.fused import fused_backend
 from neurodyn.models._base import RecurrentModel, Rollout, eval_mode
 from neurodyn.tasks._base import Task
 from neurodyn.training import _engine
 from neurodyn.training import forcing as forcing_mod
 from neurodyn.training import regularizers as regs_mod
 from neurodyn.training._config import TrainConfig, check_device
+from neurodyn.training._fused_rollout import fused_rollout
 from neurodyn.training._results import TrainingDivergedError, TrainResult, one_network_result
 from neurodyn.training.curriculum import Curriculum
 from neurodyn.training.early_stopping import EarlyStopping
@@ -93,8 +93,10 @@ def train(
         fused in Numba on the CPU for the leaky RNN, GRU, PLRNN, ALRNN and shallow PLRNN
         (:func:`neurodyn.kernels.fused_states`; same noise, same gradients to float tolerance)
         and falls back to torch for every other model (LSTM, low-rank, ...), a ``state_hook``,
-        ``forcing``, a dtype other than float32/float64 or a GPU; ``"torch"`` forces the
-        reference, ``"numba"`` raises where it cannot run.
+        ``learning_rule="rflo"``, ``forcing`` of any model but the leaky RNN, a dtype other than
+        float32/float64 or a GPU; ``"torch"`` forces the reference, ``"numba"`` raises where it
+        cannot run. Error and teacher forcing of a leaky RNN with ``learning_rule="bptt"`` run
+        inside the fused kernel (same forcing, same gradients to float tolerance).
         ``result.config["backend"]`` records the one that ran.
     forcing : {"error", "teacher"}, optional
         Nudge each training state towards the targets through a ridge pseudo-inverse of the readout:
@@ -183,10 +185,12 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
     now["eval"] = held_out_batch(now["task"], cfg.batch_size, cfg.seed)
     advances: list[int] = []
     forced = forcing is not None and forcing.active
-    if forced and cfg.backend == "numba":
-        raise ValueError("forcing runs on the torch training rollout; use backend='auto' or 'torch'")
-    ran = "torch" if forced else fused_backend(model.params(), backend=cfg.backend, device=cfg.device,
-                                               dtype=dtype, state_hook=state_hook)
+    if forced and forcing.rule != "bptt" and cfg.backend == "numba":
+        raise ValueError(f"learning_rule={forcing.rule!r} runs on the torch training rollout; "
+                         "use backend='auto' or 'torch'")
+    ran = "torch" if forced and forcing.rule != "bptt" else fused_backend(
+        model.params(), backend=cfg.backend, device=cfg.device, dtype=dtype, state_hook=state_hook,
+        forcing="readout" if forced else False)
     feedback = (forcing_mod.feedback_matrix(model, torch_generator(cfg.seed, 3, device=cfg.device))
                 if forced and forcing.rule == "rflo" else None)
 
@@ -196,7 +200,8 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
         if forced:
             c = forcing_mod.forcing_strength_at(forcing.strength, forcing.anneal, now["it"], cfg.n_epochs)
             rollout = forcing_mod.forced_task_rollout(model, x, y, m, forcing=forcing, strength=c,
-                                                      generator=gen, feedback=feedback, state_hook=state_hook)
+                                                      generator=gen, feedback=feedback, state_hook=state_hook,
+                                                      backend=ran)
             logs["forcing_strength"] = c
         else:
             rollout = training_rollout(model, x, backend=ran, generator=gen, state_hook=state_hook)
@@ -252,16 +257,12 @@ def training_rollout(model: RecurrentModel, x: torch.Tensor, *, backend: str,
     """``model(x, generator=generator, state_hook=state_hook)`` on ``backend`` (from ``fused_backend``).
 
     ``"numba"`` draws the same noise as the model's own forward (the ``t``-th standard-normal draw
-    of shape (batch, state) for step ``t``) and runs the recurrence in :func:`fused_states`.
+    of shape (batch, state) for step ``t``) and runs the recurrence in :func:`fused_states`
+    (:func:`~neurodyn.training._fused_rollout.fused_rollout`).
     """
     if backend == "torch":
         return model(x, generator=generator, state_hook=state_hook)
-    noise = None
-    if model.training and model.noise_scale > 0:
-        xi = draw_noise(generator, (x.shape[0], model.state_size), x.shape[1], x.dtype)
-        noise = model.noise_scale * xi
-    states = fused_states(model.params(), model.initial_state(x.shape[0]), x, noise=noise)
-    return Rollout(model.readout(states), states)
+    return fused_rollout(model, x, generator=generator)
 
 
 def check_sizes(model: RecurrentModel, task: Task, *, name: str = "model") -> None:

@@ -5,25 +5,35 @@ from __future__ import annotations
 import torch
 
 from neurodyn.kernels import fused_states
+from neurodyn.kernels.fused import ReadoutForcing
 
 
-def reference_states(model, h0: torch.Tensor, x: torch.Tensor, noise: torch.Tensor | None) -> torch.Tensor:
-    """States ``(batch, time, state)`` from ``model.step`` one step at a time, plus ``noise``."""
+def reference_states(model, h0: torch.Tensor, x: torch.Tensor, noise: torch.Tensor | None,
+                     forcing: ReadoutForcing | None = None) -> torch.Tensor:
+    """States ``(batch, time, state)`` from ``model.step`` one step at a time, plus ``noise``; with
+    ``forcing``, each state is recorded and then forced by the training layer's ``forcing_step``."""
+    from neurodyn.training.forcing import forcing_step
+
     h, states = h0, []
     for t in range(x.shape[1]):
         h = model.step(h, x[:, t])
         if noise is not None:
             h = h + noise[:, t]
         states.append(h)
+        if forcing is not None:
+            f = forcing
+            h = forcing_step(h, h.detach() @ f.w_out.mT + f.b_out, f.targets[:, t], f.mask[:, t],
+                             method=f.method, strength=f.strength, pinv=f.pinv, bias=f.b_out)
     return torch.stack(states, dim=1)
 
 
-def gradients(model, h0, x, noise, weights, fused: bool):
-    """``(states, {parameter name or "h0": gradient})`` of ``sum(states * weights)``, fused or not."""
+def gradients(model, h0, x, noise, weights, fused: bool, forcing: ReadoutForcing | None = None):
+    """``(states, {parameter name or "h0": gradient})`` of ``sum(states * weights)``, fused or not,
+    forced through the readout with ``forcing`` (then the states are those before forcing)."""
     model.zero_grad()
     h0 = h0.clone().requires_grad_(True)
-    states = (fused_states(model.params(), h0, x, noise=noise) if fused
-              else reference_states(model, h0, x, noise))
+    states = (fused_states(model.params(), h0, x, noise=noise, forcing=forcing) if fused
+              else reference_states(model, h0, x, noise, forcing))
     (states * weights).sum().backward()
     named = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
     return states.detach(), {**named, "h0": h0.grad}

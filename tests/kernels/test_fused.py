@@ -7,6 +7,7 @@ import torch
 from _autograd_reference import gradients
 
 from neurodyn.kernels import fused_backend, fused_states
+from neurodyn.kernels.fused import ReadoutForcing
 from neurodyn.models import LSTM, LeakyRNN
 
 pytest.importorskip("numba", reason="the fused kernels need numba (a core dependency)")
@@ -34,6 +35,68 @@ def test_fused_gradients_match_autograd(activation, dtype):
     for name in got:  # relative to each gradient's scale (float32 sums in another order)
         torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
                                    msg=lambda m, name=name: f"{name}: {m}")
+
+
+def _readout_forcing(model, method, per_output, gen, n_batch, n_steps, strength=0.6):
+    """Forcing of ``model`` through its (detached) readout towards random targets, with a 0/1 mask
+    per output or per step that leaves some steps unforced."""
+    from neurodyn.training.observation import affine_readout, readout_pinv
+
+    dtype = next(model.parameters()).dtype
+    w_out, b_out = (t.detach() for t in affine_readout(model))
+    pinv, _ = readout_pinv(w_out, ridge=1e-3)
+    n_out = w_out.shape[0]
+    targets = torch.randn(n_batch, n_steps, n_out, generator=gen, dtype=dtype)
+    mask = (torch.rand(n_batch, n_steps, n_out if per_output else 1, generator=gen) > 0.3).to(dtype)
+    return ReadoutForcing(method, strength, targets, mask, w_out, b_out, pinv)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("per_output", [True, False])
+@pytest.mark.parametrize("method", ["error", "teacher"])
+def test_fused_forced_gradients_match_autograd(method, per_output, dtype):
+    # forcing through the readout after the noise, Dale's law and a connectivity mask; the readout
+    # gets no gradient through the forcing (its correction is detached), on either path
+    gen = torch.Generator().manual_seed(3)
+    mask = (torch.rand(9, 9, generator=gen) > 0.3).float()
+    model = LeakyRNN(2, 9, 3, alpha=0.3, gain=0.8, dale=True, rec_mask=mask, seed=2).to(dtype)
+    x = torch.randn(5, 40, 2, generator=gen, dtype=dtype)
+    h0 = 0.5 * torch.randn(5, 9, generator=gen, dtype=dtype)
+    noise = 0.1 * torch.randn(5, 40, 9, generator=gen, dtype=dtype)
+    weights = torch.randn(5, 40, 9, generator=gen, dtype=dtype)
+    forcing = _readout_forcing(model, method, per_output, gen, 5, 40)
+    got_states, got = gradients(model, h0, x, noise, weights, fused=True, forcing=forcing)
+    ref_states, ref = gradients(model, h0, x, noise, weights, fused=False, forcing=forcing)
+    free_states, _ = gradients(model, h0, x, noise, weights, fused=False)
+    assert not torch.allclose(ref_states, free_states)  # the forcing acts
+    rtol = 1e-5 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(got_states, ref_states, rtol=rtol, atol=rtol * ref_states.abs().max())
+    assert set(got) == set(ref) == {"w_in", "w_rec", "b", "h0"}
+    for name in got:
+        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_fused_readout_forcing_errors():
+    model = LeakyRNN(1, 4, 2, seed=0)
+    gen = torch.Generator().manual_seed(0)
+    forcing = _readout_forcing(model, "error", True, gen, 3, 5)
+    h0, x = torch.zeros(3, 4), torch.zeros(3, 5, 1)
+    with pytest.raises(ValueError, match=r"ReadoutForcing.targets must have shape \(3, 5, 2\)"):
+        fused_states(model.params(), h0, x, forcing=forcing._replace(targets=torch.zeros(3, 4, 2)))
+    with pytest.raises(ValueError, match="unknown forcing method 'errors'"):
+        fused_states(model.params(), h0, x, forcing=forcing._replace(method="errors"))
+    from neurodyn.kernels import stack_params
+
+    with pytest.raises(ValueError, match="fused for one network, not an ensemble"):
+        fused_states(stack_params([model, model]), torch.zeros(2, 3, 4), torch.zeros(2, 3, 5, 1),
+                     forcing=forcing)
+    assert fused_backend(model.params(), forcing="readout") == "numba"
+    assert fused_backend(stack_params([model, model]), forcing="readout") == "torch"
+    with pytest.raises(ValueError, match="through the readout is fused for the leaky RNN only, not 'gru'"):
+        from neurodyn.models import GRU
+
+        fused_backend(GRU(1, 4, 1).params(), backend="numba", forcing="readout")
 
 
 def test_fused_gradcheck_float64():

@@ -86,10 +86,12 @@ def test_forcing_is_absent_at_evaluation_and_zero_strength_trains_as_plain_bptt(
     assert forced.history["forcing_strength"] == [1.0] * 2
     metrics = evaluate(forced.model, task, held_out_batch(task, 4, 1))  # a fresh, unforced evaluation
     assert forced.history["eval_loss"][-1] == metrics["loss"]
-    plain = train(model, task, seed=1, backend="torch", **short)  # forcing runs on the torch rollout
-    zero = train(model, task, seed=1, forcing="error", forcing_strength=0.0, **short)
-    for p, q in zip(plain.model.parameters(), zero.model.parameters()):
-        assert torch.equal(p, q)
+    for backend in ("torch", "auto"):  # the forced rollout on each backend against the plain one there
+        plain = train(model, task, seed=1, backend=backend, **short)
+        zero = train(model, task, seed=1, forcing="error", forcing_strength=0.0, backend=backend, **short)
+        assert zero.config["backend"] == plain.config["backend"]
+        for p, q in zip(plain.model.parameters(), zero.model.parameters()):
+            assert torch.equal(p, q)
     assert any(not torch.equal(p, q) for p, q in zip(plain.model.parameters(), forced.model.parameters()))
 
 

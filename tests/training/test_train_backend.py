@@ -35,6 +35,26 @@ def test_same_seed_same_weights_across_backends(dtype, tol):
     assert_backends_agree(lambda backend: train(model, task, backend=backend, **KW), tol)
 
 
+@PRECISIONS
+@pytest.mark.parametrize("forcing,anneal", [("error", "linear"), ("teacher", "none")])
+def test_forced_training_same_losses_and_weights_across_backends(forcing, anneal, dtype, tol):
+    # error and teacher forcing run inside the fused kernel: same forcing, noise and weights as torch
+    model = LeakyRNN(2, 12, 2, alpha=0.2, noise_std=0.1, dale=True, train_h0=True, seed=0).to(dtype)
+    task = FlipFlop(n_bits=2, n_steps=15)
+    kw = {**KW, "forcing": forcing, "forcing_strength": 0.7, "forcing_anneal": anneal}
+    assert_backends_agree(lambda backend: train(model, task, backend=backend, **kw), tol)
+
+
+def test_rflo_stays_on_torch():
+    task = FlipFlop(n_bits=1, n_steps=5)
+    kw = {**KW, "n_iterations": 1, "forcing": "error", "learning_rule": "rflo"}
+    assert train(LeakyRNN(1, 4, 1, seed=0), task, **kw).config["backend"] == "torch"
+    with pytest.raises(ValueError, match="learning_rule='rflo' runs on the torch training rollout"):
+        train(LeakyRNN(1, 4, 1, seed=0), task, backend="numba", **kw)
+    forced_gru = train(GRU(1, 4, 1, seed=0), task, **{**kw, "learning_rule": "bptt"})
+    assert forced_gru.config["backend"] == "torch"  # forcing is fused for the leaky RNN only
+
+
 def test_unsupported_model_falls_back_and_explicit_numba_raises():
     task = FlipFlop(n_bits=1, n_steps=5)
     res = train(LSTM(1, 4, 1, seed=0), task, **{**KW, "n_iterations": 1})

@@ -1,0 +1,43 @@
+"""The fused (Numba) training rollout of a model: its own noise draws, :func:`~neurodyn.kernels.fused_states`,
+its readout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from neurodyn.kernels.fused import ReadoutForcing, fused_states
+from neurodyn.kernels.reference import draw_noise
+from neurodyn.models._base import Rollout
+
+
+def fused_rollout(model: Any, x: torch.Tensor, *, generator: torch.Generator | None,
+                  forcing: ReadoutForcing | None = None) -> Rollout:
+    """``model(x, generator=generator)`` with the recurrence in :func:`~neurodyn.kernels.fused_states`.
+
+    The noise is drawn as the model's own forward draws it (the ``t``-th standard-normal draw of
+    shape (batch, state) for step ``t``, scaled by ``model.noise_scale``; only in training mode).
+
+    Parameters
+    ----------
+    model : RecurrentModel
+        Of a family :func:`~neurodyn.kernels.fused_backend` fuses.
+    x : Tensor, shape (batch, time, input)
+    generator : torch.Generator or None
+        Source of the state noise.
+    forcing : ReadoutForcing, optional
+        Forcing through the readout after each step (leaky RNN); the rollout then holds the
+        states and outputs before forcing.
+
+    Returns
+    -------
+    Rollout
+        ``outputs`` (batch, time, output) and ``states`` (batch, time, state).
+    """
+    noise = None
+    if model.training and model.noise_scale > 0:
+        xi = draw_noise(generator, (x.shape[0], model.state_size), x.shape[1], x.dtype)
+        noise = model.noise_scale * xi
+    states = fused_states(model.params(), model.initial_state(x.shape[0]), x, noise=noise, forcing=forcing)
+    return Rollout(model.readout(states), states)
