@@ -12,7 +12,8 @@ small size with --tiny (or NEURODYN_TINY=1), one fit at a time so that each fini
 DIR/fits at once and reused on a rerun (so a rerun resumes, and data sets run in separate processes with
 --only are tabulated together by a last run without it). It writes the scores (dsr_seeds.nc, dims
 data, seed, model), the table (dsr_seeds.md) and the figure (dsr_seeds.png) into --out-dir (or
-NEURODYN_OUT; default runs/dsr_seeds in the repository). NEURODYN_SEEDS, NEURODYN_EPOCHS and
+NEURODYN_OUT; default runs/dsr_seeds in the repository). Without the ECG recording (see
+neurodyn.io.find_recordings) it fits Lorenz-63 only, as the page does. NEURODYN_SEEDS, NEURODYN_EPOCHS and
 NEURODYN_ONLY set the defaults of --seeds, --epochs and --only. Uses only the public API.
 """
 
@@ -25,8 +26,21 @@ from pathlib import Path
 import xarray as xr
 from _gallery import page_parser, run_page, write_outputs
 
+from neurodyn.io import find_recordings
+
 REPO = Path(__file__).resolve().parents[1]
 DATA_SETS = ("ECG", "Lorenz-63")
+
+
+def data_sets(only: str | None = None) -> list[str]:
+    """The data sets to fit: ``only`` (one of :data:`DATA_SETS`) or all of them, less ECG when its recording
+    is absent (then ``only="ECG"`` exits with what to set)."""
+    names = [only] if only else list(DATA_SETS)
+    if "ECG" in names and find_recordings("ecg_pecuzal5d") is None:
+        if only:
+            raise SystemExit("the ECG recording was not found; set NEURODYN_DATA to the shared data folder")
+        names.remove("ECG")
+    return names
 
 
 def main(tiny: bool = False, out_dir: str | os.PathLike | None = None, seeds: int = 5, epochs: int = 30,
@@ -36,7 +50,7 @@ def main(tiny: bool = False, out_dir: str | os.PathLike | None = None, seeds: in
     fits = out / "fits"
     fits.mkdir(parents=True, exist_ok=True)
     settings = {"epochs": int(epochs), "fits": fits}
-    for name in [only] if only else DATA_SETS:
+    for name in data_sets(only):
         for seed in range(int(seeds)):  # seeds below `seed` are stored by now: the page fits `seed` only
             page = run_page("fit_seeds", tiny=tiny, seeds=seed + 1, only=name, **settings)
             for file_name, row in page["new_fits"].items():

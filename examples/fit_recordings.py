@@ -8,7 +8,8 @@ docs/fitting.md), or at the site's small sizes with --tiny (or NEURODYN_TINY=1),
 output, and writes the ECG figure with its attractor (ecg_attractor.png) and the table of scores of all
 recordings (scores.md) into --out-dir (or NEURODYN_OUT; default runs/fit_recordings in the repository,
 which git ignores). The recordings are read from NEURODYN_DATA or the first shared/data folder found
-(see neurodyn.io.find_recordings); NEURODYN_FMRI_INPUTS adds the fMRI fit with the study's task inputs.
+(see neurodyn.io.find_recordings); a page whose recording is absent fits its documented synthetic
+stand-in and says so in a NOTE line. NEURODYN_FMRI_INPUTS adds the fMRI fit with the study's task inputs.
 Uses only the public API.
 """
 
@@ -19,8 +20,6 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 from _gallery import page_parser, run_page, write_outputs
-
-from neurodyn.io import find_recordings
 
 REPO = Path(__file__).resolve().parents[1]
 #: recording → its gallery page (docs/gallery/<page>.py)
@@ -48,8 +47,6 @@ def score_table(scores: dict) -> str:
 
 def main(*, tiny: bool = False, out_dir: str | os.PathLike | None = None, pages=tuple(PAGES)) -> dict:
     """Run the ``pages`` (keys of :data:`PAGES`), write the ECG figure and scores.md, return the scores."""
-    if find_recordings() is None:
-        raise SystemExit("the example recordings were not found; set NEURODYN_DATA to the shared data folder")
     out = Path(out_dir or REPO / "runs" / "fit_recordings")
     scores = {}
     for name in pages:

@@ -25,3 +25,15 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real recordings not available at {SHARED_DATA}")
     return SHARED_DATA
+
+
+#: test files whose one shared setup takes minutes (the documentation site's build): collected first, so
+#: that under pytest-xdist one worker starts it at once while the others run the rest of the suite
+FIRST = ("tests/examples/test_site.py",)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Move the tests of :data:`FIRST` to the front of the run, keeping every other test's order."""
+    root = Path(__file__).resolve().parents[1]
+    first = {root / name for name in FIRST}
+    items.sort(key=lambda item: item.path not in first)

@@ -1,7 +1,8 @@
 """examples/fit_recordings.py runs the recordings' gallery pages (their one source) and tabulates their
-scores: checked here on a stand-in page whose model is the exact generator of its data, so the fitted
-row's prediction error is 0. The real pages run when the site is built (tests/examples/test_site.py).
-examples/dsr_seeds.py runs the seeds page one fit at a time, storing each, and tabulates the seeds."""
+scores (a page whose recording is absent fits its synthetic stand-in): checked here on a stand-in page
+whose model is the exact generator of its data, so the fitted row's prediction error is 0. The real
+pages run when the site is built (tests/examples/test_site.py). examples/dsr_seeds.py runs the seeds
+page one fit at a time, storing each, and tabulates the seeds (Lorenz-63 only without the ECG recording)."""
 
 import ast
 import os
@@ -67,6 +68,16 @@ def test_the_real_pages_define_what_the_runner_reads(runner):
             assert "axes" in names
         if name == "fMRI":
             assert "scores_inputs" in names
+
+
+def test_seeds_runner_fits_lorenz_only_without_the_ecg_recording(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEURODYN_DATA", str(tmp_path))  # a recordings folder without the ECG
+    runner = load_example("dsr_seeds")
+    assert runner.data_sets() == ["Lorenz-63"] and runner.data_sets("Lorenz-63") == ["Lorenz-63"]
+    with pytest.raises(SystemExit, match="the ECG recording was not found; set NEURODYN_DATA"):
+        runner.data_sets("ECG")
+    (tmp_path / "ecg_pecuzal5d").mkdir()
+    assert runner.data_sets() == ["ECG", "Lorenz-63"] and runner.data_sets("ECG") == ["ECG"]
 
 
 @pytest.mark.slow  # fits 2 seeds per data set at the seeds page's small size, reruns from the stored ones

@@ -16,21 +16,37 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 from _paths import REPO
+from filelock import FileLock
 
 pytestmark = pytest.mark.slow
 API_PACKAGES = ["tasks", "models", "kernels", "training", "analysis", "plotting", "io", "sweep"]
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
-    out = tmp_path_factory.mktemp("site") / "site"
+def build_site(out: Path) -> None:
+    """``mkdocs build --strict`` of the repository into ``out``, which is asserted to succeed."""
     # no MPLBACKEND: a gallery kernel forced onto Agg shows no figures (its inline backend embeds them)
     env = {**{k: v for k, v in os.environ.items() if k != "MPLBACKEND"}, "OMP_NUM_THREADS": "1",
            "NO_MKDOCS_2_WARNING": "1"}
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The built site, built once per run: test workers (pytest-xdist) share one build through a lock."""
+    pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        out = tmp_path_factory.mktemp("site") / "site"
+        build_site(out)
+        return out
+    run_dir = tmp_path_factory.getbasetemp().parent  # this run's folder, the same for every worker
+    out, built = run_dir / "site", run_dir / "site.built"
+    with FileLock(run_dir / "site.lock"):
+        if not built.exists():
+            shutil.rmtree(out, ignore_errors=True)
+            build_site(out)
+            built.touch()
     return out
 
 
