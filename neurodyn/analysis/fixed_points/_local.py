@@ -52,8 +52,7 @@ def compute_stability(
     marginal_tol : float
         Half-width of the band ``1 ± marginal_tol`` of moduli counted as marginal.
     max_memory : float
-        Bytes of Jacobians (and, with ``labels_only``, their float32 powers) held at once
-        (1 GiB by default).
+        Bytes of Jacobians held at once (1 GiB by default).
     labels_only : bool
         Skip the eigenvalues of the states proven stable (see above); for many states whose
         labels are wanted, not their spectral radii.
@@ -111,8 +110,7 @@ def compute_stability(
         u = torch.as_tensor(inputs.detach() if isinstance(inputs, torch.Tensor) else inputs)
         u = u.to(dtype=h.dtype, device=h.device)
     n_points, n_state = h.shape
-    per_entry = h.element_size() + 8 if labels_only else 2 * h.element_size()
-    chunk = max(1, int(max_memory // max(1, per_entry * n_state * n_state)))
+    chunk = max(1, int(max_memory // max(1, 2 * h.element_size() * n_state * n_state)))
     radius = np.zeros(n_points)
     proven = np.zeros(n_points, dtype=bool)
     bound = np.full(n_points, np.nan)
