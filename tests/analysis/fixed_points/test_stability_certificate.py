@@ -50,6 +50,17 @@ def test_known_spectra_below_the_band_are_certified_with_a_true_bound(dtype):
     assert np.linalg.norm(jordan, 2) > 1
 
 
+def test_squarings_in_float64_where_float32_products_may_be_coarse():
+    jordan = torch.tensor([[[0.5, 4.0], [0.0, 0.5]], [[1.0, 0.1], [0.0, 0.2]]])
+    before = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("medium")
+    try:
+        ok, bound = certify_stable(jordan, TOL)
+    finally:
+        torch.set_float32_matmul_precision(before)
+    assert ok.tolist() == [True, False] and 0.5 <= bound[0].item() < 1 - TOL
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_marginal_and_unstable_spectra_are_never_certified(dtype):
     rng = np.random.default_rng(1)
