@@ -12,6 +12,10 @@ from neurodyn._threads import blas_threads
 from neurodyn.analysis.fixed_points._stability import ONE_THREAD_EIG_MAX, certify_stable, classify
 from neurodyn.analysis.jacobians import jacobians
 
+#: memory per chunk with ``labels_only``: Jacobians the squarings read while they are still in the
+#: cache, in blocks the allocator reuses (no fresh pages per chunk)
+LABELS_CHUNK_BYTES = 32 << 20
+
 
 def compute_stability(
     model: Any,
@@ -52,7 +56,7 @@ def compute_stability(
     marginal_tol : float
         Half-width of the band ``1 ± marginal_tol`` of moduli counted as marginal.
     max_memory : float
-        Bytes of Jacobians held at once (1 GiB by default).
+        Bytes of Jacobians held at once (1 GiB by default; at most 32 MiB with ``labels_only``).
     labels_only : bool
         Skip the eigenvalues of the states proven stable (see above); for many states whose
         labels are wanted, not their spectral radii.
@@ -110,7 +114,8 @@ def compute_stability(
         u = torch.as_tensor(inputs.detach() if isinstance(inputs, torch.Tensor) else inputs)
         u = u.to(dtype=h.dtype, device=h.device)
     n_points, n_state = h.shape
-    chunk = max(1, int(max_memory // max(1, 2 * h.element_size() * n_state * n_state)))
+    memory = min(max_memory, LABELS_CHUNK_BYTES) if labels_only else max_memory
+    chunk = max(1, int(memory // max(1, 2 * h.element_size() * n_state * n_state)))
     radius = np.zeros(n_points)
     proven = np.zeros(n_points, dtype=bool)
     bound = np.full(n_points, np.nan)
