@@ -9,8 +9,12 @@ import torch
 
 from neurodyn._budget import MAX_MEMORY
 from neurodyn._threads import blas_threads
-from neurodyn.analysis.fixed_points._stability import ONE_THREAD_EIG_MAX, classify
+from neurodyn.analysis.fixed_points._stability import ONE_THREAD_EIG_MAX, certify_stable, classify
 from neurodyn.analysis.jacobians import jacobians
+
+#: memory per chunk with ``labels_only``: Jacobians the squarings read while they are still in the
+#: cache, in blocks the allocator reuses (no fresh pages per chunk)
+LABELS_CHUNK_BYTES = 32 << 20
 
 
 def compute_stability(
@@ -20,6 +24,7 @@ def compute_stability(
     *,
     marginal_tol: float = 1e-3,
     max_memory: float = MAX_MEMORY,
+    labels_only: bool = False,
 ):
     """Spectral radius, number of unstable modes and stability label of ``h ↦ F(h, u)`` at each state.
 
@@ -29,6 +34,15 @@ def compute_stability(
     Jacobians fit in ``max_memory``. The labels are those of :func:`find_fixed_points` (the
     discrete-time map's: stable when every ``|λ| < 1 − marginal_tol``); at a state that is not a
     fixed point they describe the local linearisation only (finite-time growth of perturbations).
+
+    With ``labels_only=True`` the eigenvalues are computed only where a cheaper proof fails: a
+    few squarings ``J, J², J⁴, …, J⁶⁴`` (float32 batched products with a rigorous rounding
+    bound, :func:`~neurodyn.analysis.fixed_points._stability.certify_stable`) prove
+    ``ρ(J) ≤ ‖J^(2^k)‖_F^(1/2^k) < 1 − marginal_tol`` at most stable states, which are labelled
+    stable without their spectrum; every other state (saddles, unstable and marginal ones, and
+    stable ones the squarings do not settle) gets its eigenvalues as above. The labels and
+    ``n_unstable`` are those of the default path; only ``spectral_radius`` is missing (NaN) where
+    the proof sufficed.
 
     Parameters
     ----------
@@ -42,7 +56,10 @@ def compute_stability(
     marginal_tol : float
         Half-width of the band ``1 ± marginal_tol`` of moduli counted as marginal.
     max_memory : float
-        Bytes of Jacobians held at once (1 GiB by default).
+        Bytes of Jacobians held at once (1 GiB by default; at most 32 MiB with ``labels_only``).
+    labels_only : bool
+        Skip the eigenvalues of the states proven stable (see above); for many states whose
+        labels are wanted, not their spectral radii.
 
     Returns
     -------
@@ -50,7 +67,10 @@ def compute_stability(
         Dimension ``point``; ``spectral_radius`` (point,) float64, the largest ``|λ|``;
         ``n_unstable`` (point,) int64, the number of ``|λ| > 1 + marginal_tol``; ``stability``
         (point,) str: ``"stable"``, ``"saddle"``, ``"unstable"`` or ``"marginal"``. Attributes
-        ``marginal_tol`` and ``dtype``.
+        ``marginal_tol`` and ``dtype``. With ``labels_only``, ``spectral_radius`` is NaN at the
+        states proven stable, and ``spectral_radius_bound`` (point,) float64 holds a proven upper
+        bound of the spectral radius there (below ``1 − marginal_tol``) and the spectral radius
+        elsewhere.
 
     Raises
     ------
@@ -72,6 +92,12 @@ def compute_stability(
     ([2.0, 0.166], [1, 0])
     >>> ds.stability.values.tolist()
     ['unstable', 'stable']
+    >>> states = torch.tensor([[0.0], [0.9575]], dtype=torch.float64)
+    >>> fast = compute_stability(model, states, labels_only=True)
+    >>> fast.stability.values.tolist(), fast.spectral_radius.values.round(3).tolist()
+    (['unstable', 'stable'], [2.0, nan])
+    >>> bool(fast.spectral_radius_bound.values[1] < 1 - 1e-3)
+    True
     """
     import xarray as xr
 
@@ -88,8 +114,11 @@ def compute_stability(
         u = torch.as_tensor(inputs.detach() if isinstance(inputs, torch.Tensor) else inputs)
         u = u.to(dtype=h.dtype, device=h.device)
     n_points, n_state = h.shape
-    chunk = max(1, int(max_memory // max(1, 2 * h.element_size() * n_state * n_state)))
+    memory = min(max_memory, LABELS_CHUNK_BYTES) if labels_only else max_memory
+    chunk = max(1, int(memory // max(1, 2 * h.element_size() * n_state * n_state)))
     radius = np.zeros(n_points)
+    proven = np.zeros(n_points, dtype=bool)
+    bound = np.full(n_points, np.nan)
     n_unstable = np.zeros(n_points, dtype=np.int64)
     labels = np.empty(n_points, dtype=object)
     limits = 1 if n_state <= ONE_THREAD_EIG_MAX else None
@@ -97,12 +126,20 @@ def compute_stability(
         rows = slice(start, start + chunk)
         u_rows = None if u is None or u.ndim == 1 else u[rows]
         jac = jacobians(model, h[rows], u if u_rows is None else u_rows)
+        at = np.arange(n_points)[rows]
+        if labels_only:
+            ok, upper = certify_stable(jac, marginal_tol)
+            ok = ok.cpu().numpy()
+            proven[at[ok]], bound[at[ok]] = True, upper.cpu().numpy()[ok]
+            at, jac = at[~ok], jac[torch.as_tensor(~ok, device=jac.device)]
         with blas_threads(limits):
             eig = torch.linalg.eigvals(jac.cpu()).numpy()
-        labels[rows], n_unstable[rows] = classify(eig, marginal_tol)
-        radius[rows] = np.abs(eig).max(-1, initial=0.0)
-    return xr.Dataset(
-        {"spectral_radius": ("point", radius), "n_unstable": ("point", n_unstable),
-         "stability": ("point", labels.astype(str))},
-        attrs={"marginal_tol": float(marginal_tol), "dtype": str(h.dtype).replace("torch.", "")},
-    )
+        labels[at], n_unstable[at] = classify(eig, marginal_tol)
+        radius[at] = np.abs(eig).max(-1, initial=0.0)
+    labels[proven], n_unstable[proven], radius[proven] = "stable", 0, np.nan
+    data = {"spectral_radius": ("point", radius), "n_unstable": ("point", n_unstable),
+            "stability": ("point", labels.astype(str))}
+    if labels_only:
+        data["spectral_radius_bound"] = ("point", np.where(proven, bound, radius))
+    return xr.Dataset(data, attrs={"marginal_tol": float(marginal_tol),
+                                   "dtype": str(h.dtype).replace("torch.", "")})
