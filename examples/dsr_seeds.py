@@ -1,6 +1,6 @@
 """Reconstruction scores over seeds, with 95 % confidence intervals: ECG and Lorenz-63 (Hess et al. 2023).
 
-Usage: python examples/dsr_seeds.py [--tiny] [--seeds 5] [--epochs 30] [--only ECG|Lorenz-63] [--out-dir DIR]
+Usage: python examples/dsr_seeds.py [--tiny] [--seeds 5] [--epochs 300] [--only ECG|Lorenz-63] [--out-dir DIR]
 
 The example's one source is the gallery page docs/gallery/fit_seeds.py, which the documentation site
 executes. A clipped shallow PLRNN is fitted by generalized teacher forcing with --seeds seeds per data set
@@ -43,7 +43,7 @@ def data_sets(only: str | None = None) -> list[str]:
     return names
 
 
-def main(tiny: bool = False, out_dir: str | os.PathLike | None = None, seeds: int = 5, epochs: int = 30,
+def main(tiny: bool = False, out_dir: str | os.PathLike | None = None, seeds: int = 5, epochs: int = 300,
          only: str | None = None) -> xr.Dataset:
     """Fit and score ``seeds`` seeds per data set (``only`` one of :data:`DATA_SETS`); return the scores."""
     out = Path(out_dir or REPO / "runs" / "dsr_seeds")
@@ -66,8 +66,8 @@ if __name__ == "__main__":
     parser = page_parser(__doc__, str(REPO / "runs" / "dsr_seeds"), from_env=True)
     parser.add_argument("--seeds", type=int, default=int(os.environ.get("NEURODYN_SEEDS", "5")),
                         help="seeds per data set (default: NEURODYN_SEEDS or 5)")
-    parser.add_argument("--epochs", type=int, default=int(os.environ.get("NEURODYN_EPOCHS", "30")),
-                        help="training length at full size (default: NEURODYN_EPOCHS or 30)")
+    parser.add_argument("--epochs", type=int, default=int(os.environ.get("NEURODYN_EPOCHS", "300")),
+                        help="training length at full size (default: NEURODYN_EPOCHS or 300)")
     parser.add_argument("--only", choices=DATA_SETS, default=os.environ.get("NEURODYN_ONLY") or None,
                         help="one data set (default: NEURODYN_ONLY or both)")
     args = parser.parse_args()

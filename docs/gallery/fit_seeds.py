@@ -20,8 +20,9 @@
 #
 # When the site is built the page fits 3 seeds per data set for 2 epochs of 3 batches of 8 windows, with
 # 8 hidden units, on short stretches of the data (seconds); set `NEURODYN_FULL=1` for the sizes of the
-# guide's table (the whole files, the sizes above; hours on a CPU). `NEURODYN_SEEDS` sets the number of
-# seeds (default 5 at full size), `NEURODYN_EPOCHS` the training length at full size (default 30 epochs
+# guide's table (the whole files, the sizes above; at the default 300 epochs about 1.5 CPU-minutes per
+# ECG fit and 1 per Lorenz-63 fit). `NEURODYN_SEEDS` sets the number of
+# seeds (default 5 at full size), `NEURODYN_EPOCHS` the training length at full size (default 300 epochs
 # of 20 batches of 64 windows), `NEURODYN_ONLY` one data set ("ECG" or "Lorenz-63"), and
 # `NEURODYN_FITS` a folder of finished fits to reuse. `python examples/dsr_seeds.py [--tiny]
 # [--out-dir DIR]` runs this page from the command line (full size unless `--tiny`), stores every fit in
@@ -45,7 +46,7 @@ from neurodyn.training import fit_teacher_forcing
 
 full = os.environ.get("NEURODYN_FULL") == "1"
 n_seeds = int(os.environ.get("NEURODYN_SEEDS", "5" if full else "3"))
-epochs = int(os.environ.get("NEURODYN_EPOCHS", "30")) if full else 2
+epochs = int(os.environ.get("NEURODYN_EPOCHS", "300")) if full else 2
 batches, batch_size = (20, 64) if full else (3, 8)
 only = os.environ.get("NEURODYN_ONLY", "")
 fits_dir = Path(os.environ["NEURODYN_FITS"]) if os.environ.get("NEURODYN_FITS") else None
