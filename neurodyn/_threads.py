@@ -1,5 +1,5 @@
 """The one place that limits torch to a single intra-op thread for a block and restores the count,
-and BLAS libraries to a number of threads."""
+BLAS libraries to a number of threads, and Numba's parallel kernels to their number of items."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["blas_threads", "one_thread"]
+__all__ = ["blas_threads", "numba_threads", "one_thread"]
 
 #: threadpoolctl's controller and the number of imported modules when it was made
 _CONTROLLER: list[Any] = [None, -1]
@@ -39,6 +39,38 @@ def one_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def numba_threads(n_items: int) -> Iterator[None]:
+    """Run a parallel Numba launch on at most ``n_items`` threads, then restore both thread counts.
+
+    An idle Numba thread still joins every launch, which costs milliseconds per call on a busy
+    machine (a small batch is one item). Numba's OpenMP layer sets the process's OpenMP thread
+    count, which torch reads as its own, so torch's intra-op count is put back as well: without
+    that, a process started with ``OMP_NUM_THREADS=1`` would train on two torch threads after
+    its first Numba launch. Numba and torch are imported on entry.
+
+    Examples
+    --------
+    >>> import torch
+    >>> before = torch.get_num_threads()
+    >>> with numba_threads(1):
+    ...     pass
+    >>> torch.get_num_threads() == before
+    True
+    """
+    import numba
+    import torch
+
+    n_torch, n_numba = torch.get_num_threads(), numba.get_num_threads()
+    numba.set_num_threads(max(1, min(n_numba, int(n_items))))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(n_numba)
+        if torch.get_num_threads() != n_torch:
+            torch.set_num_threads(n_torch)
 
 
 def blas_threads(limits: int | None) -> contextlib.AbstractContextManager:

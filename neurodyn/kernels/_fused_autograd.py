@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from neurodyn._threads import numba_threads
+
 
 def leaky(params, h0, u, xi, forcing=None):
     """Leaky-RNN states (network, time, batch, unit) of ensemble params (tensor fields stacked over
@@ -62,18 +64,9 @@ def piecewise(params, h0, u, xi):
 
 def _parallel(kernel, n_items: int, *args) -> None:
     """Run a parallel Numba kernel of ``n_items`` parallel items on at most that many threads (one
-    network runs on one thread, with no team to wait for) and keep torch's intra-op thread count:
-    Numba's OpenMP layer sets the process's OpenMP thread count, which torch reads as its own."""
-    import numba
-
-    n_torch, n_numba = torch.get_num_threads(), numba.get_num_threads()
-    numba.set_num_threads(max(1, min(n_numba, n_items)))
-    try:
+    network runs on one thread, with no team to wait for)."""
+    with numba_threads(n_items):
         kernel(*args)
-    finally:
-        numba.set_num_threads(n_numba)
-        if torch.get_num_threads() != n_torch:
-            torch.set_num_threads(n_torch)
 
 
 def _np(x: torch.Tensor) -> np.ndarray:

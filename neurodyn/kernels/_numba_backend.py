@@ -10,11 +10,12 @@ Each runner calls a register-blocked kernel (:mod:`~neurodyn.kernels._numba_rnn`
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import torch
+
+from neurodyn._threads import numba_threads
 
 __all__ = ["KERNELS"]
 
@@ -40,30 +41,16 @@ def _runner(small: Callable[..., None], large: Callable[..., None]) -> Callable[
         if n_batch < GEMM_MIN_BATCH:
             from neurodyn.kernels._numba_rnn import KB
 
-            with _threads(n_net * -(-n_batch // KB)):
+            with numba_threads(n_net * -(-n_batch // KB)):
                 small(params, _np(drive), common, exact)
             return
         from threadpoolctl import threadpool_limits
 
         kb = min(GEMM_BLOCK, n_batch)
-        with threadpool_limits(limits=1, user_api="blas"), _threads(n_net * -(-n_batch // kb)):
+        with threadpool_limits(limits=1, user_api="blas"), numba_threads(n_net * -(-n_batch // kb)):
             large(params, _np(drive), common, exact, kb)  # parallelism comes from the Numba threads
 
     return run
-
-
-@contextmanager
-def _threads(n_items: int):
-    """Run with no more Numba threads than parallel items: an idle thread still joins every launch,
-    which costs milliseconds per call on a busy machine (a small batch is one item)."""
-    import numba
-
-    before = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(before, n_items)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
 
 
 def _leaky_args(p: Any, common: tuple) -> tuple:
