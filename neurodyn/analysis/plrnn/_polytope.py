@@ -111,7 +111,7 @@ def reduce(A: np.ndarray, b: np.ndarray, *, tol: float = 1e-10) -> Polytope | No
     if not np.all(np.isfinite(verts)) or np.max(np.abs(verts)) > 1e12:
         raise ValueError("unbounded manifold piece; give a finite box")
     if hull is None:  # facets: the non-redundant halfspaces; vertices: the distinct intersections
-        keep = hs.dual_vertices
+        keep = np.unique(np.concatenate([np.asarray(f, dtype=np.int64) for f in hs.dual_facets]))
         norms = np.linalg.norm(A[keep], axis=1)
         eq = np.hstack([A[keep], -b[keep, None]]) / norms[:, None]
         return Polytope(*_facets(eq), _distinct(verts), radius)
