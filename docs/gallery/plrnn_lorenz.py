@@ -54,7 +54,7 @@ n_points = 100_000 if full else 5_000
 lorenz = TimeSeries.from_arrays(lorenz63(2 * n_points, dt=0.01)[::2], dt=dt).standardize()
 train, test = lorenz.split(0.8)
 mean, std = (np.asarray(lorenz.preprocessing[-1][key]) for key in ("mean", "std"))
-sizes = dict(n_latent=6, n_relu=3)
+sizes = dict(n_latent=8, n_relu=4) if full else dict(n_latent=6, n_relu=3)
 if full:
     settings = dict(n_epochs=100, batches_per_epoch=50, batch_size=32, seq_len=100, lr=3e-3, lr_end=1e-4)
 else:
@@ -111,17 +111,23 @@ for state, kind, eig in zip(cycles.states[fixed], cycles.stability[fixed], cycle
 # ## Manifolds of the saddles and homoclinic points
 #
 # The stable and unstable manifolds of every saddle found above are grown piece by piece inside the box
-# `|z| ≤ 4` (standardised units), `max_depth` preimages/images deep; then every stable piece is
-# intersected with every unstable piece. This is the budget: a homoclinic point beyond it is not seen.
+# `|z| ≤ 4` (standardised units), breadth-first up to `max_depth` preimages/images deep, each manifold
+# capped at `max_pieces` pieces and `max_seconds` CPU seconds; then every stable piece is intersected
+# with every unstable piece. This is the budget: a homoclinic point beyond it is not seen. With one
+# unstable direction the unstable manifold is a chain of segments and reaches the full depth; the
+# stable manifold has dimension `n_latent - 1` and the time cap stops it after its first preimages.
 
 # %%
-max_depth = 8 if full else 3
+max_depth = 30 if full else 3
 saddle_rows = cycles.stability == "saddle"
 homoclinic = None
 if saddle_rows.any():
-    manifolds = find_manifolds(model, cycles, box=4.0, max_depth=max_depth, max_pieces=500 if full else 50)
-    print(f"{len(manifolds.select('stable'))} stable and {len(manifolds.select('unstable'))} unstable pieces "
-          f"(depth ≤ {max_depth}, piece cap hit: {any(manifolds.truncated.values())})")
+    manifolds = find_manifolds(model, cycles, box=4.0, max_depth=max_depth, max_pieces=2000 if full else 50,
+                               max_seconds=15.0 if full else 5.0)
+    for (i, kind), cut in manifolds.truncated.items():
+        pieces = manifolds.select(kind, saddle=i)
+        print(f"saddle {i}, {kind}: {len(pieces)} pieces, depth ≤ {max((p.depth for p in pieces), default=0)}"
+              f"{' (piece or time cap hit)' if cut else ''}")
     if manifolds.select("stable") and manifolds.select("unstable"):
         homoclinic = find_homoclinic_points(model, manifolds)
         print(homoclinic.report())
