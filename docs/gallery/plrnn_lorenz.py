@@ -117,9 +117,11 @@ for state, kind, eig in zip(cycles.states[fixed], cycles.stability[fixed], cycle
 # with every unstable piece. This is the budget: a homoclinic point beyond it is not seen. With one
 # unstable direction the unstable manifold is a chain of segments and reaches the full depth; the
 # stable manifold has dimension `n_latent - 1` and the time cap stops it after its first preimages.
+# The unstable manifold leaves a saddle slowly (largest |eigenvalue| about 1.1 per step of Δt = 0.02,
+# from a seed a few thousandths wide), so it needs hundreds of images to go once round the attractor.
 
 # %%
-max_depth = 30 if full else 3
+max_depth = 400 if full else 3
 saddle_rows = cycles.stability == "saddle"
 homoclinic = None
 if saddle_rows.any():
