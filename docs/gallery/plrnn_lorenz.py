@@ -135,7 +135,7 @@ if saddle_rows.any():
         homoclinic = find_homoclinic_points(model, manifolds)
         print(homoclinic.report())
 if homoclinic is None or not len(homoclinic.points):
-    print(f"no homoclinic point within depth {max_depth}: no proof of chaos (which proves nothing either)")
+    print("no homoclinic point within the budget above: no proof of chaos (which proves nothing either)")
 else:
     is_h = homoclinic.kind == "homoclinic"
     print(f"homoclinic points: {int(is_h.sum())} (transversal: {int(homoclinic.transversal[is_h].sum())}, "
