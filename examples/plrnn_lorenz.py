@@ -40,6 +40,12 @@ def main(tiny: bool = False, out_dir: str = "runs/example_plrnn_lorenz") -> dict
         "n_cycles_by_order": {int(k): int(len(set(cycles.cycle_id[cycles.order == k].tolist())))
                               for k in range(1, page["max_order"] + 1)},
         "max_depth": page["max_depth"],
+        "manifolds": {} if page.get("manifolds") is None else {
+            f"saddle {i} {kind}": {"pieces": len(page["manifolds"].select(kind, saddle=i)),
+                                   "depth": max((p.depth for p in page["manifolds"].select(kind, saddle=i)),
+                                                default=0),
+                                   "truncated": bool(cut)}
+            for (i, kind), cut in page["manifolds"].truncated.items()},
         "homoclinic": {"n_points": int(is_h.sum()),
                        "n_heteroclinic": 0 if homoclinic is None else int((~is_h).sum()),
                        "transversal": 0 if homoclinic is None else int(homoclinic.transversal[is_h].sum()),

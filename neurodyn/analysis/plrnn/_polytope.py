@@ -4,6 +4,10 @@ A manifold piece is ``{p + V s : A s <= b}`` with ``V`` (latent, k) orthonormal;
 happens in the k piece coordinates. Each polytope is kept in reduced form: its vertices
 (vertex, k) and a non-redundant facet list. ``k = 1`` (intervals) takes an exact closed-form path;
 ``k >= 2`` uses Qhull half-space intersection with the Chebyshev centre (an LP) as interior point.
+Up to ``HULL_MAX_DIM`` piece dimensions the facets are read off Qhull's convex hull of the vertices
+and cuts are hulls of points; above it Qhull's triangulated hull has combinatorially many facets, so
+the facets come from the half-space description itself (the halfspaces that are vertices of the dual
+hull) and every cut is one half-space intersection.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+
+HULL_MAX_DIM = 3
 
 
 class Polytope(NamedTuple):
@@ -99,15 +105,38 @@ def reduce(A: np.ndarray, b: np.ndarray, *, tol: float = 1e-10) -> Polytope | No
     try:
         hs = HalfspaceIntersection(np.hstack([A, -b[:, None]]), centre)
         verts = hs.intersections
-        hull = ConvexHull(verts)
+        hull = ConvexHull(verts) if A.shape[1] <= HULL_MAX_DIM else None
     except QhullError:
         return None
     if not np.all(np.isfinite(verts)) or np.max(np.abs(verts)) > 1e12:
         raise ValueError("unbounded manifold piece; give a finite box")
+    if hull is None:  # facets: the non-redundant halfspaces; vertices: the distinct intersections
+        keep = np.unique(np.concatenate([np.asarray(f, dtype=np.int64) for f in hs.dual_facets]))
+        norms = np.linalg.norm(A[keep], axis=1)
+        eq = np.hstack([A[keep], -b[keep, None]]) / norms[:, None]
+        return Polytope(*_facets(eq), _distinct(verts), radius)
     eq = hull.equations  # n . x + d <= 0 inside
-    eq = np.unique(np.round(eq, 12), axis=0)
     verts = verts[np.unique(hull.vertices)]
-    return Polytope(eq[:, :-1], -eq[:, -1], verts, radius)
+    return Polytope(*_facets(eq), verts, radius)
+
+
+def _facets(eq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(A, b)`` from unit-normal equations ``n . s + d <= 0`` (facet, k + 1), duplicates merged."""
+    eq = np.unique(np.round(eq, 12), axis=0)
+    return eq[:, :-1], -eq[:, -1]
+
+
+def _distinct(points: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
+    """Points (point, k) without near-duplicates (a degenerate vertex is met once per dual facet)."""
+    tol = rtol * (1.0 + float(np.max(np.abs(points))))
+    points = points[np.lexsort(points.T[::-1])]
+    dup = np.zeros(len(points), dtype=bool)
+    for start in range(0, len(points), 512):  # blocks of rows: an earlier row within tol marks a duplicate
+        rows = points[start:start + 512]
+        near = np.max(np.abs(rows[:, None, :] - points[None, :start + 512, :]), axis=2) <= tol
+        near &= np.arange(start + 512)[None, :len(points)] < np.arange(start, start + len(rows))[:, None]
+        dup[start:start + len(rows)] = near.any(axis=1)
+    return points[~dup]
 
 
 def linear_range(poly: Polytope, c: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -129,13 +158,12 @@ def _from_points(points: np.ndarray, tol: float) -> Polytope | None:
         hull = ConvexHull(points)
     except QhullError:
         return None
-    eq = np.unique(np.round(hull.equations, 12), axis=0)
+    A, b = _facets(hull.equations)
     verts = points[hull.vertices]
-    centre = verts.mean(axis=0)
-    depth = float(np.min(-(eq[:, :-1] @ centre + eq[:, -1])))
+    depth = float(np.min(b - A @ verts.mean(axis=0)))
     if depth <= tol:
         return None
-    return Polytope(eq[:, :-1], -eq[:, -1], verts, depth)
+    return Polytope(A, b, verts, depth)
 
 
 def clip(poly: Polytope, a: np.ndarray, b0: float, *, tol: float = 1e-10) -> Polytope | None:
@@ -150,6 +178,8 @@ def clip(poly: Polytope, a: np.ndarray, b0: float, *, tol: float = 1e-10) -> Pol
         return poly
     if np.all(vals >= -tol):
         return None
+    if poly.vertices.shape[1] > HULL_MAX_DIM:
+        return reduce(np.vstack([poly.A, a]), np.append(poly.b, b0), tol=tol)
     keep, drop = vals <= 0, vals > 0
     vk, vd = poly.vertices[keep], poly.vertices[drop]
     fk, fd = vals[keep], vals[drop]
@@ -163,6 +193,10 @@ def clip_all(poly: Polytope, A: np.ndarray, b: np.ndarray, *, tol: float = 1e-10
     """Clip by every row of ``A s <= b`` (rows satisfied at all vertices cost one product)."""
     norms = np.maximum(np.linalg.norm(A, axis=1), 1e-300)
     viol = np.flatnonzero(np.max(poly.vertices @ A.T - b, axis=0) / norms > tol)
+    if poly.vertices.shape[1] > HULL_MAX_DIM and len(viol) > 1:  # one intersection for all cuts
+        if np.any(np.all((poly.vertices @ A[viol].T - b[viol]) / norms[viol] >= -tol, axis=0)):
+            return None
+        return reduce(np.vstack([poly.A, A[viol]]), np.concatenate([poly.b, b[viol]]), tol=tol)
     for i in viol:
         poly = clip(poly, A[i], b[i], tol=tol)
         if poly is None:

@@ -10,6 +10,7 @@ inverse maps, each new piece checked by mapping its samples forward onto its par
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from typing import Any
 
@@ -103,12 +104,18 @@ def _grow(system, saddle_idx: int, saddle: Saddle, kind: str, box, opts, rng, ma
         queue.append((add(saddle.regions[0], mm.Geom(z0, seed.basis, cell), p, root), False))
     collapsed = 0
     noninvertible: dict[bytes, np.ndarray] = {}
+    start = time.process_time()
+
+    def capped() -> bool:
+        return len(pieces) >= opts["max_pieces"] or (
+            opts["max_seconds"] is not None and time.process_time() - start > opts["max_seconds"])
+
     while queue:
         i, local = queue.popleft()
         depth = pieces[i].depth
         if depth >= opts["max_depth"] or (local and depth >= p - 1 and kind == "unstable"):
             continue
-        if len(pieces) >= opts["max_pieces"]:
+        if capped():
             return pieces, True
         g = geoms[i]
         if kind == "unstable":
@@ -130,7 +137,7 @@ def _grow(system, saddle_idx: int, saddle: Saddle, kind: str, box, opts, rng, ma
             child_local = local and kind == "stable" and np.array_equal(code, chain)
             child_local |= local and kind == "unstable"
             queue.append((j, bool(child_local)))
-            if len(pieces) >= opts["max_pieces"]:
+            if capped():
                 return pieces, True
     if collapsed:
         warnings.append(f"saddle {saddle_idx}: {collapsed} unstable pieces were folded onto a lower "
@@ -154,6 +161,7 @@ def find_manifolds(
     max_depth: int = 20,
     box: Any = None,
     max_pieces: int = 2000,
+    max_seconds: float | None = None,
     n_samples: int = 8,
     u: Any = None,
     max_regions: int = 4096,
@@ -183,6 +191,10 @@ def find_manifolds(
         ``10 + 2 max|z|`` over the cycle points.
     max_pieces : int
         Cap on the pieces of one manifold of one saddle (``truncated`` records a hit).
+    max_seconds : float, optional
+        Cap on the CPU time (``time.process_time``) spent growing one manifold of one saddle; when
+        it is passed, the pieces found so far are kept and ``truncated`` records the hit. Pieces
+        grow breadth-first, so a capped manifold is complete to some depth plus part of the next.
     n_samples : int
         Sample points stored per piece.
     u : array, shape (input,), optional
@@ -241,6 +253,8 @@ def find_manifolds(
         raise ValueError(f"kind must be 'both', 'stable' or 'unstable', got {kind!r}")
     if max_depth < 0 or max_pieces < 1 or n_samples < 1:
         raise ValueError("need max_depth >= 0, max_pieces >= 1 and n_samples >= 1")
+    if max_seconds is not None and not max_seconds > 0:
+        raise ValueError(f"max_seconds must be positive or None, got {max_seconds}")
     seed_int = resolve_seed(seed)
     rng = numpy_rng(seed_int)
     system = _as_system(model, u)
@@ -253,8 +267,8 @@ def find_manifolds(
         if s.status not in ("ok", "not_saddle"):
             warnings.append(f"saddle {i} skipped: {s.status}")
     kinds = ("unstable", "stable") if kind == "both" else (kind,)
-    opts = {"max_depth": max_depth, "max_pieces": max_pieces, "n_samples": n_samples, "tol": tol,
-            "consistency_tol": consistency_tol}
+    opts = {"max_depth": max_depth, "max_pieces": max_pieces, "max_seconds": max_seconds,
+            "n_samples": n_samples, "tol": tol, "consistency_tol": consistency_tol}
     maps = None
     if "stable" in kinds and any(s.status == "ok" for s in saddles):
         codes = _candidate_regions(system, max_regions, rng, bx, warnings)
@@ -280,6 +294,8 @@ def find_manifolds(
     attrs = {"kind": kind, "max_depth": max_depth, "max_pieces": max_pieces, "seed": seed_int,
              "tol": tol, "consistency_tol": consistency_tol,
              "method": "piecewise-affine (Eisenmann et al. 2026)"}
+    if max_seconds is not None:
+        attrs["max_seconds"] = float(max_seconds)
     return ManifoldResult(tuple(pieces), tuple(saddles), bx, truncated, tuple(warnings), attrs)
 
 

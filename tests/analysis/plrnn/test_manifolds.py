@@ -225,6 +225,12 @@ def test_caps_and_bad_inputs():
     res = find_manifolds(lozi_plrnn(), [np.array([1 / 2.2, 0.5 / 2.2])], box=3.0, max_depth=30,
                          max_pieces=10)
     assert res.truncated[(0, "unstable")] and len(res.select("unstable")) == 10
+    res = find_manifolds(lozi_plrnn(), [np.array([1 / 2.2, 0.5 / 2.2])], box=3.0, max_depth=30,
+                         max_seconds=1e-9)  # passed at the first check: the seed pieces are kept
+    assert res.truncated[(0, "unstable")] and res.truncated[(0, "stable")]
+    assert 0 < res.n_pieces < 10 and res.attrs["max_seconds"] == 1e-9
+    with pytest.raises(ValueError, match="max_seconds"):
+        find_manifolds(bistable(), [np.zeros(2)], max_seconds=0.0)
     with pytest.raises(ValueError, match="kind"):
         find_manifolds(bistable(), [np.zeros(2)], kind="both-ways")
     with pytest.raises(ValueError, match="not a cycle"):
