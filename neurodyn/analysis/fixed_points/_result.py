@@ -189,12 +189,12 @@ class FixedPointResult(PointResult):
     >>> result = find_fixed_points(model, initial_states=np.linspace(-2.0, 2.0, 16)[:, None], seed=0)
     >>> result.states.shape, result.status.tolist()  # (fixed_point, unit), one row per distinct point
     ((3, 1), ['converged', 'converged', 'converged'])
-    >>> print(result.summary())
+    >>> print(result.summary())  # q at round-off: the polish stops there (0 or ~1e-35 here)
     kind                          count       max q
-    fixed points (converged)          3    0.00e+00
+    fixed points (converged)          3    ...
       stable                          2    0.00e+00
       saddle                          0           -
-      unstable                        1    0.00e+00
+      unstable                        1    ...
       marginal                        0           -
     slow points (not converged)       0           -
     (converged: q < tol_q = 1.0e-12; method newton)
