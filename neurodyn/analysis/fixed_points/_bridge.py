@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurodyn.analysis.fixed_points._newton import _shifted_jacobian, _solve, newton_polish, round_off_q
-from neurodyn.analysis.fixed_points._search import BatchedMap
+from neurodyn.analysis.fixed_points._newton import newton_polish, round_off_q
+from neurodyn.analysis.fixed_points._search import BatchedMap, speed
 from neurodyn.analysis.fixed_points._stability import JacobianFn
 from neurodyn.analysis.fixed_points._unique import unique_points
 
@@ -68,9 +68,9 @@ def with_midpoint_starts(F: BatchedMap, part: dict[str, Any], linearise: Callabl
 def newton_from(F: BatchedMap, starts: torch.Tensor, known: torch.Tensor, *, jacobian: JacobianFn | None,
                 tol_q: float, tol_unique: float,
                 n_steps: int = NEWTON_STEPS) -> tuple[torch.Tensor, torch.Tensor]:
-    """Up to ``n_steps`` Newton steps from each start (each kept only where it lowers q), each row
-    until ``q < tol_q``; a row that comes within ``tol_unique`` (every unit) of a ``known`` point
-    stops at once, since from there it converges to that point (as in the Newton search).
+    """Up to ``n_steps`` Newton steps from each start (:func:`newton_polish`: each kept only where
+    it lowers q, each row until ``q < tol_q``), then the rows that converged away from the
+    ``known`` points.
 
     Parameters
     ----------
@@ -80,39 +80,16 @@ def newton_from(F: BatchedMap, starts: torch.Tensor, known: torch.Tensor, *, jac
     Returns
     -------
     states, q : Tensor, shapes (new, state) and (new,)
-        The rows that reached ``q < tol_q`` at least ``tol_unique`` from every known point, in
-        order of the starts.
+        The rows that reached ``q < tol_q`` at least ``tol_unique`` (in some unit) from every
+        known point, in order of the starts.
     """
-    x = starts
-    pos = torch.arange(x.shape[0], device=x.device)
+    x = newton_polish(F, starts, n_steps=n_steps, jacobian=jacobian, until_q=tol_q)
     with torch.no_grad():
-        r = F(x) - x
-    q = 0.5 * r.pow(2).sum(-1)
-    done_pos, done_x, done_q = [], [], []
-    for step in range(n_steps + 1):
-        near = torch.cdist(x, known, p=float("inf")).min(1).values < tol_unique if known.shape[0] else \
-            torch.zeros_like(q, dtype=torch.bool)
-        conv = ~near & (q < tol_q)
-        done_pos.append(pos[conv])
-        done_x.append(x[conv])
-        done_q.append(q[conv])
-        active = ~near & ~conv & torch.isfinite(q)
-        x, r, q, pos = x[active], r[active], q[active], pos[active]
-        if step == n_steps or x.shape[0] == 0:
-            break
-        delta, solved = _solve(_shifted_jacobian(F, x, jacobian), r.unsqueeze(-1))
-        x_try = x - delta.squeeze(-1)
-        with torch.no_grad():
-            r_try = F(x_try) - x_try
-        q_try = 0.5 * r_try.pow(2).sum(-1)
-        ok = solved & torch.isfinite(q_try) & (q_try < q)
-        if not bool(ok.any()):
-            break
-        x = torch.where(ok[:, None], x_try, x)
-        r = torch.where(ok[:, None], r_try, r)
-        q = torch.where(ok, q_try, q)
-    order = torch.argsort(torch.cat(done_pos))
-    return torch.cat(done_x)[order], torch.cat(done_q)[order]
+        q = speed(F, x)
+    new = q < tol_q
+    if known.shape[0]:
+        new &= torch.cdist(x, known, p=float("inf")).min(1).values >= tol_unique
+    return x[new], q[new]
 
 
 def midpoints(points: torch.Tensor, max_pairs: int | None = None) -> torch.Tensor:
