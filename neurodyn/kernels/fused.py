@@ -151,10 +151,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         reason = (f"teacher-forced rollouts are fused for the shallow PLRNN only, not {family.name!r}"
                   if _forcing_kind(forcing) == "state" else
                   f"forcing through the readout is fused for the leaky RNN only, not {family.name!r}")
-    elif is_ensemble(params, family) and family.name != "leaky":
-        reason = f"ensembles are fused for the leaky RNN only, not {family.name!r}"
     elif forcing and is_ensemble(params, family):
-        reason = "forcing through the readout is fused for one network, not an ensemble"
+        reason = "forced rollouts are fused for one network, not an ensemble"
     elif torch.device(device).type != "cpu":
         reason = f"the fused Numba kernel runs on the CPU, not {torch.device(device)}"
     elif dtype not in (torch.float32, torch.float64):
@@ -305,8 +303,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     >>> bool(torch.allclose(stack[1], fused_states(nets[1].params(), stack.new_zeros(4, 8), xs[1])))
     True
     """
-    fused_backend(params, backend="numba", device=h0.device, dtype=h0.dtype)
     family = family_of(params)
+    if forcing is not None and family is not None and is_ensemble(params, family):
+        raise ValueError("forced rollouts are fused for one network, not an ensemble; force each network "
+                         "alone")
+    fused_backend(params, backend="numba", device=h0.device, dtype=h0.dtype)
     lead = (getattr(params, family.recurrent).shape[0],) if is_ensemble(params, family) else ()
     dims = "(network, batch, state)" if lead else "(batch, state)"
     if h0.ndim != 2 + len(lead) or tuple(h0.shape[:len(lead)]) != lead:
@@ -332,8 +333,6 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
             raise ValueError("state forcing (targets, alphas, mask) is fused for the shallow PLRNN only; "
                              "a leaky RNN takes a ReadoutForcing")
         if lead:
-            if readout:
-                raise ValueError("forcing through the readout is fused for one network, not an ensemble")
             return _fa.leaky(params, h0, u, xi).transpose(1, 2)
         one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
         stacked = None if forcing is None else _stack_readout_forcing(forcing, shape, h0)
@@ -343,9 +342,9 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
             raise ValueError("forcing is fused for the shallow PLRNN only; "
                              f"drop it for a {family.name!r} model"
                              + (" (a ReadoutForcing: the leaky RNN only)" if readout else ""))
-        return _RECURRENCES[family.name](params, h0, u, xi).transpose(0, 1)
+        return _RECURRENCES[family.name](params, h0, u, xi).transpose(-3, -2)
     target, alphas, mask = _check_forcing(forcing, shape, h0)
-    preds = _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(0, 1)
+    preds = _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(-3, -2)
     # without forcing the carried states are the predictions plus the noise
     return preds + noise if forcing is None and noise is not None else preds
 
@@ -379,9 +378,10 @@ def _stack_readout_forcing(forcing: ReadoutForcing, shape: tuple, h0: torch.Tens
 
 def _check_forcing(forcing, shape, h0):
     """Forcing as time-major detached targets, a (time,) alpha tensor and a (state,) mask."""
-    if forcing is None:
-        zeros = h0.new_zeros(shape[1])
-        return h0.new_zeros((shape[1], shape[0], shape[2])), zeros, h0.new_zeros(shape[2])
+    if forcing is None:  # shape: ([network,] batch, time, state); the targets time-major
+        *lead, n_batch, n_steps, n_state = shape
+        return (h0.new_zeros((*lead, n_steps, n_batch, n_state)), h0.new_zeros(n_steps),
+                h0.new_zeros(n_state))
     target, alphas, mask = forcing
     if tuple(target.shape) != shape:
         raise ValueError(f"forcing targets must have shape {shape} (batch, time, state), "
