@@ -4,11 +4,11 @@
 loop in Numba (:mod:`~neurodyn.kernels._numba_bptt` for the leaky RNN,
 :mod:`~neurodyn.kernels._numba_bptt_gru` for the GRU, :mod:`~neurodyn.kernels._numba_bptt_plrnn` for
 the PLRNN, ALRNN and shallow PLRNN) and backpropagates through time in Numba too, instead of
-recording one autograd node per operation and step. Leaky-RNN ensemble params (tensor
-fields stacked over networks, :func:`~neurodyn.kernels.stack_params`) run in the same kernel with the
-network as the outer parallel loop, so an ensemble's rollout is one call. Everything outside the recurrence
-(effective weights with masks and Dale's law, the input drive, the readout, the loss) stays in
-torch, so its gradients reach the raw parameters through autograd as usual.
+recording one autograd node per operation and step. Ensemble params of every fused family (tensor
+fields stacked over networks, :func:`~neurodyn.kernels.stack_params`) run in the same kernels' bodies
+with the network as the outer parallel loop, so an ensemble's rollout is one call. Everything
+outside the recurrence (effective weights with masks and Dale's law, the input drive, the readout,
+the loss) stays in torch, so its gradients reach the raw parameters through autograd as usual.
 """
 
 from __future__ import annotations
@@ -94,8 +94,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     params : params NamedTuple
         A model's ``params()`` or ensemble params; the families of :data:`FUSED_FAMILIES` (leaky
         RNN, GRU, PLRNN, ALRNN, shallow PLRNN plain or clipped) have a fused kernel for one
-        network, and the leaky RNN for an ensemble too. Every other family (LSTM, low-rank, ...)
-        falls back to torch under ``auto``.
+        network and for an ensemble (unforced). Every other family (LSTM, low-rank, ...) falls
+        back to torch under ``auto``.
     backend : {"auto", "torch", "numba"}
         ``auto`` takes the fused Numba path for a supported family on the CPU in float32/float64
         without a ``state_hook`` (a Python call per step cannot run inside the kernel) and torch
@@ -106,8 +106,9 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         The training ``state_hook``; any hook rules the fused path out.
     forcing : bool or {"state", "readout"}
         Whether the rollout is forced: ``True`` or ``"state"``, teacher forcing of the state
-        towards data (fused for the shallow PLRNN only); ``"readout"``, error or teacher forcing
-        through the readout (:class:`ReadoutForcing`; fused for one leaky RNN only).
+        towards data (fused for one shallow PLRNN only); ``"readout"``, error or teacher forcing
+        through the readout (:class:`ReadoutForcing`; fused for one leaky RNN only). Forced
+        ensembles run on torch.
 
     Returns
     -------
@@ -132,7 +133,9 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     >>> fused_backend(LSTM(1, 4, 1).params()), fused_backend(LeakyRNN(1, 4, 1).params(), backend="torch")
     ('torch', 'torch')
     >>> from neurodyn.kernels import stack_params
-    >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]))  # an ensemble
+    >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]))  # ensembles
+    'numba'
+    >>> fused_backend(stack_params([GRU(1, 4, 1, seed=s) for s in range(3)]))
     'numba'
     >>> fused_backend(LeakyRNN(1, 4, 1).params(), forcing="readout"), fused_backend(GRU(1, 4, 1).params(),
     ...                                                                             forcing="readout")
@@ -203,12 +206,12 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     Parameters
     ----------
     params : LeakyRNNParams, GRUParams, PLRNNParams, ALRNNParams or ShallowPLRNNParams
-        Effective parameters of one network (``model.params()``), or leaky-RNN ensemble params
-        whose tensor fields have a leading ``network`` dim (then every shape below has it too:
-        ``h0`` (network, batch, state), ...); gradients flow to every weight and bias the step
-        uses (``w_rec``, ``w_in``, ``b``; ``w_ih``, ``w_hh``, ``b_ih``, ``b_hh``; ``A``, ``W``,
-        ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through them to the model's raw
-        parameters (masks, Dale's law, a diagonal ``A``).
+        Effective parameters of one network (``model.params()``), or ensemble params of any of
+        these families whose tensor fields have a leading ``network`` dim (then every shape below
+        has it too: ``h0`` (network, batch, state), ...; no ``forcing``); gradients flow to every
+        weight and bias the step uses (``w_rec``, ``w_in``, ``b``; ``w_ih``, ``w_hh``, ``b_ih``,
+        ``b_hh``; ``A``, ``W``, ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through
+        them to the model's raw parameters (masks, Dale's law, a diagonal ``A``).
     h0 : Tensor, shape (batch, state)
         Initial state, CPU, float32 or float64 (the dtype of the rollout); may require grad.
     inputs : Tensor, shape (batch, time, input), optional
@@ -232,7 +235,7 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     ValueError
         If the family, device or dtype is not supported (see :func:`fused_backend`), a shape does
         not match, forcing is given for a family other than the shallow PLRNN (state forcing) or
-        the leaky RNN (a ReadoutForcing, one network), or the forcing targets require grad.
+        the leaky RNN (a ReadoutForcing), or for an ensemble, or the forcing targets require grad.
 
     Notes
     -----
@@ -245,10 +248,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     drive or drive-gradient array exists; the other families form each weight gradient as one GEMM
     over all steps. GRU, PLRNN and ALRNN run one block of 4 batch rows per parallel Numba item
     (rows are independent through time), on one thread per 128 rows (at least one). An ensemble
-    runs one network per parallel Numba item (threads: ``numba.set_num_threads``), each
-    network's weights staying in cache for its whole time loop; network ``e`` of the stack gets
-    exactly what it would get alone. float32 leaky and GRU rollouts use the kernels' rational
-    tanh and sigmoid (absolute error < 4e-7), float64 the exact ones.
+    runs one network per parallel Numba item (threads: ``numba.set_num_threads``; a GRU / PL
+    network's blocks one after the other), each network's weights staying in cache for its whole
+    time loop; network ``e`` of the stack gets exactly what it would get alone (its input drive,
+    formed in torch for these families, up to float rounding). float32 leaky and GRU rollouts use
+    the kernels' rational tanh and sigmoid (absolute error < 4e-7), float64 the exact ones.
 
     Examples
     --------
@@ -292,7 +296,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     GRU True
     ALRNN True
 
-    An ensemble of leaky RNNs in one call; network 1 equals the network run alone:
+    An ensemble of leaky RNNs in one call (any fused family works the same way); network 1 equals the
+    network run alone:
 
     >>> from neurodyn.kernels import stack_params
     >>> nets = [LeakyRNN(2, 8, 1, alpha=0.5, seed=s).double() for s in range(3)]

@@ -4,10 +4,10 @@ Network ``e`` of an ensemble gets the batches, noise and updates it would get fr
 :func:`neurodyn.training.train` with ``seed=seeds[e]`` (Adam is element-wise, gradient clipping and
 weight decay are applied per network), so each trained network equals, to float rounding, the one
 trained alone; the ensemble only shares the Python loop and the matrix kernels. With
-``backend="auto"`` a leaky-RNN ensemble on the CPU runs its time loop and backpropagation through
-time in one fused Numba call for all networks (:func:`neurodyn.kernels.fused_states`, one network
-per parallel item), the same rollout a lone ``train(..., backend="auto")`` runs; the optimiser step
-stays the engine's one batched step.
+``backend="auto"`` an ensemble of any fused family (leaky RNN, GRU, PLRNN, ALRNN, shallow PLRNN) on
+the CPU runs its time loop and backpropagation through time in one fused Numba call for all networks
+(:func:`neurodyn.kernels.fused_states`, one network per parallel item), the same per-network kernel
+body a lone ``train(..., backend="auto")`` runs; the optimiser step stays the engine's one batched step.
 """
 
 from __future__ import annotations
@@ -111,10 +111,11 @@ def train_ensemble(
     n_iterations, batch_size, lr, weight_decay, clip_grad_norm, loss, eval_every, progress, device
         As in :func:`neurodyn.training.train` (clipping is per network; no early stopping).
     backend : {"auto", "torch", "numba"}
-        Training rollout, as in :func:`~neurodyn.training.train`: ``"auto"`` runs a leaky-RNN
-        ensemble on the CPU (float32/float64) in the fused Numba kernel, all networks in one call
-        (:func:`neurodyn.kernels.fused_backend`), and every other family or a GPU on torch;
-        ``"numba"`` raises where it cannot run. ``result.config["backend"]`` records the one that ran.
+        Training rollout, as in :func:`~neurodyn.training.train`: ``"auto"`` runs an ensemble of
+        leaky RNNs, GRUs, PLRNNs, ALRNNs or shallow PLRNNs on the CPU (float32/float64) in the fused
+        Numba kernels, all networks in one call per step (:func:`neurodyn.kernels.fused_backend`),
+        and any other dtype or a GPU on torch; ``"numba"`` raises where it cannot run.
+        ``result.config["backend"]`` records the one that ran.
 
     Returns
     -------
