@@ -177,6 +177,7 @@ def train_ensemble(
                  for e in range(n)]
     noise = torch.tensor([m.noise_scale for m in models], dtype=dtype, device=device)[:, None, None]
     gens = [torch_generator(s, 1, device=device) for s in seeds]
+    batched_loss = torch.vmap(loss_fn)  # (network, trial, time, output) -> (network,)
     with torch.no_grad():
         ran = fused_backend(effective(template, raw, bufs, mask, family)[0], backend=cfg.backend,
                             device=device, dtype=dtype)
@@ -208,14 +209,13 @@ def train_ensemble(
                 states.append(h)
             states_t = torch.stack(states, dim=2)
             out = readout(p, states_t)
-        values = []
-        for e in range(n):
-            v = loss_fn(out[e], y[e], m[e])
-            if penalties[e]:
-                pe = type(p)(*(f[e] if isinstance(f, torch.Tensor) else f for f in p))
-                v = v + sum(r(pe, states_t[e]) for r in penalties[e])
-            values.append(v)
-        total = torch.stack(values)
+        # every network's loss in one mapped call: indexing out[e] once per network would give the
+        # backward one full-size zero-filled gradient per network to sum
+        total = batched_loss(out, y, m)
+        extra = [sum(r(type(p)(*(f[e] if isinstance(f, torch.Tensor) else f for f in p)), states_t[e])
+                     for r in penalties[e]) if penalties[e] else None for e in range(n)]
+        if any(v is not None for v in extra):
+            total = total + torch.stack([v if v is not None else total.new_zeros(()) for v in extra])
         return total, {"loss": total}
 
     def evaluate_all(it):
