@@ -36,7 +36,7 @@ def shallow(params, z0, u, xi, target, alphas, mask):
     ensemble params every tensor but ``alphas`` and ``mask`` has a leading network dim."""
     from neurodyn.models.shplrnn import shplrnn_drive
 
-    d = shplrnn_drive(_time_major(params, z0), u).to(z0.dtype).expand(target.shape)
+    d = _drive(shplrnn_drive, params, u, z0).to(z0.dtype).expand(target.shape)
     p = [getattr(params, f).to(z0.dtype) for f in ("a", "W1", "W2", "h2")]
     return _ShallowForced.apply(*p, d, z0, xi, target, alphas, mask, bool(params.clipped))
 
@@ -46,7 +46,7 @@ def gru(params, h0, u, xi):
     noise (time, batch, unit) or None; with ensemble params each has a leading network dim."""
     from neurodyn.models.gru import gru_drive
 
-    gi = gru_drive(_time_major(params, h0), u).to(h0.dtype)
+    gi = _drive(gru_drive, params, u, h0).to(h0.dtype)
     gi = gi.expand(*h0.shape[:-2], u.shape[-3], h0.shape[-2], gi.shape[-1])
     return _GRURecurrence.apply(params.w_hh.to(h0.dtype), params.b_hh.to(h0.dtype), gi, h0, xi)
 
@@ -55,20 +55,24 @@ def piecewise(params, h0, u, xi):
     """PLRNN or ALRNN states (time, batch, latent); shapes as in :func:`gru`."""
     from neurodyn.models._pl_common import drive
 
-    d = drive(_time_major(params, h0), u).to(h0.dtype)
+    d = _drive(drive, params, u, h0).to(h0.dtype)
     d = d.expand(*h0.shape[:-2], u.shape[-3], *h0.shape[-2:])
     n_relu = getattr(params, "n_relu", h0.shape[-1])  # the PLRNN: a ReLU on every unit
     return _PiecewiseRecurrence.apply(params.A.to(h0.dtype), params.W.to(h0.dtype), d, h0, xi, int(n_relu))
 
 
-def _time_major(params, h0):
-    """``params`` as they broadcast against time-major inputs: one network's unchanged; an
-    ensemble's (``h0`` (network, batch, state)) with each matrix (network, 1, rows, cols) and each
-    vector (network, 1, 1, n)."""
+def _drive(fn, params, u, h0):
+    """The input drive ``fn(params, u)`` (time, batch, drive) of one network, or of an ensemble
+    (``h0`` (network, batch, state), ``u`` (network, time, batch, input)) as one batched product
+    over all of a network's (time, batch) rows; without inputs, the bias alone, viewed so that it
+    broadcasts against (network, time, batch, drive)."""
     if h0.ndim == 2:
-        return params
-    return type(params)(*(v.reshape(v.shape[0], *(1,) * (4 - v.ndim), *v.shape[1:])
-                          if isinstance(v, torch.Tensor) and v.ndim in (2, 3) else v for v in params))
+        return fn(params, u)
+    from neurodyn.kernels._families import family_of, lift
+
+    n_net, n_steps, n_batch = u.shape[:3]
+    d = fn(lift(params, family_of(params)), u.reshape(n_net, n_steps * n_batch, u.shape[-1]))
+    return d.reshape(n_net, n_steps, n_batch, -1) if d.shape[-2] == n_steps * n_batch else d[:, None]
 
 
 def _parallel(kernel, n_items: int, *args) -> None:
