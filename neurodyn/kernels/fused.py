@@ -25,7 +25,7 @@ __all__ = ["FUSED_FAMILIES", "ReadoutForcing", "fused_backend", "fused_states"]
 
 #: families with a fused forward + backward on the CPU (Numba)
 FUSED_FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
-_TRAIN_BACKENDS = ("auto", "torch", "numba")
+_TRAIN_BACKENDS = ("auto", "torch", "numba", "triton")
 #: kinds of forcing :func:`fused_backend` knows: of the state towards data (shallow PLRNN), or of
 #: the state through the readout towards the task's targets (leaky RNN)
 _FORCINGS = {"state": "shplrnn", "readout": "leaky"}
@@ -143,6 +143,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     if backend == "torch":
         return "torch"
     family = family_of(params)
+    if backend == "triton" or (backend == "auto" and torch.device(device).type == "cuda"):
+        return _triton_backend(params, family, backend, device, dtype, state_hook, forcing)
     reason = None
     if family is None or family.name not in FUSED_FAMILIES:
         name = type(params).__name__ if family is None else family.name
@@ -172,6 +174,34 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     return "torch"
 
 
+def _triton_backend(params, family, backend, device, dtype, state_hook, forcing) -> str:
+    """``"triton"`` where the Triton training kernels run (CUDA, or the CPU under ``TRITON_INTERPRET=1``),
+    else ``"torch"`` under ``auto`` and a ``ValueError`` / ``ImportError`` naming the reason under
+    ``triton``."""
+    name = family.name if family is not None else type(params).__name__
+    reason = None
+    if forcing:
+        reason = "forced rollouts are fused on the CPU (Numba) only"
+    elif state_hook is not None:
+        reason = "a state_hook runs Python at every step, which the fused kernel cannot"
+    elif not backend_available("triton"):
+        if backend == "triton":
+            raise ImportError("backend 'triton' is not installed; pip install 'neurodyn[gpu]'")
+        reason = "triton is not installed"
+    else:
+        from neurodyn.kernels._triton_backend import interpreting, train_supports
+
+        reason = train_supports(name, params, dtype)
+        if reason is None and torch.device(device).type != "cuda" and not interpreting():
+            reason = (f"the Triton kernels need a CUDA device (or TRITON_INTERPRET=1), "
+                      f"not {torch.device(device)}")
+    if reason is None:
+        return "triton"
+    if backend == "triton":
+        raise ValueError(f"backend='triton' cannot train this model: {reason}; use backend='auto'")
+    return "torch"
+
+
 def _forcing_kind(forcing: bool | str) -> str:
     """``"state"`` or ``"readout"`` for a truthy ``forcing`` of :func:`fused_backend`."""
     kind = "state" if forcing is True else forcing
@@ -181,7 +211,8 @@ def _forcing_kind(forcing: bool | str) -> str:
 
 
 def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = None, *,
-                 noise: torch.Tensor | None = None, forcing: tuple | None = None) -> torch.Tensor:
+                 noise: torch.Tensor | None = None, forcing: tuple | None = None,
+                 backend: str = "auto") -> torch.Tensor:
     """Differentiable rollout with the time loop and its BPTT in Numba (leaky RNN, GRU, PL family).
 
     Leaky RNN: ``h[t+1] = (1 - alpha) h[t] + alpha phi(W_rec h[t] + W_in u[t] + b) + noise[t]``,
@@ -305,7 +336,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     >>> bool(torch.allclose(stack[1], fused_states(nets[1].params(), stack.new_zeros(4, 8), xs[1])))
     True
     """
-    fused_backend(params, backend="numba", device=h0.device, dtype=h0.dtype)
+    if backend not in ("auto", "numba", "triton"):
+        raise ValueError(f"unknown fused backend {backend!r}; choose 'auto', 'numba' or 'triton'")
+    want = ("triton" if h0.device.type == "cuda" else "numba") if backend == "auto" else backend
+    ran = fused_backend(params, backend=want, device=h0.device, dtype=h0.dtype,
+                        forcing=want == "triton" and forcing is not None)
     family = family_of(params)
     lead = (getattr(params, family.recurrent).shape[0],) if is_ensemble(params, family) else ()
     dims = "(network, batch, state)" if lead else "(batch, state)"
@@ -334,8 +369,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         if lead:
             if readout:
                 raise ValueError("forcing through the readout is fused for one network, not an ensemble")
-            return _fa.leaky(params, h0, u, xi).transpose(1, 2)
+            return (_fa.leaky_triton if ran == "triton" else _fa.leaky)(params, h0, u, xi).transpose(1, 2)
         one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
+        if ran == "triton":
+            xi = None if xi is None else xi[None]
+            return _fa.leaky_triton(one, h0[None], u[None], xi)[0].transpose(0, 1)
         stacked = None if forcing is None else _stack_readout_forcing(forcing, shape, h0)
         return _fa.leaky(one, h0[None], u[None], None if xi is None else xi[None], stacked)[0].transpose(0, 1)
     if family.name != "shplrnn" or readout:
