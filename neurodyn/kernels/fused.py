@@ -198,7 +198,8 @@ def _triton_backend(params, family, backend, device, dtype, state_hook, forcing)
     if reason is None:
         return "triton"
     if backend == "triton":
-        raise ValueError(f"backend='triton' cannot train this model: {reason}; use backend='auto'")
+        hint = "" if "use backend" in reason else "; use backend='auto'"
+        raise ValueError(f"backend='triton' cannot train this model: {reason}{hint}")
     return "torch"
 
 
