@@ -104,7 +104,7 @@ def train_supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
     >>> train_supports("leaky", LeakyRNN(1, 64, 1).params(), torch.float32) is None
     True
     >>> train_supports("leaky", LeakyRNN(1, 65, 1).params(), torch.float32)
-    'the Triton training kernels hold at most 64 units on chip (got 65); use backend=\'torch\''
+    "the Triton training kernels hold at most 64 units on chip (got 65); use backend='torch'"
     """
     if family != "leaky":
         return f"the Triton training kernels cover the leaky RNN only, not {family!r}; use backend='torch'"

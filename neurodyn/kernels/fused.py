@@ -87,7 +87,7 @@ class ReadoutForcing(NamedTuple):
 def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
                   dtype: torch.dtype = torch.float32, state_hook: Any = None,
                   forcing: bool | str = False) -> str:
-    """The backend a training rollout of ``params`` runs on: ``"numba"`` (fused) or ``"torch"``.
+    """The backend a training rollout of ``params`` runs on: ``"numba"``, ``"triton"`` (fused) or ``"torch"``.
 
     Parameters
     ----------
@@ -96,10 +96,13 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         RNN, GRU, PLRNN, ALRNN, shallow PLRNN plain or clipped) have a fused kernel for one
         network, and the leaky RNN for an ensemble too. Every other family (LSTM, low-rank, ...)
         falls back to torch under ``auto``.
-    backend : {"auto", "torch", "numba"}
+    backend : {"auto", "torch", "numba", "triton"}
         ``auto`` takes the fused Numba path for a supported family on the CPU in float32/float64
-        without a ``state_hook`` (a Python call per step cannot run inside the kernel) and torch
-        otherwise; ``torch`` always runs the reference; ``numba`` insists on the fused path.
+        without a ``state_hook`` (a Python call per step cannot run inside the kernel), on a CUDA
+        device the fused Triton path for a float32 leaky RNN (one network or an ensemble) of at
+        most 64 units without forcing or hook, and torch otherwise; ``torch`` always runs the
+        reference; ``numba`` and ``triton`` insist on their fused path (``triton`` on the CPU only
+        under ``TRITON_INTERPRET=1``, for testing).
     device, dtype
         Where and in which dtype the rollout runs.
     state_hook : callable or None
@@ -112,15 +115,15 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     Returns
     -------
     str
-        ``"numba"`` or ``"torch"``.
+        ``"numba"``, ``"triton"`` or ``"torch"``.
 
     Raises
     ------
     ValueError
-        For an unknown ``backend``, or ``backend="numba"`` where the fused path cannot run (the
-        message names the reason and suggests ``backend="auto"``).
+        For an unknown ``backend``, or ``backend="numba"`` / ``"triton"`` where that fused path
+        cannot run (the message names the reason and suggests ``backend="auto"``).
     ImportError
-        For ``backend="numba"`` without Numba installed.
+        For ``backend="numba"`` without Numba, ``backend="triton"`` without Triton installed.
 
     Examples
     --------
@@ -137,6 +140,12 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     >>> fused_backend(LeakyRNN(1, 4, 1).params(), forcing="readout"), fused_backend(GRU(1, 4, 1).params(),
     ...                                                                             forcing="readout")
     ('numba', 'torch')
+
+    On a CUDA device (only the device type is read, so this runs without a GPU) a float32 leaky RNN
+    gets ``'triton'`` where Triton is installed; the GRU has no Triton training kernel:
+
+    >>> fused_backend(GRU(1, 4, 1).params(), device="cuda")
+    'torch'
     """
     if backend not in _TRAIN_BACKENDS:
         raise ValueError(f"unknown training backend {backend!r}; choose one of {', '.join(_TRAIN_BACKENDS)}")

@@ -187,7 +187,7 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
     now["eval"] = held_out_batch(now["task"], cfg.batch_size, cfg.seed)
     advances: list[int] = []
     forced = forcing is not None and forcing.active
-    if forced and forcing.rule != "bptt" and cfg.backend == "numba":
+    if forced and forcing.rule != "bptt" and cfg.backend in ("numba", "triton"):
         raise ValueError(f"learning_rule={forcing.rule!r} runs on the torch training rollout; "
                          "use backend='auto' or 'torch'")
     ran = "torch" if forced and forcing.rule != "bptt" else fused_backend(
