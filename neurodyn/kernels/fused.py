@@ -253,7 +253,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through them to the model's raw
         parameters (masks, Dale's law, a diagonal ``A``).
     h0 : Tensor, shape (batch, state)
-        Initial state, CPU, float32 or float64 (the dtype of the rollout); may require grad.
+        Initial state, CPU (float32 or float64) or CUDA (float32), the dtype of the rollout; may
+        require grad.
     inputs : Tensor, shape (batch, time, input), optional
         External input; sets the number of steps (else the forcing targets do).
     noise : Tensor, shape (batch, time, state), optional
@@ -263,6 +264,9 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         Shallow PLRNN: ``targets`` (batch, time, state) without grad, ``alphas`` (time,)
         forcing strengths in [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN (one
         network): a :class:`ReadoutForcing` (no gradient flows to its fields).
+    backend : {"auto", "numba", "triton"}
+        ``auto``: Triton for CUDA tensors, Numba for CPU ones; ``triton`` on CPU tensors runs only
+        under ``TRITON_INTERPRET=1`` (Triton's interpreter, for tests).
 
     Returns
     -------
@@ -275,7 +279,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     ValueError
         If the family, device or dtype is not supported (see :func:`fused_backend`), a shape does
         not match, forcing is given for a family other than the shallow PLRNN (state forcing) or
-        the leaky RNN (a ReadoutForcing, one network), or the forcing targets require grad.
+        the leaky RNN (a ReadoutForcing, one network, Numba only), the forcing targets require
+        grad, or ``backend`` is unknown.
 
     Notes
     -----
@@ -292,6 +297,12 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     network's weights staying in cache for its whole time loop; network ``e`` of the stack gets
     exactly what it would get alone. float32 leaky and GRU rollouts use the kernels' rational
     tanh and sigmoid (absolute error < 4e-7), float64 the exact ones.
+
+    On CUDA tensors the leaky RNN (float32, at most 64 units, one network or an ensemble, no
+    forcing) runs in Triton instead: one launch for the forward, storing states and
+    ``alpha phi'(pre)``, one for BPTT, with the drive ``W_in u + b`` and the ``W_in``, ``b`` and
+    input gradients formed in torch and the ``W_rec`` gradient reduced over batch blocks in a fixed
+    order (deterministic); the other families do not run fused on CUDA.
 
     Examples
     --------
