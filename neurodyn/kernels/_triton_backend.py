@@ -6,6 +6,11 @@ to a single configuration under ``TRITON_INTERPRET=1``. A family's weights are *
 on chip for the whole loop) when their padded size is at most :data:`MAX_RESIDENT` elements;
 larger leaky RNNs use the tiled kernel, larger networks of other families are not supported
 (``backend="auto"`` then uses torch).
+
+Training (:func:`leaky_train_forward`, :func:`leaky_train_backward`, used by the autograd Function
+of :mod:`~neurodyn.kernels._fused_autograd`): the leaky RNN up to :data:`TRAIN_MAX_UNITS` units,
+``BLOCK_B`` fixed to the forward kernel's first configuration so that the backward can size its
+per-block weight-gradient buffer.
 """
 
 from __future__ import annotations

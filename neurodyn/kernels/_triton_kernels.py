@@ -10,6 +10,10 @@ Tensor layouts are those of the Numba kernels: drive ``(network, batch, d_time, 
 ``d_step`` 0 (constant) or 1, noise and records ``(network, batch, time, unit)``.
 ``leaky_tiled_kernel`` is the fallback when a weight matrix does not fit: states go through a
 global ping-pong buffer and the product runs over ``BLOCK_N``-wide tiles every step.
+
+``leaky_train_forward_kernel`` and ``leaky_train_backward_kernel`` are the leaky RNN's training pair
+(forward storing states and ``alpha phi'(pre)``, then BPTT); they use the time-major layouts of the
+Numba training kernels.
 """
 
 from __future__ import annotations
