@@ -203,15 +203,23 @@ def test_train_on_cuda_matches_numba_on_cpu():
 
     task = FlipFlop(n_bits=2, n_steps=30)
     kw = dict(n_iterations=3, batch_size=64, lr=1e-2, eval_every=0, progress=False, seed=3)
-    fits = {d: train(_noiseless_model(), task, device=d, **kw) for d in ("cuda", "cpu")}
+    # without noise: CUDA and CPU generators draw different numbers
+    fits = {d: train(_model(0.0), task, device=d, **kw) for d in ("cuda", "cpu")}
     assert fits["cuda"].config["backend"] == "triton" and fits["cpu"].config["backend"] == "numba"
-    assert fits["cuda"].history["loss"] == pytest.approx(fits["cpu"].history["loss"], rel=1e-4)
-    for a, b in zip(fits["cuda"].model.parameters(), fits["cpu"].model.parameters()):
-        torch.testing.assert_close(a.detach().cpu(), b.detach(), rtol=1e-4, atol=1e-5)
+    _assert_same_fit(fits["cuda"], fits["cpu"])
+    # with noise, against the torch loop on the same CUDA generator
+    noisy = {b: train(_model(0.1), task, device="cuda", backend=b, **kw) for b in ("auto", "torch")}
+    assert noisy["auto"].config["backend"] == "triton"
+    _assert_same_fit(noisy["auto"], noisy["torch"])
 
 
-def _noiseless_model():
-    """A leaky RNN without noise: CUDA and CPU generators draw different numbers."""
+def _model(noise_std: float):
     from neurodyn.models import LeakyRNN
 
-    return LeakyRNN(2, 48, 2, alpha=0.2, dale=True, train_h0=True, seed=0)
+    return LeakyRNN(2, 48, 2, alpha=0.2, noise_std=noise_std, dale=True, train_h0=True, seed=0)
+
+
+def _assert_same_fit(a, b) -> None:
+    assert a.history["loss"] == pytest.approx(b.history["loss"], rel=1e-4)
+    for p, q in zip(a.model.parameters(), b.model.parameters()):
+        torch.testing.assert_close(p.detach().cpu(), q.detach().cpu(), rtol=1e-4, atol=1e-5)
