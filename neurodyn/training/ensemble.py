@@ -110,11 +110,12 @@ def train_ensemble(
         to the factory.
     n_iterations, batch_size, lr, weight_decay, clip_grad_norm, loss, eval_every, progress, device
         As in :func:`neurodyn.training.train` (clipping is per network; no early stopping).
-    backend : {"auto", "torch", "numba"}
+    backend : {"auto", "torch", "numba", "triton"}
         Training rollout, as in :func:`~neurodyn.training.train`: ``"auto"`` runs a leaky-RNN
-        ensemble on the CPU (float32/float64) in the fused Numba kernel, all networks in one call
-        (:func:`neurodyn.kernels.fused_backend`), and every other family or a GPU on torch;
-        ``"numba"`` raises where it cannot run. ``result.config["backend"]`` records the one that ran.
+        ensemble on the CPU (float32/float64) in the fused Numba kernel and on a CUDA GPU (float32,
+        at most 64 units) in the fused Triton kernels, all networks in one call
+        (:func:`neurodyn.kernels.fused_backend`), and every other case on torch; ``"numba"`` and
+        ``"triton"`` raise where they cannot run. ``result.config["backend"]`` records the one that ran.
 
     Returns
     -------
@@ -190,7 +191,7 @@ def train_ensemble(
         h = (masked_raw["h0"][:, None, :].expand(n, batch_size, n_unit) if "h0" in raw
              else x.new_zeros((n, batch_size, n_unit)))
         noisy = bool((noise > 0).any())
-        if ran == "numba":  # one fused call for all networks; noise drawn as the torch loop draws it
+        if ran != "torch":  # one fused call for all networks; noise drawn as the torch loop draws it
             xi = (noise[..., None] * torch.stack([draw_noise(g, (batch_size, n_unit), x.shape[2], dtype)
                                                   for g in gens]) if noisy else None)
             time_major = fused_states(p, h, x, noise=xi).transpose(1, 2)  # a contiguous view, no copy
