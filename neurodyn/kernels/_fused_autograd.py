@@ -31,6 +31,14 @@ def leaky(params, h0, u, xi, forcing=None):
                                   ACTIVATION_CODES[params.activation], arrays)
 
 
+def leaky_triton(params, h0, u, xi):
+    """:func:`leaky` with the time loop and its BPTT in Triton (float32, CUDA or ``TRITON_INTERPRET=1``);
+    no forcing."""
+    weights = (params.w_rec.to(h0.dtype), params.w_in.to(h0.dtype), params.b.to(h0.dtype))
+    return _LeakyRecurrenceTriton.apply(*weights, u.to(h0.dtype), h0, xi, float(params.alpha),
+                                        params.activation)
+
+
 def shallow(params, z0, u, xi, target, alphas, mask):
     """Shallow-PLRNN predictions (time, batch, latent) under forcing (see ``fused_states``); with
     ensemble params every tensor but ``alphas`` and ``mask`` has a leading network dim."""
@@ -138,6 +146,41 @@ class _LeakyRecurrence(torch.autograd.Function):
                   states.numpy(), u.numpy(), *(g.numpy() for g in grads), dt(ctx.alpha), *ctx.forcing)
         grad_u = grad_u if ctx.needs_input_grad[3] else None
         return grad_w, grad_w_in, grad_b, grad_u, grad_h, None, None, None, None
+
+
+class _LeakyRecurrenceTriton(torch.autograd.Function):
+    """``(w_rec, w_in, b, u, h0, noise, alpha, activation) -> states`` as :class:`_LeakyRecurrence`
+    (same shapes, no forcing), with the loops in :mod:`~neurodyn.kernels._triton_kernels`. The input
+    drive ``u @ W_in.T + b`` is one batched product in torch before the loop, and the ``W_in``,
+    ``b`` and input gradients are products of the kernel's pre-activation gradients after it."""
+
+    @staticmethod
+    def forward(ctx, w_rec, w_in, b, u, h0, noise, alpha, activation):  # type: ignore[override]
+        from neurodyn.kernels._triton_backend import leaky_train_forward
+
+        n_net, n_steps, n_batch = u.shape[:3]
+        w, w_in, u = (t.detach().contiguous() for t in (w_rec, w_in, u))
+        drive = (u @ w_in.mT[:, None] + b.detach()[:, None, None, :]).contiguous()
+        states = h0.new_empty((n_net, n_steps + 1, n_batch, h0.shape[-1]))
+        slopes = torch.empty_like(drive)
+        states[:, 0] = h0.detach()
+        leaky_train_forward(w, drive, None if noise is None else noise.detach().contiguous(), states, slopes,
+                            alpha, activation)
+        ctx.save_for_backward(w, w_in, u, states, slopes)
+        ctx.alpha = alpha
+        return states[:, 1:]
+
+    @staticmethod
+    def backward(ctx, grad_states):  # type: ignore[override]
+        from neurodyn.kernels._triton_backend import leaky_train_backward
+
+        w, w_in, u, states, slopes = ctx.saved_tensors
+        grad_pre, grad_h0, grad_w = leaky_train_backward(w, grad_states.contiguous(), slopes, states,
+                                                         ctx.alpha)
+        flat = grad_pre.flatten(1, 2)  # (network, time * batch, unit)
+        grad_w_in = flat.mT @ u.flatten(1, 2)
+        grad_u = grad_pre @ w_in[:, None] if ctx.needs_input_grad[3] else None
+        return grad_w, grad_w_in, flat.sum(1), grad_u, grad_h0, None, None, None
 
 
 class _ShallowForced(torch.autograd.Function):

@@ -6,6 +6,11 @@ to a single configuration under ``TRITON_INTERPRET=1``. A family's weights are *
 on chip for the whole loop) when their padded size is at most :data:`MAX_RESIDENT` elements;
 larger leaky RNNs use the tiled kernel, larger networks of other families are not supported
 (``backend="auto"`` then uses torch).
+
+Training (:func:`leaky_train_forward`, :func:`leaky_train_backward`, used by the autograd Function
+of :mod:`~neurodyn.kernels._fused_autograd`): the leaky RNN up to :data:`TRAIN_MAX_UNITS` units,
+``BLOCK_B`` fixed to the forward kernel's first configuration so that the backward can size its
+per-block weight-gradient buffer.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from typing import Any
 
 import torch
 
-__all__ = ["KERNELS", "interpreting", "supports"]
+__all__ = ["KERNELS", "interpreting", "leaky_train_backward", "leaky_train_forward", "supports",
+           "train_supports"]
 
 MAX_RESIDENT = 8192  # fp32 weight elements kept on chip per program (32 KiB)
 TILED_BLOCK_N = 64
+TRAIN_MAX_UNITS = 64  # the training kernels keep W_rec (and its gradient) on chip: BLOCK_N <= 64
 #: (BLOCK_B, num_warps) autotune candidates per BLOCK_N; chosen from sm_90 ahead-of-time compiles
 #: without register spills (see tests/test_kernels_triton_aot.py); "tiled" is the fallback kernel
 CONFIGS = {16: ((16, 4), (32, 4)), 32: ((16, 4), (32, 8)), 64: ((16, 8),),
@@ -86,6 +93,82 @@ def supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
         return (f"{family} weights ({resident_size(family, params)} padded elements) do not fit on "
                 f"chip (limit {MAX_RESIDENT}); use backend='torch'")
     return None
+
+
+def train_supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
+    """None when the Triton training kernels (forward + BPTT) can train this case, else the reason.
+
+    They cover the leaky RNN (one network or an ensemble) with resident weights (at most 64 units)
+    in float32.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels._triton_backend import train_supports
+    >>> from neurodyn.models import LeakyRNN
+    >>> train_supports("leaky", LeakyRNN(1, 64, 1).params(), torch.float32) is None
+    True
+    >>> train_supports("leaky", LeakyRNN(1, 65, 1).params(), torch.float32)
+    "the Triton training kernels hold at most 64 units on chip (got 65); use backend='torch'"
+    """
+    if family != "leaky":
+        return f"the Triton training kernels cover the leaky RNN only, not {family!r}; use backend='torch'"
+    if dtype != torch.float32:
+        return f"the Triton kernels are float32 (got {dtype}); use backend='numba' or 'torch'"
+    n = params.w_rec.shape[-1]
+    if n > TRAIN_MAX_UNITS:
+        return (f"the Triton training kernels hold at most {TRAIN_MAX_UNITS} units on chip (got {n}); "
+                f"use backend='torch'")
+    return None
+
+
+def _train_launch(h: torch.Tensor, n_batch: int):
+    """Grid, block sizes and warps of the training kernels (``BLOCK_B`` fixed: the backward sizes its
+    per-block weight-gradient buffer by the grid)."""
+    if h.device.type != "cuda" and not interpreting():
+        raise ValueError("the Triton backend needs CUDA tensors (or TRITON_INTERPRET=1 for testing)")
+    bn = _pow2(h.shape[-1])
+    block_b, warps = configs_for("leaky_kernel", bn)[0]
+    meta = {"BLOCK_B": block_b, "BLOCK_N": bn, "num_warps": warps}
+    return (h.shape[0], triton_cdiv(n_batch, block_b)), meta
+
+
+def leaky_train_forward(w: torch.Tensor, drive: torch.Tensor, noise: torch.Tensor | None,
+                        states: torch.Tensor, slopes: torch.Tensor, alpha: float, activation: str) -> None:
+    """Fill ``states[:, 1:]`` and ``slopes`` (``alpha phi'(pre)``) of leaky RNNs in one launch.
+
+    ``w`` (network, unit, unit); ``drive`` = ``W_in u + b``, ``noise`` (or None) and ``slopes``
+    (network, time, batch, unit); ``states`` (network, time + 1, batch, unit) with ``h0`` first.
+    Every tensor contiguous float32 on one CUDA device (or the CPU under ``TRITON_INTERPRET=1``).
+    """
+    from neurodyn.kernels._triton_kernels import leaky_train_forward_kernel
+
+    n_steps, n_batch, n = drive.shape[1:]
+    grid, meta = _train_launch(states, n_batch)
+    nz = noise if noise is not None else states  # not read without noise
+    leaky_train_forward_kernel[grid](w, drive, nz, states, slopes, n_batch, n, n_steps, float(alpha),
+                                     ACT=_ACT[activation], HAS_NOISE=noise is not None, **meta)
+
+
+def leaky_train_backward(w: torch.Tensor, grad_states: torch.Tensor, slopes: torch.Tensor,
+                         states: torch.Tensor, alpha: float) -> tuple[torch.Tensor, ...]:
+    """BPTT of :func:`leaky_train_forward`: ``(grad_pre, grad_h0, grad_w)``.
+
+    ``grad_states`` (network, time, batch, unit) is ``dL/dh[t+1]`` from everything but the
+    recurrence; ``grad_pre`` (same shape) the gradient of each step's pre-activation, ``grad_h0``
+    (network, batch, unit), ``grad_w`` (network, unit, unit): the per-batch-block partial sums the
+    kernel writes, added in a fixed order (deterministic, no atomics).
+    """
+    from neurodyn.kernels._triton_kernels import leaky_train_backward_kernel
+
+    n_net, n_steps, n_batch, n = grad_states.shape
+    grid, meta = _train_launch(states, n_batch)
+    grad_pre = torch.empty_like(grad_states)
+    grad_h0 = states.new_empty((n_net, n_batch, n))
+    partial = states.new_empty((n_net, grid[1], n, n))
+    leaky_train_backward_kernel[grid](w, grad_states, slopes, states, grad_pre, grad_h0, partial, n_batch, n,
+                                      n_steps, float(alpha), **meta)
+    return grad_pre, grad_h0, partial.sum(1)
 
 
 def configs_for(name: str, block_n: int) -> tuple[tuple[int, int], ...]:

@@ -10,6 +10,10 @@ Tensor layouts are those of the Numba kernels: drive ``(network, batch, d_time, 
 ``d_step`` 0 (constant) or 1, noise and records ``(network, batch, time, unit)``.
 ``leaky_tiled_kernel`` is the fallback when a weight matrix does not fit: states go through a
 global ping-pong buffer and the product runs over ``BLOCK_N``-wide tiles every step.
+
+``leaky_train_forward_kernel`` and ``leaky_train_backward_kernel`` are the leaky RNN's training pair
+(forward storing states and ``alpha phi'(pre)``, then BPTT); they use the time-major layouts of the
+Numba training kernels.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-__all__ = ["gru_kernel", "leaky_kernel", "leaky_tiled_kernel", "pl_kernel", "shallow_kernel"]
+__all__ = ["gru_kernel", "leaky_kernel", "leaky_tiled_kernel", "leaky_train_backward_kernel",
+           "leaky_train_forward_kernel", "pl_kernel", "shallow_kernel"]
 
 
 @triton.jit
@@ -216,3 +221,87 @@ def leaky_tiled_kernel(w_ptr, d_ptr, noise_ptr, h_ptr, buf_ptr, out_ptr, n_batch
         m2 = mb & (ri[None, :] < n_unit)
         tl.store(_tile(h_ptr, row, ri, n_unit), tl.load(_tile(fin, row, ri, n_unit), mask=m2, other=0.0),
                  mask=m2)
+
+
+# ---- training: the leaky RNN's forward with what BPTT needs, and its backward ----------------------------
+# Time-major layouts of the Numba training kernels: drive, noise, slopes and grad_pre
+# (network, time, batch, unit), states (network, time + 1, batch, unit) with h0 first.
+
+
+@triton.jit
+def _act_slope(x, ACT: tl.constexpr):
+    """``phi(x)`` and ``phi'(x)`` with torch autograd's conventions (``relu'(0) = 0``; softplus
+    passes ``x > 20`` through with slope 1)."""
+    if ACT == 0:
+        y = _tanh(x)
+        s = 1.0 - y * y
+    elif ACT == 1:
+        y = tl.maximum(x, 0.0)
+        s = tl.where(x > 0.0, 1.0, 0.0)
+    elif ACT == 2:
+        y = tl.where(x > 20.0, x, tl.log(1.0 + tl.exp(tl.minimum(x, 20.0))))
+        s = tl.where(x > 20.0, 1.0, tl.sigmoid(x))
+    elif ACT == 3:
+        y = tl.sigmoid(x)
+        s = y * (1.0 - y)
+    else:
+        y = x
+        s = x * 0.0 + 1.0
+    return y, s
+
+
+@triton.jit
+def _slab(ptr, e, t, n_time, n_batch, rb, rn, n_unit):
+    """Pointers to the (batch rows ``rb``, units ``rn``) tile of step ``t`` of network ``e`` in a
+    time-major (network, n_time, batch, unit) array."""
+    return ptr + ((e * n_time + t) * n_batch + rb[:, None]) * n_unit + rn[None, :]
+
+
+@triton.jit
+def leaky_train_forward_kernel(w_ptr, d_ptr, noise_ptr, s_ptr, slope_ptr, n_batch, n_unit, n_steps, alpha,
+                               ACT: tl.constexpr, HAS_NOISE: tl.constexpr, BLOCK_B: tl.constexpr,
+                               BLOCK_N: tl.constexpr):
+    """``h[t+1] = (1 - alpha) h[t] + alpha phi(h[t] @ W.T + d[t]) + noise[t]``, storing every state in
+    ``s`` (``s[:, 0]`` holds ``h0`` on entry) and ``slope[t] = alpha phi'(pre[t])``."""
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
+    wt = _load_t(w_ptr + e * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
+    h = tl.load(_slab(s_ptr, e, 0, n_steps + 1, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+    for t in range(n_steps):
+        d = tl.load(_slab(d_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+        y, s = _act_slope(tl.dot(h, wt, input_precision="ieee") + d, ACT)
+        h = (1.0 - alpha) * h + alpha * y
+        if HAS_NOISE:
+            h += tl.load(_slab(noise_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+        tl.store(_slab(slope_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), alpha * s, mask=m2)
+        tl.store(_slab(s_ptr, e, t + 1, n_steps + 1, n_batch, rb, rn, n_unit), h, mask=m2)
+
+
+@triton.jit
+def leaky_train_backward_kernel(w_ptr, gs_ptr, slope_ptr, s_ptr, gpre_ptr, gh_ptr, gw_ptr, n_batch, n_unit,
+                                n_steps, alpha, BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+    """BPTT of :func:`leaky_train_forward_kernel`, backwards in time: ``g = gs[t] + grad_h``,
+    ``gpre[t] = slope[t] * g``, ``grad_h = (1 - alpha) g + gpre[t] @ W``; ``gh`` gets ``dL/dh0`` and
+    ``gw[e, block]`` (network, batch blocks, unit, unit) this block's ``sum_t gpre[t].T @ h[t]``."""
+    e = tl.program_id(0)
+    blk = tl.program_id(1)
+    rb = blk * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
+    mw = (rn[:, None] < n_unit) & (rn[None, :] < n_unit)
+    w = tl.load(w_ptr + e * n_unit * n_unit + rn[:, None] * n_unit + rn[None, :], mask=mw, other=0.0)
+    grad_h = tl.zeros((BLOCK_B, BLOCK_N), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_N, BLOCK_N), dtype=tl.float32)
+    for k in range(n_steps):
+        t = n_steps - 1 - k
+        g = tl.load(_slab(gs_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0) + grad_h
+        gd = tl.load(_slab(slope_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0) * g
+        tl.store(_slab(gpre_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), gd, mask=m2)
+        grad_h = (1.0 - alpha) * g + tl.dot(gd, w, input_precision="ieee")
+        h = tl.load(_slab(s_ptr, e, t, n_steps + 1, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+        acc += tl.dot(tl.trans(gd), h, input_precision="ieee")
+    tl.store(_slab(gh_ptr, e, 0, 1, n_batch, rb, rn, n_unit), grad_h, mask=m2)
+    n_blocks = tl.num_programs(1)
+    tl.store(gw_ptr + ((e * n_blocks + blk) * n_unit + rn[:, None]) * n_unit + rn[None, :], acc, mask=mw)

@@ -25,7 +25,7 @@ __all__ = ["FUSED_FAMILIES", "ReadoutForcing", "fused_backend", "fused_states"]
 
 #: families with a fused forward + backward on the CPU (Numba)
 FUSED_FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
-_TRAIN_BACKENDS = ("auto", "torch", "numba")
+_TRAIN_BACKENDS = ("auto", "torch", "numba", "triton")
 #: kinds of forcing :func:`fused_backend` knows: of the state towards data (shallow PLRNN), or of
 #: the state through the readout towards the task's targets (leaky RNN)
 _FORCINGS = {"state": "shplrnn", "readout": "leaky"}
@@ -87,19 +87,22 @@ class ReadoutForcing(NamedTuple):
 def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
                   dtype: torch.dtype = torch.float32, state_hook: Any = None,
                   forcing: bool | str = False) -> str:
-    """The backend a training rollout of ``params`` runs on: ``"numba"`` (fused) or ``"torch"``.
+    """The backend a training rollout of ``params`` runs on: ``"numba"``, ``"triton"`` (fused) or ``"torch"``.
 
     Parameters
     ----------
     params : params NamedTuple
         A model's ``params()`` or ensemble params; the families of :data:`FUSED_FAMILIES` (leaky
         RNN, GRU, PLRNN, ALRNN, shallow PLRNN plain or clipped) have a fused kernel for one
-        network and for an ensemble (unforced). Every other family (LSTM, low-rank, ...) falls
-        back to torch under ``auto``.
-    backend : {"auto", "torch", "numba"}
+        network and for an ensemble (unforced) on the CPU. Every other family (LSTM, low-rank, ...)
+        falls back to torch under ``auto``.
+    backend : {"auto", "torch", "numba", "triton"}
         ``auto`` takes the fused Numba path for a supported family on the CPU in float32/float64
-        without a ``state_hook`` (a Python call per step cannot run inside the kernel) and torch
-        otherwise; ``torch`` always runs the reference; ``numba`` insists on the fused path.
+        without a ``state_hook`` (a Python call per step cannot run inside the kernel), on a CUDA
+        device the fused Triton path for a float32 leaky RNN (one network or an ensemble) of at
+        most 64 units without forcing or hook, and torch otherwise; ``torch`` always runs the
+        reference; ``numba`` and ``triton`` insist on their fused path (``triton`` on the CPU only
+        under ``TRITON_INTERPRET=1``, for testing).
     device, dtype
         Where and in which dtype the rollout runs.
     state_hook : callable or None
@@ -113,15 +116,15 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     Returns
     -------
     str
-        ``"numba"`` or ``"torch"``.
+        ``"numba"``, ``"triton"`` or ``"torch"``.
 
     Raises
     ------
     ValueError
-        For an unknown ``backend``, or ``backend="numba"`` where the fused path cannot run (the
-        message names the reason and suggests ``backend="auto"``).
+        For an unknown ``backend``, or ``backend="numba"`` / ``"triton"`` where that fused path
+        cannot run (the message names the reason and suggests ``backend="auto"``).
     ImportError
-        For ``backend="numba"`` without Numba installed.
+        For ``backend="numba"`` without Numba, ``backend="triton"`` without Triton installed.
 
     Examples
     --------
@@ -140,12 +143,20 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     >>> fused_backend(LeakyRNN(1, 4, 1).params(), forcing="readout"), fused_backend(GRU(1, 4, 1).params(),
     ...                                                                             forcing="readout")
     ('numba', 'torch')
+
+    On a CUDA device (only the device type is read, so this runs without a GPU) a float32 leaky RNN
+    gets ``'triton'`` where Triton is installed; the GRU has no Triton training kernel:
+
+    >>> fused_backend(GRU(1, 4, 1).params(), device="cuda")
+    'torch'
     """
     if backend not in _TRAIN_BACKENDS:
         raise ValueError(f"unknown training backend {backend!r}; choose one of {', '.join(_TRAIN_BACKENDS)}")
     if backend == "torch":
         return "torch"
     family = family_of(params)
+    if backend == "triton" or (backend == "auto" and torch.device(device).type == "cuda"):
+        return _triton_backend(params, family, backend, device, dtype, state_hook, forcing)
     reason = None
     if family is None or family.name not in FUSED_FAMILIES:
         name = type(params).__name__ if family is None else family.name
@@ -173,6 +184,35 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     return "torch"
 
 
+def _triton_backend(params, family, backend, device, dtype, state_hook, forcing) -> str:
+    """``"triton"`` where the Triton training kernels run (CUDA, or the CPU under ``TRITON_INTERPRET=1``),
+    else ``"torch"`` under ``auto`` and a ``ValueError`` / ``ImportError`` naming the reason under
+    ``triton``."""
+    name = family.name if family is not None else type(params).__name__
+    reason = None
+    if forcing:
+        reason = "forced rollouts are fused on the CPU (Numba) only"
+    elif state_hook is not None:
+        reason = "a state_hook runs Python at every step, which the fused kernel cannot"
+    elif not backend_available("triton"):
+        if backend == "triton":
+            raise ImportError("backend 'triton' is not installed; pip install 'neurodyn[gpu]'")
+        reason = "triton is not installed"
+    else:
+        from neurodyn.kernels._triton_backend import interpreting, train_supports
+
+        reason = train_supports(name, params, dtype)
+        if reason is None and torch.device(device).type != "cuda" and not interpreting():
+            reason = (f"the Triton kernels need a CUDA device (or TRITON_INTERPRET=1), "
+                      f"not {torch.device(device)}")
+    if reason is None:
+        return "triton"
+    if backend == "triton":
+        hint = "" if "use backend" in reason else "; use backend='auto'"
+        raise ValueError(f"backend='triton' cannot train this model: {reason}{hint}")
+    return "torch"
+
+
 def _forcing_kind(forcing: bool | str) -> str:
     """``"state"`` or ``"readout"`` for a truthy ``forcing`` of :func:`fused_backend`."""
     kind = "state" if forcing is True else forcing
@@ -182,7 +222,8 @@ def _forcing_kind(forcing: bool | str) -> str:
 
 
 def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = None, *,
-                 noise: torch.Tensor | None = None, forcing: tuple | None = None) -> torch.Tensor:
+                 noise: torch.Tensor | None = None, forcing: tuple | None = None,
+                 backend: str = "auto") -> torch.Tensor:
     """Differentiable rollout with the time loop and its BPTT in Numba (leaky RNN, GRU, PL family).
 
     Leaky RNN: ``h[t+1] = (1 - alpha) h[t] + alpha phi(W_rec h[t] + W_in u[t] + b) + noise[t]``,
@@ -213,7 +254,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         ``b_hh``; ``A``, ``W``, ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through
         them to the model's raw parameters (masks, Dale's law, a diagonal ``A``).
     h0 : Tensor, shape (batch, state)
-        Initial state, CPU, float32 or float64 (the dtype of the rollout); may require grad.
+        Initial state, CPU (float32 or float64) or CUDA (float32), the dtype of the rollout; may
+        require grad.
     inputs : Tensor, shape (batch, time, input), optional
         External input; sets the number of steps (else the forcing targets do).
     noise : Tensor, shape (batch, time, state), optional
@@ -223,6 +265,9 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         Shallow PLRNN: ``targets`` (batch, time, state) without grad, ``alphas`` (time,)
         forcing strengths in [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN (one
         network): a :class:`ReadoutForcing` (no gradient flows to its fields).
+    backend : {"auto", "numba", "triton"}
+        ``auto``: Triton for CUDA tensors, Numba for CPU ones; ``triton`` on CPU tensors runs only
+        under ``TRITON_INTERPRET=1`` (Triton's interpreter, for tests).
 
     Returns
     -------
@@ -235,7 +280,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     ValueError
         If the family, device or dtype is not supported (see :func:`fused_backend`), a shape does
         not match, forcing is given for a family other than the shallow PLRNN (state forcing) or
-        the leaky RNN (a ReadoutForcing), or for an ensemble, or the forcing targets require grad.
+        the leaky RNN (a ReadoutForcing, one network, Numba only), or for an ensemble, the forcing
+        targets require grad, or ``backend`` is unknown.
 
     Notes
     -----
@@ -253,6 +299,12 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     time loop; network ``e`` of the stack gets exactly what it would get alone (its input drive,
     formed in torch for these families, up to float rounding). float32 leaky and GRU rollouts use
     the kernels' rational tanh and sigmoid (absolute error < 4e-7), float64 the exact ones.
+
+    On CUDA tensors the leaky RNN (float32, at most 64 units, one network or an ensemble, no
+    forcing) runs in Triton instead: one launch for the forward, storing states and
+    ``alpha phi'(pre)``, one for BPTT, with the drive ``W_in u + b`` and the ``W_in``, ``b`` and
+    input gradients formed in torch and the ``W_rec`` gradient reduced over batch blocks in a fixed
+    order (deterministic); the other families do not run fused on CUDA.
 
     Examples
     --------
@@ -308,11 +360,15 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     >>> bool(torch.allclose(stack[1], fused_states(nets[1].params(), stack.new_zeros(4, 8), xs[1])))
     True
     """
+    if backend not in ("auto", "numba", "triton"):
+        raise ValueError(f"unknown fused backend {backend!r}; choose 'auto', 'numba' or 'triton'")
     family = family_of(params)
     if forcing is not None and family is not None and is_ensemble(params, family):
         raise ValueError("forced rollouts are fused for one network, not an ensemble; force each network "
                          "alone")
-    fused_backend(params, backend="numba", device=h0.device, dtype=h0.dtype)
+    want = ("triton" if h0.device.type == "cuda" else "numba") if backend == "auto" else backend
+    ran = fused_backend(params, backend=want, device=h0.device, dtype=h0.dtype,
+                        forcing=want == "triton" and forcing is not None)
     lead = (getattr(params, family.recurrent).shape[0],) if is_ensemble(params, family) else ()
     dims = "(network, batch, state)" if lead else "(batch, state)"
     if h0.ndim != 2 + len(lead) or tuple(h0.shape[:len(lead)]) != lead:
@@ -338,8 +394,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
             raise ValueError("state forcing (targets, alphas, mask) is fused for the shallow PLRNN only; "
                              "a leaky RNN takes a ReadoutForcing")
         if lead:
-            return _fa.leaky(params, h0, u, xi).transpose(1, 2)
+            return (_fa.leaky_triton if ran == "triton" else _fa.leaky)(params, h0, u, xi).transpose(1, 2)
         one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
+        if ran == "triton":
+            xi = None if xi is None else xi[None]
+            return _fa.leaky_triton(one, h0[None], u[None], xi)[0].transpose(0, 1)
         stacked = None if forcing is None else _stack_readout_forcing(forcing, shape, h0)
         return _fa.leaky(one, h0[None], u[None], None if xi is None else xi[None], stacked)[0].transpose(0, 1)
     if family.name != "shplrnn" or readout:

@@ -17,7 +17,9 @@ StepFn = Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]
 
 
 def draw_noise_once(gen: torch.Generator, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
-    """Standard-normal noise of one time step, ``shape`` = (..., unit), drawn on the CPU.
+    """Standard-normal noise of one time step, ``shape`` = (..., unit), drawn on the device of ``gen``
+    (the CPU for the generators of :func:`~neurodyn.kernels.rollout`; a training run on CUDA draws on
+    its CUDA generator, as the model's own forward does).
 
     Every backend consumes the noise of step ``t`` as the ``t``-th such draw from one
     ``torch.Generator`` seeded by :func:`neurodyn._seed.torch_generator`, so torch, Numba and
@@ -32,7 +34,7 @@ def draw_noise_once(gen: torch.Generator, shape: tuple[int, ...], dtype: torch.d
     >>> tuple(xi.shape), bool(torch.equal(xi, torch.randn(4, 3, generator=torch.Generator().manual_seed(0))))
     ((4, 3), True)
     """
-    return torch.randn(shape, generator=gen, dtype=dtype)
+    return torch.randn(shape, generator=gen, dtype=dtype, device=None if gen is None else gen.device)
 
 
 def draw_noise(gen: torch.Generator, shape: tuple[int, ...], n_steps: int, dtype: torch.dtype,

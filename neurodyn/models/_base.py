@@ -99,11 +99,38 @@ class RecurrentModel(nn.Module):
         """:meth:`step` with the effective parameters built once, for many calls on unchanged weights
         (a fixed-point search): ``family.step(params, h, u)`` where :meth:`step` is the family's,
         else :meth:`step` itself. Later changes to the weights are not seen by the returned map."""
+        frozen = self._frozen_family()
+        return self.step if frozen is None else partial(frozen[0].step, frozen[1])
+
+    def frozen_step_vjp(self) -> Callable[[torch.Tensor, torch.Tensor | None], tuple] | None:
+        """Like :meth:`frozen_step`, a map ``(h, u) -> (F(h, u), pull)`` where ``pull(v)`` is
+        ``vᵀ ∂F/∂h`` (..., state) at those ``h``, in closed form; None where the family has no
+        closed-form vector-Jacobian product or the model defines its own :meth:`step`.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from neurodyn.models import LeakyRNN
+        >>> model = LeakyRNN(1, 3, 1, seed=0)
+        >>> h = torch.randn(2, 3)
+        >>> F, pull = model.frozen_step_vjp()(h, None)
+        >>> v = torch.ones(2, 3)
+        >>> J = torch.func.vmap(torch.func.jacrev(lambda x: model.step(x[None], None)[0]))(h)
+        >>> torch.allclose(pull(v), torch.einsum("bi,bij->bj", v, J), atol=1e-6)
+        True
+        """
+        frozen = self._frozen_family()
+        if frozen is None or frozen[0].step_vjp is None:
+            return None
+        return partial(frozen[0].step_vjp, frozen[1])
+
+    def _frozen_family(self) -> tuple[Any, Any] | None:
+        """``(family, params)`` when :meth:`step` is the family's, else None."""
         if type(self).step is not RecurrentModel.step:
-            return self.step
+            return None
         params = self.params()
         family = FAMILIES.get(type(params))
-        return self.step if family is None else partial(family.step, params)
+        return None if family is None else (family, params)
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
         """Output map G(h); ``h`` (..., state) → (..., output)."""

@@ -32,6 +32,8 @@ class Family(NamedTuple):
     jacobian : ``(params, h, u) -> dF/dh`` of shape (..., state, state), or None (autodiff then)
     input_jacobian : ``(params, h, u) -> dF/du`` of shape (..., state, input), or None
     state_size : ``params -> int``; None means the last dim of the ``recurrent`` weight
+    step_vjp : ``(params, h, u) -> (F(h, u), pull)`` with ``pull(v) = vᵀ ∂F/∂h`` (..., state) in
+        closed form, or None (autodiff then); what gradient descent on a fixed-point speed uses
 
     Examples
     --------
@@ -57,6 +59,7 @@ class Family(NamedTuple):
     jacobian: Callable[..., torch.Tensor] | None = None
     input_jacobian: Callable[..., torch.Tensor] | None = None
     state_size: Callable[[Any], int] | None = None
+    step_vjp: Callable[..., tuple[torch.Tensor, Callable[[torch.Tensor], torch.Tensor]]] | None = None
 
     def n_state(self, params: Any) -> int:
         """Length of the state vector of ``params``."""

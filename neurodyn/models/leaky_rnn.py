@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from functools import partial
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import torch
@@ -72,6 +71,22 @@ def leaky_rnn_step(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None) -
     """
     pre = fam.mm(h, p.w_rec) + leaky_rnn_drive(p, u)
     return (1.0 - p.alpha) * h + p.alpha * activation_fn(p.activation)(pre)
+
+
+def leaky_rnn_step_vjp(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None):
+    """``(F(h, u), pull)`` with ``pull(v) = vᵀ ∂F/∂h = (1 - alpha) v + (alpha phi'(pre) v) W_rec``;
+    one product with ``W_rec`` for ``F`` and one per ``pull``, ``h`` and ``v`` (..., unit)."""
+    pre = fam.mm(h, p.w_rec) + leaky_rnn_drive(p, u)
+    act = activation_fn(p.activation)(pre)
+    slope = 1.0 - act * act if p.activation == "tanh" else activation_fn(p.activation, slope=True)(pre)
+    gain = slope if p.alpha == 1.0 else p.alpha * slope
+    out = act if p.alpha == 1.0 else (1.0 - p.alpha) * h + p.alpha * act
+
+    def pull(v: torch.Tensor) -> torch.Tensor:
+        back = (gain * v) @ p.w_rec  # ``x @ W``: the transpose of fam.mm's product
+        return back if p.alpha == 1.0 else back + (1.0 - p.alpha) * v
+
+    return out, pull
 
 
 def _leaky_gain(p: LeakyRNNParams, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
@@ -153,12 +168,12 @@ class LeakyShell(RecurrentModel):
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
         return leaky_rnn_step(self._current_params(), h, u)
 
-    def frozen_step(self) -> Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]:
-        """:func:`leaky_rnn_step` on the effective weights of :meth:`params`, built once (see
-        :meth:`RecurrentModel.frozen_step`); a subclass with its own :meth:`step` keeps that."""
+    def _frozen_family(self) -> tuple[fam.Family, LeakyRNNParams] | None:
+        """The leaky family and the effective weights, built once (see
+        :meth:`RecurrentModel.frozen_step`); None for a subclass with its own :meth:`step`."""
         if type(self).step is not LeakyShell.step:
-            return super().frozen_step()
-        return partial(leaky_rnn_step, self.params())
+            return super()._frozen_family()
+        return fam.FAMILIES[LeakyRNNParams], self.params()
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
         return h @ self._current_params().w_out.T + self.b_out
@@ -356,5 +371,5 @@ class LeakyRNN(LeakyShell):
 fam.FAMILIES[LeakyRNNParams] = fam.Family(
     "leaky", "w_rec", ("b", "b_out"), leaky_rnn_step, leaky_rnn_drive,
     noise_scale=lambda p: math.sqrt(2.0 * p.alpha) * p.noise_std, n_inputs=lambda p: p.w_in.shape[-1],
-    jacobian=leaky_rnn_jacobian, input_jacobian=leaky_rnn_input_jacobian,
+    jacobian=leaky_rnn_jacobian, input_jacobian=leaky_rnn_input_jacobian, step_vjp=leaky_rnn_step_vjp,
 )

@@ -15,7 +15,7 @@ from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._threads import one_thread
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "radam": torch.optim.RAdam}
-BACKENDS = ("auto", "torch", "numba")  # training rollouts; the entry point records the one that ran
+BACKENDS = ("auto", "torch", "numba", "triton")  # training rollouts; the entry point records the one that ran
 
 
 def check_device(device: Any) -> torch.device:
@@ -58,8 +58,9 @@ class TrainConfig:
     is the evaluation period in epochs (0: none); ``progress`` shows a tqdm bar. ``deterministic``
     trains with one intra-op thread and ``torch.use_deterministic_algorithms`` (both restored
     afterwards; see :func:`deterministic_mode`), so the weights do not depend on the thread count.
-``backend`` picks the training rollout: ``"auto"`` (the fused Numba forward + BPTT where the model
-has one, see :func:`neurodyn.kernels.fused_backend`, else torch), ``"torch"`` or ``"numba"``.
+``backend`` picks the training rollout: ``"auto"`` (the fused Numba forward + BPTT on the CPU or
+the fused Triton one on a CUDA GPU where the model has one, see
+:func:`neurodyn.kernels.fused_backend`, else torch), ``"torch"``, ``"numba"`` or ``"triton"``.
 
     Raises
     ------

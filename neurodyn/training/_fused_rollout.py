@@ -13,7 +13,7 @@ from neurodyn.models._base import Rollout
 
 
 def fused_rollout(model: Any, x: torch.Tensor, *, generator: torch.Generator | None,
-                  forcing: ReadoutForcing | None = None) -> Rollout:
+                  forcing: ReadoutForcing | None = None, backend: str = "auto") -> Rollout:
     """``model(x, generator=generator)`` with the recurrence in :func:`~neurodyn.kernels.fused_states`.
 
     The noise is drawn as the model's own forward draws it (the ``t``-th standard-normal draw of
@@ -29,6 +29,8 @@ def fused_rollout(model: Any, x: torch.Tensor, *, generator: torch.Generator | N
     forcing : ReadoutForcing, optional
         Forcing through the readout after each step (leaky RNN); the rollout then holds the
         states and outputs before forcing.
+    backend : {"auto", "numba", "triton"}
+        The fused kernels (:func:`~neurodyn.kernels.fused_states`); ``"auto"`` picks by device.
 
     Returns
     -------
@@ -39,5 +41,6 @@ def fused_rollout(model: Any, x: torch.Tensor, *, generator: torch.Generator | N
     if model.training and model.noise_scale > 0:
         xi = draw_noise(generator, (x.shape[0], model.state_size), x.shape[1], x.dtype)
         noise = model.noise_scale * xi
-    states = fused_states(model.params(), model.initial_state(x.shape[0]), x, noise=noise, forcing=forcing)
+    states = fused_states(model.params(), model.initial_state(x.shape[0]), x, noise=noise, forcing=forcing,
+                          backend=backend)
     return Rollout(model.readout(states), states)

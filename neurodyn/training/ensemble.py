@@ -110,12 +110,13 @@ def train_ensemble(
         to the factory.
     n_iterations, batch_size, lr, weight_decay, clip_grad_norm, loss, eval_every, progress, device
         As in :func:`neurodyn.training.train` (clipping is per network; no early stopping).
-    backend : {"auto", "torch", "numba"}
+    backend : {"auto", "torch", "numba", "triton"}
         Training rollout, as in :func:`~neurodyn.training.train`: ``"auto"`` runs an ensemble of
         leaky RNNs, GRUs, PLRNNs, ALRNNs or shallow PLRNNs on the CPU (float32/float64) in the fused
-        Numba kernels, all networks in one call per step (:func:`neurodyn.kernels.fused_backend`),
-        and any other dtype or a GPU on torch; ``"numba"`` raises where it cannot run.
-        ``result.config["backend"]`` records the one that ran.
+        Numba kernels and a leaky-RNN ensemble on a CUDA GPU (float32, at most 64 units) in the
+        fused Triton kernels, all networks in one call per step
+        (:func:`neurodyn.kernels.fused_backend`), and every other case on torch; ``"numba"`` and
+        ``"triton"`` raise where they cannot run. ``result.config["backend"]`` records the one that ran.
 
     Returns
     -------
@@ -192,7 +193,7 @@ def train_ensemble(
         h = (masked_raw["h0"][:, None, :].expand(n, batch_size, n_unit) if "h0" in raw
              else x.new_zeros((n, batch_size, n_unit)))
         noisy = bool((noise > 0).any())
-        if ran == "numba":  # one fused call for all networks; noise drawn as the torch loop draws it
+        if ran != "torch":  # one fused call for all networks; noise drawn as the torch loop draws it
             xi = (noise[..., None] * torch.stack([draw_noise(g, (batch_size, n_unit), x.shape[2], dtype)
                                                   for g in gens]) if noisy else None)
             time_major = fused_states(p, h, x, noise=xi).transpose(1, 2)  # a contiguous view, no copy

@@ -88,14 +88,16 @@ def train(
         Train with one intra-op thread and deterministic torch algorithms (restored afterwards):
         the weights are then identical whatever thread count the caller uses. Without it they are
         bit-identical only at the same thread count.
-    backend : {"auto", "torch", "numba"}
+    backend : {"auto", "torch", "numba", "triton"}
         Training rollout: ``"auto"`` runs the time loop and its backpropagation through time
         fused in Numba on the CPU for the leaky RNN, GRU, PLRNN, ALRNN and shallow PLRNN
         (:func:`neurodyn.kernels.fused_states`; same noise, same gradients to float tolerance)
         and falls back to torch for every other model (LSTM, low-rank, ...), a ``state_hook``,
-        ``learning_rule="rflo"``, ``forcing`` of any model but the leaky RNN, a dtype other than
-        float32/float64 or a GPU; ``"torch"`` forces the reference, ``"numba"`` raises where it
-        cannot run. Error and teacher forcing of a leaky RNN with ``learning_rule="bptt"`` run
+        ``learning_rule="rflo"``, ``forcing`` of any model but the leaky RNN or a dtype other than
+        float32/float64. On a CUDA GPU ``"auto"`` runs a float32 leaky RNN of at most 64 units
+        (no forcing, no hook) in the fused Triton kernels and everything else on torch.
+        ``"torch"`` forces the reference, ``"numba"`` and ``"triton"`` raise where they cannot
+        run. Error and teacher forcing of a leaky RNN with ``learning_rule="bptt"`` run
         inside the fused kernel (same forcing, same gradients to float tolerance).
         ``result.config["backend"]`` records the one that ran.
     forcing : {"error", "teacher"}, optional
@@ -185,7 +187,7 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
     now["eval"] = held_out_batch(now["task"], cfg.batch_size, cfg.seed)
     advances: list[int] = []
     forced = forcing is not None and forcing.active
-    if forced and forcing.rule != "bptt" and cfg.backend == "numba":
+    if forced and forcing.rule != "bptt" and cfg.backend in ("numba", "triton"):
         raise ValueError(f"learning_rule={forcing.rule!r} runs on the torch training rollout; "
                          "use backend='auto' or 'torch'")
     ran = "torch" if forced and forcing.rule != "bptt" else fused_backend(
@@ -262,7 +264,7 @@ def training_rollout(model: RecurrentModel, x: torch.Tensor, *, backend: str,
     """
     if backend == "torch":
         return model(x, generator=generator, state_hook=state_hook)
-    return fused_rollout(model, x, generator=generator)
+    return fused_rollout(model, x, generator=generator, backend=backend)
 
 
 def check_sizes(model: RecurrentModel, task: Task, *, name: str = "model") -> None:

@@ -76,12 +76,26 @@ def _shipped():
     for name, (const, bn) in cases.items():
         for block_b, warps in configs_for(name, bn):
             yield name, {**const, "BLOCK_B": block_b}, warps
+    # the training kernels run the first configuration of leaky_kernel at every BLOCK_N
+    for bn in (16, 32, 64):
+        block_b, warps = configs_for("leaky_kernel", bn)[0]
+        tile = {"BLOCK_N": bn, "BLOCK_B": block_b}
+        yield "leaky_train_forward_kernel", {"ACT": 0, "HAS_NOISE": True, **tile}, warps
+        yield "leaky_train_backward_kernel", tile, warps
 
 
 def test_leaky_kernel_compiles_for_sm90_without_spills():
     _tools()
     regs, stack, smem = compile_sm90("leaky_kernel", {"ACT": 0, "HAS_NOISE": True, "RECORD": True,
                                                       "BLOCK_N": 64, "BLOCK_B": 16}, 8)
+    assert stack == 0, f"{regs} registers and {stack} bytes of stack (spills)"
+    assert 0 < regs <= 255 and smem <= SM90_SMEM_LIMIT
+
+
+def test_leaky_bptt_kernel_compiles_for_sm90_without_spills():
+    # W_rec and its gradient's partial sum both stay in registers at 64 units
+    _tools()
+    regs, stack, smem = compile_sm90("leaky_train_backward_kernel", {"BLOCK_N": 64, "BLOCK_B": 16}, 8)
     assert stack == 0, f"{regs} registers and {stack} bytes of stack (spills)"
     assert 0 < regs <= 255 and smem <= SM90_SMEM_LIMIT
 

@@ -122,6 +122,32 @@ def test_frozen_step_keeps_a_subclass_s_own_step():
         assert torch.equal(model.frozen_step()(h, u), model.step(h, u))
 
 
+@pytest.mark.parametrize("name,model", [c for c in CASES if family_of(c[1].params()).step_vjp is not None],
+                         ids=[i for i, c in zip(IDS, CASES) if family_of(c[1].params()).step_vjp is not None])
+def test_step_vjp_equals_the_step_and_the_jacobian_transpose(name, model):
+    family, p = family_of(model.params()), _params64(model)
+    h, u = _point(model)
+    v = torch.randn(h.shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    out, pull = family.step_vjp(p, h, u)
+    torch.testing.assert_close(out, family.step(p, h, u), rtol=1e-14, atol=1e-14)
+    vJ = torch.einsum("bi,bij->bj", v, _autograd(family, p, h, u, 0))
+    torch.testing.assert_close(pull(v), vJ, rtol=1e-12, atol=1e-12)
+    # a constant input given once, (1, input), broadcasts over the rows like the expanded one
+    out1, pull1 = family.step_vjp(p, h, u[:1])
+    outx, pullx = family.step_vjp(p, h, u[:1].expand(h.shape[0], -1))
+    torch.testing.assert_close(out1, outx, rtol=1e-14, atol=1e-14)
+    torch.testing.assert_close(pull1(v), pullx(v), rtol=1e-14, atol=1e-14)
+
+
+def test_frozen_step_vjp_is_none_for_a_subclass_s_own_step():
+    class Doubled(LeakyRNN):
+        def step(self, h, u=None):
+            return 2.0 * super().step(h, u)
+
+    assert Doubled(N_IN, 6, 2, seed=0).frozen_step_vjp() is None
+    assert LeakyRNN(N_IN, 6, 2, seed=0).frozen_step_vjp() is not None
+
+
 @pytest.mark.parametrize("name,model", CASES, ids=IDS)
 def test_jacobians_equal_autograd_and_finite_differences(name, model):
     family, p = family_of(model.params()), _params64(model)

@@ -25,7 +25,7 @@ from neurodyn.analysis.fixed_points._newton import (
     round_off_q,
 )
 from neurodyn.analysis.fixed_points._result import FixedPointResult
-from neurodyn.analysis.fixed_points._search import SearchSettings, power_map, speed
+from neurodyn.analysis.fixed_points._search import ClosedFormMap, SearchSettings, power_map, speed
 from neurodyn.analysis.fixed_points._stability import power_jacobian
 from neurodyn.analysis.fixed_points._unique import (
     distance_inliers,
@@ -403,7 +403,8 @@ def _single_map(shell, batch_u, n_cond, n_state):
     search's gradient start runs on (see :func:`~neurodyn.analysis.fixed_points._newton.minimise_newton`)."""
     if shell is None:
         return None
-    single = copy.deepcopy(shell).float().frozen_step()
+    copy32 = copy.deepcopy(shell).float()
+    single = copy32.frozen_step()
     if n_cond:
         return _with_inputs(single, None, n_state)
     u = None if batch_u is None else batch_u.float()
@@ -411,7 +412,10 @@ def _single_map(shell, batch_u, n_cond, n_state):
     def F32(h: torch.Tensor) -> torch.Tensor:
         return single(h, None if u is None else u.expand(h.shape[0], -1))
 
-    return F32
+    step_vjp = copy32.frozen_step_vjp()
+    if step_vjp is None:
+        return F32
+    return ClosedFormMap(F32, lambda h: step_vjp(h, u))  # u (1, input) broadcasts over the rows
 
 
 def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dict[str, np.ndarray]:

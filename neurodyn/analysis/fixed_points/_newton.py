@@ -355,7 +355,7 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
     step = torch.ones_like(qa)  # Newton step length
     lr = torch.full_like(qa, float(lr_init))  # inverse damping of Levenberg–Marquardt rows
     lm = damped_start.clone() if NEWTON_SWITCH_LR > lr_init else torch.zeros_like(damped_start)
-    q_mark, x_mark, since = qa.clone(), xa.clone(), torch.zeros_like(na)  # at each slow-point window's start
+    q_mark, x_mark = qa.clone(), xa.clone()  # at the start of each slow-point window (every row's at once)
     with torch.no_grad():
         r = G(xa) - xa
     M = xa.new_empty((*xa.shape, xa.shape[-1]))
@@ -365,7 +365,7 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
     # a known point or was settled by chord steps never pays for its last factorisation
     stale, fresh = torch.ones_like(lm), ~lm
     moved = torch.zeros_like(lm)  # rows whose Newton step was accepted in the last iteration
-    for _ in range(max_iters):
+    for it in range(max_iters):
         if tol_unique is not None and found_x.shape[0] and idx.numel():
             keep = _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique)
             if settle is not None and bool(moved.any()):  # chord checks of rows that just moved
@@ -375,9 +375,9 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
                     keep = torch.ones_like(moved) if keep is None else keep
                     keep[rows] = settled
             if keep is not None:
-                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved, stale, fresh = \
-                    _rows(keep, (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved,
-                                 stale, fresh))
+                idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, moved, stale, fresh = \
+                    _rows(keep, (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, moved, stale,
+                                 fresh))
         if idx.numel() == 0:
             break
         _refresh(G, jacobian, xa, r, M, direction, stale, fresh)
@@ -413,13 +413,10 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         fresh = ~lm & (ok | to_newton)
         moved = ok & ~lm
         na += 1
-        since += 1
-        window = since >= SLOW_WINDOW
-        still = (xa - x_mark).abs().amax(-1) < SLOW_MOVE
-        done_dq = done_dq | (window & lm & (qa > SLOW_FACTOR * q_mark) & still)
-        q_mark = torch.where(window, qa, q_mark)
-        x_mark = torch.where(window[:, None], xa, x_mark)
-        since = torch.where(window, torch.zeros_like(since), since)
+        if (it + 1) % SLOW_WINDOW == 0:  # the rows of a chunk start together, so their windows end together
+            still = (xa - x_mark).abs().amax(-1) < SLOW_MOVE
+            done_dq = done_dq | (lm & (qa > SLOW_FACTOR * q_mark) & still)
+            q_mark, x_mark = qa.clone(), xa.clone()
         converged_now = qa < tol_q
         if tol_unique is not None and bool(converged_now.any()):
             found_x, found_q = _add_new_points(found_x, found_q, xa[converged_now], qa[converged_now],
@@ -427,9 +424,9 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         lr_eff = torch.where(lm, lr, torch.ones_like(lr))
         keep = retire(out, idx, xa, qa, na, done_dq, lr_eff, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
         if keep is not None:
-            idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved, stale, fresh = \
-                _rows(keep, (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, since, moved,
-                             stale, fresh))
+            idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, moved, stale, fresh = \
+                _rows(keep, (idx, xa, qa, na, step, lr, lm, M, r, direction, q_mark, x_mark, moved, stale,
+                             fresh))
     out.states[idx], out.q[idx], out.iterations[idx] = xa, qa, na  # ran out of iterations
     return found_x, found_q
 

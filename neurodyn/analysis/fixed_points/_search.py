@@ -191,7 +191,11 @@ def speed(G: BatchedMap, x: torch.Tensor) -> torch.Tensor:
 
 
 def power_map(G: BatchedMap, k: int) -> BatchedMap:
-    """``G`` composed ``k`` times (the map whose fixed points are the period-``k`` points of ``G``)."""
+    """``G`` composed ``k`` times (the map whose fixed points are the period-``k`` points of ``G``);
+    ``G`` itself for ``k = 1``."""
+    if k == 1:
+        return G
+
     def Gk(x: torch.Tensor) -> torch.Tensor:
         for _ in range(k):
             x = G(x)
@@ -200,8 +204,25 @@ def power_map(G: BatchedMap, k: int) -> BatchedMap:
     return Gk
 
 
+class ClosedFormMap:
+    """A batched map ``G`` that also gives q and ∇q of each row in closed form (what
+    :func:`speed_and_grad` uses for it instead of autograd): ``pull(x) -> (G(x), v ↦ vᵀ ∂G/∂x)``."""
+
+    def __init__(self, G: BatchedMap, pull: Callable[[torch.Tensor], tuple]) -> None:
+        self.G, self.pull = G, pull
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return self.G(x)
+
+
 def speed_and_grad(G: BatchedMap, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """q(x) and ∇q(x) for each row (rows are independent, so one backward pass serves all)."""
+    """q(x) and ∇q(x) = (∂G/∂x − I)ᵀ r for each row, r = G(x) − x: in closed form for a
+    :class:`ClosedFormMap`, else by one backward pass (rows are independent, so one serves all)."""
+    if isinstance(G, ClosedFormMap):
+        with torch.no_grad():
+            y, pull = G.pull(x)
+            r = y - x
+            return 0.5 * r.pow(2).sum(-1), pull(r) - r
     with torch.enable_grad():
         x = x.detach().requires_grad_(True)
         q = speed(G, x)
@@ -241,6 +262,8 @@ def _heavy_ball_step(
     x_try = xa + v_try
     q_try, g_try = speed_and_grad(G, x_try)
     ok = torch.isfinite(q_try) & (q_try < qa)
+    if bool(ok.all()):  # every step accepted (the common case): no masked copies
+        return x_try, q_try, ok, (g_try, v_try)
     okc = ok[:, None]
     extra = torch.where(okc, g_try, ga), torch.where(okc, v_try, torch.zeros_like(v_try))
     return torch.where(okc, x_try, xa), torch.where(ok, q_try, qa), ok, extra

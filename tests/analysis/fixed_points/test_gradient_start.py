@@ -122,3 +122,20 @@ def test_candidates_left_far_take_the_damped_start(monkeypatch):
     assert (speed(G, out.states[conv]) < 1e-10).all()
     # q < 1e-12 leaves each point an error of order 1e-6 (the search stops there, unpolished)
     np.testing.assert_allclose(out.states[conv].numpy(), ref.states[conv].numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("alpha,act", [(1.0, "tanh"), (0.3, "softplus")])
+def test_closed_form_speed_gradient_equals_autograd(alpha, act):
+    """A model map's q and ∇q in closed form (``ClosedFormMap``) equal autograd's on the same map."""
+    from neurodyn.analysis.fixed_points._search import ClosedFormMap, speed_and_grad
+    from neurodyn.models import LeakyRNN
+
+    model = LeakyRNN(2, 9, 1, alpha=alpha, activation=act, gain=1.3, seed=0).double().requires_grad_(False)
+    u = torch.tensor([[0.3, -0.2]], dtype=torch.float64)
+    step_vjp = model.frozen_step_vjp()
+    G = ClosedFormMap(lambda h: model.step(h, u.expand(h.shape[0], -1)), lambda h: step_vjp(h, u))
+    x = torch.randn(7, 9, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    q_closed, g_closed = speed_and_grad(G, x)
+    q_auto, g_auto = speed_and_grad(G.G, x)
+    torch.testing.assert_close(q_closed, q_auto, rtol=1e-13, atol=1e-15)
+    torch.testing.assert_close(g_closed, g_auto, rtol=1e-12, atol=1e-14)
