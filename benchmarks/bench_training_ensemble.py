@@ -1,6 +1,8 @@
 """Ensemble training throughput on the CPU: ``train_ensemble`` against sequential ``train`` calls.
 
-32 leaky RNNs (64 units, tanh, alpha 0.2) on the 3-bit flip-flop, batches of 64 trials per network;
+32 networks of one family (``--family``: leaky RNN with tanh and alpha 0.2, GRU, PLRNN, ALRNN with
+16 ReLU units, shallow PLRNN with 64 hidden units; 64 units/latents each) on the 3-bit flip-flop,
+batches of 64 trials per network;
 every contender runs the same number of Adam steps per network (lr 1e-3, clipping at 1, masked MSE)
 in this one process, interleaved and repeated, and the median seconds per optimiser step (all
 networks) are compared:
@@ -18,6 +20,7 @@ parts of one ensemble step alone: sampling the 32 batches, the fused rollout of 
 threads and on one) and the same rollout as 32 single-network calls.
 
     python benchmarks/bench_training_ensemble.py                # 10 steps x 3 repeats
+    python benchmarks/bench_training_ensemble.py --family gru   # -> results/training_ensemble_gru.json
     python benchmarks/bench_training_ensemble.py --steps 2 --repeats 1 --n-networks 4 --out /dev/null
 
 glibc returns freed blocks above its mmap threshold to the system, so every step's fresh stacked
@@ -35,15 +38,23 @@ from _record import bench_parser, write_json
 from bench_training import table, timed
 
 from neurodyn.kernels import fused_states, stack_params
-from neurodyn.models import LeakyRNN
+from neurodyn.models import ALRNN, GRU, PLRNN, LeakyRNN, ShallowPLRNN
 from neurodyn.tasks import FlipFlop
 from neurodyn.training import train, train_ensemble
 
-ALPHA, N_UNITS, BATCH = 0.2, 64, 64
+ALPHA, N_UNITS, BATCH, N_RELU = 0.2, 64, 64, 16
+FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
+#: the family of every contender (set from ``--family``)
+FAMILY = ["leaky"]
 
 
 def factory(task: FlipFlop):
-    return lambda seed: LeakyRNN(task.n_inputs, N_UNITS, task.n_outputs, alpha=ALPHA, seed=seed)
+    """``seed -> model`` of the benchmarked family."""
+    sizes = (task.n_inputs, N_UNITS, task.n_outputs)
+    return {"leaky": lambda seed: LeakyRNN(*sizes, alpha=ALPHA, seed=seed),
+            "gru": lambda seed: GRU(*sizes, seed=seed), "plrnn": lambda seed: PLRNN(*sizes, seed=seed),
+            "alrnn": lambda seed: ALRNN(*sizes, n_relu=N_RELU, seed=seed),
+            "shplrnn": lambda seed: ShallowPLRNN(*sizes, n_hidden=N_UNITS, seed=seed)}[FAMILY[0]]
 
 
 def run_ensemble(task: FlipFlop, n_networks: int, n_steps: int, backend: str) -> None:
@@ -79,10 +90,10 @@ def part_contenders(task: FlipFlop, n_networks: int) -> dict:
     """The parts of one ensemble step: sampling, and the fused rollout stacked or one by one."""
     nets = [factory(task)(s) for s in range(n_networks)]
     params = stack_params(nets)
-    for name in ("w_in", "w_rec", "b"):
-        getattr(params, name).requires_grad_(True)
+    params = type(params)(*(v.requires_grad_(True) if isinstance(v, torch.Tensor) and v.is_floating_point()
+                            and v.numel() else v for v in params))
     x = torch.stack([task.sample(BATCH, seed=s).to_torch("cpu", torch.float32)[0] for s in range(n_networks)])
-    h0 = torch.zeros(n_networks, BATCH, N_UNITS)
+    h0 = torch.zeros(n_networks, BATCH, nets[0].state_size)
 
     def sample():
         for s in range(n_networks):
@@ -105,11 +116,16 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=10, help="optimiser steps per contender (default 10)")
     p.add_argument("--n-networks", type=int, default=32, help="ensemble size (default 32)")
     p.add_argument("--trial-steps", type=int, default=64, help="time steps per trial (default 64)")
+    p.add_argument("--family", choices=FAMILIES, default="leaky", help="model family (default leaky; "
+                   "the default --out becomes training_ensemble_<family>.json for the others)")
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1, see "
                    "bench_training.py); Numba keeps its own thread count (NUMBA_NUM_THREADS)")
     args = p.parse_args()
     import numba
 
+    FAMILY[0] = args.family
+    if args.family != "leaky" and args.out == p.get_default("out"):
+        args.out = args.out.replace("training_ensemble.json", f"training_ensemble_{args.family}.json")
     torch.set_num_threads(args.threads)
     task, n = FlipFlop(n_bits=3, n_steps=args.trial_steps), args.n_networks
     contenders = {
@@ -127,14 +143,16 @@ def main() -> None:
     load = os.getloadavg()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op thread(s), numba "
           f"{numba.get_num_threads()} thread(s), {os.cpu_count()} cores, load {load[0]:.1f}; flip-flop "
-          f"3 bits, {args.trial_steps} time steps, {n} networks x {N_UNITS} units, batch {BATCH}; "
+          f"3 bits, {args.trial_steps} time steps, {n} {args.family} networks x {N_UNITS} units, "
+          f"batch {BATCH}; "
           f"medians of {args.repeats}")
     times = timed(contenders, args.repeats, args.steps)
     med, ratios = table(f"seconds per optimiser step of all {n} networks ({args.steps} steps)", times,
                         "ensemble_fused")
     part_times = timed(parts, 3 * args.repeats, 1)
     part_med, part_ratios = table("parts of one ensemble step", part_times, "rollout_stacked")
-    record = {"task": "flipflop", "n_bits": 3, "n_time_steps": args.trial_steps, "n_networks": n,
+    record = {"family": args.family, "task": "flipflop", "n_bits": 3, "n_time_steps": args.trial_steps,
+              "n_networks": n,
               "n_units": N_UNITS, "batch_size": BATCH, "alpha": ALPHA, "optimizer_steps": args.steps,
               "repeats": args.repeats, "seconds_per_step": times, "median_seconds_per_step": med,
               "ratios": ratios, "part_seconds": part_times, "part_median_seconds": part_med,

@@ -40,22 +40,22 @@ def leaky_triton(params, h0, u, xi):
 
 
 def shallow(params, z0, u, xi, target, alphas, mask):
-    """Shallow-PLRNN predictions (time, batch, latent) under forcing (see ``fused_states``)."""
+    """Shallow-PLRNN predictions (time, batch, latent) under forcing (see ``fused_states``); with
+    ensemble params every tensor but ``alphas`` and ``mask`` has a leading network dim."""
     from neurodyn.models.shplrnn import shplrnn_drive
 
-    n_steps, n_batch, n = target.shape
-    drive = shplrnn_drive(params, u).to(z0.dtype).expand(n_steps, n_batch, n)
+    d = _drive(shplrnn_drive, params, u, z0).to(z0.dtype).expand(target.shape)
     p = [getattr(params, f).to(z0.dtype) for f in ("a", "W1", "W2", "h2")]
-    return _ShallowForced.apply(*p, drive, z0, xi, target, alphas, mask, bool(params.clipped))
+    return _ShallowForced.apply(*p, d, z0, xi, target, alphas, mask, bool(params.clipped))
 
 
 def gru(params, h0, u, xi):
     """GRU states (time, batch, unit); ``h0`` (batch, unit), ``u`` (time, batch, input), ``xi``
-    noise (time, batch, unit) or None."""
+    noise (time, batch, unit) or None; with ensemble params each has a leading network dim."""
     from neurodyn.models.gru import gru_drive
 
-    n_steps, n_batch = u.shape[:2]
-    gi = gru_drive(params, u).to(h0.dtype).expand(n_steps, n_batch, params.w_hh.shape[0])
+    gi = _drive(gru_drive, params, u, h0).to(h0.dtype)
+    gi = gi.expand(*h0.shape[:-2], u.shape[-3], h0.shape[-2], gi.shape[-1])
     return _GRURecurrence.apply(params.w_hh.to(h0.dtype), params.b_hh.to(h0.dtype), gi, h0, xi)
 
 
@@ -63,11 +63,24 @@ def piecewise(params, h0, u, xi):
     """PLRNN or ALRNN states (time, batch, latent); shapes as in :func:`gru`."""
     from neurodyn.models._pl_common import drive
 
-    n_steps, n_batch = u.shape[:2]
-    n = h0.shape[-1]
-    d = drive(params, u).to(h0.dtype).expand(n_steps, n_batch, n)
-    n_relu = getattr(params, "n_relu", n)  # the PLRNN: a ReLU on every unit
+    d = _drive(drive, params, u, h0).to(h0.dtype)
+    d = d.expand(*h0.shape[:-2], u.shape[-3], *h0.shape[-2:])
+    n_relu = getattr(params, "n_relu", h0.shape[-1])  # the PLRNN: a ReLU on every unit
     return _PiecewiseRecurrence.apply(params.A.to(h0.dtype), params.W.to(h0.dtype), d, h0, xi, int(n_relu))
+
+
+def _drive(fn, params, u, h0):
+    """The input drive ``fn(params, u)`` (time, batch, drive) of one network, or of an ensemble
+    (``h0`` (network, batch, state), ``u`` (network, time, batch, input)) as one batched product
+    over all of a network's (time, batch) rows; without inputs, the bias alone, viewed so that it
+    broadcasts against (network, time, batch, drive)."""
+    if h0.ndim == 2:
+        return fn(params, u)
+    from neurodyn.kernels._families import family_of, lift
+
+    n_net, n_steps, n_batch = u.shape[:3]
+    d = fn(lift(params, family_of(params)), u.reshape(n_net, n_steps * n_batch, u.shape[-1]))
+    return d.reshape(n_net, n_steps, n_batch, -1) if d.shape[-2] == n_steps * n_batch else d[:, None]
 
 
 def _parallel(kernel, n_items: int, *args) -> None:
@@ -172,45 +185,52 @@ class _LeakyRecurrenceTriton(torch.autograd.Function):
 
 class _ShallowForced(torch.autograd.Function):
     """``(a, W1, W2, h2, drive, z0, noise, target, alphas, mask) -> predictions``, time-major, with
-    the loops in :mod:`~neurodyn.kernels._numba_bptt_plrnn`."""
+    the loops in :mod:`~neurodyn.kernels._numba_bptt_plrnn`; with a leading network dim on every
+    tensor but ``alphas`` and ``mask`` the stack runs one network per parallel item."""
 
     @staticmethod
     def forward(ctx, a, w1, w2, h2, drive, z0, noise, target, alphas, mask, clipped):  # type: ignore[override]
-        from neurodyn.kernels._numba_bptt_plrnn import shallow_forced_forward
+        from neurodyn.kernels import _numba_bptt_plrnn as k
 
-        n_steps, n_batch, n = target.shape
-        n_hid, dtype = w2.shape[0], z0.dtype
+        *lead, n_steps, n_batch, n = target.shape
+        n_hid, dtype = w2.shape[-2], z0.dtype
         a, w1, w2 = a.detach().contiguous(), w1.detach().contiguous(), w2.detach().contiguous()
-        carried = torch.empty((n_steps + 1, n_batch, n), dtype=dtype)
-        carried[0] = z0.detach()
-        preds = torch.empty((n_steps, n_batch, n), dtype=dtype)
-        acts, s1, s2 = (torch.empty((n_steps, n_batch, n_hid), dtype=dtype) for _ in range(3))
-        xi = _np(noise) if noise is not None else np.empty((0, n_batch, n), carried.numpy().dtype)
-        shallow_forced_forward(w1.numpy(), w2.numpy().T.copy(), _np(h2), a.numpy(), _np(drive), _np(target),
-                               _np(alphas), _np(mask), xi, carried.numpy(), preds.numpy(), acts.numpy(),
-                               s1.numpy(), s2.numpy(), clipped)
+        carried = torch.empty((*lead, n_steps + 1, n_batch, n), dtype=dtype)
+        carried[..., 0, :, :] = z0.detach()
+        preds = torch.empty((*lead, n_steps, n_batch, n), dtype=dtype)
+        acts, s1, s2 = (torch.empty((*lead, n_steps, n_batch, n_hid), dtype=dtype) for _ in range(3))
+        xi = _np(noise) if noise is not None else np.empty((*lead, 0, n_batch, n), carried.numpy().dtype)
+        args = (w1.numpy(), _np(w2.mT), _np(h2), a.numpy(), _np(drive), _np(target), _np(alphas), _np(mask),
+                xi, carried.numpy(), preds.numpy(), acts.numpy(), s1.numpy(), s2.numpy(), clipped)
+        if lead:
+            _parallel(k.shallow_forced_forward_stack, lead[0], *args)
+        else:
+            k.shallow_forced_forward(*args)
         ctx.save_for_backward(a, w1, w2, alphas, mask, carried, acts, s1, s2)
         ctx.clipped = clipped
         return preds
 
     @staticmethod
     def backward(ctx, grad_preds):  # type: ignore[override]
-        from neurodyn.kernels._numba_bptt_plrnn import shallow_forced_backward
+        from neurodyn.kernels import _numba_bptt_plrnn as k
 
         a, w1, w2, alphas, mask, carried, acts, s1, s2 = ctx.saved_tensors
-        n_steps, n_batch, n = grad_preds.shape
-        n_hid = w2.shape[0]
-        grad_p = torch.empty((n_steps, n_batch, n), dtype=a.dtype)
-        grad_pre = torch.empty((n_steps, n_batch, n_hid), dtype=a.dtype)
-        grad_h2 = torch.zeros(n_hid, dtype=a.dtype)
-        grad_z0 = torch.zeros((n_batch, n), dtype=a.dtype)
-        shallow_forced_backward(w1.numpy(), w2.numpy().T.copy(), a.numpy(), alphas.numpy(),
-                                mask.numpy(), _np(grad_preds), s1.numpy(), s2.numpy(), grad_p.numpy(),
-                                grad_pre.numpy(), grad_h2.numpy(), grad_z0.numpy(), ctx.clipped)
-        c = carried[:-1]
-        grad_a = (grad_p * c).sum((0, 1))
-        grad_w1 = grad_p.reshape(-1, n).T @ acts.reshape(-1, n_hid)
-        grad_w2 = grad_pre.reshape(-1, n_hid).T @ c.reshape(-1, n)
+        *lead, n_steps, n_batch, n = grad_preds.shape
+        n_hid = w2.shape[-2]
+        grad_p = torch.empty((*lead, n_steps, n_batch, n), dtype=a.dtype)
+        grad_pre = torch.empty((*lead, n_steps, n_batch, n_hid), dtype=a.dtype)
+        grad_h2 = torch.zeros((*lead, n_hid), dtype=a.dtype)
+        grad_z0 = torch.zeros((*lead, n_batch, n), dtype=a.dtype)
+        args = (w1.numpy(), _np(w2.mT), a.numpy(), alphas.numpy(), mask.numpy(), _np(grad_preds), s1.numpy(),
+                s2.numpy(), grad_p.numpy(), grad_pre.numpy(), grad_h2.numpy(), grad_z0.numpy(), ctx.clipped)
+        if lead:
+            _parallel(k.shallow_forced_backward_stack, lead[0], *args)
+        else:
+            k.shallow_forced_backward(*args)
+        c = carried[..., :-1, :, :]
+        grad_a = (grad_p * c).sum((-3, -2))
+        grad_w1 = grad_p.reshape(*lead, -1, n).mT @ acts.reshape(*lead, -1, n_hid)
+        grad_w2 = grad_pre.reshape(*lead, -1, n_hid).mT @ c.reshape(*lead, -1, n)
         return grad_a, grad_w1, grad_w2, grad_h2, grad_p, grad_z0, None, None, None, None, None
 
 
@@ -225,78 +245,90 @@ def _blocks(n_batch: int) -> int:
     return max(1, n_batch // ROWS_PER_THREAD)
 
 
-def _noise(noise, n_batch, n, dtype):
-    """The noise as a NumPy array, or an empty one (time 0) when there is none."""
-    return _np(noise) if noise is not None else np.empty((0, n_batch, n), dtype)
+def _noise(noise, lead, n_batch, n, dtype):
+    """The noise as a NumPy array, or an empty one (time 0, after the ``lead`` dims) when there is none."""
+    return _np(noise) if noise is not None else np.empty((*lead, 0, n_batch, n), dtype)
+
+
+def _batch_kernel(one, stack, lead, n_batch):
+    """The kernel of a batch-blocked family and its number of parallel items: ``one`` over the
+    batch blocks of one network, or ``stack`` over the networks of an ensemble (``lead`` = (network,))."""
+    return (stack, lead[0]) if lead else (one, _blocks(n_batch))
 
 
 class _GRURecurrence(torch.autograd.Function):
     """``(w_hh, b_hh, gi, h0, noise) -> states`` (time, batch, unit), ``gi`` = ``W_ih u + b_ih``
-    (time, batch, 3 unit); the loops run in :mod:`~neurodyn.kernels._numba_bptt_gru`."""
+    (time, batch, 3 unit); the loops run in :mod:`~neurodyn.kernels._numba_bptt_gru`. With a
+    leading network dim on every tensor the stack kernels run one network per parallel item."""
 
     @staticmethod
     def forward(ctx, w_hh, b_hh, gi, h0, noise):  # type: ignore[override]
-        from neurodyn.kernels._numba_bptt_gru import gru_forward_kernel
+        from neurodyn.kernels import _numba_bptt_gru as k
 
-        n_steps, n_batch, n3 = gi.shape
+        *lead, n_steps, n_batch, n3 = gi.shape
         n = n3 // 3
         w = w_hh.detach().contiguous()
-        states = torch.empty((n_steps + 1, n_batch, n), dtype=h0.dtype)
-        gates = torch.empty((n_steps, n_batch, 4 * n), dtype=h0.dtype)
-        states[0] = h0.detach()
+        states = torch.empty((*lead, n_steps + 1, n_batch, n), dtype=h0.dtype)
+        gates = torch.empty((*lead, n_steps, n_batch, 4 * n), dtype=h0.dtype)
+        states[..., 0, :, :] = h0.detach()
         dt = states.numpy().dtype
-        _parallel(gru_forward_kernel, _blocks(n_batch), w.numpy(), _np(b_hh), _np(gi),
-                  _noise(noise, n_batch, n, dt), states.numpy(), gates.numpy(), dt == np.float64)
+        kernel, items = _batch_kernel(k.gru_forward_kernel, k.gru_forward_stack, lead, n_batch)
+        _parallel(kernel, items, w.numpy(), _np(b_hh), _np(gi), _noise(noise, lead, n_batch, n, dt),
+                  states.numpy(), gates.numpy(), dt == np.float64)
         ctx.save_for_backward(w, states, gates)
-        return states[1:]
+        return states[..., 1:, :, :]
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
-        from neurodyn.kernels._numba_bptt_gru import gru_backward_kernel
+        from neurodyn.kernels import _numba_bptt_gru as k
 
         w, states, gates = ctx.saved_tensors
-        n_steps, n_batch, n = grad_states.shape
-        grad_gi = torch.empty((n_steps, n_batch, 3 * n), dtype=w.dtype)
+        *lead, n_steps, n_batch, n = grad_states.shape
+        grad_gi = torch.empty((*lead, n_steps, n_batch, 3 * n), dtype=w.dtype)
         grad_gh = torch.empty_like(grad_gi)
-        grad_h0 = torch.empty((n_batch, n), dtype=w.dtype)
-        _parallel(gru_backward_kernel, _blocks(n_batch), w.T.contiguous().numpy(), _np(grad_states),
-                  states.numpy(), gates.numpy(), grad_gi.numpy(), grad_gh.numpy(), grad_h0.numpy())
-        flat = grad_gh.reshape(-1, 3 * n)
-        grad_w = flat.T @ states[:-1].reshape(-1, n)
-        return grad_w, flat.sum(0), grad_gi, grad_h0, None
+        grad_h0 = torch.empty((*lead, n_batch, n), dtype=w.dtype)
+        kernel, items = _batch_kernel(k.gru_backward_kernel, k.gru_backward_stack, lead, n_batch)
+        _parallel(kernel, items, _np(w.mT), _np(grad_states), states.numpy(), gates.numpy(), grad_gi.numpy(),
+                  grad_gh.numpy(), grad_h0.numpy())
+        flat = grad_gh.reshape(*lead, -1, 3 * n)
+        grad_w = flat.mT @ states[..., :-1, :, :].reshape(*lead, -1, n)
+        return grad_w, flat.sum(-2), grad_gi, grad_h0, None
 
 
 class _PiecewiseRecurrence(torch.autograd.Function):
     """``(A, W, drive, z0, noise, n_relu) -> states`` (time, batch, latent) of the PLRNN / ALRNN;
-    the loops run in :mod:`~neurodyn.kernels._numba_bptt_plrnn`."""
+    the loops run in :mod:`~neurodyn.kernels._numba_bptt_plrnn`. With a leading network dim on
+    every tensor the stack kernels run one network per parallel item."""
 
     @staticmethod
     def forward(ctx, a, w, drive, z0, noise, n_relu):  # type: ignore[override]
-        from neurodyn.kernels._numba_bptt_plrnn import pl_forward_kernel
+        from neurodyn.kernels import _numba_bptt_plrnn as k
 
-        n_steps, n_batch, n = drive.shape
-        joined = torch.cat([a.detach(), w.detach()], dim=1).contiguous()  # [A | W] (latent, 2 latent)
-        states = torch.empty((n_steps + 1, n_batch, n), dtype=z0.dtype)
-        states[0] = z0.detach()
+        *lead, n_steps, n_batch, n = drive.shape
+        joined = torch.cat([a.detach(), w.detach()], dim=-1).contiguous()  # [A | W] (latent, 2 latent)
+        states = torch.empty((*lead, n_steps + 1, n_batch, n), dtype=z0.dtype)
+        states[..., 0, :, :] = z0.detach()
         dt = states.numpy().dtype
-        _parallel(pl_forward_kernel, _blocks(n_batch), joined.numpy(), _np(drive),
-                  _noise(noise, n_batch, n, dt), states.numpy(), n_relu)
+        kernel, items = _batch_kernel(k.pl_forward_kernel, k.pl_forward_stack, lead, n_batch)
+        _parallel(kernel, items, joined.numpy(), _np(drive), _noise(noise, lead, n_batch, n, dt),
+                  states.numpy(), n_relu)
         ctx.save_for_backward(joined, states)
         ctx.n_relu = n_relu
-        return states[1:]
+        return states[..., 1:, :, :]
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
-        from neurodyn.kernels._numba_bptt_plrnn import pl_backward_kernel
+        from neurodyn.kernels import _numba_bptt_plrnn as k
 
         joined, states = ctx.saved_tensors
-        n_steps, n_batch, n = grad_states.shape
-        grad_drive = torch.empty((n_steps, n_batch, n), dtype=joined.dtype)
-        grad_z0 = torch.empty((n_batch, n), dtype=joined.dtype)
-        _parallel(pl_backward_kernel, _blocks(n_batch), joined.T.contiguous().numpy(), _np(grad_states),
-                  states.numpy(), grad_drive.numpy(), grad_z0.numpy(), ctx.n_relu)
-        z = states[:-1].reshape(-1, n)
+        *lead, n_steps, n_batch, n = grad_states.shape
+        grad_drive = torch.empty((*lead, n_steps, n_batch, n), dtype=joined.dtype)
+        grad_z0 = torch.empty((*lead, n_batch, n), dtype=joined.dtype)
+        kernel, items = _batch_kernel(k.pl_backward_kernel, k.pl_backward_stack, lead, n_batch)
+        _parallel(kernel, items, _np(joined.mT), _np(grad_states), states.numpy(), grad_drive.numpy(),
+                  grad_z0.numpy(), ctx.n_relu)
+        z = states[..., :-1, :, :].reshape(*lead, -1, n)
         n_lin = n - ctx.n_relu
-        phi = torch.cat([z[:, :n_lin], z[:, n_lin:].clamp(min=0)], dim=1)
-        g = grad_drive.reshape(-1, n).T
+        phi = torch.cat([z[..., :n_lin], z[..., n_lin:].clamp(min=0)], dim=-1)
+        g = grad_drive.reshape(*lead, -1, n).mT
         return g @ z, g @ phi, grad_drive, grad_z0, None, None

@@ -13,7 +13,10 @@ Batch rows are independent through time, so one parallel item (``prange``) is on
 :mod:`~neurodyn.kernels._numba_rnn` (each weight element loaded once serves ``KB`` rows). The
 forward stores ``(r, z, c, gh_n)`` per step, all the backward needs; the backward leaves
 ``dL/dgi`` and ``dL/dgh`` per step, from which the weight and bias gradients are one product over
-all steps each (formed in torch by the caller). float32 uses the kernels' rational tanh and
+all steps each (formed in torch by the caller). The ``*_block`` functions are the bodies (one
+block's whole time loop); the one-network kernels run the blocks as parallel items, the ``*_stack``
+kernels take a leading network dim and run one network per parallel item, its blocks in turn, so
+network ``e`` of a stack gets exactly what it gets alone. float32 uses the kernels' rational tanh and
 sigmoid (:mod:`~neurodyn.kernels._numba_math`), float64 the exact ones.
 """
 
@@ -27,7 +30,8 @@ from numba import njit, prange
 from neurodyn.kernels._numba_math import sigmoid, tanh_rational
 from neurodyn.kernels._numba_rnn import KB, batch_block, matvec_block, n_blocks
 
-__all__ = ["gru_backward_kernel", "gru_forward_kernel"]
+__all__ = ["gru_backward_block", "gru_backward_kernel", "gru_backward_stack", "gru_forward_block",
+           "gru_forward_kernel", "gru_forward_stack"]
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
@@ -37,34 +41,54 @@ def gru_forward_kernel(w_hh, b_hh, gi, noise, states, gates, exact):
     ``w_hh`` (3 unit, unit), ``b_hh`` (3 unit,), ``gi`` (time, batch, 3 unit); ``states[0]``
     holds ``h0`` on entry; ``noise`` (time or 0, batch, unit) is added after each step.
     """
+    for blk in prange(n_blocks(gi.shape[1], KB)):
+        gru_forward_block(w_hh, b_hh, gi, noise, states, gates, exact, blk)
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def gru_forward_stack(w_hh, b_hh, gi, noise, states, gates, exact):
+    """:func:`gru_forward_kernel` for every network of a stack, one network per parallel item.
+
+    Every array has a leading network dim: ``w_hh`` (network, 3 unit, unit), ``b_hh`` (network,
+    3 unit), ``gi`` (network, time, batch, 3 unit), ``noise`` (network, time or 0, batch, unit),
+    ``states`` (network, time + 1, batch, unit), ``gates`` (network, time, batch, 4 unit). A
+    network's blocks run one after the other on its thread, its weights staying in cache.
+    """
+    for e in prange(w_hh.shape[0]):
+        for blk in range(n_blocks(gi.shape[2], KB)):
+            gru_forward_block(w_hh[e], b_hh[e], gi[e], noise[e], states[e], gates[e], exact, blk)
+
+
+@njit(fastmath=True, cache=True, error_model="numpy")
+def gru_forward_block(w_hh, b_hh, gi, noise, states, gates, exact, blk):
+    """The whole time loop of :func:`gru_forward_kernel` for batch block ``blk`` (``KB`` rows)."""
     n_steps, n_batch, n3 = gi.shape
     n = n3 // 3
     with_noise = noise.shape[0] > 0
-    for blk in prange(n_blocks(n_batch, KB)):
-        b0, nv, zero, one = batch_block(blk, n_batch, states)
-        hb = np.empty((KB, n), states.dtype)
-        gh = np.empty((KB, n3), states.dtype)
-        for k in range(KB):
-            hb[k, :] = states[0, b0 + min(k, nv - 1), :]
-        for t in range(n_steps):
-            matvec_block(w_hh, hb, gh, zero)
-            for k in range(nv):
-                row = b0 + k
-                g_in, g_out, nxt = gi[t, row], gates[t, row], states[t + 1, row]
-                for i in range(n):
-                    hn = gh[k, 2 * n + i] + b_hh[2 * n + i]
-                    r = sigmoid(g_in[i] + gh[k, i] + b_hh[i], exact)
-                    z = sigmoid(g_in[n + i] + gh[k, n + i] + b_hh[n + i], exact)
-                    x = g_in[2 * n + i] + r * hn
-                    c = math.tanh(x) if exact else tanh_rational(x)
-                    h = (one - z) * c + z * hb[k, i]
-                    if with_noise:
-                        h += noise[t, row, i]
-                    g_out[i], g_out[n + i], g_out[2 * n + i], g_out[3 * n + i] = r, z, c, hn
-                    hb[k, i] = h
-                    nxt[i] = h
-            for k in range(nv, KB):  # the tail block repeats its last row
-                hb[k, :] = hb[nv - 1, :]
+    b0, nv, zero, one = batch_block(blk, n_batch, states)
+    hb = np.empty((KB, n), states.dtype)
+    gh = np.empty((KB, n3), states.dtype)
+    for k in range(KB):
+        hb[k, :] = states[0, b0 + min(k, nv - 1), :]
+    for t in range(n_steps):
+        matvec_block(w_hh, hb, gh, zero)
+        for k in range(nv):
+            row = b0 + k
+            g_in, g_out, nxt = gi[t, row], gates[t, row], states[t + 1, row]
+            for i in range(n):
+                hn = gh[k, 2 * n + i] + b_hh[2 * n + i]
+                r = sigmoid(g_in[i] + gh[k, i] + b_hh[i], exact)
+                z = sigmoid(g_in[n + i] + gh[k, n + i] + b_hh[n + i], exact)
+                x = g_in[2 * n + i] + r * hn
+                c = math.tanh(x) if exact else tanh_rational(x)
+                h = (one - z) * c + z * hb[k, i]
+                if with_noise:
+                    h += noise[t, row, i]
+                g_out[i], g_out[n + i], g_out[2 * n + i], g_out[3 * n + i] = r, z, c, hn
+                hb[k, i] = h
+                nxt[i] = h
+        for k in range(nv, KB):  # the tail block repeats its last row
+            hb[k, :] = hb[nv - 1, :]
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
@@ -78,30 +102,47 @@ def gru_backward_kernel(w_hh_t, grad_states, states, gates, grad_gi, grad_gh, gr
     ``dx = dc (1 - c^2)``, ``dr = dx gh_n``; ``grad_gi = (dr r(1-r), dz z(1-z), dx)``,
     ``grad_gh = (dr r(1-r), dz z(1-z), dx r)``; ``dL/dh[t] = g z + grad_gh @ W_hh``.
     """
+    for blk in prange(n_blocks(grad_states.shape[1], KB)):
+        gru_backward_block(w_hh_t, grad_states, states, gates, grad_gi, grad_gh, grad_h0, blk)
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def gru_backward_stack(w_hh_t, grad_states, states, gates, grad_gi, grad_gh, grad_h0):
+    """:func:`gru_backward_kernel` for every network of a stack, one network per parallel item
+    (shapes as in :func:`gru_forward_stack`, ``w_hh_t`` (network, unit, 3 unit), ``grad_h0``
+    (network, batch, unit))."""
+    for e in prange(w_hh_t.shape[0]):
+        for blk in range(n_blocks(grad_states.shape[2], KB)):
+            gru_backward_block(w_hh_t[e], grad_states[e], states[e], gates[e], grad_gi[e], grad_gh[e],
+                               grad_h0[e], blk)
+
+
+@njit(fastmath=True, cache=True, error_model="numpy")
+def gru_backward_block(w_hh_t, grad_states, states, gates, grad_gi, grad_gh, grad_h0, blk):
+    """The whole backward time loop of :func:`gru_backward_kernel` for batch block ``blk``."""
     n_steps, n_batch, n = grad_states.shape
-    for blk in prange(n_blocks(n_batch, KB)):
-        b0, nv, zero, one = batch_block(blk, n_batch, states)
-        g = np.zeros((KB, n), states.dtype)
-        ggh = np.zeros((KB, 3 * n), states.dtype)
-        back = np.empty((KB, n), states.dtype)
-        for t in range(n_steps - 1, -1, -1):
-            for k in range(nv):
-                row = b0 + k
-                gs, gt, h, gi_out, gh_out = (grad_states[t, row], gates[t, row], states[t, row],
-                                             grad_gi[t, row], grad_gh[t, row])
-                for i in range(n):
-                    gk = g[k, i] + gs[i]
-                    r, z, c, hn = gt[i], gt[n + i], gt[2 * n + i], gt[3 * n + i]
-                    dx = gk * (one - z) * (one - c * c)
-                    dpr = dx * hn * r * (one - r)
-                    dpz = gk * (h[i] - c) * z * (one - z)
-                    gi_out[i], gi_out[n + i], gi_out[2 * n + i] = dpr, dpz, dx
-                    gh_out[i], gh_out[n + i], gh_out[2 * n + i] = dpr, dpz, dx * r
-                    ggh[k, i], ggh[k, n + i], ggh[k, 2 * n + i] = dpr, dpz, dx * r
-                    g[k, i] = gk * z
-            matvec_block(w_hh_t, ggh, back, zero)
-            for k in range(nv):
-                for i in range(n):
-                    g[k, i] += back[k, i]
+    b0, nv, zero, one = batch_block(blk, n_batch, states)
+    g = np.zeros((KB, n), states.dtype)
+    ggh = np.zeros((KB, 3 * n), states.dtype)
+    back = np.empty((KB, n), states.dtype)
+    for t in range(n_steps - 1, -1, -1):
         for k in range(nv):
-            grad_h0[b0 + k, :] = g[k, :]
+            row = b0 + k
+            gs, gt, h, gi_out, gh_out = (grad_states[t, row], gates[t, row], states[t, row],
+                                         grad_gi[t, row], grad_gh[t, row])
+            for i in range(n):
+                gk = g[k, i] + gs[i]
+                r, z, c, hn = gt[i], gt[n + i], gt[2 * n + i], gt[3 * n + i]
+                dx = gk * (one - z) * (one - c * c)
+                dpr = dx * hn * r * (one - r)
+                dpz = gk * (h[i] - c) * z * (one - z)
+                gi_out[i], gi_out[n + i], gi_out[2 * n + i] = dpr, dpz, dx
+                gh_out[i], gh_out[n + i], gh_out[2 * n + i] = dpr, dpz, dx * r
+                ggh[k, i], ggh[k, n + i], ggh[k, 2 * n + i] = dpr, dpz, dx * r
+                g[k, i] = gk * z
+        matvec_block(w_hh_t, ggh, back, zero)
+        for k in range(nv):
+            for i in range(n):
+                g[k, i] += back[k, i]
+    for k in range(nv):
+        grad_h0[b0 + k, :] = g[k, :]

@@ -9,7 +9,10 @@ with ``phi*`` the ReLU on the last ``n_relu`` units and the identity on the othe
 (Durstewitz 2017; Koppe et al. 2019) is ``n_relu = latent``. One register-blocked product with the
 joined matrix ``[A | W]`` (latent, 2 latent) does both terms forward, and one with its transpose
 both terms of the adjoint; one parallel item is one block of ``KB`` batch rows running the whole
-time loop (rows are independent through time). The states are all the backward needs.
+time loop (rows are independent through time). The states are all the backward needs. The
+``*_block`` functions are the bodies (one block's time loop); the ``*_stack`` kernels take a leading
+network dim and run one network per parallel item (its blocks in turn), as the shallow PLRNN's
+``*_stack`` kernels do with its serial kernels, so network ``e`` of a stack gets what it gets alone.
 
 One step of the (clipped) shallow PLRNN (Hess et al., ICML 2023) followed by (generalised) teacher
 forcing (Mikhaeil, Monfared & Durstewitz, NeurIPS 2022; Hess et al. 2023):
@@ -28,7 +31,10 @@ from numba import njit, prange
 from neurodyn.kernels._numba_bptt import matmul_rows, matmul_rows_axpy
 from neurodyn.kernels._numba_rnn import KB, batch_block, matvec_block, n_blocks
 
-__all__ = ["pl_backward_kernel", "pl_forward_kernel", "shallow_forced_backward", "shallow_forced_forward"]
+__all__ = ["pl_backward_block", "pl_backward_kernel", "pl_backward_stack", "pl_forward_block",
+           "pl_forward_kernel", "pl_forward_stack", "shallow_forced_backward",
+           "shallow_forced_backward_stack",
+           "shallow_forced_forward", "shallow_forced_forward_stack"]
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
@@ -38,32 +44,49 @@ def pl_forward_kernel(m, drive, noise, states, n_relu):
     ``m`` = ``[A | W]`` (latent, 2 latent); ``drive`` (time, batch, latent); ``states[0]`` holds
     ``z0`` on entry; ``noise`` (time or 0, batch, latent).
     """
+    for blk in prange(n_blocks(drive.shape[1], KB)):
+        pl_forward_block(m, drive, noise, states, n_relu, blk)
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def pl_forward_stack(m, drive, noise, states, n_relu):
+    """:func:`pl_forward_kernel` for every network of a stack, one network per parallel item (its
+    blocks in turn); every array has a leading network dim: ``m`` (network, latent, 2 latent),
+    ``drive`` (network, time, batch, latent), ``noise`` (network, time or 0, batch, latent),
+    ``states`` (network, time + 1, batch, latent)."""
+    for e in prange(m.shape[0]):
+        for blk in range(n_blocks(drive.shape[2], KB)):
+            pl_forward_block(m[e], drive[e], noise[e], states[e], n_relu, blk)
+
+
+@njit(fastmath=True, cache=True, error_model="numpy")
+def pl_forward_block(m, drive, noise, states, n_relu, blk):
+    """The whole time loop of :func:`pl_forward_kernel` for batch block ``blk`` (``KB`` rows)."""
     n_steps, n_batch, n = drive.shape
     with_noise = noise.shape[0] > 0
     n_lin = n - n_relu
-    for blk in prange(n_blocks(n_batch, KB)):
-        b0, nv, zero, _ = batch_block(blk, n_batch, states)
-        x = np.empty((KB, 2 * n), states.dtype)
-        pre = np.empty((KB, n), states.dtype)
+    b0, nv, zero, _ = batch_block(blk, n_batch, states)
+    x = np.empty((KB, 2 * n), states.dtype)
+    pre = np.empty((KB, n), states.dtype)
+    for k in range(KB):
+        x[k, :n] = states[0, b0 + min(k, nv - 1), :]
+    for t in range(n_steps):
         for k in range(KB):
-            x[k, :n] = states[0, b0 + min(k, nv - 1), :]
-        for t in range(n_steps):
-            for k in range(KB):
-                for i in range(n):
-                    v = x[k, i]
-                    x[k, n + i] = v if i < n_lin else max(v, zero)
-            matvec_block(m, x, pre, zero)
-            for k in range(nv):
-                row = b0 + k
-                d, nxt = drive[t, row], states[t + 1, row]
-                for i in range(n):
-                    v = pre[k, i] + d[i]
-                    if with_noise:
-                        v += noise[t, row, i]
-                    nxt[i] = v
-                    x[k, i] = v
-            for k in range(nv, KB):  # the tail block repeats its last row
-                x[k, :n] = x[nv - 1, :n]
+            for i in range(n):
+                v = x[k, i]
+                x[k, n + i] = v if i < n_lin else max(v, zero)
+        matvec_block(m, x, pre, zero)
+        for k in range(nv):
+            row = b0 + k
+            d, nxt = drive[t, row], states[t + 1, row]
+            for i in range(n):
+                v = pre[k, i] + d[i]
+                if with_noise:
+                    v += noise[t, row, i]
+                nxt[i] = v
+                x[k, i] = v
+        for k in range(nv, KB):  # the tail block repeats its last row
+            x[k, :n] = x[nv - 1, :n]
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
@@ -75,28 +98,44 @@ def pl_backward_kernel(mt, grad_states, states, grad_drive, grad_z0, n_relu):
     gradient of the pre-noise state) and ``grad_z0`` (batch, latent); per step backwards,
     ``dL/dz[t] = g A + (g W) * phi*'(z[t])`` with ``relu'(0) = 0`` as in torch.
     """
+    for blk in prange(n_blocks(grad_states.shape[1], KB)):
+        pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk)
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def pl_backward_stack(mt, grad_states, states, grad_drive, grad_z0, n_relu):
+    """:func:`pl_backward_kernel` for every network of a stack, one network per parallel item
+    (shapes as in :func:`pl_forward_stack`, ``mt`` (network, 2 latent, latent), ``grad_z0``
+    (network, batch, latent))."""
+    for e in prange(mt.shape[0]):
+        for blk in range(n_blocks(grad_states.shape[2], KB)):
+            pl_backward_block(mt[e], grad_states[e], states[e], grad_drive[e], grad_z0[e], n_relu, blk)
+
+
+@njit(fastmath=True, cache=True, error_model="numpy")
+def pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk):
+    """The whole backward time loop of :func:`pl_backward_kernel` for batch block ``blk``."""
     n_steps, n_batch, n = grad_states.shape
     n_lin = n - n_relu
-    for blk in prange(n_blocks(n_batch, KB)):
-        b0, nv, zero, _ = batch_block(blk, n_batch, states)
-        g = np.zeros((KB, n), states.dtype)
-        back = np.empty((KB, 2 * n), states.dtype)
-        for t in range(n_steps - 1, -1, -1):
-            for k in range(nv):
-                row = b0 + k
-                gs, gd = grad_states[t, row], grad_drive[t, row]
-                for i in range(n):
-                    v = g[k, i] + gs[i]
-                    g[k, i] = v
-                    gd[i] = v
-            matvec_block(mt, g, back, zero)
-            for k in range(nv):
-                z = states[t, b0 + k]
-                for i in range(n):
-                    on = i < n_lin or z[i] > zero
-                    g[k, i] = back[k, i] + (back[k, n + i] if on else zero)
+    b0, nv, zero, _ = batch_block(blk, n_batch, states)
+    g = np.zeros((KB, n), states.dtype)
+    back = np.empty((KB, 2 * n), states.dtype)
+    for t in range(n_steps - 1, -1, -1):
         for k in range(nv):
-            grad_z0[b0 + k, :] = g[k, :]
+            row = b0 + k
+            gs, gd = grad_states[t, row], grad_drive[t, row]
+            for i in range(n):
+                v = g[k, i] + gs[i]
+                g[k, i] = v
+                gd[i] = v
+        matvec_block(mt, g, back, zero)
+        for k in range(nv):
+            z = states[t, b0 + k]
+            for i in range(n):
+                on = i < n_lin or z[i] > zero
+                g[k, i] = back[k, i] + (back[k, n + i] if on else zero)
+    for k in range(nv):
+        grad_z0[b0 + k, :] = g[k, :]
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
@@ -166,3 +205,26 @@ def shallow_forced_backward(w1, w2t, a, alphas, mask, grad_preds, s1, s2, grad_p
         for k in range(n_batch):
             for i in range(n):
                 grad_c[k, i] = a[i] * gp[k, i] + carry[k, i]
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def shallow_forced_forward_stack(w1, w2t, h2, a, drive, target, alphas, mask, noise, carried, preds, acts,
+                                 s1, s2, clipped):
+    """:func:`shallow_forced_forward` for every network of a stack, one network per parallel item.
+
+    Every array but the shared ``alphas`` (time,) and ``mask`` (latent,) has a leading network dim
+    (``noise`` (network, time or 0, batch, latent)).
+    """
+    for e in prange(w1.shape[0]):
+        shallow_forced_forward(w1[e], w2t[e], h2[e], a[e], drive[e], target[e], alphas, mask, noise[e],
+                               carried[e], preds[e], acts[e], s1[e], s2[e], clipped)
+
+
+@njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
+def shallow_forced_backward_stack(w1, w2t, a, alphas, mask, grad_preds, s1, s2, grad_p, grad_pre, grad_h2,
+                                  grad_c, clipped):
+    """:func:`shallow_forced_backward` for every network of a stack, one network per parallel item
+    (shapes as in :func:`shallow_forced_forward_stack`)."""
+    for e in prange(w1.shape[0]):
+        shallow_forced_backward(w1[e], w2t[e], a[e], alphas, mask, grad_preds[e], s1[e], s2[e], grad_p[e],
+                                grad_pre[e], grad_h2[e], grad_c[e], clipped)

@@ -4,11 +4,11 @@
 loop in Numba (:mod:`~neurodyn.kernels._numba_bptt` for the leaky RNN,
 :mod:`~neurodyn.kernels._numba_bptt_gru` for the GRU, :mod:`~neurodyn.kernels._numba_bptt_plrnn` for
 the PLRNN, ALRNN and shallow PLRNN) and backpropagates through time in Numba too, instead of
-recording one autograd node per operation and step. Leaky-RNN ensemble params (tensor
-fields stacked over networks, :func:`~neurodyn.kernels.stack_params`) run in the same kernel with the
-network as the outer parallel loop, so an ensemble's rollout is one call. Everything outside the recurrence
-(effective weights with masks and Dale's law, the input drive, the readout, the loss) stays in
-torch, so its gradients reach the raw parameters through autograd as usual.
+recording one autograd node per operation and step. Ensemble params of every fused family (tensor
+fields stacked over networks, :func:`~neurodyn.kernels.stack_params`) run in the same kernels' bodies
+with the network as the outer parallel loop, so an ensemble's rollout is one call. Everything
+outside the recurrence (effective weights with masks and Dale's law, the input drive, the readout,
+the loss) stays in torch, so its gradients reach the raw parameters through autograd as usual.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     params : params NamedTuple
         A model's ``params()`` or ensemble params; the families of :data:`FUSED_FAMILIES` (leaky
         RNN, GRU, PLRNN, ALRNN, shallow PLRNN plain or clipped) have a fused kernel for one
-        network, and the leaky RNN for an ensemble too. Every other family (LSTM, low-rank, ...)
+        network and for an ensemble (unforced) on the CPU. Every other family (LSTM, low-rank, ...)
         falls back to torch under ``auto``.
     backend : {"auto", "torch", "numba", "triton"}
         ``auto`` takes the fused Numba path for a supported family on the CPU in float32/float64
@@ -109,8 +109,9 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         The training ``state_hook``; any hook rules the fused path out.
     forcing : bool or {"state", "readout"}
         Whether the rollout is forced: ``True`` or ``"state"``, teacher forcing of the state
-        towards data (fused for the shallow PLRNN only); ``"readout"``, error or teacher forcing
-        through the readout (:class:`ReadoutForcing`; fused for one leaky RNN only).
+        towards data (fused for one shallow PLRNN only); ``"readout"``, error or teacher forcing
+        through the readout (:class:`ReadoutForcing`; fused for one leaky RNN only). Forced
+        ensembles run on torch.
 
     Returns
     -------
@@ -135,7 +136,9 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     >>> fused_backend(LSTM(1, 4, 1).params()), fused_backend(LeakyRNN(1, 4, 1).params(), backend="torch")
     ('torch', 'torch')
     >>> from neurodyn.kernels import stack_params
-    >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]))  # an ensemble
+    >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]))  # ensembles
+    'numba'
+    >>> fused_backend(stack_params([GRU(1, 4, 1, seed=s) for s in range(3)]))
     'numba'
     >>> fused_backend(LeakyRNN(1, 4, 1).params(), forcing="readout"), fused_backend(GRU(1, 4, 1).params(),
     ...                                                                             forcing="readout")
@@ -162,10 +165,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         reason = (f"teacher-forced rollouts are fused for the shallow PLRNN only, not {family.name!r}"
                   if _forcing_kind(forcing) == "state" else
                   f"forcing through the readout is fused for the leaky RNN only, not {family.name!r}")
-    elif is_ensemble(params, family) and family.name != "leaky":
-        reason = f"ensembles are fused for the leaky RNN only, not {family.name!r}"
     elif forcing and is_ensemble(params, family):
-        reason = "forcing through the readout is fused for one network, not an ensemble"
+        reason = "forced rollouts are fused for one network, not an ensemble"
     elif torch.device(device).type != "cpu":
         reason = f"the fused Numba kernel runs on the CPU, not {torch.device(device)}"
     elif dtype not in (torch.float32, torch.float64):
@@ -246,12 +247,12 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     Parameters
     ----------
     params : LeakyRNNParams, GRUParams, PLRNNParams, ALRNNParams or ShallowPLRNNParams
-        Effective parameters of one network (``model.params()``), or leaky-RNN ensemble params
-        whose tensor fields have a leading ``network`` dim (then every shape below has it too:
-        ``h0`` (network, batch, state), ...); gradients flow to every weight and bias the step
-        uses (``w_rec``, ``w_in``, ``b``; ``w_ih``, ``w_hh``, ``b_ih``, ``b_hh``; ``A``, ``W``,
-        ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through them to the model's raw
-        parameters (masks, Dale's law, a diagonal ``A``).
+        Effective parameters of one network (``model.params()``), or ensemble params of any of
+        these families whose tensor fields have a leading ``network`` dim (then every shape below
+        has it too: ``h0`` (network, batch, state), ...; no ``forcing``); gradients flow to every
+        weight and bias the step uses (``w_rec``, ``w_in``, ``b``; ``w_ih``, ``w_hh``, ``b_ih``,
+        ``b_hh``; ``A``, ``W``, ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through
+        them to the model's raw parameters (masks, Dale's law, a diagonal ``A``).
     h0 : Tensor, shape (batch, state)
         Initial state, CPU (float32 or float64) or CUDA (float32), the dtype of the rollout; may
         require grad.
@@ -279,8 +280,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     ValueError
         If the family, device or dtype is not supported (see :func:`fused_backend`), a shape does
         not match, forcing is given for a family other than the shallow PLRNN (state forcing) or
-        the leaky RNN (a ReadoutForcing, one network, Numba only), the forcing targets require
-        grad, or ``backend`` is unknown.
+        the leaky RNN (a ReadoutForcing, one network, Numba only), or for an ensemble, the forcing
+        targets require grad, or ``backend`` is unknown.
 
     Notes
     -----
@@ -293,10 +294,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     drive or drive-gradient array exists; the other families form each weight gradient as one GEMM
     over all steps. GRU, PLRNN and ALRNN run one block of 4 batch rows per parallel Numba item
     (rows are independent through time), on one thread per 128 rows (at least one). An ensemble
-    runs one network per parallel Numba item (threads: ``numba.set_num_threads``), each
-    network's weights staying in cache for its whole time loop; network ``e`` of the stack gets
-    exactly what it would get alone. float32 leaky and GRU rollouts use the kernels' rational
-    tanh and sigmoid (absolute error < 4e-7), float64 the exact ones.
+    runs one network per parallel Numba item (threads: ``numba.set_num_threads``; a GRU / PL
+    network's blocks one after the other), each network's weights staying in cache for its whole
+    time loop; network ``e`` of the stack gets exactly what it would get alone (its input drive,
+    formed in torch for these families, up to float rounding). float32 leaky and GRU rollouts use
+    the kernels' rational tanh and sigmoid (absolute error < 4e-7), float64 the exact ones.
 
     On CUDA tensors the leaky RNN (float32, at most 64 units, one network or an ensemble, no
     forcing) runs in Triton instead: one launch for the forward, storing states and
@@ -346,7 +348,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     GRU True
     ALRNN True
 
-    An ensemble of leaky RNNs in one call; network 1 equals the network run alone:
+    An ensemble of leaky RNNs in one call (any fused family works the same way); network 1 equals the
+    network run alone:
 
     >>> from neurodyn.kernels import stack_params
     >>> nets = [LeakyRNN(2, 8, 1, alpha=0.5, seed=s).double() for s in range(3)]
@@ -359,10 +362,13 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     """
     if backend not in ("auto", "numba", "triton"):
         raise ValueError(f"unknown fused backend {backend!r}; choose 'auto', 'numba' or 'triton'")
+    family = family_of(params)
+    if forcing is not None and family is not None and is_ensemble(params, family):
+        raise ValueError("forced rollouts are fused for one network, not an ensemble; force each network "
+                         "alone")
     want = ("triton" if h0.device.type == "cuda" else "numba") if backend == "auto" else backend
     ran = fused_backend(params, backend=want, device=h0.device, dtype=h0.dtype,
                         forcing=want == "triton" and forcing is not None)
-    family = family_of(params)
     lead = (getattr(params, family.recurrent).shape[0],) if is_ensemble(params, family) else ()
     dims = "(network, batch, state)" if lead else "(batch, state)"
     if h0.ndim != 2 + len(lead) or tuple(h0.shape[:len(lead)]) != lead:
@@ -388,8 +394,6 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
             raise ValueError("state forcing (targets, alphas, mask) is fused for the shallow PLRNN only; "
                              "a leaky RNN takes a ReadoutForcing")
         if lead:
-            if readout:
-                raise ValueError("forcing through the readout is fused for one network, not an ensemble")
             return (_fa.leaky_triton if ran == "triton" else _fa.leaky)(params, h0, u, xi).transpose(1, 2)
         one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
         if ran == "triton":
@@ -402,9 +406,9 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
             raise ValueError("forcing is fused for the shallow PLRNN only; "
                              f"drop it for a {family.name!r} model"
                              + (" (a ReadoutForcing: the leaky RNN only)" if readout else ""))
-        return _RECURRENCES[family.name](params, h0, u, xi).transpose(0, 1)
+        return _RECURRENCES[family.name](params, h0, u, xi).transpose(-3, -2)
     target, alphas, mask = _check_forcing(forcing, shape, h0)
-    preds = _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(0, 1)
+    preds = _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(-3, -2)
     # without forcing the carried states are the predictions plus the noise
     return preds + noise if forcing is None and noise is not None else preds
 
@@ -438,9 +442,10 @@ def _stack_readout_forcing(forcing: ReadoutForcing, shape: tuple, h0: torch.Tens
 
 def _check_forcing(forcing, shape, h0):
     """Forcing as time-major detached targets, a (time,) alpha tensor and a (state,) mask."""
-    if forcing is None:
-        zeros = h0.new_zeros(shape[1])
-        return h0.new_zeros((shape[1], shape[0], shape[2])), zeros, h0.new_zeros(shape[2])
+    if forcing is None:  # shape: ([network,] batch, time, state); the targets time-major
+        *lead, n_batch, n_steps, n_state = shape
+        return (h0.new_zeros((*lead, n_steps, n_batch, n_state)), h0.new_zeros(n_steps),
+                h0.new_zeros(n_state))
     target, alphas, mask = forcing
     if tuple(target.shape) != shape:
         raise ValueError(f"forcing targets must have shape {shape} (batch, time, state), "

@@ -4,10 +4,10 @@ Network ``e`` of an ensemble gets the batches, noise and updates it would get fr
 :func:`neurodyn.training.train` with ``seed=seeds[e]`` (Adam is element-wise, gradient clipping and
 weight decay are applied per network), so each trained network equals, to float rounding, the one
 trained alone; the ensemble only shares the Python loop and the matrix kernels. With
-``backend="auto"`` a leaky-RNN ensemble on the CPU runs its time loop and backpropagation through
-time in one fused Numba call for all networks (:func:`neurodyn.kernels.fused_states`, one network
-per parallel item), the same rollout a lone ``train(..., backend="auto")`` runs; the optimiser step
-stays the engine's one batched step.
+``backend="auto"`` an ensemble of any fused family (leaky RNN, GRU, PLRNN, ALRNN, shallow PLRNN) on
+the CPU runs its time loop and backpropagation through time in one fused Numba call for all networks
+(:func:`neurodyn.kernels.fused_states`, one network per parallel item), the same per-network kernel
+body a lone ``train(..., backend="auto")`` runs; the optimiser step stays the engine's one batched step.
 """
 
 from __future__ import annotations
@@ -111,9 +111,10 @@ def train_ensemble(
     n_iterations, batch_size, lr, weight_decay, clip_grad_norm, loss, eval_every, progress, device
         As in :func:`neurodyn.training.train` (clipping is per network; no early stopping).
     backend : {"auto", "torch", "numba", "triton"}
-        Training rollout, as in :func:`~neurodyn.training.train`: ``"auto"`` runs a leaky-RNN
-        ensemble on the CPU (float32/float64) in the fused Numba kernel and on a CUDA GPU (float32,
-        at most 64 units) in the fused Triton kernels, all networks in one call
+        Training rollout, as in :func:`~neurodyn.training.train`: ``"auto"`` runs an ensemble of
+        leaky RNNs, GRUs, PLRNNs, ALRNNs or shallow PLRNNs on the CPU (float32/float64) in the fused
+        Numba kernels and a leaky-RNN ensemble on a CUDA GPU (float32, at most 64 units) in the
+        fused Triton kernels, all networks in one call per step
         (:func:`neurodyn.kernels.fused_backend`), and every other case on torch; ``"numba"`` and
         ``"triton"`` raise where they cannot run. ``result.config["backend"]`` records the one that ran.
 
@@ -177,6 +178,7 @@ def train_ensemble(
                  for e in range(n)]
     noise = torch.tensor([m.noise_scale for m in models], dtype=dtype, device=device)[:, None, None]
     gens = [torch_generator(s, 1, device=device) for s in seeds]
+    batched_loss = torch.vmap(loss_fn)  # (network, trial, time, output) -> (network,)
     with torch.no_grad():
         ran = fused_backend(effective(template, raw, bufs, mask, family)[0], backend=cfg.backend,
                             device=device, dtype=dtype)
@@ -208,14 +210,13 @@ def train_ensemble(
                 states.append(h)
             states_t = torch.stack(states, dim=2)
             out = readout(p, states_t)
-        values = []
-        for e in range(n):
-            v = loss_fn(out[e], y[e], m[e])
-            if penalties[e]:
-                pe = type(p)(*(f[e] if isinstance(f, torch.Tensor) else f for f in p))
-                v = v + sum(r(pe, states_t[e]) for r in penalties[e])
-            values.append(v)
-        total = torch.stack(values)
+        # every network's loss in one mapped call: indexing out[e] once per network would give the
+        # backward one full-size zero-filled gradient per network to sum
+        total = batched_loss(out, y, m)
+        extra = [sum(r(type(p)(*(f[e] if isinstance(f, torch.Tensor) else f for f in p)), states_t[e])
+                     for r in penalties[e]) if penalties[e] else None for e in range(n)]
+        if any(v is not None for v in extra):
+            total = total + torch.stack([v if v is not None else total.new_zeros(()) for v in extra])
         return total, {"loss": total}
 
     def evaluate_all(it):

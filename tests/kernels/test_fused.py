@@ -227,6 +227,6 @@ def test_fused_ensemble_shape_errors_and_backend():
     with pytest.raises(ValueError, match=r"inputs must have shape \(3, 5\) \+ \(time, input\)"):
         fused_states(p, torch.zeros(3, 5, 4), torch.zeros(5, 6, 1))
     shallow = stack_params([ShallowPLRNN(0, 3, 3, n_hidden=4, seed=s) for s in range(2)])
-    assert fused_backend(p) == "numba" and fused_backend(shallow) == "torch"
-    with pytest.raises(ValueError, match="ensembles are fused for the leaky RNN only"):
-        fused_backend(shallow, backend="numba")
+    assert fused_backend(p) == "numba" and fused_backend(shallow) == "numba"  # every fused family
+    with pytest.raises(ValueError, match="forced rollouts are fused for one network, not an ensemble"):
+        fused_backend(shallow, backend="numba", forcing=True)

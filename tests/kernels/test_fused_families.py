@@ -1,4 +1,5 @@
-"""Fused GRU, PLRNN and ALRNN forward + BPTT against autograd through the models' own step."""
+"""Fused GRU, PLRNN, ALRNN and shallow-PLRNN forward + BPTT (one network and stacked ensembles) against
+autograd through the models' own step."""
 
 from __future__ import annotations
 
@@ -97,3 +98,65 @@ def test_fused_family_same_result_on_more_threads(case, monkeypatch):
         out.append([states.detach(), h0.grad, *grads])
     for a, b in zip(*out):
         assert torch.equal(a, b)
+
+
+def _stack_with_graph(models):
+    """Ensemble params whose tensor fields keep each model's autograd graph."""
+    ps = [m.params() for m in models]
+    return type(ps[0])(*(torch.stack([getattr(p, f) for p in ps]) if isinstance(v, torch.Tensor) else v
+                         for f, v in zip(ps[0]._fields, ps[0])))
+
+
+ENSEMBLES = {
+    "gru": lambda s: GRU(2, 7, 1, train_h0=True, seed=s),
+    "plrnn_full_A": lambda s: PLRNN(2, 6, 1, full_A=True, w_diagonal=True, gain=1.5, seed=s),
+    "alrnn": lambda s: ALRNN(2, 7, 1, n_relu=3, gain=1.5, seed=s),
+    "shplrnn_clipped": lambda s: ShallowPLRNN(2, 5, 1, n_hidden=11, clipped=True, seed=s),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", list(ENSEMBLES))
+def test_fused_family_ensemble_matches_autograd_per_network(case, dtype):
+    # three networks in one stacked call (batch 6: a partial 4-row block), against each network's
+    # own step under autograd: states, weight gradients and the initial-state gradient
+    models = [ENSEMBLES[case](s).to(dtype) for s in range(3)]
+    n, n_in = models[0].state_size, models[0].n_inputs
+    gen = torch.Generator().manual_seed(3)
+    with torch.no_grad():  # non-zero biases
+        for model in models:
+            for name, p in model.named_parameters():
+                if name in ("b_ih", "b_hh", "h", "h1"):
+                    p.copy_(0.3 * torch.randn(p.shape, generator=gen, dtype=dtype))
+    x = torch.randn(3, 6, 12, n_in, generator=gen, dtype=dtype)
+    h0 = (0.5 * torch.randn(3, 6, n, generator=gen, dtype=dtype)).requires_grad_(True)
+    noise = 0.1 * torch.randn(3, 6, 12, n, generator=gen, dtype=dtype)
+    weights = torch.randn(3, 6, 12, n, generator=gen, dtype=dtype)
+    params = _stack_with_graph(models)
+    assert fused_backend(params, dtype=dtype) == "numba"
+    states = fused_states(params, h0, x, noise=noise)
+    assert states.shape == (3, 6, 12, n)
+    (states * weights).sum().backward()
+    rtol = 1e-5 if dtype == torch.float32 else 1e-10
+    for e, model in enumerate(models):
+        got = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+        ref_states, ref = gradients(model, h0[e].detach(), x[e], noise[e], weights[e], fused=False)
+        torch.testing.assert_close(states[e].detach(), ref_states, rtol=rtol,
+                                   atol=rtol * ref_states.abs().max())
+        got["h0"] = h0.grad[e]
+        assert set(got) == set(ref) and len(got) > 1
+        for name in got:
+            torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
+                                       msg=lambda m, name=name, e=e: f"network {e} {name}: {m}")
+
+
+def test_fused_family_ensemble_errors():
+    from neurodyn.kernels import stack_params
+
+    shallow = stack_params([ShallowPLRNN(0, 3, 3, n_hidden=4, seed=s) for s in range(2)])
+    assert fused_backend(shallow) == "numba" and fused_backend(shallow, forcing=True) == "torch"
+    with pytest.raises(ValueError, match="forced rollouts are fused for one network, not an ensemble"):
+        fused_states(shallow, torch.zeros(2, 4, 3), forcing=(torch.zeros(2, 4, 5, 3), [0.5] * 5, [1.0] * 3))
+    gru = stack_params([GRU(1, 4, 1, seed=s) for s in range(3)])
+    with pytest.raises(ValueError, match=r"h0 must have shape \(network, batch, state\) with 3 networks"):
+        fused_states(gru, torch.zeros(2, 5, 4), torch.zeros(3, 5, 6, 1))

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from neurodyn.io import load_checkpoint
-from neurodyn.models import GRU, LSTM, PLRNN, LeakyRNN
+from neurodyn.models import ALRNN, GRU, LSTM, PLRNN, LeakyRNN, ShallowPLRNN
 from neurodyn.tasks.flipflop import FlipFlop
 from neurodyn.training import train
 from neurodyn.training.ensemble import train_ensemble
@@ -26,19 +26,25 @@ def _max_diff(a, b):
     return max((x - y).abs().max().item() for x, y in zip(a.state_dict().values(), b.state_dict().values()))
 
 
-@pytest.mark.parametrize("factory", [
-    _leaky,
-    lambda seed: GRU(TASK.n_inputs, 7, TASK.n_outputs, seed=seed),
-    lambda seed: PLRNN(TASK.n_inputs, 7, TASK.n_outputs, seed=seed),
-], ids=["leaky_noise", "gru", "plrnn"])
-def test_ensemble_equals_networks_trained_one_by_one(factory):
-    seeds = [3, 8, 11]
+#: one small factory per fused family (the leaky RNN with state noise)
+FAMILIES = {
+    "leaky_noise": _leaky,
+    "gru": lambda seed: GRU(TASK.n_inputs, 7, TASK.n_outputs, seed=seed),
+    "plrnn": lambda seed: PLRNN(TASK.n_inputs, 7, TASK.n_outputs, seed=seed),
+    "alrnn": lambda seed: ALRNN(TASK.n_inputs, 7, TASK.n_outputs, n_relu=3, seed=seed),
+    "shplrnn": lambda seed: ShallowPLRNN(TASK.n_inputs, 5, TASK.n_outputs, n_hidden=9, seed=seed),
+}
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_ensemble_equals_networks_trained_one_by_one(family):
+    factory, seeds = FAMILIES[family], [3, 8, 11]
     res = train_ensemble(factory, TASK, seeds=seeds, **KW)
     assert res.config["seeds"] == seeds and len(res.models) == 3
-    fused = isinstance(factory(0), LeakyRNN)  # backend "auto": ensembles are fused for the leaky RNN only
+    assert res.config["backend"] == "numba"  # backend "auto": every family here is fused as an ensemble
     for e, s in enumerate(seeds):
-        alone = train(factory(s), TASK, seed=s, **KW)  # every family here trains fused alone
-        assert res.config["backend"] == ("numba" if fused else "torch") and alone.config["backend"] == "numba"
+        alone = train(factory(s), TASK, seed=s, **KW)  # and fused alone
+        assert alone.config["backend"] == "numba"
         assert _max_diff(res.models[e], alone.model) < 1e-6
         assert res.histories[e]["loss"] == pytest.approx(alone.history["loss"], rel=1e-5)
 
@@ -97,7 +103,7 @@ def test_save_and_load_ensemble(tmp_path):
 
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
-def test_fused_ensemble_equals_torch_ensemble(dtype, tol):
+def test_fused_leaky_ensemble_equals_torch_ensemble(dtype, tol):
     # noise, a trained h0 and Dale's law: the fused kernel against the batched torch loop
     def factory(seed):
         return LeakyRNN(TASK.n_inputs, 7, TASK.n_outputs, alpha=0.3, noise_std=0.1, dale=True, train_h0=True,
@@ -114,12 +120,31 @@ def test_fused_ensemble_equals_torch_ensemble(dtype, tol):
         assert a["loss"] == pytest.approx(b["loss"], rel=tol)
 
 
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
+@pytest.mark.parametrize("family", ["gru", "plrnn", "alrnn", "shplrnn"])
+def test_fused_family_ensemble_equals_torch_ensemble(family, dtype, tol):
+    # a size mask on the outgoing weights: the fused kernels against the batched torch loop
+    def factory(seed):
+        return FAMILIES[family](seed).to(dtype)
+
+    n = factory(0).state_size
+    hp = {"n_active": [n, n - 2]}
+    fused = train_ensemble(factory, TASK, seeds=[2, 5], hyperparameters=hp, **KW)
+    ref = train_ensemble(factory, TASK, seeds=[2, 5], hyperparameters=hp, backend="torch", **KW)
+    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
+    for a, b in zip(fused.models, ref.models):
+        for (name, x), y in zip(a.named_parameters(), b.parameters()):
+            torch.testing.assert_close(x, y, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
+    for a, b in zip(fused.histories, ref.histories):
+        assert a["loss"] == pytest.approx(b["loss"], rel=tol)
+
+
 def test_ensemble_backend_fallback_and_errors():
-    gru = train_ensemble(lambda seed: GRU(TASK.n_inputs, 4, TASK.n_outputs, seed=seed), TASK, n_networks=2,
-                         **{**KW, "n_iterations": 1})
-    assert gru.config["backend"] == "torch"
-    with pytest.raises(ValueError, match="backend='numba' cannot train this model"):
-        train_ensemble(lambda seed: GRU(TASK.n_inputs, 4, TASK.n_outputs, seed=seed), TASK, n_networks=2,
-                       backend="numba", **KW)
+    def half(seed):  # a dtype the fused kernels do not run
+        return GRU(TASK.n_inputs, 4, TASK.n_outputs, seed=seed).to(torch.bfloat16)
+
+    assert train_ensemble(half, TASK, n_networks=2, **{**KW, "n_iterations": 1}).config["backend"] == "torch"
+    with pytest.raises(ValueError, match="backend='numba' cannot train this model: the fused kernel runs"):
+        train_ensemble(half, TASK, n_networks=2, backend="numba", **KW)
     with pytest.raises(ValueError, match="unknown backend 'jax'"):
         train_ensemble(_leaky, TASK, n_networks=2, backend="jax", **KW)
