@@ -115,15 +115,18 @@ class _LeakyRecurrence(torch.autograd.Function):
 
         w, w_in, u, states, slopes = ctx.saved_tensors
         n_net, n_steps, n_batch, n_in = u.shape
+        n_unit = w.shape[-1]
         grad_h = torch.zeros(states.shape[:1] + states.shape[2:], dtype=w.dtype)
-        grad_w, grad_w_in = torch.zeros_like(w), torch.zeros_like(w_in)
-        grad_b = torch.zeros(w.shape[:2], dtype=w.dtype)
-        grad_u = torch.empty((n_net, n_steps if ctx.needs_input_grad[3] else 0, n_batch, n_in), dtype=w.dtype)
+        grad_pre = torch.empty(slopes.shape, dtype=w.dtype)
         dt = w.numpy().dtype.type
-        grads = (grad_h, grad_w, grad_w_in, grad_b, grad_u)
-        _parallel(leaky_backward_stack, n_net, _np(w.mT), w_in.numpy(), _np(grad_states), slopes.numpy(),
-                  states.numpy(), u.numpy(), *(g.numpy() for g in grads), dt(ctx.alpha), *ctx.forcing)
-        grad_u = grad_u if ctx.needs_input_grad[3] else None
+        _parallel(leaky_backward_stack, n_net, _np(w.mT), _np(grad_states), slopes.numpy(), grad_h.numpy(),
+                  grad_pre.numpy(), dt(ctx.alpha), *ctx.forcing)
+        # every weight gradient sums over all steps and rows at once: one (batched) GEMM each
+        flat = grad_pre.reshape(n_net, n_steps * n_batch, n_unit).mT
+        grad_w = flat @ states[:, :-1].reshape(n_net, n_steps * n_batch, n_unit)
+        grad_w_in = flat @ u.reshape(n_net, n_steps * n_batch, n_in)
+        grad_b = grad_pre.sum((1, 2))
+        grad_u = grad_pre @ w_in.unsqueeze(1) if ctx.needs_input_grad[3] else None
         return grad_w, grad_w_in, grad_b, grad_u, grad_h, None, None, None, None
 
 
