@@ -20,6 +20,11 @@ Numba thread per 4-row block (``fused_states_all_threads``) instead of one per 1
     python benchmarks/bench_training.py                       # leaky, 30 steps x 3 repeats
     python benchmarks/bench_training.py --family gru          # -> results/training_gru.json
     python benchmarks/bench_training.py --steps 10 --repeats 1 --out /dev/null   # quick
+    python benchmarks/bench_training.py --parts   # also the parts of one fused train step
+
+``--parts`` times each part of ``train``'s fused step on its own (batch sampling, fused rollout
+forward with readout, loss, backward, gradient clipping, optimiser step) and prints their medians
+as shares of the ``train_fused`` step; the rest of that step is the engine's bookkeeping.
 """
 
 from __future__ import annotations
@@ -184,6 +189,41 @@ def run_train(task: FlipFlop, n_steps: int, backend: str, family: str) -> None:
     assert res.config["backend"] == ("numba" if backend == "auto" else "torch"), res.config["backend"]
 
 
+def step_parts(task: FlipFlop, family: str, n_steps: int) -> dict[str, list[float]]:
+    """Seconds of each part of ``train``'s fused optimiser step, timed one by one with the pieces
+    ``train`` runs (its batch sampling, fused rollout and readout, loss, backward, clipping and
+    optimiser); what the sum leaves of a ``train_fused`` step is the engine's own bookkeeping."""
+    from neurodyn.training import TrainConfig
+    from neurodyn.training._engine import make_optimizer
+    from neurodyn.training._fused_rollout import fused_rollout
+    from neurodyn.training.losses import masked_mse as loss_fn
+
+    model = make_model(task, family).train()
+    params = list(model.parameters())
+    opt = make_optimizer(params, TrainConfig(n_epochs=1, lr=1e-3), weight_decay=0.0)
+    gen = torch.Generator().manual_seed(0)
+    parts: dict[str, list[float]] = {k: [] for k in ("sample", "rollout_forward", "loss", "backward",
+                                                       "clip", "optimizer")}
+    for i in range(n_steps):
+        t = [time.perf_counter()]
+        x, y, m = task.sample(BATCH, seed=0, first_trial=i * BATCH).to_torch("cpu", torch.float32)
+        t.append(time.perf_counter())
+        out = fused_rollout(model, x, generator=gen).outputs
+        t.append(time.perf_counter())
+        loss = loss_fn(out, y, m)
+        t.append(time.perf_counter())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        t.append(time.perf_counter())
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        t.append(time.perf_counter())
+        opt.step()
+        t.append(time.perf_counter())
+        for k, a, b in zip(parts, t, t[1:]):
+            parts[k].append(b - a)
+    return parts
+
+
 def numba_threads() -> int:
     import numba
 
@@ -201,6 +241,8 @@ def main() -> None:
                    help="Numba threads of the fused kernels (default: Numba's default, the core count)")
     p.add_argument("--family", choices=("leaky", "gru", "plrnn", "alrnn"), default="leaky",
                    help="model family (default leaky)")
+    p.add_argument("--parts", action="store_true",
+                   help="also time each part of the fused train step (sampling, rollout, loss, ...)")
     p.add_argument("--out", default=None,
                    help="JSON path (default results/training.json for leaky, training_<family>.json else)")
     args = p.parse_args()
@@ -232,12 +274,22 @@ def main() -> None:
     med, ratios = table(f"seconds per optimiser step ({args.steps} steps)", train_times, "train_fused")
     roll_times = timed(rollouts, 3 * args.repeats, 1)
     roll_med, roll_ratios = table("one rollout, forward + backward", roll_times, "fused_states")
+    parts = {}
+    if args.parts:
+        step_parts(task, fam, 3)  # warm-up
+        n_parts = args.steps * args.repeats
+        parts = {k: statistics.median(v) for k, v in step_parts(task, fam, n_parts).items()}
+        print(f"parts of one fused train step (medians of {n_parts})\n{'part':>24} {'ms':>9} "
+              f"{'share of train_fused':>22}")
+        for k, v in {**parts, "sum": sum(parts.values())}.items():
+            print(f"{k:>24} {1000 * v:>9.2f} {v / med['train_fused']:>22.2f}")
     record = {"task": "flipflop", "family": fam, "n_relu": N_RELU if fam == "alrnn" else None,
               "n_bits": 3, "n_time_steps": args.trial_steps, "n_units": N_UNITS,
               "batch_size": BATCH, "alpha": ALPHA, "optimizer_steps": args.steps, "repeats": args.repeats,
               "seconds_per_step": train_times, "median_seconds_per_step": med, "ratios": ratios,
               "rollout_seconds": roll_times, "rollout_median_seconds": roll_med,
-              "rollout_ratios": roll_ratios, "load_average_before": list(load),
+              "rollout_ratios": roll_ratios, "step_parts_median_seconds": parts,
+              "load_average_before": list(load),
               "load_average_after": list(os.getloadavg()), "torch": torch.__version__,
               "threads": torch.get_num_threads(), "numba_threads": numba_threads(),
               "machine": platform.machine()}

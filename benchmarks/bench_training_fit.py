@@ -16,6 +16,7 @@ optimiser steps each, interleaved in this one process (median ms per time step o
 
 from __future__ import annotations
 
+import os
 import platform
 import statistics
 import time
@@ -77,8 +78,9 @@ def main() -> None:
     repeats = 1 if args.quick else args.repeats
     data = oscillation(5_000, dtype=np.float32)
     rows = []
+    load = os.getloadavg()
     print(f"{torch_line()}; latent {N_LATENT}, seq_len {args.seq_len}, {args.batches} steps, "
-          f"medians of {repeats}")
+          f"medians of {repeats}, load {load[0]:.1f}")
     print(f"{'hidden':>6} {'batch':>5} {'fused ms/t':>10} {'torch x':>8} {'plain x':>8} {'loss diff':>9}")
     for n_hidden, batch in grid:
         shape = (n_hidden, batch, args.seq_len, args.batches)
@@ -107,7 +109,8 @@ def main() -> None:
               f"{med['fit_torch'] / med['fit_fused']:>8.2f} {med['plain_gtf'] / med['fit_fused']:>8.2f} "
               f"{diff:>9.1e}", flush=True)
     record = {"rows": rows, "repeats": repeats, "torch": torch.__version__,
-              "threads": torch.get_num_threads(), "machine": platform.machine()}
+              "threads": torch.get_num_threads(), "machine": platform.machine(),
+              "load_average_before": list(load), "load_average_after": list(os.getloadavg())}
     write_json(record, args.out)
 
 

@@ -289,16 +289,16 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     GRU's gates ``r, z, n, W_hn h + b_hn``; states alone for the PLRNN / ALRNN; forced states,
     hidden activations and ReLU slopes); the backward runs the adjoint recursion backwards in
     time (backpropagation through time, Werbos 1990). The leaky RNN's input drive
-    ``W_in u[t] + b`` is formed inside each step and its backward adds each step's share of the
-    ``W_rec``, ``W_in`` and ``b`` gradients while that step is in cache, so no (time, batch, unit)
-    drive or drive-gradient array exists; the other families form each weight gradient as one GEMM
-    over all steps. GRU, PLRNN and ALRNN run one block of 4 batch rows per parallel Numba item
-    (rows are independent through time), on one thread per 128 rows (at least one). An ensemble
-    runs one network per parallel Numba item (threads: ``numba.set_num_threads``; a GRU / PL
-    network's blocks one after the other), each network's weights staying in cache for its whole
-    time loop; network ``e`` of the stack gets exactly what it would get alone (its input drive,
-    formed in torch for these families, up to float rounding). float32 leaky and GRU rollouts use
-    the kernels' rational tanh and sigmoid (absolute error < 4e-7), float64 the exact ones.
+    ``W_in u[t] + b`` is formed inside each step, so no (time, batch, unit) drive array exists,
+    and its backward writes the pre-activation gradients, from which every weight gradient is one
+    GEMM over all steps, as for the other families. GRU, PLRNN and ALRNN run one block of 4 batch
+    rows per parallel Numba item (rows are independent through time), on one thread per 128 rows
+    (at least one). An ensemble runs one network per parallel Numba item (threads:
+    ``numba.set_num_threads``; a GRU / PL network's blocks one after the other), each network's
+    weights staying in cache for its whole time loop; network ``e`` of the stack gets exactly what
+    it would get alone (its input drive, formed in torch for the GRU and PL families, up to float
+    rounding). float32 leaky and GRU rollouts use the kernels' rational tanh and sigmoid (absolute
+    error < 4e-7), float64 the exact ones.
 
     On CUDA tensors the leaky RNN (float32, at most 64 units, one network or an ensemble, no
     forcing) runs in Triton instead: one launch for the forward, storing states and

@@ -72,17 +72,18 @@ class FlipFlop(Task):
         for i, rng in enumerate(trial_rngs(seed, n_trials, first_trial)):
             rng.random(out=uniforms[i])
         pulses = uniforms[:, 0] < self.p_pulse
-        signs = np.where(uniforms[:, 1] < 0.5, np.float32(-1.0), np.float32(1.0))
         pulses[:, 0, :] = True
-        inputs = np.where(pulses, signs, np.float32(0.0)).astype(np.float32)
-        # target = sign of the last pulse: forward-fill the index of the last pulse
-        t_idx = np.where(pulses, np.arange(self.n_steps)[None, :, None], 0)
-        last = np.maximum.accumulate(t_idx, axis=1)
-        targets = np.take_along_axis(signs, last, axis=1).astype(np.float32)
+        signs = np.where(uniforms[:, 1] < 0.5, np.float32(-1.0), np.float32(1.0))
+        inputs = signs * pulses  # float32
+        # target = sign of the last pulse: forward-fill the flat index of the last pulse (flat
+        # indices grow with time within a trial, and every trial pulses at step 0)
+        flat = np.arange(pulses.size, dtype=np.intp).reshape(pulses.shape)
+        last = np.maximum.accumulate(flat * pulses, axis=1)
+        targets = signs.reshape(-1)[last]
         mask = np.ones_like(targets)
         return self._batch(
             inputs, targets, mask, seed=seed, first_trial=first_trial,
-            trial_params={"n_pulses": pulses.sum(axis=1).astype(np.int64)},
+            trial_params={"n_pulses": pulses.sum(axis=1).astype(np.int64, copy=False)},
             periods={"response": np.tile([0, self.n_steps], (n_trials, 1))},
         )
 
