@@ -307,3 +307,21 @@ def test_per_kind_caps_bad_inputs():
         find_manifolds(bistable(), [np.zeros(2)], max_pieces={"unstable": 10, "stable": 0})
     with pytest.raises(ValueError, match=r"max_seconds .*\(unstable"):
         find_manifolds(bistable(), [np.zeros(2)], max_seconds={"unstable": -1.0, "stable": None})
+
+
+def test_stable_seed_of_a_strongly_contracting_saddle_is_clipped_to_its_regions():
+    # y' = 1e-20 y + c x: the local preimage of any seed cube is far too long to fit in the saddle's
+    # region |x| < 1, so the seed is sized by its forward images and the shell is clipped to the
+    # region; W^s is still exactly the segment x = 0, |y| <= 3 of the box
+    system = PLSystem(normals=np.array([[1.0, 0.0], [-1.0, 0.0]]), offsets=np.array([-1.0, -1.0]),
+                      linear=np.array([[2.0, 0.0], [0.3, 1e-20]]), bias=np.zeros(2),
+                      mixing=np.array([[-2.0, 2.0], [0.0, 0.0]]))
+    with pytest.warns(RuntimeWarning, match="not invertible"):  # det 2e-20 in the saddle's region
+        res = find_manifolds(system, [np.zeros(2)], box=3.0, max_depth=4, kind="stable")
+    pieces = res.select("stable")
+    assert pieces and not res.truncated[(0, "stable")]
+    pts = np.concatenate([p.points(p.vertices) for p in pieces])
+    np.testing.assert_allclose(pts[:, 0], 0.0, atol=1e-12)
+    assert pts[:, 1].min() == pytest.approx(-3.0) and pts[:, 1].max() == pytest.approx(3.0)
+    for p in pieces:  # invariance: the pieces map into the stable manifold and shrink onto the saddle
+        np.testing.assert_allclose(system.step(p.samples)[:, 0], 0.0, atol=1e-12)
