@@ -13,7 +13,8 @@
 #    space against the three equilibria of Lorenz-63;
 # 3. the stable and unstable manifolds of its saddles and their crossings: a transversal homoclinic
 #    point with invertible region maps proves chaos (Smale–Birkhoff); not finding one within the
-#    budget proves nothing.
+#    budget proves nothing. At full size the current fit is not chaotic and no such point is found
+#    (the section on manifolds lists what was searched).
 #
 # The site build fits for a few seconds on a short series (the analyses then usually find no chaos and
 # say so); `NEURODYN_FULL=1` runs the sizes whose numbers the guide quotes (the fit takes a few CPU
@@ -55,7 +56,7 @@ lorenz = TimeSeries.from_arrays(lorenz63(2 * n_points, dt=0.01)[::2], dt=dt).sta
 train, test = lorenz.split(0.8)
 mean, std = (np.asarray(lorenz.preprocessing[-1][key]) for key in ("mean", "std"))
 sizes = dict(n_latent=8, n_relu=4) if full else dict(n_latent=6, n_relu=3)
-seed = 2 if full else 0  # at full size, seeds 0, 1 and 3 gave λ₁ ≤ 0.001 per unit time, seed 2 a positive λ₁
+seed = 2 if full else 0  # the seed an earlier version of this page found chaotic (see below)
 if full:
     settings = dict(n_epochs=100, batches_per_epoch=50, batch_size=32, seq_len=100, lr=3e-3, lr_end=1e-4)
 else:
@@ -112,21 +113,44 @@ for state, kind, eig in zip(cycles.states[fixed], cycles.stability[fixed], cycle
 # ## Manifolds of the saddles and homoclinic points
 #
 # The stable and unstable manifolds of every saddle found above are grown piece by piece inside the box
-# `|z| ≤ 4` (standardised units), breadth-first up to `max_depth` preimages/images deep, each manifold
-# capped at `max_pieces` pieces and `max_seconds` CPU seconds; then every stable piece is intersected
-# with every unstable piece. This is the budget: a homoclinic point beyond it is not seen. With one
-# unstable direction the unstable manifold is a chain of segments and reaches the full depth; the
-# stable manifold has dimension `n_latent - 1` and the time cap stops it after its first preimages.
-# The unstable manifold leaves a saddle slowly (largest |eigenvalue| about 1.1 per step of Δt = 0.02,
-# from a seed a few thousandths wide), so it needs hundreds of images to go once round the attractor.
+# `|z| ≤ 4` (standardised units), breadth-first, with separate caps per kind: the unstable manifold,
+# which carries an attractor, deep and long (up to 5000 images, 20,000 pieces or 200 CPU seconds per
+# saddle at full size), the stable manifold, whose pieces are 6- or 7-dimensional and cost a linear
+# programme per cut, shallow (4 preimages, 2000 pieces or 60 CPU seconds); then every stable piece is
+# intersected with every unstable piece. This is the budget: a homoclinic point beyond it is not seen.
+# A transversal homoclinic point would prove chaos (as on the Lozi map of the
+# [homoclinic page](plrnn_homoclinic.py)); not finding one proves nothing.
+#
+# What the full-size run searched, on the current fit (seed 2, the numbers printed above), and found:
+# * the fit is **not chaotic**: λ₁ = −0.0013 per step (−0.064 per unit time; the whole spectrum is
+#   negative), and `find_attracting_cycles` from the free run's start (100,000 steps of transient)
+#   finds that it settles on a stable 632-cycle (largest monodromy |λ| 0.435). An earlier version of
+#   this page reported λ₁ = +0.216 per unit time for the same seed and settings; the current code does
+#   not reproduce that fit (final loss 0.0046, held-out D_stsp 12.18, D_H 0.653, PE(10) 0.303);
+# * the exhaustive search finds 3 fixed points, all saddles, and no 2-cycle (complete to period 2);
+#   their unstable manifolds (2-, 1- and 2-dimensional) hit the 20,000-piece cap at depths 68, 279 and
+#   86, their stable manifolds (6-, 7- and 6-dimensional) are complete to depth 4 (55, 83 and 74
+#   pieces); about 32 CPU seconds for the manifolds and 28 for the intersections: no homoclinic or
+#   heteroclinic point;
+# * the free run never comes within 0.44 of a saddle (distances 0.62, 0.44 and 1.40), so the saddles
+#   lie off the attractor. A close return of the free run (within 0.012 after 79 steps) gives, by
+#   iterating its region sequence to self-consistency, an exact saddle 79-cycle (one unstable
+#   multiplier, 2.395 per period). Its 1-dimensional unstable manifold grown to depth 2048
+#   (200,000 pieces, 87 CPU seconds) and its 7-dimensional stable manifold (18 pieces: the local
+#   piece, its one-period preimage in the cycle's regions and 3 preimages) do not meet either;
+# * so chaos is neither shown (λ₁ < 0) nor proven for this fit. The paper's statement, that a
+#   reconstruction of Lorenz-63 has a chaotic attractor and that chaos is shown by a homoclinic
+#   point, is not reproduced here.
 
 # %%
-max_depth = 400 if full else 3
+max_depth = {"unstable": 5000, "stable": 4} if full else {"unstable": 6, "stable": 2}
+max_pieces = {"unstable": 20_000, "stable": 2000} if full else {"unstable": 60, "stable": 50}
+max_seconds = {"unstable": 200.0, "stable": 60.0} if full else {"unstable": 5.0, "stable": 5.0}
 saddle_rows = cycles.stability == "saddle"
 homoclinic = None
 if saddle_rows.any():
-    manifolds = find_manifolds(model, cycles, box=4.0, max_depth=max_depth, max_pieces=2000 if full else 50,
-                               max_seconds=30.0 if full else 5.0)
+    manifolds = find_manifolds(model, cycles, box=4.0, max_depth=max_depth, max_pieces=max_pieces,
+                               max_seconds=max_seconds)
     for (i, kind), cut in manifolds.truncated.items():
         pieces = manifolds.select(kind, saddle=i)
         print(f"saddle {i}, {kind}: {len(pieces)} pieces, depth ≤ {max((p.depth for p in pieces), default=0)}"

@@ -38,6 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="map applications from each saddle's local piece (default 20)")
     p.add_argument("--max-pieces", type=int, default=2000,
                    help="cap on the pieces of one manifold of one saddle (default 2000)")
+    p.add_argument("--max-seconds", type=float, default=None,
+                   help="cap on the CPU seconds spent growing one manifold of one saddle; the pieces "
+                        "found so far are kept and the manifold is reported truncated (default: none)")
     p.add_argument("--box", type=float, default=None,
                    help="half-width of the bounding box (default 10 + 2 max|z| over the cycles)")
     p.add_argument("--input", default=None, help="constant input, comma-separated (default zeros)")
@@ -86,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
     check_outputs(args.out, args.plot, overwrite=args.overwrite)
     if args.max_order < 1 or args.max_depth < 0 or args.max_pieces < 1:
         raise ValueError("need --max-order >= 1, --max-depth >= 0 and --max-pieces >= 1")
+    if args.max_seconds is not None and not 0 < args.max_seconds < float("inf"):
+        raise ValueError(f"--max-seconds must be a positive number of CPU seconds, got {args.max_seconds}; "
+                         "leave it out for no time cap")
     dims = tuple(int(d) for d in args.dims.split(","))
     model = load_for_analysis("manifolds", args.model, arch=args.arch).model
     if not is_piecewise_linear(model):
@@ -97,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     cycles = find_cycles(model, max_order=args.max_order, exhaustive=args.exhaustive, u=u,
                          seed=args.seed)
     result = find_manifolds(model, cycles, kind=args.kind, max_depth=args.max_depth,
-                            box=args.box, max_pieces=args.max_pieces, u=u, seed=args.seed)
+                            box=args.box, max_pieces=args.max_pieces, max_seconds=args.max_seconds,
+                            u=u, seed=args.seed)
     print(f"{args.model}: {type(model).__name__} with {model.state_size} latent dims")
     print(cycles.summary())
     for i, s in enumerate(result.saddles):

@@ -54,3 +54,24 @@ def test_rejects_smooth_models(tmp_path, capsys):
     save_checkpoint(path, LeakyRNN(1, 3, 1))
     assert run_cli(path) == 2
     assert "PLRNN" in capsys.readouterr().err
+
+
+def test_max_seconds_cap_is_recorded_as_truncated(lozi_npz, tmp_path, capsys):
+    out = tmp_path / "m.nc"
+    assert run_cli(lozi_npz, "--arch", "plrnn", "--max-depth", 30, "--box", 3, "--max-seconds", 1e-9,
+                   "--out", out) == 0
+    printed = capsys.readouterr().out
+    assert "(truncated: stable, unstable)" in printed
+    ds = xr.load_dataset(out, engine="h5netcdf")
+    assert ds.attrs["max_seconds"] == 1e-9
+    result = load(out)
+    assert result.truncated and all(result.truncated.values())
+    # without the cap, a shallow search is not cut
+    assert run_cli(lozi_npz, "--arch", "plrnn", "--max-depth", 3, "--box", 3) == 0
+    assert "(truncated:" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", ["0", "-2", "inf", "nan"])
+def test_max_seconds_must_be_positive(lozi_npz, capsys, bad):
+    assert run_cli(lozi_npz, "--arch", "plrnn", "--max-seconds", bad) == 2
+    assert "--max-seconds" in capsys.readouterr().err

@@ -6,7 +6,11 @@ the monodromy matrix ``M = J_{p-1} ... J_0`` for the eigenvalues outside (inside
 The seed ``S = {z_0 + Z s : |s|_inf <= r}`` is chosen so small that every forward and backward image
 along the cycle stays inside the cycle's own linear regions; the whole manifold is then
 ``⋃_{i<p} F^i(S) ∪ ⋃_n F^n(F^p(S) \\ S)`` (unstable; with preimages for the stable one), and
-``F^p(S) \\ S`` is cut into convex "shell" pieces, one per facet of ``S``.
+``F^p(S) \\ S`` is cut into convex "shell" pieces, one per facet of ``S``. For a stable manifold of
+a strongly contracting cycle (a long period, or stable eigenvalues near 0) no such ``S`` may exist,
+since the local preimage stretches ``S`` by the inverse stable eigenvalues; then ``S`` is sized by
+its forward images only and each shell piece is clipped to the points whose orbit follows the
+cycle's regions for one period, which is exactly the local preimage of ``S`` in those regions.
 """
 
 from __future__ import annotations
@@ -137,13 +141,39 @@ def make_seed(system: Any, saddle: Saddle, kind: str, box: tuple, tol: float) ->
         if np.linalg.norm(P, 2) < 1e-8:
             break
     gain = np.array([[np.linalg.norm(partial[i] @ Z @ m, 2) for m in mats] for i in range(p)])
-    r = 0.5 * np.min(_margins(system, pts) / gain.max(axis=1)) / np.sqrt(k)
+    margins = _margins(system, pts)
+    bA, bb = box_rows(pts[0], Z, *box)
+    seed = _cube_and_shell(Z, grow, 0.5 * np.min(margins / gain.max(axis=1)) / np.sqrt(k), bA, bb, tol)
+    if seed.cube is None and kind == "stable":
+        # strongly contracting cycles: the whole local preimage cannot fit in the cycle's regions,
+        # so size S by its forward images only and clip the shell to the points whose orbit
+        # follows the cycle's regions for one period (exactly the local preimage of S)
+        r = 0.5 * np.min(margins / gain[:, 1:].max(axis=1)) / np.sqrt(k)
+        rA, rb = _chain_rows(system, saddle, partial, Z)
+        seed = _cube_and_shell(Z, grow, r, bA, bb, tol, rA, rb)
+    return seed
+
+
+def _chain_rows(system: Any, saddle: Saddle, partial: list, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows keeping ``z_i + partial_i Z s`` in the cycle's region ``i`` for every ``i`` as ``A s <= b``."""
+    rows, rhs = [], []
+    for i, (z, code) in enumerate(zip(saddle.points, saddle.regions)):
+        sign = np.where(code, -1.0, 1.0)[:, None]  # code True: N y + o >= 0
+        rows.append(sign * (system.normals @ partial[i] @ Z))
+        rhs.append(-sign[:, 0] * system.preactivation(z))
+    return np.vstack(rows), np.concatenate(rhs)
+
+
+def _cube_and_shell(Z: np.ndarray, grow: np.ndarray, r: float, bA: np.ndarray, bb: np.ndarray, tol: float,
+                    rA: np.ndarray | None = None, rb: np.ndarray | None = None) -> Seed:
+    k = Z.shape[1]
     cube_A = np.vstack([np.eye(k), -np.eye(k)])
     cube_b = np.full(2 * k, r)
-    bA, bb = box_rows(pts[0], Z, *box)
     cube = reduce(np.vstack([cube_A, bA]), np.concatenate([cube_b, bb]), tol=tol * 1e-3)
     if cube is None:
         return Seed(Z, None, [])
+    if rA is not None:  # the shell pieces must follow the cycle's regions
+        bA, bb = np.vstack([bA, rA]), np.concatenate([bb, rb])
     # F^p(S) (unstable) or its local preimage (stable): {s : cube_A @ inv(grow) @ s <= r}
     img_A = cube_A @ np.linalg.inv(grow)
     shell = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,25 @@ def _box(box: Any, n: int, points: list[np.ndarray]) -> tuple[np.ndarray, np.nda
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(hi > lo)):
         raise ValueError("box must be (low, high) with finite low < high per latent dimension")
     return lo, hi
+
+
+def _per_kind(value: Any, name: str) -> dict[str, Any]:
+    """A cap given once for both kinds, or as ``{"unstable": ..., "stable": ...}``, per kind."""
+    if not isinstance(value, Mapping):
+        return {"unstable": value, "stable": value}
+    if set(value) != {"unstable", "stable"}:
+        raise ValueError(f"{name} as a mapping needs exactly the keys 'unstable' and 'stable', got "
+                         f"{sorted(map(str, value))}; or pass one value for both kinds")
+    return {"unstable": value["unstable"], "stable": value["stable"]}
+
+
+def _check_caps(depth: dict, pieces: dict, seconds: dict) -> None:
+    for k in ("unstable", "stable"):
+        if depth[k] < 0 or pieces[k] < 1:
+            raise ValueError(f"need max_depth >= 0 and max_pieces >= 1 ({k} manifolds: max_depth="
+                             f"{depth[k]}, max_pieces={pieces[k]})")
+        if seconds[k] is not None and not seconds[k] > 0:
+            raise ValueError(f"max_seconds must be positive or None, got {seconds[k]} ({k} manifolds)")
 
 
 def _candidate_regions(system: Any, max_regions: int, rng, box, warnings: list) -> np.ndarray:
@@ -158,10 +178,10 @@ def find_manifolds(
     cycles: Any,
     *,
     kind: str = "both",
-    max_depth: int = 20,
+    max_depth: int | Mapping[str, int] = 20,
     box: Any = None,
-    max_pieces: int = 2000,
-    max_seconds: float | None = None,
+    max_pieces: int | Mapping[str, int] = 2000,
+    max_seconds: float | None | Mapping[str, float | None] = None,
     n_samples: int = 8,
     u: Any = None,
     max_regions: int = 4096,
@@ -183,18 +203,22 @@ def find_manifolds(
         fixed points (latent,). Only hyperbolic saddles get manifolds; the others are listed with
         their status.
     kind : {"both", "stable", "unstable"}
-    max_depth : int
+    max_depth : int or mapping
         Largest number of map applications (forward for unstable, backward for stable) from the
-        local seed of a saddle.
+        local seed of a saddle. ``max_depth``, ``max_pieces`` and ``max_seconds`` each take one
+        value for both kinds or a mapping ``{"unstable": ..., "stable": ...}`` with one per kind
+        (e.g. a deep unstable manifold, which carries the attractor, and a shallow stable one).
     box : float or (low, high), optional
         Bounding box in state coordinates; pieces are clipped to it. Default: a cube of half-width
         ``10 + 2 max|z|`` over the cycle points.
-    max_pieces : int
+    max_pieces : int or mapping
         Cap on the pieces of one manifold of one saddle (``truncated`` records a hit).
-    max_seconds : float, optional
+    max_seconds : float, mapping or None, optional
         Cap on the CPU time (``time.process_time``) spent growing one manifold of one saddle; when
         it is passed, the pieces found so far are kept and ``truncated`` records the hit. Pieces
         grow breadth-first, so a capped manifold is complete to some depth plus part of the next.
+        ``attrs`` keeps the caps (a ``{"unstable": ..., "stable": ...}`` dict where they differ;
+        there, -1 stands for no time cap).
     n_samples : int
         Sample points stored per piece.
     u : array, shape (input,), optional
@@ -248,13 +272,24 @@ def find_manifolds(
     >>> piece = manifolds.select("stable", saddle=1)[0]  # the local piece through the saddle
     >>> piece.dim, round(float(piece.distance(manifolds.saddles[1].points[0])), 9)
     (1, 0.0)
+
+    Separate caps per kind: a long unstable manifold and a short stable one.
+
+    >>> caps = find_manifolds(lozi, cycles, box=3.0, max_depth={"unstable": 30, "stable": 2},
+    ...                       max_pieces={"unstable": 25, "stable": 2000})
+    >>> len(caps.select("unstable", saddle=1)), caps.truncated[(1, "unstable")]
+    (25, True)
+    >>> max(p.depth for p in caps.select("stable", saddle=1)), caps.truncated[(1, "stable")]
+    (2, False)
     """
     if kind not in ("both", "stable", "unstable"):
         raise ValueError(f"kind must be 'both', 'stable' or 'unstable', got {kind!r}")
-    if max_depth < 0 or max_pieces < 1 or n_samples < 1:
-        raise ValueError("need max_depth >= 0, max_pieces >= 1 and n_samples >= 1")
-    if max_seconds is not None and not max_seconds > 0:
-        raise ValueError(f"max_seconds must be positive or None, got {max_seconds}")
+    depths, caps, seconds = (_per_kind(v, n) for v, n in ((max_depth, "max_depth"),
+                                                           (max_pieces, "max_pieces"),
+                                                           (max_seconds, "max_seconds")))
+    _check_caps(depths, caps, seconds)
+    if n_samples < 1:
+        raise ValueError(f"need n_samples >= 1, got {n_samples}")
     seed_int = resolve_seed(seed)
     rng = numpy_rng(seed_int)
     system = _as_system(model, u)
@@ -267,8 +302,8 @@ def find_manifolds(
         if s.status not in ("ok", "not_saddle"):
             warnings.append(f"saddle {i} skipped: {s.status}")
     kinds = ("unstable", "stable") if kind == "both" else (kind,)
-    opts = {"max_depth": max_depth, "max_pieces": max_pieces, "max_seconds": max_seconds,
-            "n_samples": n_samples, "tol": tol, "consistency_tol": consistency_tol}
+    opts = {k: {"max_depth": depths[k], "max_pieces": caps[k], "max_seconds": seconds[k],
+                "n_samples": n_samples, "tol": tol, "consistency_tol": consistency_tol} for k in kinds}
     maps = None
     if "stable" in kinds and any(s.status == "ok" for s in saddles):
         codes = _candidate_regions(system, max_regions, rng, bx, warnings)
@@ -281,7 +316,7 @@ def find_manifolds(
         for k in kinds:
             if (k == "unstable" and s.n_unstable == 0) or (k == "stable" and n_s == 0):
                 continue
-            new, cut = _grow(system, i, s, k, bx, opts, rng, maps, warnings)
+            new, cut = _grow(system, i, s, k, bx, opts[k], rng, maps, warnings)
             offset = len(pieces)
             pieces.extend(q if q.parent < 0 else _shift(q, offset) for q in new)
             truncated[(i, k)] = cut
@@ -291,12 +326,18 @@ def find_manifolds(
         import warnings as _warnings
 
         _warnings.warn("find_manifolds: " + "; ".join(serious), RuntimeWarning, stacklevel=2)
-    attrs = {"kind": kind, "max_depth": max_depth, "max_pieces": max_pieces, "seed": seed_int,
-             "tol": tol, "consistency_tol": consistency_tol,
+    attrs = {"kind": kind, "max_depth": _attr(depths, int), "max_pieces": _attr(caps, int),
+             "seed": seed_int, "tol": tol, "consistency_tol": consistency_tol,
              "method": "piecewise-affine (Eisenmann et al. 2026)"}
-    if max_seconds is not None:
-        attrs["max_seconds"] = float(max_seconds)
+    if any(v is not None for v in seconds.values()):
+        attrs["max_seconds"] = _attr(seconds, lambda v: -1.0 if v is None else float(v))
     return ManifoldResult(tuple(pieces), tuple(saddles), bx, truncated, tuple(warnings), attrs)
+
+
+def _attr(per_kind: dict[str, Any], cast) -> Any:
+    """One value when both kinds share it, else ``{"unstable": ..., "stable": ...}``."""
+    u, s = cast(per_kind["unstable"]), cast(per_kind["stable"])
+    return u if u == s else {"unstable": u, "stable": s}
 
 
 def _shift(piece: ManifoldPiece, offset: int) -> ManifoldPiece:

@@ -256,3 +256,72 @@ def test_constant_input_is_folded_into_the_map():
     assert res.saddles[0].status == "ok" and res.n_pieces > 0
     with pytest.raises(ValueError, match="not a cycle"):
         find_manifolds(model, [saddle], box=3.0)  # without the input it is no fixed point
+
+
+def _geometry(pieces):
+    return [(p.depth, p.region.tobytes(), np.round(p.base, 12).tobytes(), np.round(p.vertices, 12).tobytes())
+            for p in pieces]
+
+
+@pytest.mark.parametrize("unstable, stable", [((30, 25), (2, 2000)), ((4, 2000), (6, 40))])
+def test_per_kind_caps_match_the_shared_caps_of_each_kind(unstable, stable, tmp_path):
+    # growth of one kind does not depend on the other: a per-kind run must give, kind by kind, the
+    # pieces of a shared-cap run with that kind's caps
+    lozi, saddle = lozi_plrnn(), [np.array([1 / 2.2, 0.5 / 2.2])]
+    (du, pu), (ds, ps) = unstable, stable
+    both = find_manifolds(lozi, saddle, box=3.0, max_depth={"unstable": du, "stable": ds},
+                          max_pieces={"unstable": pu, "stable": ps})
+    only_u = find_manifolds(lozi, saddle, box=3.0, max_depth=du, max_pieces=pu)
+    only_s = find_manifolds(lozi, saddle, box=3.0, max_depth=ds, max_pieces=ps)
+    assert _geometry(both.select("unstable")) == _geometry(only_u.select("unstable"))
+    assert _geometry(both.select("stable")) == _geometry(only_s.select("stable"))
+    assert both.truncated[(0, "unstable")] == only_u.truncated[(0, "unstable")]
+    assert both.truncated[(0, "stable")] == only_s.truncated[(0, "stable")]
+    assert both.attrs["max_pieces"] == ({"unstable": pu, "stable": ps} if pu != ps else pu)
+    path = tmp_path / "m.nc"
+    both.save(path)
+    from neurodyn.io import load
+
+    assert load(path).attrs["max_depth"] == {"unstable": du, "stable": ds}
+
+
+def test_per_kind_piece_cap_is_honoured_exactly():
+    lozi, saddle = lozi_plrnn(), [np.array([1 / 2.2, 0.5 / 2.2])]
+    for cap in (7, 25, 60):
+        res = find_manifolds(lozi, saddle, box=3.0, max_depth={"unstable": 200, "stable": 1},
+                             max_pieces={"unstable": cap, "stable": 10_000})
+        assert len(res.select("unstable")) == cap and res.truncated[(0, "unstable")]
+        assert not res.truncated[(0, "stable")]
+        assert max(p.depth for p in res.select("stable")) == 1
+    # a time cap on one kind only: the stable manifold is cut at its first check, the unstable not
+    res = find_manifolds(lozi, saddle, box=3.0, max_depth=6,
+                         max_seconds={"unstable": None, "stable": 1e-9})
+    assert res.truncated[(0, "stable")] and not res.truncated[(0, "unstable")]
+    assert res.attrs["max_seconds"] == {"unstable": -1.0, "stable": 1e-9}
+
+
+def test_per_kind_caps_bad_inputs():
+    with pytest.raises(ValueError, match="keys 'unstable' and 'stable'"):
+        find_manifolds(bistable(), [np.zeros(2)], max_pieces={"unstable": 10})
+    with pytest.raises(ValueError, match=r"max_pieces >= 1 \(stable"):
+        find_manifolds(bistable(), [np.zeros(2)], max_pieces={"unstable": 10, "stable": 0})
+    with pytest.raises(ValueError, match=r"max_seconds .*\(unstable"):
+        find_manifolds(bistable(), [np.zeros(2)], max_seconds={"unstable": -1.0, "stable": None})
+
+
+def test_stable_seed_of_a_strongly_contracting_saddle_is_clipped_to_its_regions():
+    # y' = 1e-20 y + c x: the local preimage of any seed cube is far too long to fit in the saddle's
+    # region |x| < 1, so the seed is sized by its forward images and the shell is clipped to the
+    # region; W^s is still exactly the segment x = 0, |y| <= 3 of the box
+    system = PLSystem(normals=np.array([[1.0, 0.0], [-1.0, 0.0]]), offsets=np.array([-1.0, -1.0]),
+                      linear=np.array([[2.0, 0.0], [0.3, 1e-20]]), bias=np.zeros(2),
+                      mixing=np.array([[-2.0, 2.0], [0.0, 0.0]]))
+    with pytest.warns(RuntimeWarning, match="not invertible"):  # det 2e-20 in the saddle's region
+        res = find_manifolds(system, [np.zeros(2)], box=3.0, max_depth=4, kind="stable")
+    pieces = res.select("stable")
+    assert pieces and not res.truncated[(0, "stable")]
+    pts = np.concatenate([p.points(p.vertices) for p in pieces])
+    np.testing.assert_allclose(pts[:, 0], 0.0, atol=1e-12)
+    assert pts[:, 1].min() == pytest.approx(-3.0) and pts[:, 1].max() == pytest.approx(3.0)
+    for p in pieces:  # invariance: the pieces map into the stable manifold and shrink onto the saddle
+        np.testing.assert_allclose(system.step(p.samples)[:, 0], 0.0, atol=1e-12)
