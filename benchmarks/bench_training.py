@@ -58,8 +58,9 @@ def batches(task: FlipFlop, n_steps: int):
         yield task.sample(BATCH, seed=0, first_trial=i * BATCH).to_torch("cpu", torch.float32)
 
 
-def adam_steps(params, batches, forward) -> None:
-    """The reference optimisation loop shared by both torch baselines."""
+def adam_steps(params, batches, forward, sync=None) -> None:
+    """The reference optimisation loop shared by the torch baselines (``sync``: called at the end,
+    e.g. ``torch.cuda.synchronize`` so a GPU timing covers the queued work)."""
     opt = torch.optim.Adam(params, lr=1e-3)
     for x, y, m in batches:
         loss = masked_mse(forward(x), y, m)
@@ -67,6 +68,8 @@ def adam_steps(params, batches, forward) -> None:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
+    if sync is not None:
+        sync()
 
 
 def _param(*shape: int, gen: torch.Generator, scale: float) -> torch.Tensor:

@@ -28,7 +28,7 @@ import sys
 
 import torch
 from _record import bench_parser, write_json
-from bench_training import ALPHA, masked_mse, plain_step, plain_weights, table, timed
+from bench_training import ALPHA, adam_steps, plain_step, plain_weights, table, timed
 
 from neurodyn.kernels import fused_states
 from neurodyn.models import LeakyRNN
@@ -42,17 +42,6 @@ def batches(task: FlipFlop, n_steps: int, batch: int):
     """The batches ``train(seed=0)`` trains on, on the GPU."""
     for i in range(n_steps):
         yield task.sample(batch, seed=0, first_trial=i * batch).to_torch(DEVICE, torch.float32)
-
-
-def adam_steps(params, batches, forward) -> None:
-    opt = torch.optim.Adam(params, lr=1e-3)
-    for x, y, m in batches:
-        loss = masked_mse(forward(x), y, m)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-    torch.cuda.synchronize()
 
 
 def gpu_weights(task: FlipFlop, n_units: int) -> list[torch.Tensor]:
@@ -130,9 +119,10 @@ def main() -> None:
         "train_triton": lambda k=args.steps: run_train(task, k, "auto", n, b),
         "train_torch": lambda k=args.steps: run_train(task, k, "torch", n, b),
         "plain_torch": lambda k=args.steps: adam_steps(weights, batches(task, k, b),
-                                                       lambda x: plain_forward(weights, x)),
+                                                       lambda x: plain_forward(weights, x),
+                                                       torch.cuda.synchronize),
         "nn_rnn": lambda k=args.steps: adam_steps([*rnn.parameters(), *out.parameters()], batches(task, k, b),
-                                                  lambda x: out(rnn(x)[0])),
+                                                  lambda x: out(rnn(x)[0]), torch.cuda.synchronize),
     }
     rollouts = rollout_contenders(task, n, b)
     for fn in contenders.values():  # warm-up: Triton compiles, cuDNN plans, the allocator

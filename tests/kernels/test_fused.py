@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from _autograd_reference import gradients
+from _autograd_reference import assert_stack_matches, gradients
 
 from neurodyn.kernels import fused_backend, fused_states
 from neurodyn.kernels.fused import ReadoutForcing
@@ -193,17 +193,7 @@ def test_fused_ensemble_gradients_match_autograd_per_network(dtype):
     weights = torch.randn(3, 5, 30, 9, generator=gen, dtype=dtype)
     states = fused_states(_stacked(models), h0, x, noise=noise)
     (states * weights).sum().backward()
-    rtol = 1e-5 if dtype == torch.float32 else 1e-10
-    for e, model in enumerate(models):
-        got = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
-        ref_states, ref = gradients(model, h0[e].detach(), x[e], noise[e], weights[e], fused=False)
-        torch.testing.assert_close(states[e].detach(), ref_states, rtol=rtol,
-                                   atol=rtol * ref_states.abs().max())
-        got["h0"] = h0.grad[e]
-        assert set(got) == set(ref) == {"w_in", "w_rec", "b", "h0"}
-        for name in got:
-            torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
-                                       msg=lambda m, name=name, e=e: f"network {e} {name}: {m}")
+    assert_stack_matches(models, states, h0, x, noise, weights, dtype, names={"w_in", "w_rec", "b", "h0"})
 
 
 def test_fused_ensemble_gradcheck_float64():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from _autograd_reference import gradients
+from _autograd_reference import assert_stack_matches, gradients
 
 from neurodyn.kernels import fused_backend, fused_states
 from neurodyn.models import ALRNN, GRU, PLRNN, ShallowPLRNN
@@ -137,17 +137,7 @@ def test_fused_family_ensemble_matches_autograd_per_network(case, dtype):
     states = fused_states(params, h0, x, noise=noise)
     assert states.shape == (3, 6, 12, n)
     (states * weights).sum().backward()
-    rtol = 1e-5 if dtype == torch.float32 else 1e-10
-    for e, model in enumerate(models):
-        got = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
-        ref_states, ref = gradients(model, h0[e].detach(), x[e], noise[e], weights[e], fused=False)
-        torch.testing.assert_close(states[e].detach(), ref_states, rtol=rtol,
-                                   atol=rtol * ref_states.abs().max())
-        got["h0"] = h0.grad[e]
-        assert set(got) == set(ref) and len(got) > 1
-        for name in got:
-            torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
-                                       msg=lambda m, name=name, e=e: f"network {e} {name}: {m}")
+    assert_stack_matches(models, states, h0, x, noise, weights, dtype)
 
 
 def test_fused_family_ensemble_errors():

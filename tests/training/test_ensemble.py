@@ -112,12 +112,7 @@ def test_fused_leaky_ensemble_equals_torch_ensemble(dtype, tol):
     fused = train_ensemble(factory, TASK, seeds=[2, 5], hyperparameters={"n_active": [7, 5]}, **KW)
     ref = train_ensemble(factory, TASK, seeds=[2, 5], hyperparameters={"n_active": [7, 5]}, backend="torch",
                          **KW)
-    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
-    for a, b in zip(fused.models, ref.models):
-        for (name, x), y in zip(a.named_parameters(), b.parameters()):
-            torch.testing.assert_close(x, y, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
-    for a, b in zip(fused.histories, ref.histories):
-        assert a["loss"] == pytest.approx(b["loss"], rel=tol)
+    _assert_same_ensembles(fused, ref, tol)
 
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
@@ -131,12 +126,7 @@ def test_fused_family_ensemble_equals_torch_ensemble(family, dtype, tol):
     hp = {"n_active": [n, n - 2]}
     fused = train_ensemble(factory, TASK, seeds=[2, 5], hyperparameters=hp, **KW)
     ref = train_ensemble(factory, TASK, seeds=[2, 5], hyperparameters=hp, backend="torch", **KW)
-    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
-    for a, b in zip(fused.models, ref.models):
-        for (name, x), y in zip(a.named_parameters(), b.parameters()):
-            torch.testing.assert_close(x, y, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
-    for a, b in zip(fused.histories, ref.histories):
-        assert a["loss"] == pytest.approx(b["loss"], rel=tol)
+    _assert_same_ensembles(fused, ref, tol)
 
 
 def test_ensemble_backend_fallback_and_errors():
@@ -148,3 +138,13 @@ def test_ensemble_backend_fallback_and_errors():
         train_ensemble(half, TASK, n_networks=2, backend="numba", **KW)
     with pytest.raises(ValueError, match="unknown backend 'jax'"):
         train_ensemble(_leaky, TASK, n_networks=2, backend="jax", **KW)
+
+
+def _assert_same_ensembles(fused, ref, tol):
+    """The fused ensemble's weights and losses equal the batched torch loop's, network by network."""
+    assert fused.config["backend"] == "numba" and ref.config["backend"] == "torch"
+    for a, b in zip(fused.models, ref.models):
+        for (name, x), y in zip(a.named_parameters(), b.parameters()):
+            torch.testing.assert_close(x, y, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
+    for a, b in zip(fused.histories, ref.histories):
+        assert a["loss"] == pytest.approx(b["loss"], rel=tol)
