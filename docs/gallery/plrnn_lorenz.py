@@ -119,7 +119,7 @@ for state, kind, eig in zip(cycles.states[fixed], cycles.stability[fixed], cycle
 # programme per cut, shallow (4 preimages, 2000 pieces or 60 CPU seconds); then every stable piece is
 # intersected with every unstable piece. This is the budget: a homoclinic point beyond it is not seen.
 # A transversal homoclinic point would prove chaos (as on the Lozi map of the
-# [homoclinic page](plrnn_homoclinic.py)); not finding one proves nothing.
+# homoclinic chaos proof page of this gallery); not finding one proves nothing.
 #
 # What the full-size run searched, on the current fit (seed 2, the numbers printed above), and found:
 # * the fit is **not chaotic**: λ₁ = −0.0013 per step (−0.064 per unit time; the whole spectrum is
