@@ -135,21 +135,28 @@ class _LeakyRecurrence(torch.autograd.Function):
         from neurodyn.kernels._numba_bptt import leaky_backward_stack
 
         w, w_in, u, states, slopes = ctx.saved_tensors
-        n_net, n_steps, n_batch, n_in = u.shape
+        n_net, n_steps, n_batch = u.shape[:3]
         n_unit = w.shape[-1]
         grad_h = torch.zeros(states.shape[:1] + states.shape[2:], dtype=w.dtype)
         grad_pre = torch.empty(slopes.shape, dtype=w.dtype)
         dt = w.numpy().dtype.type
         _parallel(leaky_backward_stack, n_net, _np(w.mT), _np(grad_states), slopes.numpy(), grad_h.numpy(),
                   grad_pre.numpy(), dt(ctx.alpha), *ctx.forcing)
-        # every weight gradient sums over all steps and rows at once: one (batched) GEMM each; the
-        # input weights' as (u.T @ grad_pre).T, which torch's CPU GEMM ran 2-3x faster for few inputs
-        rows = grad_pre.reshape(n_net, n_steps * n_batch, n_unit)
+        rows, grad_w_in, grad_b, grad_u = _drive_grads(grad_pre, u, w_in, ctx.needs_input_grad[3])
         grad_w = rows.mT @ states[:, :-1].reshape(n_net, n_steps * n_batch, n_unit)
-        grad_w_in = (u.reshape(n_net, n_steps * n_batch, n_in).mT @ rows).mT
-        grad_b = grad_pre.sum((1, 2))
-        grad_u = grad_pre @ w_in.unsqueeze(1) if ctx.needs_input_grad[3] else None
         return grad_w, grad_w_in, grad_b, grad_u, grad_h, None, None, None, None
+
+
+def _drive_grads(grad_pre: torch.Tensor, u: torch.Tensor, w_in: torch.Tensor, need_u: bool):
+    """From the leaky RNN's pre-activation gradients (network, time, batch, unit): those rows as
+    (network, time * batch, unit) and the gradients of ``W_in``, ``b`` and the inputs (None unless
+    ``need_u``), each one (batched) product over all steps; ``W_in``'s as ``(uᵀ grad_pre)ᵀ``, which
+    torch's CPU GEMM ran 2-3x faster for few inputs."""
+    n_net, n_steps, n_batch, n_unit = grad_pre.shape
+    rows = grad_pre.reshape(n_net, n_steps * n_batch, n_unit)
+    grad_w_in = (u.reshape(n_net, n_steps * n_batch, u.shape[-1]).mT @ rows).mT
+    grad_u = grad_pre @ w_in.unsqueeze(1) if need_u else None
+    return rows, grad_w_in, rows.sum(1), grad_u
 
 
 class _LeakyRecurrenceTriton(torch.autograd.Function):
@@ -181,10 +188,8 @@ class _LeakyRecurrenceTriton(torch.autograd.Function):
         w, w_in, u, states, slopes = ctx.saved_tensors
         grad_pre, grad_h0, grad_w = leaky_train_backward(w, grad_states.contiguous(), slopes, states,
                                                          ctx.alpha)
-        flat = grad_pre.flatten(1, 2)  # (network, time * batch, unit)
-        grad_w_in = flat.mT @ u.flatten(1, 2)
-        grad_u = grad_pre @ w_in[:, None] if ctx.needs_input_grad[3] else None
-        return grad_w, grad_w_in, flat.sum(1), grad_u, grad_h0, None, None, None
+        _, grad_w_in, grad_b, grad_u = _drive_grads(grad_pre, u, w_in, ctx.needs_input_grad[3])
+        return grad_w, grad_w_in, grad_b, grad_u, grad_h0, None, None, None
 
 
 class _ShallowForced(torch.autograd.Function):
