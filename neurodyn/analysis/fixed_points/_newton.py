@@ -68,6 +68,11 @@ GRADIENT_START_MIN_STATE = 64
 #: with chord checks on, the first Newton chunk holds at most this many candidates: the points it
 #: finds let the chord checks settle most of the others before any more Newton steps
 CHORD_FIRST_CHUNK = 32
+#: the first chunk below ``SETTLE_MIN_STATE`` state dims, where a Newton iteration costs about the
+#: same for 32 rows as for 96 (per-call overhead): the larger chunk finds more points for the chord
+#: checks and leaves fewer candidates to a second chunk (16-unit flip-flop network of the benchmark,
+#: 9 interleaved calls: 64 against 79 CPU ms median; at 128 units 96 rows cost 8% more than 32)
+CHORD_FIRST_CHUNK_SMALL = 96
 #: during a Newton chunk, a candidate whose step was accepted is chord-checked against the known
 #: points when one lies within this distance (every unit): farther ones fail the check at its first
 #: step. On the 128-unit flip-flop network of the benchmark, every candidate settled by chord
@@ -171,8 +176,9 @@ def minimise_newton(
     up to ``chord_steps`` steps ``x ← x − (J* − I)⁻¹ r(x)`` with the inverse at that point ``x*``,
     each required to lower q ×``CHORD_RATE``; a candidate that so reaches ``q < tol_q`` has
     converged by its own iterates (its state and q are its own) and runs no Newton step. The
-    first chunk holds at most ``CHORD_FIRST_CHUNK`` candidates, so that its points settle most
-    others this way; the rest start their Newton search from their initial state.
+    first chunk holds at most ``CHORD_FIRST_CHUNK`` candidates (``CHORD_FIRST_CHUNK_SMALL`` below
+    ``SETTLE_MIN_STATE`` state dims), so that its points settle most others this way; the rest
+    start their Newton search from their initial state.
 
     Candidates run in chunks of ``chunk_size`` (memory ``NEWTON_COPIES × chunk × state²``
     floats), and an active candidate that comes within ``tol_unique`` (in every unit) of a point
@@ -241,7 +247,8 @@ def minimise_newton(
     if gradient_steps and pending.numel():
         pending = _gradient_start(G, out, pending, damped, tol_q=tol_q, tol_dq=tol_dq, lr_init=lr_init,
                                   n_steps=min(int(gradient_steps), max_iters), single_map=single_map)
-    size = min(chunk, CHORD_FIRST_CHUNK) if chord_steps else chunk
+    first = CHORD_FIRST_CHUNK if n_state >= SETTLE_MIN_STATE else CHORD_FIRST_CHUNK_SMALL
+    size = min(chunk, first) if chord_steps else chunk
     settle_in_chunk = bool(chord_steps) and n_state >= SETTLE_MIN_STATE
     cache = {"inverses": inverses}
 
