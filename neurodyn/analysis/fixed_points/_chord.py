@@ -10,6 +10,7 @@ import torch
 
 from neurodyn.analysis.fixed_points._search import BatchedMap
 from neurodyn.analysis.fixed_points._stability import JacobianFn, step_jacobians
+from neurodyn.kernels.linalg import gathered_matvec, uses_compiled
 
 #: chord steps a candidate may take before it is handed to the Newton search
 CHORD_STEPS = 8
@@ -97,11 +98,12 @@ def chord_check(
 
 
 def _apply_grouped(inverses: torch.Tensor, near: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-    """``inverses[near[i]] @ r[i]`` for each row: one batched product over gathered inverses when
-    they are small (at most ``GATHER_ELEMENTS`` entries in all), else one matrix product per point
-    (candidates sharing a point form one block of right-hand sides)."""
-    if near.numel() * inverses.shape[-1] ** 2 <= GATHER_ELEMENTS:
-        return (r.unsqueeze(1) @ inverses[near].mT).squeeze(1)
+    """``inverses[near[i]] @ r[i]`` for each row: compiled or as one batched product over gathered
+    inverses when they are small (:func:`~neurodyn.kernels.linalg.gathered_matvec`; at most
+    ``GATHER_ELEMENTS`` entries in all, or any number within the compiled loops' state size), else
+    one matrix product per point (candidates sharing a point form one block of right-hand sides)."""
+    if uses_compiled(inverses) or near.numel() * inverses.shape[-1] ** 2 <= GATHER_ELEMENTS:
+        return gathered_matvec(inverses, near, r)
     order = torch.argsort(near)
     groups, counts = torch.unique_consecutive(near[order], return_counts=True)
     out = torch.empty_like(r)

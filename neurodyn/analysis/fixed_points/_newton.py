@@ -23,6 +23,7 @@ from neurodyn.analysis.fixed_points._search import (
 )
 from neurodyn.analysis.fixed_points._stability import JacobianFn, step_jacobians
 from neurodyn.analysis.fixed_points._unique import unique_points
+from neurodyn.kernels.linalg import damped_directions, newton_directions, uses_compiled
 
 #: damping factors of Levenberg–Marquardt: ``lr`` (the inverse damping) ×1.2 after an accepted
 #: step, ×0.5 after a rejected one
@@ -106,8 +107,7 @@ def minimise_levenberg_marquardt(
     x = x0.detach().clone()
     with torch.no_grad():
         q = speed(G, x)
-    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
-    return adaptive_search(x, q, settings, partial(_lm_step, G, jacobian, eye),
+    return adaptive_search(x, q, settings, partial(_lm_step, G, jacobian),
                            lambda idx, xa: _residual_jacobian(G, xa, jacobian), grow=LM_GROW,
                            shrink=LM_SHRINK, progress=progress, desc="fixed points (Levenberg-Marquardt)")
 
@@ -115,7 +115,6 @@ def minimise_levenberg_marquardt(
 def _lm_step(
     G: BatchedMap,
     jacobian: JacobianFn | None,
-    eye: torch.Tensor,
     xa: torch.Tensor,
     qa: torch.Tensor,
     lr: torch.Tensor,
@@ -123,15 +122,12 @@ def _lm_step(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple[torch.Tensor, ...]]:
     """One :data:`~neurodyn.analysis.fixed_points._search.Step` of
     :func:`minimise_levenberg_marquardt`; ``extra`` holds ``M = ∂G/∂x − I`` (active, state, state)
-    and the residual ``r`` (active, state), recomputed only for accepted rows; ``eye`` is the
-    (state, state) identity."""
+    and the residual ``r`` (active, state), recomputed only for accepted rows."""
     M, r = extra
-    Mt = M.transpose(-1, -2)
-    delta, info = torch.linalg.solve_ex(Mt @ M + eye / lr[:, None, None], -(Mt @ r.unsqueeze(-1)))
-    x_try = xa + delta.squeeze(-1)
+    x_try = xa + damped_directions(M, r, 1.0 / lr)  # zero (so rejected) where the solve fails
     with torch.no_grad():
         q_try = speed(G, x_try)
-    ok = (info == 0) & torch.isfinite(q_try) & (q_try < qa)
+    ok = torch.isfinite(q_try) & (q_try < qa)
     if bool(ok.any()):
         xa = torch.where(ok[:, None], x_try, xa)
         qa = torch.where(ok, q_try, qa)
@@ -454,17 +450,19 @@ def _refresh(G, jacobian, xa, r, M, direction, stale, fresh) -> None:
 
 
 def _rows(keep: torch.Tensor, tensors: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
-    """The rows ``keep`` (a mask over the first dim) of each tensor."""
-    return tuple(t[keep] for t in tensors)
+    """The rows ``keep`` (a mask over the first dim) of each tensor (one ``nonzero`` for all)."""
+    rows = keep.nonzero().squeeze(1)
+    return tuple(t.index_select(0, rows) for t in tensors)
 
 
 def _lm_proposal(M: torch.Tensor, r: torch.Tensor, lr: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-    """:func:`_lm_direction`, solved in float32 for float64 rows with ``q ≥ LM_SINGLE_Q``.
+    """:func:`_lm_direction`, solved in float32 for float64 rows with ``q ≥ LM_SINGLE_Q`` where
+    torch's LAPACK solves them (not the compiled small solves, which cost the same in float64).
 
     The step is only a proposal, accepted on the float64 q, and far from a point float32 solves it
     well enough (``μ = 1/lr ≥ 1/NEWTON_SWITCH_LR`` bounds the normal matrix's condition number) at
     about half the cost of ``MᵀM`` and its Cholesky factor; rows close to a point keep float64."""
-    if M.dtype != torch.float64:
+    if M.dtype != torch.float64 or uses_compiled(M):
         return _lm_direction(M, r, lr)
     coarse = q >= LM_SINGLE_Q
     n_coarse = int(coarse.sum())
@@ -479,17 +477,9 @@ def _lm_proposal(M: torch.Tensor, r: torch.Tensor, lr: torch.Tensor, q: torch.Te
 
 
 def _lm_direction(M: torch.Tensor, r: torch.Tensor, lr: torch.Tensor) -> torch.Tensor:
-    """``−(MᵀM + I / lr)⁻¹ Mᵀ r`` per row by Cholesky (the matrix is symmetric positive definite);
-    zero where the factorisation fails."""
-    Mt = M.mT
-    A = Mt @ M
-    A.diagonal(dim1=-2, dim2=-1).add_((1.0 / lr)[:, None])
-    L, info = torch.linalg.cholesky_ex(A)
-    # two triangular solves: torch's batched cholesky_solve costs more than both on small blocks
-    y = torch.linalg.solve_triangular(L, -(Mt @ r.unsqueeze(-1)), upper=False)
-    delta = torch.linalg.solve_triangular(L.mT, y, upper=True).squeeze(-1)
-    good = (info == 0)[:, None] & torch.isfinite(delta).all(-1, keepdim=True)
-    return torch.where(good, delta, torch.zeros_like(delta))
+    """``−(MᵀM + I / lr)⁻¹ Mᵀ r`` per row (:func:`~neurodyn.kernels.linalg.damped_directions`);
+    zero where the normal matrix is not positive definite or the step is not finite."""
+    return damped_directions(M, r, 1.0 / lr)
 
 
 def _add_new_points(found_x, found_q, new_x, new_q, tol_unique):
@@ -507,11 +497,9 @@ def _add_new_points(found_x, found_q, new_x, new_q, tol_unique):
 
 
 def _newton_direction(M: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-    """``−M⁻¹ r`` per row; zero where ``M`` is singular (the step is then rejected)."""
-    delta, info = torch.linalg.solve_ex(M, -r.unsqueeze(-1))
-    delta = delta.squeeze(-1)
-    good = (info == 0)[:, None] & torch.isfinite(delta).all(-1, keepdim=True)
-    return torch.where(good, delta, torch.zeros_like(delta))
+    """``−M⁻¹ r`` per row (:func:`~neurodyn.kernels.linalg.newton_directions`); zero where ``M``
+    is singular (the step is then rejected)."""
+    return newton_directions(M, r)
 
 
 def _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique):
@@ -573,9 +561,10 @@ def pinv_polish(G: BatchedMap, x: torch.Tensor, *, n_steps: int = 3,
 
 
 def _solve(M: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``M⁻¹ r`` per row and whether the factorisation succeeded."""
-    delta, info = torch.linalg.solve_ex(M, r)
-    return delta, info == 0
+    """``M⁻¹ r`` per row (``r`` of shape (row, state, 1)) and whether it is defined: a singular
+    ``M`` gives a zero step, which the caller rejects as it does not lower q."""
+    delta = -newton_directions(M, r.squeeze(-1)).unsqueeze(-1)
+    return delta, torch.ones(M.shape[0], dtype=torch.bool, device=M.device)
 
 
 def _pinv_solve(M: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
