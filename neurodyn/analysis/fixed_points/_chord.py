@@ -33,7 +33,9 @@ def chord_inverses(G: BatchedMap, points: torch.Tensor, jacobian: JacobianFn | N
     M.diagonal(dim1=-2, dim2=-1).sub_(1.0)
     inv, info = torch.linalg.inv_ex(M)
     bad = (info != 0) | ~torch.isfinite(inv).all(-1).all(-1)
-    return torch.where(bad[:, None, None], torch.full_like(inv, float("nan")), inv)
+    if bool(bad.any()):
+        inv[bad] = float("nan")
+    return inv
 
 
 def chord_check(
