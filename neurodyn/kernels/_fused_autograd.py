@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from neurodyn._threads import numba_threads
+from neurodyn._threads import blas_threads, numba_threads
 
 
 def leaky(params, h0, u, xi, forcing=None):
@@ -85,8 +85,9 @@ def _drive(fn, params, u, h0):
 
 def _parallel(kernel, n_items: int, *args) -> None:
     """Run a parallel Numba kernel of ``n_items`` parallel items on at most that many threads (one
-    network runs on one thread, with no team to wait for)."""
-    with numba_threads(n_items):
+    network runs on one thread, with no team to wait for), with one BLAS thread per Numba thread
+    (the kernels' per-step GEMMs are too small to share)."""
+    with numba_threads(n_items), blas_threads(1):
         kernel(*args)
 
 
