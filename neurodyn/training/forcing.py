@@ -16,7 +16,8 @@ any output counts), so nothing is forced where the target is undefined. The loss
 outputs *before* forcing, and forcing exists only in training rollouts: evaluation, analyses and
 saved models never see it. For a leaky RNN trained by BPTT both rules run inside the fused Numba
 kernel (``backend="auto"``, :class:`~neurodyn.kernels.fused.ReadoutForcing`); RFLO, a ``state_hook``
-and the other model families run the torch rollout below.
+and the other model families run the torch rollout below. :func:`~neurodyn.training.train_ensemble`
+forces each network of an ensemble through its own readout with the same :func:`forcing_step`.
 
 The learning rule ``"rflo"`` (random feedback local online learning; Murray, eLife 2019) replaces
 backpropagation through time for leaky RNNs: the error reaches the units through a fixed random

@@ -89,3 +89,12 @@ def test_bad_forcing_arguments_raise_the_errors_train_raises(bad):
         train_ensemble(lambda seed: LeakyRNN(task.n_inputs, 4, task.n_outputs, seed=seed), task, n_networks=2,
                        **bad, **KW)
     assert str(ensemble.value) == str(alone.value) and "\n" not in str(alone.value)
+
+
+def test_an_ill_conditioned_readout_in_the_ensemble_warns():
+    bad = LeakyRNN(TASK.n_inputs, 4, TASK.n_outputs, seed=1)
+    with torch.no_grad():
+        bad.w_out.copy_(torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1e-6, 0.0, 0.0]]))
+    models = [LeakyRNN(TASK.n_inputs, 4, TASK.n_outputs, seed=0), bad]
+    with pytest.warns(RuntimeWarning, match=r"a network.s readout is ill-conditioned \(condition number 2e"):
+        train_ensemble(models, TASK, forcing="error", **{**KW, "n_iterations": 1})
