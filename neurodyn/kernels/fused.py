@@ -41,6 +41,11 @@ class ReadoutForcing(NamedTuple):
     ``c = strength * max(mask)`` per batch row and the target state detached (the gradient through
     the state is scaled by ``1 - c``). No gradient flows to any field.
 
+    For an ensemble of leaky RNNs every tensor field has a leading network dim (each network
+    forced through its own readout, at the one ``strength``): ``targets`` (network, batch, time,
+    output), ``mask`` (network, batch, time, output or 1), ``w_out`` (network, output, state),
+    ``b_out`` (network, output), ``pinv`` (network, state, output).
+
     Attributes
     ----------
     method : {"error", "teacher"}
@@ -94,7 +99,7 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     params : params NamedTuple
         A model's ``params()`` or ensemble params; the families of :data:`FUSED_FAMILIES` (leaky
         RNN, GRU, PLRNN, ALRNN, shallow PLRNN plain or clipped) have a fused kernel for one
-        network and for an ensemble (unforced) on the CPU. Every other family (LSTM, low-rank, ...)
+        network and for an ensemble on the CPU. Every other family (LSTM, low-rank, ...)
         falls back to torch under ``auto``.
     backend : {"auto", "torch", "numba", "triton"}
         ``auto`` takes the fused Numba path for a supported family on the CPU in float32/float64
@@ -109,9 +114,9 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         The training ``state_hook``; any hook rules the fused path out.
     forcing : bool or {"state", "readout"}
         Whether the rollout is forced: ``True`` or ``"state"``, teacher forcing of the state
-        towards data (fused for one shallow PLRNN only); ``"readout"``, error or teacher forcing
-        through the readout (:class:`ReadoutForcing`; fused for one leaky RNN only). Forced
-        ensembles run on torch.
+        towards data (fused for one shallow PLRNN only; such ensembles run on torch);
+        ``"readout"``, error or teacher forcing through the readout (:class:`ReadoutForcing`;
+        fused for the leaky RNN, one network or an ensemble).
 
     Returns
     -------
@@ -143,6 +148,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     >>> fused_backend(LeakyRNN(1, 4, 1).params(), forcing="readout"), fused_backend(GRU(1, 4, 1).params(),
     ...                                                                             forcing="readout")
     ('numba', 'torch')
+    >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]), forcing="readout")
+    'numba'
 
     On a CUDA device (only the device type is read, so this runs without a GPU) a float32 leaky RNN
     gets ``'triton'`` where Triton is installed; the GRU has no Triton training kernel:
@@ -165,8 +172,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         reason = (f"teacher-forced rollouts are fused for the shallow PLRNN only, not {family.name!r}"
                   if _forcing_kind(forcing) == "state" else
                   f"forcing through the readout is fused for the leaky RNN only, not {family.name!r}")
-    elif forcing and is_ensemble(params, family):
-        reason = "forced rollouts are fused for one network, not an ensemble"
+    elif forcing and _forcing_kind(forcing) == "state" and is_ensemble(params, family):
+        reason = "state-forced rollouts are fused for one network, not an ensemble"
     elif torch.device(device).type != "cpu":
         reason = f"the fused Numba kernel runs on the CPU, not {torch.device(device)}"
     elif dtype not in (torch.float32, torch.float64):
@@ -249,7 +256,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     params : LeakyRNNParams, GRUParams, PLRNNParams, ALRNNParams or ShallowPLRNNParams
         Effective parameters of one network (``model.params()``), or ensemble params of any of
         these families whose tensor fields have a leading ``network`` dim (then every shape below
-        has it too: ``h0`` (network, batch, state), ...; no ``forcing``); gradients flow to every
+        has it too: ``h0`` (network, batch, state), ...; of ``forcing``, a stacked
+        :class:`ReadoutForcing` of leaky RNNs only); gradients flow to every
         weight and bias the step uses (``w_rec``, ``w_in``, ``b``; ``w_ih``, ``w_hh``, ``b_ih``,
         ``b_hh``; ``A``, ``W``, ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through
         them to the model's raw parameters (masks, Dale's law, a diagonal ``A``).
@@ -264,7 +272,7 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     forcing : (targets, alphas, mask) or ReadoutForcing, optional
         Shallow PLRNN: ``targets`` (batch, time, state) without grad, ``alphas`` (time,)
         forcing strengths in [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN (one
-        network): a :class:`ReadoutForcing` (no gradient flows to its fields).
+        network or an ensemble): a :class:`ReadoutForcing` (no gradient flows to its fields).
     backend : {"auto", "numba", "triton"}
         ``auto``: Triton for CUDA tensors, Numba for CPU ones; ``triton`` on CPU tensors runs only
         under ``TRITON_INTERPRET=1`` (Triton's interpreter, for tests).
@@ -280,7 +288,7 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     ValueError
         If the family, device or dtype is not supported (see :func:`fused_backend`), a shape does
         not match, forcing is given for a family other than the shallow PLRNN (state forcing) or
-        the leaky RNN (a ReadoutForcing, one network, Numba only), or for an ensemble, the forcing
+        the leaky RNN (a ReadoutForcing, Numba only), state forcing for an ensemble, the forcing
         targets require grad, or ``backend`` is unknown.
 
     Notes
@@ -363,9 +371,10 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     if backend not in ("auto", "numba", "triton"):
         raise ValueError(f"unknown fused backend {backend!r}; choose 'auto', 'numba' or 'triton'")
     family = family_of(params)
-    if forcing is not None and family is not None and is_ensemble(params, family):
-        raise ValueError("forced rollouts are fused for one network, not an ensemble; force each network "
-                         "alone")
+    if (forcing is not None and not isinstance(forcing, ReadoutForcing) and family is not None
+            and is_ensemble(params, family)):
+        raise ValueError("state-forced rollouts are fused for one network, not an ensemble; force each "
+                         "network alone")
     want = ("triton" if h0.device.type == "cuda" else "numba") if backend == "auto" else backend
     ran = fused_backend(params, backend=want, device=h0.device, dtype=h0.dtype,
                         forcing=want == "triton" and forcing is not None)
@@ -393,13 +402,15 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         if forcing is not None and not readout:
             raise ValueError("state forcing (targets, alphas, mask) is fused for the shallow PLRNN only; "
                              "a leaky RNN takes a ReadoutForcing")
+        stacked = None if forcing is None else _stack_readout_forcing(forcing, shape, h0)
         if lead:
-            return (_fa.leaky_triton if ran == "triton" else _fa.leaky)(params, h0, u, xi).transpose(1, 2)
+            if ran == "triton":
+                return _fa.leaky_triton(params, h0, u, xi).transpose(1, 2)
+            return _fa.leaky(params, h0, u, xi, stacked).transpose(1, 2)
         one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
         if ran == "triton":
             xi = None if xi is None else xi[None]
             return _fa.leaky_triton(one, h0[None], u[None], xi)[0].transpose(0, 1)
-        stacked = None if forcing is None else _stack_readout_forcing(forcing, shape, h0)
         return _fa.leaky(one, h0[None], u[None], None if xi is None else xi[None], stacked)[0].transpose(0, 1)
     if family.name != "shplrnn" or readout:
         if forcing is not None:
@@ -419,25 +430,28 @@ _RECURRENCES = {"gru": _fa.gru, "plrnn": _fa.piecewise, "alrnn": _fa.piecewise}
 
 def _stack_readout_forcing(forcing: ReadoutForcing, shape: tuple, h0: torch.Tensor) -> ReadoutForcing:
     """``forcing`` checked, detached, in the dtype of ``h0``, targets and mask time-major, every
-    field with a leading network dim of 1 (what :func:`_fused_autograd.leaky` takes)."""
-    n_batch, n_steps, n_state = shape
-    n_out = forcing.w_out.shape[0]
+    field with a leading network dim (of 1 for one network; what :func:`_fused_autograd.leaky`
+    takes). ``shape`` is the states' ([network,] batch, time, state)."""
+    *lead, n_batch, n_steps, n_state = shape
+    lead = tuple(lead)
+    n_out = forcing.w_out.shape[-2]
     if forcing.method not in ("error", "teacher"):
         raise ValueError(f"unknown forcing method {forcing.method!r}; choose 'error' or 'teacher'")
     if not 0.0 <= float(forcing.strength) <= 1.0:
         raise ValueError(f"forcing strength must be in [0, 1], got {forcing.strength}")
-    expected = {"targets": (n_batch, n_steps, n_out), "w_out": (n_out, n_state), "b_out": (n_out,),
-                "pinv": (n_state, n_out)}
+    expected = {"targets": (*lead, n_batch, n_steps, n_out), "w_out": (*lead, n_out, n_state),
+                "b_out": (*lead, n_out), "pinv": (*lead, n_state, n_out)}
     for name, want in expected.items():
         if tuple(getattr(forcing, name).shape) != want:
             raise ValueError(f"ReadoutForcing.{name} must have shape {want}, got "
                              f"{tuple(getattr(forcing, name).shape)}")
-    if tuple(forcing.mask.shape) not in ((n_batch, n_steps, n_out), (n_batch, n_steps, 1)):
-        raise ValueError(f"ReadoutForcing.mask must have shape {(n_batch, n_steps, n_out)} or "
-                         f"{(n_batch, n_steps, 1)}, got {tuple(forcing.mask.shape)}")
+    masks = ((*lead, n_batch, n_steps, n_out), (*lead, n_batch, n_steps, 1))
+    if tuple(forcing.mask.shape) not in masks:
+        raise ValueError(f"ReadoutForcing.mask must have shape {masks[0]} or {masks[1]}, "
+                         f"got {tuple(forcing.mask.shape)}")
     fields = {k: getattr(forcing, k).detach().to(h0.dtype) for k in ("w_out", "b_out", "pinv")}
-    time_major = {k: getattr(forcing, k).detach().to(h0.dtype).transpose(0, 1) for k in ("targets", "mask")}
-    return forcing._replace(**{k: v[None] for k, v in {**fields, **time_major}.items()})
+    time_major = {k: getattr(forcing, k).detach().to(h0.dtype).transpose(-3, -2) for k in ("targets", "mask")}
+    return forcing._replace(**{k: v if lead else v[None] for k, v in {**fields, **time_major}.items()})
 
 
 def _check_forcing(forcing, shape, h0):

@@ -8,6 +8,8 @@ trained alone; the ensemble only shares the Python loop and the matrix kernels. 
 the CPU runs its time loop and backpropagation through time in one fused Numba call for all networks
 (:func:`neurodyn.kernels.fused_states`, one network per parallel item), the same per-network kernel
 body a lone ``train(..., backend="auto")`` runs; the optimiser step stays the engine's one batched step.
+Error and teacher forcing (:mod:`neurodyn.training.forcing`) force each network through its own
+readout, in the fused kernel for leaky RNNs and in the batched torch loop for the other families.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ import torch
 
 from neurodyn._seed import resolve_seed, torch_generator
 from neurodyn.kernels._families import family_of, lift
-from neurodyn.kernels.fused import fused_backend, fused_states
+from neurodyn.kernels.fused import ReadoutForcing, fused_backend, fused_states
 from neurodyn.kernels.reference import draw_noise
 from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task
 from neurodyn.training import _engine
+from neurodyn.training import forcing as forcing_mod
 from neurodyn.training import regularizers as regs_mod
 from neurodyn.training._config import TrainConfig, check_setting
 from neurodyn.training._results import EnsembleResult
@@ -89,6 +92,10 @@ def train_ensemble(
     progress: bool = True,
     device: Any = "cpu",
     backend: str = "auto",
+    forcing: str | None = None,
+    forcing_strength: float = 0.5,
+    forcing_anneal: str = "none",
+    forcing_ridge: float = 1e-3,
 ) -> EnsembleResult:
     """Train an ensemble of same-architecture networks on ``task`` in one batched loop (BPTT, Adam).
 
@@ -117,6 +124,22 @@ def train_ensemble(
         fused Triton kernels, all networks in one call per step
         (:func:`neurodyn.kernels.fused_backend`), and every other case on torch; ``"numba"`` and
         ``"triton"`` raise where they cannot run. ``result.config["backend"]`` records the one that ran.
+        Under ``forcing`` a leaky-RNN ensemble on the CPU runs fused in Numba (the forcing inside
+        the kernel) and every other family, or a CUDA device, runs the batched torch loop.
+    forcing : {"error", "teacher"}, optional
+        Nudge each training state towards the targets through a ridge pseudo-inverse of its own
+        network's readout: error forcing ``h ← h + c W⁺ m ⊙ (y* - y)`` (Sağtekin, Bredenberg &
+        Savin, NeurIPS 2025) or generalised teacher forcing ``h ← h + c m (W⁺ (y* - b) - h)``;
+        masked by the loss mask, detached from the gradient, the loss taken before forcing, and
+        absent at evaluation and from the returned models (see :mod:`neurodyn.training.forcing`).
+        Needs a task with loss ``"mse"``. Backpropagation through time only (no RFLO).
+    forcing_strength : float
+        ``c`` in [0, 1] at the first iteration.
+    forcing_anneal : {"none", "linear", "cosine"}
+        Schedule of ``c`` over the iterations (linear and cosine reach 0 at the last one).
+    forcing_ridge : float
+        Tikhonov term of the readout's pseudo-inverse; a ``RuntimeWarning`` gives the largest
+        condition number of the networks' readouts when it exceeds 1e4.
 
     Returns
     -------
@@ -130,9 +153,10 @@ def train_ensemble(
     ValueError
         On mismatched sizes, models of different shapes, per-network value lists of the wrong
         length, an unknown loss, a negative or non-finite ``weight_decay``, ``n_active`` outside
-        ``[1, n_units]``, malformed settings (see :class:`~neurodyn.training.TrainConfig`), or
-        ``backend="numba"`` for an ensemble the fused kernel cannot train; ``TypeError`` for an
-        unknown model family.
+        ``[1, n_units]``, malformed settings (see :class:`~neurodyn.training.TrainConfig`),
+        ``backend="numba"`` for an ensemble the fused kernel cannot train, or ``forcing`` unknown,
+        its strength outside [0, 1], or a model or task that does not allow it (as in
+        :func:`~neurodyn.training.train`); ``TypeError`` for an unknown model family.
 
     Examples
     --------
@@ -147,6 +171,11 @@ def train_ensemble(
     (3, [0, 1, 2], [0.5, 1.0, 1.5])
     >>> result.config["backend"]  # all three networks' rollouts ran in one fused Numba call per step
     'numba'
+    >>> forced = train_ensemble(lambda seed: LeakyRNN(1, 6, 1, seed=seed), FlipFlop(n_bits=1, n_steps=10),
+    ...                         n_networks=2, forcing="error", forcing_anneal="linear", n_iterations=3,
+    ...                         batch_size=4, eval_every=0, progress=False)
+    >>> forced.config["forcing"]["method"], forced.config["backend"], forced.histories[0]["forcing_strength"]
+    ('error', 'numba', [0.5, 0.25, 0.0])
     """
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
                       clip_grad_norm=clip_grad_norm, eval_every=eval_every, progress=progress, device=device,
@@ -159,6 +188,9 @@ def train_ensemble(
     if family is None or family.name not in MASKED:  # stacked training knows these families only
         raise TypeError(f"train_ensemble does not know {type(template).__name__}; train it with train()")
     check_sizes(template, task)
+    spec = forcing_mod.Forcing(forcing, strength=forcing_strength, anneal=forcing_anneal, ridge=forcing_ridge)
+    forcing_mod.check_forcing(template, task, spec)
+    forced = spec.method is not None
     loss_name = loss_key(loss or task.loss)
     n_unit, loss_fn = template.state_size, LOSSES[loss_name]
     for e, (wd_e, k) in enumerate(zip(hp.get("weight_decay", [0] * n), hp.get("n_active", [1] * n))):
@@ -181,9 +213,11 @@ def train_ensemble(
     batched_loss = torch.vmap(loss_fn)  # (network, trial, time, output) -> (network,)
     with torch.no_grad():
         ran = fused_backend(effective(template, raw, bufs, mask, family)[0], backend=cfg.backend,
-                            device=device, dtype=dtype)
+                            device=device, dtype=dtype, forcing="readout" if forced else False)
+    now = {"it": 0}
 
     def batches(it):
+        now["it"] = it
         parts = [task.sample(batch_size, seed=s, first_trial=it * batch_size) for s in seeds]
         return tuple(torch.stack(t) for t in zip(*(b.to_torch(device, dtype) for b in parts)))
 
@@ -193,10 +227,17 @@ def train_ensemble(
         h = (masked_raw["h0"][:, None, :].expand(n, batch_size, n_unit) if "h0" in raw
              else x.new_zeros((n, batch_size, n_unit)))
         noisy = bool((noise > 0).any())
+        logs, c = {}, 0.0
+        if forced:
+            c = logs["forcing_strength"] = forcing_mod.forcing_strength_at(spec.strength, spec.anneal,
+                                                                           now["it"], n_iterations)
+        if c > 0:  # each network forced through its own readout, as train forces one network
+            W, b, pinv = forcing_mod._readout_inverse(_affine_readouts(p, n, n_unit, x), spec.ridge)
         if ran != "torch":  # one fused call for all networks; noise drawn as the torch loop draws it
             xi = (noise[..., None] * torch.stack([draw_noise(g, (batch_size, n_unit), x.shape[2], dtype)
                                                   for g in gens]) if noisy else None)
-            time_major = fused_states(p, h, x, noise=xi).transpose(1, 2)  # a contiguous view, no copy
+            spec_t = ReadoutForcing(spec.method, c, y, m, W, b, pinv) if c > 0 else None
+            time_major = fused_states(p, h, x, noise=xi, forcing=spec_t).transpose(1, 2)  # a view, no copy
             out = readout(p, time_major).transpose(1, 2)  # and its gradient arrives time-major
             states_t = time_major.transpose(1, 2)
         else:
@@ -208,6 +249,9 @@ def train_ensemble(
                                                   dtype=dtype) for g in gens])
                     h = h + noise * xi
                 states.append(h)
+                if c > 0:
+                    h = forcing_mod.forcing_step(h, h.detach() @ W.mT + b[:, None], y[:, :, t], m[:, :, t],
+                                                 method=spec.method, strength=c, pinv=pinv, bias=b[:, None])
             states_t = torch.stack(states, dim=2)
             out = readout(p, states_t)
         # every network's loss in one mapped call: indexing out[e] once per network would give the
@@ -217,7 +261,7 @@ def train_ensemble(
                      for r in penalties[e]) if penalties[e] else None for e in range(n)]
         if any(v is not None for v in extra):
             total = total + torch.stack([v if v is not None else total.new_zeros(()) for v in extra])
-        return total, {"loss": total}
+        return total, {"loss": total, **logs}
 
     def evaluate_all(it):
         models = unstack(template, raw, bufs, mask, family)
@@ -226,8 +270,21 @@ def train_ensemble(
 
     hist, rec = _engine.run(list(raw.values()), objective, batches, cfg, n_networks=n,
                             network_weight_decay=wd, evaluate=evaluate_all, desc=f"ensemble {task.name}",
-                            labels=[f"network {e} (seed {s})" for e, s in enumerate(seeds)])
+                            labels=[f"network {e} (seed {s})" for e, s in enumerate(seeds)],
+                            log_keys=("loss", "forcing_strength") if forced else ("loss",))
     config = {**{k: v for k, v in rec.items() if k != "seed"}, "backend": ran, "loss": loss_name,
               "seeds": seeds, "hyperparameters": hp, "n_networks": n}
+    if forced:
+        config["forcing"] = spec.record()
     final = [mdl.cpu().eval() for mdl in unstack(template, raw, bufs, mask, family)]
     return EnsembleResult(final, hist, config, rec["status"])
+
+
+def _affine_readouts(p, n: int, n_unit: int, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each network's readout ``(W (network, output, unit), b (network, output))``, found as
+    :func:`~neurodyn.training.observation.affine_readout` finds one model's: the readout at 0 and at
+    the unit vectors."""
+    probe = torch.cat([like.new_zeros((1, n_unit)), torch.eye(n_unit, dtype=like.dtype, device=like.device)])
+    with torch.no_grad():
+        y = readout(p, probe.expand(n, 1, n_unit + 1, n_unit))[:, 0]  # (network, 1 + unit, output)
+    return (y[:, 1:] - y[:, :1]).mT, y[:, 0]

@@ -16,7 +16,8 @@ any output counts), so nothing is forced where the target is undefined. The loss
 outputs *before* forcing, and forcing exists only in training rollouts: evaluation, analyses and
 saved models never see it. For a leaky RNN trained by BPTT both rules run inside the fused Numba
 kernel (``backend="auto"``, :class:`~neurodyn.kernels.fused.ReadoutForcing`); RFLO, a ``state_hook``
-and the other model families run the torch rollout below.
+and the other model families run the torch rollout below. :func:`~neurodyn.training.train_ensemble`
+forces each network of an ensemble through its own readout with the same :func:`forcing_step`.
 
 The learning rule ``"rflo"`` (random feedback local online learning; Murray, eLife 2019) replaces
 backpropagation through time for leaky RNNs: the error reaches the units through a fixed random
@@ -138,6 +139,10 @@ def forcing_strength_at(strength: float, anneal: str, iteration: int, n_iteratio
 def forcing_step(h: torch.Tensor, outputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor, *,
                  method: str, strength: float, pinv: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """One forcing step of the state (see the module docstring for the two rules).
+
+    Every tensor may carry a leading network dim (an ensemble, each network forced through its
+    own readout): ``h`` (network, batch, state), ``pinv`` (network, state, output), ``bias``
+    (network, 1, output), and so on.
 
     Parameters
     ----------
@@ -305,12 +310,17 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
 
 def _readout_inverse(model: Any, ridge: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The detached affine readout ``(W (output, state), b (output,))`` of ``model`` and its ridge
-    pseudo-inverse ``(state, output)``; warns when the readout is ill-conditioned."""
-    W, b = affine_readout(model)
+    pseudo-inverse ``(state, output)``; warns when the readout is ill-conditioned.
+
+    ``model`` may also be a readout ``(W, b)`` given directly, for an ensemble stacked over
+    networks: ``W`` (network, output, state), ``b`` (network, output); the pseudo-inverse is then
+    (network, state, output), one per network, and the warning is for the worst of them."""
+    W, b = model if isinstance(model, tuple) else affine_readout(model)
     W, b = W.detach(), b.detach()
     pinv, condition = readout_pinv(W, ridge=ridge)
     if condition > CONDITION_LIMIT:
-        warnings.warn(f"the readout is ill-conditioned (condition number {condition:.3g}): its pseudo-"
+        which = "the readout" if W.ndim == 2 else "a network's readout"
+        warnings.warn(f"{which} is ill-conditioned (condition number {condition:.3g}): its pseudo-"
                       f"inverse amplifies output errors; raise forcing_ridge (now {ridge})",
                       RuntimeWarning, stacklevel=3)
     return W, b, pinv

@@ -186,16 +186,17 @@ def readout_pinv(B: torch.Tensor, *, ridge: float = 0.0) -> tuple[torch.Tensor, 
 
     Parameters
     ----------
-    B : Tensor, shape (output, state)
-        The readout matrix (see :func:`affine_readout`); same dtype and device out.
+    B : Tensor, shape (..., output, state)
+        The readout matrix (see :func:`affine_readout`), or a stack of them (an ensemble's, with
+        a leading network dim); same dtype and device out.
     ridge : float
         Tikhonov term (output units squared), ``>= 0``.
 
     Returns
     -------
-    pinv : Tensor, shape (state, output)
+    pinv : Tensor, shape (..., state, output)
     condition : float
-        ``s_max / s_min`` of ``B`` (``inf`` if a singular value is 0).
+        ``s_max / s_min`` of ``B`` (``inf`` if a singular value is 0); of a stack, the largest.
 
     Examples
     --------
@@ -209,15 +210,16 @@ def readout_pinv(B: torch.Tensor, *, ridge: float = 0.0) -> tuple[torch.Tensor, 
     0.4
     """
     U, s, Vh = torch.linalg.svd(B, full_matrices=False)
-    s_max = s.max() if s.numel() else s.new_tensor(0.0)
+    s_max = s.amax(-1, keepdim=True) if s.shape[-1] else s.new_zeros((*s.shape[:-1], 1))
     if ridge > 0:
         scale = s / (s ** 2 + ridge)
     else:
         keep = s > 1e-7 * s_max
         scale = torch.where(keep, 1.0 / torch.where(keep, s, torch.ones_like(s)), torch.zeros_like(s))
-    s_min = float(s.min()) if s.numel() else 0.0
-    condition = float(s_max) / s_min if s_min > 0 else float("inf")
-    return (Vh.mT * scale) @ U.mT, condition
+    s_min = s.amin(-1, keepdim=True) if s.shape[-1] else s_max
+    condition = max((hi / lo if lo > 0 else float("inf")
+                     for hi, lo in zip(s_max.reshape(-1).tolist(), s_min.reshape(-1).tolist())), default=0.0)
+    return (Vh.mT * scale[..., None, :]) @ U.mT, condition
 
 
 def invert(B: torch.Tensor, b: torch.Tensor, y: torch.Tensor, *, ridge: float = 0.0) -> torch.Tensor:

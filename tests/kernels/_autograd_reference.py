@@ -39,14 +39,16 @@ def gradients(model, h0, x, noise, weights, fused: bool, forcing: ReadoutForcing
     return states.detach(), {**named, "h0": h0.grad}
 
 
-def assert_stack_matches(models, states, h0, x, noise, weights, dtype, names=None) -> None:
+def assert_stack_matches(models, states, h0, x, noise, weights, dtype, names=None, forcings=None) -> None:
     """Each network ``e`` of a fused ensemble call (``states`` with the gradients of
     ``(states * weights).sum()`` already in its models and in ``h0``) against autograd through
-    ``models[e]`` alone: states and every gradient (``names``: the expected set, when given)."""
+    ``models[e]`` alone, forced by ``forcings[e]`` when given: states and every gradient
+    (``names``: the expected set, when given)."""
     rtol = 1e-5 if dtype == torch.float32 else 1e-10
     for e, model in enumerate(models):
         got = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
-        ref_states, ref = gradients(model, h0[e].detach(), x[e], noise[e], weights[e], fused=False)
+        ref_states, ref = gradients(model, h0[e].detach(), x[e], noise[e], weights[e], fused=False,
+                                    forcing=None if forcings is None else forcings[e])
         torch.testing.assert_close(states[e].detach(), ref_states, rtol=rtol,
                                    atol=rtol * ref_states.abs().max())
         got["h0"] = h0.grad[e]

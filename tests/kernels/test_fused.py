@@ -88,11 +88,11 @@ def test_fused_readout_forcing_errors():
         fused_states(model.params(), h0, x, forcing=forcing._replace(method="errors"))
     from neurodyn.kernels import stack_params
 
-    with pytest.raises(ValueError, match="fused for one network, not an ensemble"):
+    with pytest.raises(ValueError, match=r"ReadoutForcing.w_out must have shape \(2, 2, 4\), got \(2, 4\)"):
         fused_states(stack_params([model, model]), torch.zeros(2, 3, 4), torch.zeros(2, 3, 5, 1),
-                     forcing=forcing)
+                     forcing=_stack_forcings([forcing, forcing])._replace(w_out=forcing.w_out))
     assert fused_backend(model.params(), forcing="readout") == "numba"
-    assert fused_backend(stack_params([model, model]), forcing="readout") == "torch"
+    assert fused_backend(stack_params([model, model]), forcing="readout") == "numba"
     with pytest.raises(ValueError, match="through the readout is fused for the leaky RNN only, not 'gru'"):
         from neurodyn.models import GRU
 
@@ -194,6 +194,34 @@ def test_fused_ensemble_gradients_match_autograd_per_network(dtype):
     states = fused_states(_stacked(models), h0, x, noise=noise)
     (states * weights).sum().backward()
     assert_stack_matches(models, states, h0, x, noise, weights, dtype, names={"w_in", "w_rec", "b", "h0"})
+
+
+def _stack_forcings(forcings):
+    """One ReadoutForcing for an ensemble: every tensor field stacked over the networks."""
+    return forcings[0]._replace(**{f: torch.stack([getattr(r, f) for r in forcings])
+                                   for f in ("targets", "mask", "w_out", "b_out", "pinv")})
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("per_output", [True, False])
+@pytest.mark.parametrize("method", ["error", "teacher"])
+def test_fused_forced_ensemble_matches_autograd_per_network(method, per_output, dtype):
+    # each network forced through its own readout towards its own targets, after the noise; the
+    # stack against autograd through each network's forced torch rollout alone
+    gen = torch.Generator().manual_seed(4)
+    models = [LeakyRNN(2, 9, 3, alpha=0.3, gain=0.8, dale=True, seed=s,
+                       rec_mask=(torch.rand(9, 9, generator=gen) > 0.3).float()).to(dtype) for s in range(3)]
+    x = torch.randn(3, 5, 30, 2, generator=gen, dtype=dtype)
+    h0 = (0.5 * torch.randn(3, 5, 9, generator=gen, dtype=dtype)).requires_grad_(True)
+    noise = 0.1 * torch.randn(3, 5, 30, 9, generator=gen, dtype=dtype)
+    weights = torch.randn(3, 5, 30, 9, generator=gen, dtype=dtype)
+    forcings = [_readout_forcing(m, method, per_output, gen, 5, 30) for m in models]
+    states = fused_states(_stacked(models), h0, x, noise=noise, forcing=_stack_forcings(forcings))
+    free = fused_states(_stacked(models), h0, x, noise=noise)
+    assert not torch.allclose(states, free)  # the forcing acts
+    (states * weights).sum().backward()
+    assert_stack_matches(models, states, h0, x, noise, weights, dtype, names={"w_in", "w_rec", "b", "h0"},
+                         forcings=forcings)
 
 
 def test_fused_ensemble_gradcheck_float64():
