@@ -215,7 +215,8 @@ class _ShallowForced(torch.autograd.Function):
         if lead:
             _parallel(k.shallow_forced_forward_stack, lead[0], *args)
         else:
-            k.shallow_forced_forward(*args)
+            with blas_threads(1):  # the per-step GEMMs are too small to share
+                k.shallow_forced_forward(*args)
         ctx.save_for_backward(a, w1, w2, alphas, mask, carried, acts, s1, s2)
         ctx.clipped = clipped
         return preds
@@ -236,7 +237,8 @@ class _ShallowForced(torch.autograd.Function):
         if lead:
             _parallel(k.shallow_forced_backward_stack, lead[0], *args)
         else:
-            k.shallow_forced_backward(*args)
+            with blas_threads(1):
+                k.shallow_forced_backward(*args)
         c = carried[..., :-1, :, :]
         grad_a = (grad_p * c).sum((-3, -2))
         grad_w1 = grad_p.reshape(*lead, -1, n).mT @ acts.reshape(*lead, -1, n_hid)

@@ -31,7 +31,7 @@ from neurodyn.kernels._numba_rnn import KB, matvec_block
 
 __all__ = ["ERROR_FORCING", "NO_FORCING", "TEACHER_FORCING", "add_rows_axpy", "force_states",
            "forcing_gain", "leaky_backward_kernel", "leaky_backward_stack", "leaky_forward_kernel",
-           "leaky_forward_stack", "matmul_rows", "matmul_rows_axpy", "recurrent_product"]
+           "input_product", "leaky_forward_stack", "matmul_rows", "matmul_rows_axpy", "recurrent_product"]
 
 #: the ``method`` codes of the leaky kernels: no forcing, error forcing, teacher forcing
 NO_FORCING, ERROR_FORCING, TEACHER_FORCING = 0, 1, 2
@@ -101,6 +101,18 @@ def recurrent_product(w, x, out, tail_in, tail_out):
         np.dot(x, w.T, out)
     else:
         matmul_rows(w, x, out, tail_in, tail_out)
+
+
+@njit(fastmath=True, cache=True, inline="always", error_model="numpy")
+def input_product(wt, x, out):
+    """``out = x @ wt`` for ``x`` (batch, n) and ``wt`` (n, m) with a short inner dim ``n`` (a
+    shallow PLRNN's latents): one BLAS GEMM above ``BLAS_MIN_ELEMENTS`` entries in ``x`` (1.3-8x
+    faster than :func:`matmul_rows_axpy` at 10 latents, 50-200 hidden units, batch 16-64, measured
+    in one process), else :func:`matmul_rows_axpy`."""
+    if x.shape[0] * x.shape[1] > BLAS_MIN_ELEMENTS:
+        np.dot(x, wt, out)
+    else:
+        matmul_rows_axpy(wt, x, out)
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")

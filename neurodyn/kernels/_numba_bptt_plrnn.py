@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from neurodyn.kernels._numba_bptt import matmul_rows, matmul_rows_axpy
+from neurodyn.kernels._numba_bptt import input_product, recurrent_product
 from neurodyn.kernels._numba_rnn import KB, batch_block, matvec_block, n_blocks
 
 __all__ = ["pl_backward_block", "pl_backward_kernel", "pl_backward_stack", "pl_forward_block",
@@ -154,7 +154,7 @@ def shallow_forced_forward(w1, w2t, h2, a, drive, target, alphas, mask, noise, c
     with_noise = noise.shape[0] > 0
     for t in range(n_steps):
         c = carried[t]
-        matmul_rows_axpy(w2t, c, pre)  # inner dim: latent (short)
+        input_product(w2t, c, pre)  # inner dim: latent (short)
         act, u1, u2 = acts[t], s1[t], s2[t]
         for k in range(n_batch):
             for j in range(n_hid):
@@ -164,7 +164,7 @@ def shallow_forced_forward(w1, w2t, h2, a, drive, target, alphas, mask, noise, c
                 u2[k, j] = one if v > zero else zero
                 act[k, j] = max(r, zero) - (max(v, zero) if clipped else zero)
         p = preds[t]
-        matmul_rows(w1, act, p, tin_h, tout_l)
+        recurrent_product(w1, act, p, tin_h, tout_l)
         nxt, d, y = carried[t + 1], drive[t], target[t]
         for k in range(n_batch):
             for i in range(n):
@@ -194,14 +194,14 @@ def shallow_forced_backward(w1, w2t, a, alphas, mask, grad_preds, s1, s2, grad_p
         for k in range(n_batch):
             for i in range(n):
                 gp[k, i] = g[k, i] + (one - alphas[t] * mask[i]) * grad_c[k, i]
-        matmul_rows_axpy(w1, gp, gact)  # inner dim: latent (short)
+        input_product(w1, gp, gact)  # inner dim: latent (short)
         gq, u1, u2 = grad_pre[t], s1[t], s2[t]
         for k in range(n_batch):
             for j in range(n_hid):
                 v = gact[k, j] * u1[k, j]
                 grad_h2[j] += v
                 gq[k, j] = v - gact[k, j] * u2[k, j] if clipped else v
-        matmul_rows(w2t, gq, carry, tin_h, tout_l)
+        recurrent_product(w2t, gq, carry, tin_h, tout_l)
         for k in range(n_batch):
             for i in range(n):
                 grad_c[k, i] = a[i] * gp[k, i] + carry[k, i]
