@@ -208,7 +208,8 @@ class _ShallowForced(torch.autograd.Function):
         carried = torch.empty((*lead, n_steps + 1, n_batch, n), dtype=dtype)
         carried[..., 0, :, :] = z0.detach()
         preds = torch.empty((*lead, n_steps, n_batch, n), dtype=dtype)
-        acts, s1, s2 = (torch.empty((*lead, n_steps, n_batch, n_hid), dtype=dtype) for _ in range(3))
+        acts = torch.empty((*lead, n_steps, n_batch, n_hid), dtype=dtype)
+        s1, s2 = (torch.empty((*lead, n_steps, n_batch, n_hid), dtype=torch.bool) for _ in range(2))
         xi = _np(noise) if noise is not None else np.empty((*lead, 0, n_batch, n), carried.numpy().dtype)
         args = (w1.numpy(), _np(w2.mT), _np(h2), a.numpy(), _np(drive), _np(target), _np(alphas), _np(mask),
                 xi, carried.numpy(), preds.numpy(), acts.numpy(), s1.numpy(), s2.numpy(), clipped)

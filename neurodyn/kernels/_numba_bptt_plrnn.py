@@ -142,12 +142,12 @@ def pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk)
 def shallow_forced_forward(w1, w2t, h2, a, drive, target, alphas, mask, noise, carried, preds, acts,
                            s1, s2, clipped):
     """Fill ``preds`` (time, batch, latent), ``carried[1:]``, ``acts`` and the ReLU slopes
-    ``s1 = [W2 c + h2 > 0]``, ``s2 = [W2 c > 0]`` (time, batch, hidden); ``carried[0]`` is ``z0``;
+    ``s1 = [W2 c + h2 > 0]``, ``s2 = [W2 c > 0]`` (time, batch, hidden; bool: a quarter of the
+    memory traffic of float slopes); ``carried[0]`` is ``z0``;
     ``w1`` is ``W1`` (latent, hidden), ``w2t`` is ``W2.T`` (latent, hidden)."""
     n_steps, n_batch, n = preds.shape
     n_hid = w2t.shape[1]
     zero = a[0] - a[0]
-    one = zero + 1
     pre = np.empty((n_batch, n_hid), a.dtype)
     tin_h = np.empty((KB, n_hid), a.dtype)
     tout_l = np.empty((KB, n), a.dtype)
@@ -160,8 +160,8 @@ def shallow_forced_forward(w1, w2t, h2, a, drive, target, alphas, mask, noise, c
             for j in range(n_hid):
                 v = pre[k, j]
                 r = v + h2[j]
-                u1[k, j] = one if r > zero else zero
-                u2[k, j] = one if v > zero else zero
+                u1[k, j] = r > zero
+                u2[k, j] = v > zero
                 act[k, j] = max(r, zero) - (max(v, zero) if clipped else zero)
         p = preds[t]
         recurrent_product(w1, act, p, tin_h, tout_l)
@@ -184,7 +184,8 @@ def shallow_forced_backward(w1, w2t, a, alphas, mask, grad_preds, s1, s2, grad_p
     """
     n_steps, n_batch, n = grad_preds.shape
     n_hid = w1.shape[1]
-    one = a[0] - a[0] + 1
+    zero = a[0] - a[0]
+    one = zero + 1
     gact = np.empty((n_batch, n_hid), a.dtype)
     carry = np.empty((n_batch, n), a.dtype)
     tin_h = np.empty((KB, n_hid), a.dtype)
@@ -198,9 +199,10 @@ def shallow_forced_backward(w1, w2t, a, alphas, mask, grad_preds, s1, s2, grad_p
         gq, u1, u2 = grad_pre[t], s1[t], s2[t]
         for k in range(n_batch):
             for j in range(n_hid):
-                v = gact[k, j] * u1[k, j]
+                g = gact[k, j]
+                v = g if u1[k, j] else zero
                 grad_h2[j] += v
-                gq[k, j] = v - gact[k, j] * u2[k, j] if clipped else v
+                gq[k, j] = v - (g if u2[k, j] else zero) if clipped else v
         recurrent_product(w2t, gq, carry, tin_h, tout_l)
         for k in range(n_batch):
             for i in range(n):
