@@ -56,7 +56,7 @@ lorenz = TimeSeries.from_arrays(lorenz63(2 * n_points, dt=0.01)[::2], dt=dt).sta
 train, test = lorenz.split(0.8)
 mean, std = (np.asarray(lorenz.preprocessing[-1][key]) for key in ("mean", "std"))
 sizes = dict(n_latent=8, n_relu=4) if full else dict(n_latent=6, n_relu=3)
-seed = 2 if full else 0  # the seed an earlier version of this page found chaotic (see below)
+seed = 4 if full else 0  # the first of seeds 0, 1, 3, 4 whose full-size fit is chaotic (see below)
 if full:
     settings = dict(n_epochs=100, batches_per_epoch=50, batch_size=32, seq_len=100, lr=3e-3, lr_end=1e-4)
 else:
@@ -147,7 +147,7 @@ max_depth = {"unstable": 5000, "stable": 4} if full else {"unstable": 6, "stable
 max_pieces = {"unstable": 20_000, "stable": 2000} if full else {"unstable": 60, "stable": 50}
 max_seconds = {"unstable": 200.0, "stable": 60.0} if full else {"unstable": 5.0, "stable": 5.0}
 saddle_rows = cycles.stability == "saddle"
-homoclinic = None
+manifolds = homoclinic = None
 if saddle_rows.any():
     manifolds = find_manifolds(model, cycles, box=4.0, max_depth=max_depth, max_pieces=max_pieces,
                                max_seconds=max_seconds)
@@ -158,13 +158,49 @@ if saddle_rows.any():
     if manifolds.select("stable") and manifolds.select("unstable"):
         homoclinic = find_homoclinic_points(model, manifolds)
         print(homoclinic.report())
-if homoclinic is None or not len(homoclinic.points):
-    print("no homoclinic point within the budget above: no proof of chaos (which proves nothing either)")
-else:
-    is_h = homoclinic.kind == "homoclinic"
-    print(f"homoclinic points: {int(is_h.sum())} (transversal: {int(homoclinic.transversal[is_h].sum())}, "
-          f"region maps invertible: {int(homoclinic.invertible[is_h].sum())}); heteroclinic: "
-          f"{int((~is_h).sum())}; proves chaos: {homoclinic.proves_chaos}")
+
+
+def count_homoclinic(result):
+    """Print and return the counts of a homoclinic search (None: nothing to intersect)."""
+    if result is None or not len(result.kind):
+        print("no homoclinic point within the budget: no proof of chaos (which proves nothing either)")
+        return None
+    is_h = result.kind == "homoclinic"
+    counts = dict(homoclinic=int(is_h.sum()), transversal=int(result.transversal[is_h].sum()),
+                  invertible=int(result.invertible[is_h].sum()), heteroclinic=int((~is_h).sum()),
+                  proves_chaos=bool(result.proves_chaos))
+    print(", ".join(f"{key}: {value}" for key, value in counts.items()))
+    return counts
+
+
+count_homoclinic(homoclinic)
+
+# %% [markdown]
+# A chaotic attractor of a Lorenz-like map winds past the saddle near the origin, so the saddle that the
+# free run passes closest to gets a second, deeper search: its stable manifold to 9 preimages (up to
+# 5000 pieces or 240 CPU seconds at full size), its unstable manifold as above.
+
+# %%
+near_states = generate(model, test.values[0], 15_000, observation="identity").states[5000:]
+saddle_states = cycles.states[fixed & saddle_rows]
+manifolds_near = homoclinic_near = None
+if len(saddle_states):
+    gaps = np.array([np.linalg.norm(near_states - state, axis=1).min() for state in saddle_states])
+    nearest_saddle = saddle_states[gaps.argmin()]
+    print(f"distance of the free run to each saddle fixed point: {np.array2string(gaps, precision=3)}")
+    manifolds_near = find_manifolds(
+        model, [nearest_saddle], box=4.0,
+        max_depth={"unstable": max_depth["unstable"], "stable": 9 if full else 3},
+        max_pieces={"unstable": max_pieces["unstable"], "stable": 5000 if full else 100},
+        max_seconds={"unstable": max_seconds["unstable"], "stable": 240.0 if full else 5.0})
+    for (i, kind), cut in manifolds_near.truncated.items():
+        pieces = manifolds_near.select(kind, saddle=i)
+        print(f"nearest saddle, {kind}: {len(pieces)} pieces, depth ≤ "
+              f"{max((p.depth for p in pieces), default=0)}{' (piece or time cap hit)' if cut else ''}")
+    if manifolds_near.select("stable") and manifolds_near.select("unstable"):
+        homoclinic_near = find_homoclinic_points(model, manifolds_near)
+        print(homoclinic_near.report())
+near_counts = count_homoclinic(homoclinic_near)
 
 # %% [markdown]
 # ## The figure
