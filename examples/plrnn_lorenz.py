@@ -26,6 +26,7 @@ def main(tiny: bool = False, out_dir: str = "runs/example_plrnn_lorenz") -> dict
     scores, cycles, homoclinic = page["scores"], page["cycles"], page["homoclinic"]
     fixed = cycles.order == 1
     is_h = np.zeros(0, bool) if homoclinic is None else homoclinic.kind == "homoclinic"
+    near = page["manifolds_near"]
     summary = {
         "dt": page["dt"], "sizes": page["sizes"], "fit": page["settings"], "status": page["fit"].status,
         "scores": {model: {"d_stsp": float(scores.d_stsp[i]), "d_h": float(scores.d_h[i]),
@@ -51,6 +52,13 @@ def main(tiny: bool = False, out_dir: str = "runs/example_plrnn_lorenz") -> dict
                        "transversal": 0 if homoclinic is None else int(homoclinic.transversal[is_h].sum()),
                        "invertible": 0 if homoclinic is None else int(homoclinic.invertible[is_h].sum()),
                        "proves_chaos": bool(homoclinic is not None and homoclinic.proves_chaos)},
+        "nearest_saddle": None if near is None else {
+            "state": page["nearest_saddle"].tolist(),
+            "manifolds": {kind: {"pieces": len(near.select(kind)),
+                                 "depth": max((p.depth for p in near.select(kind)), default=0),
+                                 "truncated": bool(near.truncated.get((0, kind), False))}
+                          for kind in ("stable", "unstable")},
+            "homoclinic": page["near_counts"]},
     }
     return write_outputs(out_dir, summary, {"plrnn_lorenz.png": page["fig"]})
 
