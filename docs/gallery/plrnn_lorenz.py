@@ -149,17 +149,27 @@ max_depth = {"unstable": 5000, "stable": 4} if full else {"unstable": 6, "stable
 max_pieces = {"unstable": 20_000, "stable": 2000} if full else {"unstable": 60, "stable": 50}
 max_seconds = {"unstable": 200.0, "stable": 60.0} if full else {"unstable": 5.0, "stable": 5.0}
 saddle_rows = cycles.stability == "saddle"
+
+
+def search(saddles, label, **caps):
+    """The manifolds of ``saddles`` in the box of half-width 4 (with ``caps``), their pieces printed,
+    and their homoclinic and heteroclinic points (None when a kind of manifold is empty)."""
+    found = find_manifolds(model, saddles, box=4.0, **caps)
+    for (i, kind), cut in found.truncated.items():
+        pieces = found.select(kind, saddle=i)
+        depth, note = max((p.depth for p in pieces), default=0), " (piece or time cap hit)" if cut else ""
+        print(f"{label} {i}, {kind}: {len(pieces)} pieces, depth ≤ {depth}{note}")
+    points = None
+    if found.select("stable") and found.select("unstable"):
+        points = find_homoclinic_points(model, found)
+        print(points.report())
+    return found, points
+
+
 manifolds = homoclinic = None
 if saddle_rows.any():
-    manifolds = find_manifolds(model, cycles, box=4.0, max_depth=max_depth, max_pieces=max_pieces,
-                               max_seconds=max_seconds)
-    for (i, kind), cut in manifolds.truncated.items():
-        pieces = manifolds.select(kind, saddle=i)
-        print(f"saddle {i}, {kind}: {len(pieces)} pieces, depth ≤ {max((p.depth for p in pieces), default=0)}"
-              f"{' (piece or time cap hit)' if cut else ''}")
-    if manifolds.select("stable") and manifolds.select("unstable"):
-        homoclinic = find_homoclinic_points(model, manifolds)
-        print(homoclinic.report())
+    manifolds, homoclinic = search(cycles, "saddle", max_depth=max_depth, max_pieces=max_pieces,
+                                   max_seconds=max_seconds)
 
 
 def count_homoclinic(result):
@@ -191,18 +201,11 @@ if len(saddle_states):
         gaps = np.array([np.linalg.norm(near_states - state, axis=1).min() for state in saddle_states])
     nearest_saddle = saddle_states[gaps.argmin()]
     print(f"distance of the free run to each saddle fixed point: {np.array2string(gaps, precision=3)}")
-    manifolds_near = find_manifolds(
-        model, [nearest_saddle], box=4.0,
+    manifolds_near, homoclinic_near = search(
+        [nearest_saddle], "nearest saddle",
         max_depth={"unstable": max_depth["unstable"], "stable": 9 if full else 3},
         max_pieces={"unstable": max_pieces["unstable"], "stable": 5000 if full else 100},
         max_seconds={"unstable": max_seconds["unstable"], "stable": 240.0 if full else 5.0})
-    for (i, kind), cut in manifolds_near.truncated.items():
-        pieces = manifolds_near.select(kind, saddle=i)
-        print(f"nearest saddle, {kind}: {len(pieces)} pieces, depth ≤ "
-              f"{max((p.depth for p in pieces), default=0)}{' (piece or time cap hit)' if cut else ''}")
-    if manifolds_near.select("stable") and manifolds_near.select("unstable"):
-        homoclinic_near = find_homoclinic_points(model, manifolds_near)
-        print(homoclinic_near.report())
 near_counts = count_homoclinic(homoclinic_near)
 
 # %% [markdown]
