@@ -43,4 +43,6 @@ def fused_rollout(model: Any, x: torch.Tensor, *, generator: torch.Generator | N
         noise = model.noise_scale * xi
     states = fused_states(model.params(), model.initial_state(x.shape[0]), x, noise=noise, forcing=forcing,
                           backend=backend)
-    return Rollout(model.readout(states), states)
+    # the readout on the time-major view (the kernels' layout): neither it nor its gradient, which
+    # the backward kernel reads time-major, needs a (batch, time, state) copy
+    return Rollout(model.readout(states.transpose(0, 1)).transpose(0, 1), states)
