@@ -444,9 +444,9 @@ def _refresh(G, jacobian, xa, r, M, direction, stale, fresh) -> None:
         M[stale] = _shifted_jacobian(G, xa[stale], jacobian)
     n_fresh = int(fresh.sum())
     if n_fresh == fresh.numel():
-        direction.copy_(_newton_direction(M, r))
+        direction.copy_(newton_directions(M, r))
     elif n_fresh:
-        direction[fresh] = _newton_direction(M[fresh], r[fresh])
+        direction[fresh] = newton_directions(M[fresh], r[fresh])
 
 
 def _rows(keep: torch.Tensor, tensors: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
@@ -494,12 +494,6 @@ def _add_new_points(found_x, found_q, new_x, new_q, tol_unique):
         keep = torch.as_tensor(keep, device=new_x.device)
         new_x, new_q = new_x[keep], new_q[keep]
     return torch.cat([found_x, new_x]), torch.cat([found_q, new_q])
-
-
-def _newton_direction(M: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-    """``−M⁻¹ r`` per row (:func:`~neurodyn.kernels.linalg.newton_directions`); zero where ``M``
-    is singular (the step is then rejected)."""
-    return newton_directions(M, r)
 
 
 def _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique):
