@@ -10,6 +10,8 @@ networks) are compared:
 * ``ensemble_fused``: ``train_ensemble(..., backend="auto")`` — all networks' rollouts in one fused
   Numba call per step (one network per parallel item), one batched Adam step;
 * ``ensemble_fused_1thread``: the same on one Numba thread (``numba.set_num_threads(1)``);
+* ``ensemble_fused_fresh_buffers``: the same with every per-step buffer allocated afresh, as before
+  the training engine let the kernels reuse them (:mod:`neurodyn.kernels._workspace`);
 * ``ensemble_torch``: ``train_ensemble(..., backend="torch")`` — the batched torch loop;
 * ``sequential_fused``: one ``train(..., backend="auto", seed=s)`` call per network, in turn.
 
@@ -23,9 +25,11 @@ threads and on one) and the same rollout as 32 single-network calls.
     python benchmarks/bench_training_ensemble.py --family gru   # -> results/training_ensemble_gru.json
     python benchmarks/bench_training_ensemble.py --steps 2 --repeats 1 --n-networks 4 --out /dev/null
 
-glibc returns freed blocks above its mmap threshold to the system, so every step's fresh stacked
-buffers (tens of MB) page-fault again; ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` in the
-environment change that, and the record keeps any ``MALLOC_*`` settings of the run.
+glibc returns freed blocks above its mmap threshold to the system, so fresh stacked buffers (tens of
+MB) page-fault again at every step; the training engine therefore lets the kernels reuse theirs
+(``ensemble_fused_fresh_buffers`` shows the difference). The parts table calls ``fused_states``
+outside the engine, with fresh buffers. ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` in the
+environment also change this, and the record keeps any ``MALLOC_*`` settings of the run.
 """
 
 from __future__ import annotations
@@ -74,6 +78,21 @@ def one_thread(fn):
             fn()
         finally:
             numba.set_num_threads(n)
+
+    return run
+
+
+def fresh_buffers(fn):
+    """``fn`` run with the fused kernels' buffers allocated afresh at every step (none reused)."""
+    from neurodyn.kernels import _workspace
+
+    def run() -> None:
+        keep = _workspace.MIN_BYTES
+        _workspace.MIN_BYTES = 1 << 62
+        try:
+            fn()
+        finally:
+            _workspace.MIN_BYTES = keep
 
     return run
 
@@ -131,6 +150,7 @@ def main() -> None:
     contenders = {
         "ensemble_fused": lambda: run_ensemble(task, n, args.steps, "auto"),
         "ensemble_fused_1thread": one_thread(lambda: run_ensemble(task, n, args.steps, "auto")),
+        "ensemble_fused_fresh_buffers": fresh_buffers(lambda: run_ensemble(task, n, args.steps, "auto")),
         "ensemble_torch": lambda: run_ensemble(task, n, args.steps, "torch"),
         "sequential_fused": lambda: run_sequential(task, n, args.steps),
     }

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from neurodyn._threads import blas_threads, numba_threads
+from neurodyn.kernels._workspace import empty
 
 
 def leaky(params, h0, u, xi, forcing=None):
@@ -114,8 +115,8 @@ class _LeakyRecurrence(torch.autograd.Function):
         n_net, n_steps, n_batch = u.shape[:3]
         n_unit = h0.shape[-1]
         w, w_in, b, u = (t.detach().contiguous() for t in (w_rec, w_in, b, u))
-        states = torch.empty((n_net, n_steps + 1, n_batch, n_unit), dtype=h0.dtype)
-        slopes = torch.empty((n_net, n_steps, n_batch, n_unit), dtype=h0.dtype)
+        states = empty("leaky.states", (n_net, n_steps + 1, n_batch, n_unit), h0.dtype)
+        slopes = empty("leaky.slopes", (n_net, n_steps, n_batch, n_unit), h0.dtype)
         states[:, 0] = h0.detach()
         xi = _np(noise) if noise is not None else np.empty((n_net, 0, n_batch, n_unit), dt)
         if forcing is None:
@@ -123,7 +124,7 @@ class _LeakyRecurrence(torch.autograd.Function):
             forcing = (NO_FORCING, 0.0, none, np.empty((n_net, 0), dt), none, np.empty((n_net, 0, 0, 0), dt),
                        np.empty((n_net, 0, 0, 1), dt))
         method, strength, *arrays = forcing
-        free = torch.empty((n_net, n_steps if method != NO_FORCING else 0, n_batch, n_unit), dtype=h0.dtype)
+        free = empty("leaky.free", (n_net, n_steps if method != NO_FORCING else 0, n_batch, n_unit), h0.dtype)
         _parallel(leaky_forward_stack, n_net, w.numpy(), _np(w_in.mT), b.numpy(), u.numpy(), xi,
                   states.numpy(), slopes.numpy(), dt(alpha), int(code), dt is np.float64, int(method),
                   dt(strength), *arrays, free.numpy())
@@ -138,8 +139,8 @@ class _LeakyRecurrence(torch.autograd.Function):
         w, w_in, u, states, slopes = ctx.saved_tensors
         n_net, n_steps, n_batch = u.shape[:3]
         n_unit = w.shape[-1]
-        grad_h = torch.zeros(states.shape[:1] + states.shape[2:], dtype=w.dtype)
-        grad_pre = torch.empty(slopes.shape, dtype=w.dtype)
+        grad_h = empty("leaky.grad_h", states.shape[:1] + states.shape[2:], w.dtype, zero=True)
+        grad_pre = empty("leaky.grad_pre", tuple(slopes.shape), w.dtype)
         dt = w.numpy().dtype.type
         _parallel(leaky_backward_stack, n_net, _np(w.mT), _np(grad_states), slopes.numpy(), grad_h.numpy(),
                   grad_pre.numpy(), dt(ctx.alpha), *ctx.forcing)
@@ -205,11 +206,11 @@ class _ShallowForced(torch.autograd.Function):
         *lead, n_steps, n_batch, n = target.shape
         n_hid, dtype = w2.shape[-2], z0.dtype
         a, w1, w2 = a.detach().contiguous(), w1.detach().contiguous(), w2.detach().contiguous()
-        carried = torch.empty((*lead, n_steps + 1, n_batch, n), dtype=dtype)
+        carried = empty("shallow.carried", (*lead, n_steps + 1, n_batch, n), dtype)
         carried[..., 0, :, :] = z0.detach()
-        preds = torch.empty((*lead, n_steps, n_batch, n), dtype=dtype)
-        acts = torch.empty((*lead, n_steps, n_batch, n_hid), dtype=dtype)
-        s1, s2 = (torch.empty((*lead, n_steps, n_batch, n_hid), dtype=torch.bool) for _ in range(2))
+        preds = empty("shallow.preds", (*lead, n_steps, n_batch, n), dtype)
+        acts = empty("shallow.acts", (*lead, n_steps, n_batch, n_hid), dtype)
+        s1, s2 = (empty(f"shallow.{s}", (*lead, n_steps, n_batch, n_hid), torch.bool) for s in ("s1", "s2"))
         xi = _np(noise) if noise is not None else np.empty((*lead, 0, n_batch, n), carried.numpy().dtype)
         args = (w1.numpy(), _np(w2.mT), _np(h2), a.numpy(), _np(drive), _np(target), _np(alphas), _np(mask),
                 xi, carried.numpy(), preds.numpy(), acts.numpy(), s1.numpy(), s2.numpy(), clipped)
@@ -229,8 +230,8 @@ class _ShallowForced(torch.autograd.Function):
         a, w1, w2, alphas, mask, carried, acts, s1, s2 = ctx.saved_tensors
         *lead, n_steps, n_batch, n = grad_preds.shape
         n_hid = w2.shape[-2]
-        grad_p = torch.empty((*lead, n_steps, n_batch, n), dtype=a.dtype)
-        grad_pre = torch.empty((*lead, n_steps, n_batch, n_hid), dtype=a.dtype)
+        grad_p = empty("shallow.grad_p", (*lead, n_steps, n_batch, n), a.dtype)
+        grad_pre = empty("shallow.grad_pre", (*lead, n_steps, n_batch, n_hid), a.dtype)
         grad_h2 = torch.zeros((*lead, n_hid), dtype=a.dtype)
         grad_z0 = torch.zeros((*lead, n_batch, n), dtype=a.dtype)
         args = (w1.numpy(), _np(w2.mT), a.numpy(), alphas.numpy(), mask.numpy(), _np(grad_preds), s1.numpy(),
@@ -283,8 +284,8 @@ class _GRURecurrence(torch.autograd.Function):
         *lead, n_steps, n_batch, n3 = gi.shape
         n = n3 // 3
         w = w_hh.detach().contiguous()
-        states = torch.empty((*lead, n_steps + 1, n_batch, n), dtype=h0.dtype)
-        gates = torch.empty((*lead, n_steps, n_batch, 4 * n), dtype=h0.dtype)
+        states = empty("gru.states", (*lead, n_steps + 1, n_batch, n), h0.dtype)
+        gates = empty("gru.gates", (*lead, n_steps, n_batch, 4 * n), h0.dtype)
         states[..., 0, :, :] = h0.detach()
         dt = states.numpy().dtype
         kernel, items = _batch_kernel(k.gru_forward_kernel, k.gru_forward_stack, lead, n_batch)
@@ -299,8 +300,8 @@ class _GRURecurrence(torch.autograd.Function):
 
         w, states, gates = ctx.saved_tensors
         *lead, n_steps, n_batch, n = grad_states.shape
-        grad_gi = torch.empty((*lead, n_steps, n_batch, 3 * n), dtype=w.dtype)
-        grad_gh = torch.empty_like(grad_gi)
+        grad_gi = empty("gru.grad_gi", (*lead, n_steps, n_batch, 3 * n), w.dtype)
+        grad_gh = empty("gru.grad_gh", (*lead, n_steps, n_batch, 3 * n), w.dtype)
         grad_h0 = torch.empty((*lead, n_batch, n), dtype=w.dtype)
         kernel, items = _batch_kernel(k.gru_backward_kernel, k.gru_backward_stack, lead, n_batch)
         _parallel(kernel, items, _np(w.mT), _np(grad_states), states.numpy(), gates.numpy(), grad_gi.numpy(),
@@ -321,7 +322,7 @@ class _PiecewiseRecurrence(torch.autograd.Function):
 
         *lead, n_steps, n_batch, n = drive.shape
         joined = torch.cat([a.detach(), w.detach()], dim=-1).contiguous()  # [A | W] (latent, 2 latent)
-        states = torch.empty((*lead, n_steps + 1, n_batch, n), dtype=z0.dtype)
+        states = empty("pl.states", (*lead, n_steps + 1, n_batch, n), z0.dtype)
         states[..., 0, :, :] = z0.detach()
         dt = states.numpy().dtype
         kernel, items = _batch_kernel(k.pl_forward_kernel, k.pl_forward_stack, lead, n_batch)
@@ -337,7 +338,7 @@ class _PiecewiseRecurrence(torch.autograd.Function):
 
         joined, states = ctx.saved_tensors
         *lead, n_steps, n_batch, n = grad_states.shape
-        grad_drive = torch.empty((*lead, n_steps, n_batch, n), dtype=joined.dtype)
+        grad_drive = empty("pl.grad_drive", (*lead, n_steps, n_batch, n), joined.dtype)
         grad_z0 = torch.empty((*lead, n_batch, n), dtype=joined.dtype)
         kernel, items = _batch_kernel(k.pl_backward_kernel, k.pl_backward_stack, lead, n_batch)
         _parallel(kernel, items, _np(joined.mT), _np(grad_states), states.numpy(), grad_drive.numpy(),

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from neurodyn._seed import torch_generator
+from neurodyn.kernels._workspace import reuse_buffers
 from neurodyn.training._config import OPTIMIZERS, TrainConfig, deterministic_mode
 from neurodyn.training.early_stopping import EarlyStopping, metric_mode, reached
 
@@ -44,8 +45,10 @@ def start(model: Any, config: TrainConfig) -> tuple[Any, torch.Generator]:
 def run(params: Sequence[torch.Tensor], objective: Callable[[Any], tuple[torch.Tensor, dict[str, Any]]],
         batches: Callable[[int], Any], config: TrainConfig, **options: Any,
         ) -> tuple[list[dict[str, list[Any]]], dict[str, Any]]:
-    """:func:`_run` inside :func:`deterministic_mode` when ``config.deterministic`` (see there)."""
-    with deterministic_mode(config.deterministic):
+    """:func:`_run` inside :func:`deterministic_mode` when ``config.deterministic`` (see there), with
+    the fused kernels reusing their large per-step buffers
+    (:func:`~neurodyn.kernels._workspace.reuse_buffers`)."""
+    with deterministic_mode(config.deterministic), reuse_buffers():
         return _run(params, objective, batches, config, **options)
 
 
