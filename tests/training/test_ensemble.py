@@ -148,3 +148,23 @@ def _assert_same_ensembles(fused, ref, tol):
             torch.testing.assert_close(x, y, rtol=tol, atol=tol, msg=lambda m, name=name: f"{name}: {m}")
     for a, b in zip(fused.histories, ref.histories):
         assert a["loss"] == pytest.approx(b["loss"], rel=tol)
+
+
+def test_stacked_readout_gradients_equal_autograd():
+    """The ensemble readout's own backward equals autograd through ``baddbmm`` (float64, gradcheck too),
+    inside the training engine's buffer reuse as outside."""
+    from neurodyn.kernels._workspace import reuse_buffers
+    from neurodyn.training.ensemble_params import _StackedReadout
+
+    g = torch.Generator().manual_seed(3)
+    flat = torch.randn(3, 40, 6, dtype=torch.float64, generator=g, requires_grad=True)
+    w = torch.randn(3, 2, 6, dtype=torch.float64, generator=g, requires_grad=True)
+    b = torch.randn(3, 2, dtype=torch.float64, generator=g, requires_grad=True)
+    up = torch.randn(3, 40, 2, dtype=torch.float64, generator=g)
+    ref = torch.autograd.grad((torch.baddbmm(b[:, None], flat, w.mT) * up).sum(), (flat, w, b))
+    for ctx in (reuse_buffers(), torch.enable_grad()):
+        with ctx:
+            got = torch.autograd.grad((_StackedReadout.apply(flat, w, b) * up).sum(), (flat, w, b))
+        assert all(torch.allclose(r, x, rtol=1e-12, atol=1e-12) for r, x in zip(ref, got))
+    assert torch.autograd.gradcheck(_StackedReadout.apply, (flat, w, b))
+    assert torch.autograd.gradgradcheck(_StackedReadout.apply, (flat, w, b))
