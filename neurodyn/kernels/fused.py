@@ -410,8 +410,10 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
         if ran == "triton":
             xi = None if xi is None else xi[None]
-            return _fa.leaky_triton(one, h0[None], u[None], xi)[0].transpose(0, 1)
-        return _fa.leaky(one, h0[None], u[None], None if xi is None else xi[None], stacked)[0].transpose(0, 1)
+            return _fa.leaky_triton(one, h0[None], u[None], xi).squeeze(0).transpose(0, 1)
+        # squeeze, not [0]: its backward is a view, where indexing's fills a zero gradient to copy into
+        states = _fa.leaky(one, h0[None], u[None], None if xi is None else xi[None], stacked)
+        return states.squeeze(0).transpose(0, 1)
     if family.name != "shplrnn" or readout:
         if forcing is not None:
             raise ValueError("forcing is fused for the shallow PLRNN only; "
