@@ -97,7 +97,8 @@ def trial_uniforms(seed: int, n_trials: int, first_trial: int, shape: tuple[int,
     bit: trial ``i`` gets the first ``prod(shape)`` draws of ``numpy_rng(seed, 0, i)``, in C order. For
     trial indices below 2**32 a compiled kernel hashes every trial's ``SeedSequence`` and runs NumPy's
     ``PCG64`` (128-bit LCG, XSL RR output, ``(next64 >> 11) * 2**-53``) for all trials in one call,
-    about 10x faster than the generators; beyond, it runs the generators.
+    7-9x faster than building and running the generators (``benchmarks/bench_task_sampling.py``);
+    beyond, it runs the generators. Numba is imported on the first call.
 
     Parameters
     ----------
@@ -112,7 +113,7 @@ def trial_uniforms(seed: int, n_trials: int, first_trial: int, shape: tuple[int,
 
     Returns
     -------
-    ndarray, shape (trial, *shape), float64
+    uniforms : ndarray, shape (trial, *shape), float64
 
     Raises
     ------
