@@ -31,6 +31,7 @@ BENCHMARKS = {
     "bench_lyapunov.py": ["--quick"],
     "bench_cli_startup.py": ["--quick", "--out", "/dev/null"],
     "bench_sweep.py": ["--quick", "--out", "/dev/null"],
+    "bench_task_sampling.py": ["--quick", "--out", "/dev/null"],
 }
 
 

@@ -78,8 +78,9 @@ def trial_rngs(seed: int, n_trials: int, first_trial: int = 0) -> list[np.random
     Trial ``i`` always gets the same stream for a given ``seed``, so a batch sampled in one call
     equals the same trials sampled in several smaller calls (``first_trial`` offsets). Trial ``i``'s
     generator is ``numpy_rng(seed, 0, i)``, bit for bit; for trial indices below 2**32 the
-    ``SeedSequence`` hashing of all trials runs as one vectorised pass (:func:`_trial_states`),
-    which makes building the generators about 3x cheaper than one ``SeedSequence`` per trial.
+    ``SeedSequence`` hashing of all trials runs in one compiled pass (:func:`_trial_states`),
+    which makes building the generators cheaper than one ``SeedSequence`` per trial. Tasks that
+    draw only uniforms take them from :func:`trial_uniforms` instead, with no generators at all.
     """
     seed = resolve_seed(seed)
     if first_trial + n_trials > 2**32:  # an index of two 32-bit words: numpy's own hashing
@@ -89,46 +90,78 @@ def trial_rngs(seed: int, n_trials: int, first_trial: int = 0) -> list[np.random
     return [np.random.Generator(np.random.PCG64(hashed(s))) for s in states]
 
 
-# numpy's SeedSequence constants (M. O'Neill's seed_seq_fe hash, as numpy.random.SeedSequence uses it)
-_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
-_MIX_L, _MIX_R, _POOL, _M32 = 0xCA01F9DD, 0x4973F715, 4, 0xFFFFFFFF
+def trial_uniforms(seed: int, n_trials: int, first_trial: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Uniform draws on [0, 1) of trials ``first_trial .. first_trial + n_trials - 1``, ``shape`` per trial.
+
+    Equals ``np.stack([rng.random(shape) for rng in trial_rngs(seed, n_trials, first_trial)])`` bit for
+    bit: trial ``i`` gets the first ``prod(shape)`` draws of ``numpy_rng(seed, 0, i)``, in C order. For
+    trial indices below 2**32 a compiled kernel hashes every trial's ``SeedSequence`` and runs NumPy's
+    ``PCG64`` (128-bit LCG, XSL RR output, ``(next64 >> 11) * 2**-53``) for all trials in one call,
+    7-9x faster than building and running the generators (``benchmarks/bench_task_sampling.py``);
+    beyond, it runs the generators. Numba is imported on the first call.
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed (any :data:`SeedLike`, resolved by :func:`resolve_seed`).
+    n_trials : int
+        Number of trials, at least 0.
+    first_trial : int
+        Index of the first trial, at least 0.
+    shape : tuple of int
+        Shape of one trial's draws (``()``: one draw).
+
+    Returns
+    -------
+    uniforms : ndarray, shape (trial, *shape), float64
+
+    Raises
+    ------
+    ValueError
+        If ``n_trials``, ``first_trial`` or an entry of ``shape`` is negative, or the seed is.
+    TypeError
+        If ``seed`` is not a seed.
+
+    Examples
+    --------
+    >>> from neurodyn._seed import numpy_rng, trial_uniforms
+    >>> u = trial_uniforms(0, 3, 5, (2, 4))
+    >>> u.shape  # (trial, *shape)
+    (3, 2, 4)
+    >>> bool((u[1] == numpy_rng(0, 0, 6).random((2, 4))).all())  # trial 6's own generator
+    True
+    """
+    seed = resolve_seed(seed)
+    shape = tuple(int(n) for n in shape)
+    if n_trials < 0 or first_trial < 0 or any(n < 0 for n in shape):
+        raise ValueError(f"n_trials, first_trial and shape must be non-negative, got {n_trials}, "
+                         f"{first_trial}, {shape}")
+    if n_trials == 0:
+        return np.empty((0, *shape))
+    if first_trial + n_trials > 2**32:  # an index of two 32-bit words: numpy's own generators
+        return np.stack([rng.random(shape) for rng in trial_rngs(seed, n_trials, first_trial)])
+    from neurodyn._trial_uniforms import trial_uniforms_kernel
+
+    n_draws = 1
+    for n in shape:
+        n_draws *= n
+    draws = trial_uniforms_kernel(_seed_words(seed), first_trial, n_trials, n_draws)
+    return draws.reshape((n_trials, *shape))
+
+
+def _seed_words(seed: int) -> np.ndarray:
+    """The run entropy ``SeedSequence(seed, spawn_key=...)`` hashes: the seed's 32-bit words, least
+    significant first, padded with zeros to the pool size (4), as uint64."""
+    words = [(seed >> (32 * k)) & 0xFFFFFFFF for k in range(max(1, (seed.bit_length() + 31) // 32))]
+    return np.array(words + [0] * (4 - len(words)), dtype=np.uint64)
 
 
 def _trial_states(seed: int, first_trial: int, n_trials: int) -> np.ndarray:
-    """``SeedSequence(seed, spawn_key=(0, i)).generate_state(4, uint64)`` for every trial ``i``
-    (trial, 4) in one pass over uint32 columns; needs ``first_trial + n_trials <= 2**32``."""
-    words = [(seed >> (32 * k)) & _M32 for k in range(max(1, (seed.bit_length() + 31) // 32))]
-    words += [0] * (_POOL - len(words))  # the run entropy is padded to the pool when a spawn key follows
-    index = np.arange(first_trial, first_trial + n_trials, dtype=np.uint64).astype(np.uint32)
-    columns = [np.full(n_trials, w, np.uint32) for w in words] + [np.zeros(n_trials, np.uint32), index]
-    const = [_INIT_A]
+    """``SeedSequence(seed, spawn_key=(0, i)).generate_state(4, uint64)`` for every trial ``i``,
+    (trial, 4) uint64, by the compiled hash; needs ``first_trial + n_trials <= 2**32``."""
+    from neurodyn._trial_uniforms import seed_states
 
-    def hashmix(v: np.ndarray) -> np.ndarray:
-        v = v ^ np.uint32(const[0])
-        const[0] = (const[0] * _MULT_A) & _M32
-        v = v * np.uint32(const[0])
-        return v ^ (v >> np.uint32(16))
-
-    def mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        r = np.uint32(_MIX_L) * x - np.uint32(_MIX_R) * y
-        return r ^ (r >> np.uint32(16))
-
-    with np.errstate(over="ignore"):  # uint32 arithmetic wraps, as the hash intends
-        pool = [hashmix(columns[i]) for i in range(_POOL)]
-        for src in range(_POOL):
-            for dst in range(_POOL):
-                if src != dst:
-                    pool[dst] = mix(pool[dst], hashmix(pool[src]))
-        for col in columns[_POOL:]:
-            for dst in range(_POOL):
-                pool[dst] = mix(pool[dst], hashmix(col))
-        out, const_b = np.empty((n_trials, 8), np.uint32), _INIT_B
-        for i in range(8):
-            v = pool[i % _POOL] ^ np.uint32(const_b)
-            const_b = (const_b * _MULT_B) & _M32
-            v = v * np.uint32(const_b)
-            out[:, i] = v ^ (v >> np.uint32(16))
-    return out.view("<u8")
+    return seed_states(_seed_words(seed), first_trial, n_trials)
 
 
 @functools.cache

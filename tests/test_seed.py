@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurodyn._seed import numpy_rng, resolve_seed, torch_generator, trial_rngs
+from neurodyn._seed import _trial_states, numpy_rng, resolve_seed, torch_generator, trial_rngs, trial_uniforms
 
 
 def test_int_seed_is_identity():
@@ -50,3 +50,65 @@ def test_trial_streams_equal_numpy_seed_sequences(seed):
         got = [r.integers(0, 2**63, 3) for r in trial_rngs(seed, 4, first_trial=first)]
         ref = [numpy_rng(seed, 0, first + i).integers(0, 2**63, 3) for i in range(4)]
         assert all(np.array_equal(g, r) for g, r in zip(got, ref)), (seed, first)
+
+
+def _generator_uniforms(seed, n_trials, first_trial, shape):
+    return np.stack([rng.random(shape) for rng in trial_rngs(seed, n_trials, first_trial)])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 12345, 2**32 - 1, 2**32, 2**63 - 1, 2**64 + 7, 2**129 + 2**64 + 3])
+def test_trial_uniforms_equal_the_generators_bit_for_bit(seed):
+    # first_trial 2**32 - 3: 1 and 3 trials stay in the compiled path (up to index 2**32 - 1), 64 and 257
+    # cross 2**32 and take the generators
+    for n_trials in (1, 3, 64, 257):
+        for first in (0, 5, 2**32 - 3):
+            for shape in ((), (5,), (2, 7, 3)):
+                got = trial_uniforms(seed, n_trials, first, shape)
+                ref = _generator_uniforms(seed, n_trials, first, shape)
+                assert got.shape == ref.shape == (n_trials, *shape) and got.dtype == np.float64
+                same_bits = np.array_equal(got.view(np.uint64), ref.view(np.uint64))
+                assert same_bits, (seed, n_trials, first, shape)
+
+
+def test_trial_uniforms_are_each_trials_own_generator():
+    got = trial_uniforms(2**40 + 5, 4, 10**9, (3, 2))
+    for i in range(4):
+        assert np.array_equal(got[i], numpy_rng(2**40 + 5, 0, 10**9 + i).random((3, 2)))
+    split = np.concatenate([trial_uniforms(9, 2, 0, (4,)), trial_uniforms(9, 5, 2, (4,))])
+    assert np.array_equal(split, trial_uniforms(9, 7, 0, (4,)))
+
+
+def test_pcg64_kernel_equals_numpy_on_any_state():
+    # states numpy's SeedSequence would rarely give: zeros, all ones, top bits set (the carry of
+    # initseq << 1 into the increment's high half, and of initstate + first step into the state's)
+    from neurodyn._seed import _hashed_seed_type
+    from neurodyn._trial_uniforms import pcg64_uniforms
+
+    top = np.uint64(2**63)
+    states = np.concatenate([
+        np.zeros((1, 4), np.uint64), np.full((1, 4), 2**64 - 1, np.uint64),
+        np.array([[top, top, top, top], [0, 2**64 - 1, 0, 2**64 - 1]], np.uint64),
+        np.random.default_rng(0).integers(0, 2**64, (60, 4), dtype=np.uint64, endpoint=False),
+    ])
+    got = pcg64_uniforms(states, 37)
+    hashed = _hashed_seed_type()
+    for s, row in zip(states, got):
+        ref = np.random.Generator(np.random.PCG64(hashed(s))).random(37)
+        assert np.array_equal(row.view(np.uint64), ref.view(np.uint64)), s
+
+
+def test_trial_states_equal_numpy_seed_sequences():
+    for seed in (0, 7, 2**32, 2**100 + 1):
+        got = _trial_states(seed, 2**32 - 5, 5)
+        ref = [np.random.SeedSequence(seed, spawn_key=(0, 2**32 - 5 + i)).generate_state(4, np.uint64)
+               for i in range(5)]
+        assert got.dtype == np.uint64 and np.array_equal(got, np.stack(ref))
+
+
+def test_trial_uniforms_edge_sizes_and_errors():
+    assert trial_uniforms(0, 0, 3, (2, 5)).shape == (0, 2, 5)
+    assert trial_uniforms(0, 3, 0, (0, 4)).shape == (3, 0, 4)
+    assert trial_uniforms(0, 0, 2**32, ()).shape == (0,)
+    for bad in ((0, -1, 0, ()), (0, 2, -1, ()), (0, 2, 0, (3, -1)), (-1, 2, 0, ())):
+        with pytest.raises(ValueError):
+            trial_uniforms(*bad)

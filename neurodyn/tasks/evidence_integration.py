@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
-from neurodyn._seed import trial_rngs
+from neurodyn._seed import trial_uniforms
 from neurodyn.tasks._base import TaskBatch
 from neurodyn.tasks._binary import BinaryTask
 from neurodyn.tasks._checks import durations, within
 from neurodyn.tasks._registry import register_task
-from neurodyn.tasks._timeline import in_period, per_trial
+from neurodyn.tasks._timeline import in_period
 
 __all__ = ["EvidenceIntegration"]
 
@@ -76,13 +76,14 @@ class EvidenceIntegration(BinaryTask):
                 "response": "response_ms"}
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
-        rngs = trial_rngs(seed, n_trials, first_trial)
         n_steps = self.n_steps
         periods = self._periods(n_trials)
-        side = per_trial(rngs, lambda r: np.where(r.random() < 0.5, -1.0, 1.0))
-        pulse = per_trial(rngs, lambda r: r.random(n_steps) < self.p_pulse)
+        # per trial, in its stream: the side's uniform, then the pulse and the agreement uniforms per step
+        u = trial_uniforms(seed, n_trials, first_trial, (1 + 2 * n_steps,))
+        side = np.where(u[:, 0] < 0.5, -1.0, 1.0)
+        pulse = u[:, 1:1 + n_steps] < self.p_pulse
         pulse &= in_period(periods["stimulus"], n_steps)
-        agree = per_trial(rngs, lambda r: r.random(n_steps) < self.p_correct)
+        agree = u[:, 1 + n_steps:] < self.p_correct
         right = pulse & (agree == (side[:, None] > 0))
         left = pulse & ~right
         n_left, n_right = left.sum(1), right.sum(1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
-from neurodyn._seed import trial_rngs
+from neurodyn._seed import trial_uniforms
 from neurodyn.tasks._base import Task, TaskBatch, size_of
 from neurodyn.tasks._checks import at_least, within
 from neurodyn.tasks._registry import register_task
@@ -68,9 +68,7 @@ class FlipFlop(Task):
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
         # per trial, one draw of its pulse and sign uniforms (the pulse ones first in its stream)
-        uniforms = np.empty((n_trials, 2, self.n_steps, self.n_bits))
-        for i, rng in enumerate(trial_rngs(seed, n_trials, first_trial)):
-            rng.random(out=uniforms[i])
+        uniforms = trial_uniforms(seed, n_trials, first_trial, (2, self.n_steps, self.n_bits))
         pulses = uniforms[:, 0] < self.p_pulse
         pulses[:, 0, :] = True
         signs = np.where(uniforms[:, 1] < 0.5, np.float32(-1.0), np.float32(1.0))

@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from neurodyn._lazy import numpy as np
-from neurodyn._seed import SeedLike, resolve_seed, trial_rngs
-from neurodyn.tasks._timeline import per_trial
+from neurodyn._seed import SeedLike, resolve_seed, trial_uniforms
 
 __all__ = ["HMMParams", "make_hmm", "sample_hmm", "stationary_distribution"]
 
@@ -144,8 +143,7 @@ def sample_hmm(
     """
     seed = resolve_seed(seed)
     n_states = len(hmm.start)
-    rngs = trial_rngs(seed, n_trials, first_trial)
-    u = per_trial(rngs, lambda r: r.random((3, n_steps)))
+    u = trial_uniforms(seed, n_trials, first_trial, (3, n_steps))  # start, transition, emission uniforms
     s0 = _inverse_cdf(np.cumsum(hmm.start), u[:, 0, 0])
     maps = _inverse_cdf(np.cumsum(hmm.transition, axis=1)[None, None],
                         np.broadcast_to(u[:, 1, 1:, None], (n_trials, n_steps - 1, n_states)))

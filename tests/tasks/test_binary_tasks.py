@@ -56,3 +56,20 @@ def test_evidence_integration_answers_the_sign_of_the_pulse_count_difference():
 def test_both_tasks_are_registered_for_the_command_line():
     assert make_task("delayed_xor", delay_ms=50.0).delay_ms == 50.0
     assert make_task("evidence_integration").n_inputs == 3
+
+
+@pytest.mark.parametrize(("seed", "first_trial"), [(0, 0), (5, 17), (2**33 + 1, 2**32 - 10)])
+def test_evidence_integration_equals_the_per_trial_generators(seed, first_trial):
+    # the uniforms come from trial_uniforms; each trial's stream is what its own generator drew:
+    # the side's uniform, then n_steps pulse and n_steps agreement uniforms
+    from neurodyn._seed import trial_rngs
+
+    task = EvidenceIntegration(delay_ms=100, stimulus_ms=300, p_pulse=0.5, p_correct=0.8)
+    batch, n = task.sample(20, seed=seed, first_trial=first_trial), task.n_steps
+    draws = [(r.random(), r.random(n), r.random(n)) for r in trial_rngs(seed, 20, first_trial)]
+    side = np.array([np.where(s < 0.5, -1.0, 1.0) for s, _, _ in draws])
+    pulse = np.stack([p < task.p_pulse for _, p, _ in draws]) & in_period(batch.periods["stimulus"], n)
+    right = pulse & (np.stack([a < task.p_correct for _, _, a in draws]) == (side[:, None] > 0))
+    assert np.array_equal(batch.trial_params["side"], side)
+    assert np.array_equal(batch.inputs[..., 1], right)
+    assert np.array_equal(batch.inputs[..., 0], pulse & ~right)

@@ -60,3 +60,34 @@ def test_registry_and_errors():
         FlipFlop(n_bits=0)
     with pytest.raises(ValueError):
         FlipFlop().sample(0, seed=0)
+
+
+def _generator_batch(task, n_trials, seed, first_trial):
+    """The batch as it was drawn with one NumPy generator per trial: inputs, targets, pulse counts."""
+    from neurodyn._seed import trial_rngs
+
+    uniforms = np.empty((n_trials, 2, task.n_steps, task.n_bits))
+    for i, rng in enumerate(trial_rngs(seed, n_trials, first_trial)):
+        rng.random(out=uniforms[i])
+    pulses = uniforms[:, 0] < task.p_pulse
+    pulses[:, 0, :] = True
+    signs = np.where(uniforms[:, 1] < 0.5, np.float32(-1.0), np.float32(1.0))
+    inputs = signs * pulses
+    return inputs, brute_force_targets(inputs), pulses.sum(axis=1)
+
+
+@pytest.mark.parametrize("task", [FlipFlop(n_bits=3, n_steps=64),
+                                  FlipFlop(n_bits=5, n_steps=37, p_pulse=0.3)])
+@pytest.mark.parametrize(("seed", "first_trial"), [(0, 0), (7, 5), (2**40 + 1, 1000), (12345, 2**32 - 40)])
+def test_batches_equal_the_per_trial_generators(task, seed, first_trial):
+    # the compiled uniforms give the batches the per-trial generators gave, bit for bit (the last
+    # offset crosses trial 2**32, where the generators draw them)
+    b = task.sample(64, seed=seed, first_trial=first_trial)
+    inputs, targets, n_pulses = _generator_batch(task, 64, seed, first_trial)
+    assert b.inputs.dtype == inputs.dtype == np.float32
+    assert np.array_equal(b.inputs, inputs) and np.array_equal(b.targets, targets)
+    assert np.array_equal(b.trial_params["n_pulses"], n_pulses)
+    parts = [task.sample(n, seed=seed, first_trial=first_trial + start)
+             for start, n in ((0, 10), (10, 1), (11, 53))]
+    assert np.array_equal(np.concatenate([p.inputs for p in parts]), b.inputs)
+    assert np.array_equal(np.concatenate([p.targets for p in parts]), b.targets)
