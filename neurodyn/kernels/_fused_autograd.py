@@ -62,12 +62,33 @@ def gru(params, h0, u, xi):
 
 def piecewise(params, h0, u, xi):
     """PLRNN or ALRNN states (time, batch, latent); shapes as in :func:`gru`."""
+    return _PiecewiseRecurrence.apply(*_piecewise_args(params, h0, u), h0, xi, _n_relu(params, h0))
+
+
+def piecewise_triton(params, h0, u, xi):
+    """:func:`piecewise` with the time loop and its BPTT in Triton (float32, CUDA or
+    ``TRITON_INTERPRET=1``); one network runs as a stack of one."""
+    a, w, d = _piecewise_args(params, h0, u)
+    if h0.ndim == 3:
+        return _PiecewiseRecurrenceTriton.apply(a, w, d, h0, xi, _n_relu(params, h0))
+    states = _PiecewiseRecurrenceTriton.apply(a[None], w[None], d[None], h0[None],
+                                              None if xi is None else xi[None], _n_relu(params, h0))
+    return states.squeeze(0)  # squeeze, not [0]: its backward is a view
+
+
+def _piecewise_args(params, h0, u):
+    """``A``, ``W`` and the drive ``h + C u`` ([network,] time, batch, latent; expanded) of a PLRNN /
+    ALRNN rollout, in the dtype of ``h0``."""
     from neurodyn.models._pl_common import drive
 
     d = _drive(drive, params, u, h0).to(h0.dtype)
     d = d.expand(*h0.shape[:-2], u.shape[-3], *h0.shape[-2:])
-    n_relu = getattr(params, "n_relu", h0.shape[-1])  # the PLRNN: a ReLU on every unit
-    return _PiecewiseRecurrence.apply(params.A.to(h0.dtype), params.W.to(h0.dtype), d, h0, xi, int(n_relu))
+    return params.A.to(h0.dtype), params.W.to(h0.dtype), d
+
+
+def _n_relu(params, h0) -> int:
+    """The number of ReLU units (the last ones): the ALRNN's ``n_relu``, every unit of a PLRNN."""
+    return int(getattr(params, "n_relu", h0.shape[-1]))
 
 
 def _drive(fn, params, u, h0):
@@ -343,8 +364,45 @@ class _PiecewiseRecurrence(torch.autograd.Function):
         kernel, items = _batch_kernel(k.pl_backward_kernel, k.pl_backward_stack, lead, n_batch)
         _parallel(kernel, items, _np(joined.mT), _np(grad_states), states.numpy(), grad_drive.numpy(),
                   grad_z0.numpy(), ctx.n_relu)
-        z = states[..., :-1, :, :].reshape(*lead, -1, n)
-        n_lin = n - ctx.n_relu
-        phi = torch.cat([z[..., :n_lin], z[..., n_lin:].clamp(min=0)], dim=-1)
-        g = grad_drive.reshape(*lead, -1, n).mT
-        return g @ z, g @ phi, grad_drive, grad_z0, None, None
+        return (*_pl_weight_grads(grad_drive, states, ctx.n_relu), grad_drive, grad_z0, None, None)
+
+
+def _pl_weight_grads(grad_drive: torch.Tensor, states: torch.Tensor, n_relu: int):
+    """The ``A`` and ``W`` gradients ``sum_t g[t].T z[t]`` and ``sum_t g[t].T phi*(z[t])`` of a PLRNN /
+    ALRNN from the drive gradients ``g`` ([network,] time, batch, latent) and the states ([network,]
+    time + 1, batch, latent), each one (batched) product over all steps and batch rows."""
+    *lead, _, _, n = grad_drive.shape
+    z = states[..., :-1, :, :].reshape(*lead, -1, n)
+    n_lin = n - n_relu
+    phi = torch.cat([z[..., :n_lin], z[..., n_lin:].clamp(min=0)], dim=-1)
+    g = grad_drive.reshape(*lead, -1, n).mT
+    return g @ z, g @ phi
+
+
+class _PiecewiseRecurrenceTriton(torch.autograd.Function):
+    """``(A, W, drive, z0, noise, n_relu) -> states`` (network, time, batch, latent) as
+    :class:`_PiecewiseRecurrence` with a leading network dim (one network: a stack of one), the loops
+    in :mod:`~neurodyn.kernels._triton_kernels`; the ``A`` and ``W`` gradients are products of the
+    kernel's drive gradients after it, as there."""
+
+    @staticmethod
+    def forward(ctx, a, w, drive, z0, noise, n_relu):  # type: ignore[override]
+        from neurodyn.kernels._triton_backend import pl_train_forward
+
+        n_net, n_steps, n_batch, n = drive.shape
+        a, w = a.detach().contiguous(), w.detach().contiguous()
+        states = z0.new_empty((n_net, n_steps + 1, n_batch, n))
+        states[:, 0] = z0.detach()
+        xi = None if noise is None else noise.detach().contiguous()
+        pl_train_forward(a, w, drive.detach().contiguous(), xi, states, n_relu)
+        ctx.save_for_backward(a, w, states)
+        ctx.n_relu = n_relu
+        return states[:, 1:]
+
+    @staticmethod
+    def backward(ctx, grad_states):  # type: ignore[override]
+        from neurodyn.kernels._triton_backend import pl_train_backward
+
+        a, w, states = ctx.saved_tensors
+        grad_drive, grad_z0 = pl_train_backward(a, w, grad_states.contiguous(), states, ctx.n_relu)
+        return (*_pl_weight_grads(grad_drive, states, ctx.n_relu), grad_drive, grad_z0, None, None)

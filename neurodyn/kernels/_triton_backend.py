@@ -7,10 +7,10 @@ on chip for the whole loop) when their padded size is at most :data:`MAX_RESIDEN
 larger leaky RNNs use the tiled kernel, larger networks of other families are not supported
 (``backend="auto"`` then uses torch).
 
-Training (:func:`leaky_train_forward`, :func:`leaky_train_backward`, used by the autograd Function
-of :mod:`~neurodyn.kernels._fused_autograd`): the leaky RNN up to :data:`TRAIN_MAX_UNITS` units,
-``BLOCK_B`` fixed to the forward kernel's first configuration so that the backward can size its
-per-block weight-gradient buffer.
+Training (:func:`leaky_train_forward`, :func:`leaky_train_backward`, :func:`pl_train_forward`,
+:func:`pl_train_backward`, used by the autograd Functions of :mod:`~neurodyn.kernels._fused_autograd`):
+the leaky RNN, PLRNN and ALRNN up to :data:`TRAIN_MAX_UNITS` units, ``BLOCK_B`` fixed to the forward
+kernel's first configuration so that the backward can size its per-block weight-gradient buffer.
 """
 
 from __future__ import annotations
@@ -21,12 +21,14 @@ from typing import Any
 
 import torch
 
-__all__ = ["KERNELS", "interpreting", "leaky_train_backward", "leaky_train_forward", "supports",
-           "train_supports"]
+__all__ = ["KERNELS", "interpreting", "leaky_train_backward", "leaky_train_forward", "pl_train_backward",
+           "pl_train_forward", "supports", "train_supports"]
 
 MAX_RESIDENT = 8192  # fp32 weight elements kept on chip per program (32 KiB)
 TILED_BLOCK_N = 64
-TRAIN_MAX_UNITS = 64  # the training kernels keep W_rec (and its gradient) on chip: BLOCK_N <= 64
+TRAIN_MAX_UNITS = 64  # the training kernels keep W_rec (and its gradient) or A and W on chip: BLOCK_N <= 64
+#: families the Triton training kernels cover, and the recurrent weight whose last dim is the unit count
+_TRAIN_UNITS = {"leaky": "w_rec", "plrnn": "A", "alrnn": "A"}
 #: (BLOCK_B, num_warps) autotune candidates per BLOCK_N; chosen from sm_90 ahead-of-time compiles
 #: without register spills (see tests/test_kernels_triton_aot.py); "tiled" is the fallback kernel
 CONFIGS = {16: ((16, 4), (32, 4)), 32: ((16, 4), (32, 8)), 64: ((16, 8),),
@@ -98,24 +100,31 @@ def supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
 def train_supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
     """None when the Triton training kernels (forward + BPTT) can train this case, else the reason.
 
-    They cover the leaky RNN (one network or an ensemble) with resident weights (at most 64 units)
-    in float32.
+    They cover the leaky RNN, PLRNN and ALRNN (one network or an ensemble) with resident weights (at
+    most 64 units) in float32.
 
     Examples
     --------
     >>> import torch
     >>> from neurodyn.kernels._triton_backend import train_supports
-    >>> from neurodyn.models import LeakyRNN
+    >>> from neurodyn.models import ALRNN, GRU, LeakyRNN, PLRNN
     >>> train_supports("leaky", LeakyRNN(1, 64, 1).params(), torch.float32) is None
     True
     >>> train_supports("leaky", LeakyRNN(1, 65, 1).params(), torch.float32)
     "the Triton training kernels hold at most 64 units on chip (got 65); use backend='torch'"
+    >>> train_supports("alrnn", ALRNN(1, 64, 1, n_relu=8).params(), torch.float32) is None
+    True
+    >>> train_supports("plrnn", PLRNN(1, 80, 1).params(), torch.float32)
+    "the Triton training kernels hold at most 64 units on chip (got 80); use backend='torch'"
+    >>> train_supports("gru", GRU(1, 8, 1).params(), torch.float32)
+    "the Triton training kernels cover the leaky RNN, PLRNN and ALRNN only, not 'gru'; use backend='torch'"
     """
-    if family != "leaky":
-        return f"the Triton training kernels cover the leaky RNN only, not {family!r}; use backend='torch'"
+    if family not in _TRAIN_UNITS:
+        return (f"the Triton training kernels cover the leaky RNN, PLRNN and ALRNN only, not {family!r}; "
+                f"use backend='torch'")
     if dtype != torch.float32:
         return f"the Triton kernels are float32 (got {dtype}); use backend='numba' or 'torch'"
-    n = params.w_rec.shape[-1]
+    n = getattr(params, _TRAIN_UNITS[family]).shape[-1]
     if n > TRAIN_MAX_UNITS:
         return (f"the Triton training kernels hold at most {TRAIN_MAX_UNITS} units on chip (got {n}); "
                 f"use backend='torch'")
@@ -169,6 +178,44 @@ def leaky_train_backward(w: torch.Tensor, grad_states: torch.Tensor, slopes: tor
     leaky_train_backward_kernel[grid](w, grad_states, slopes, states, grad_pre, grad_h0, partial, n_batch, n,
                                       n_steps, float(alpha), **meta)
     return grad_pre, grad_h0, partial.sum(1)
+
+
+def pl_train_forward(a: torch.Tensor, w: torch.Tensor, drive: torch.Tensor, noise: torch.Tensor | None,
+                     states: torch.Tensor, n_relu: int) -> None:
+    """Fill ``states[:, 1:]`` of PLRNNs / ALRNNs (ReLU on the last ``n_relu`` units) in one launch.
+
+    ``a``, ``w`` (network, latent, latent): ``A`` and ``W`` as the step uses them (any ``A``, not only
+    a diagonal one); ``drive`` = ``h + C u``, ``noise`` (or None) (network, time, batch, latent);
+    ``states`` (network, time + 1, batch, latent) with ``z0`` first. Every tensor contiguous float32
+    on one CUDA device (or the CPU under ``TRITON_INTERPRET=1``).
+    """
+    from neurodyn.kernels._triton_kernels import pl_train_forward_kernel
+
+    n_steps, n_batch, n = drive.shape[1:]
+    grid, meta = _train_launch(states, n_batch)
+    nz = noise if noise is not None else states  # not read without noise
+    pl_train_forward_kernel[grid](a, w, drive, nz, states, n_batch, n, n_steps, int(n_relu),
+                                  HAS_NOISE=noise is not None, **meta)
+
+
+def pl_train_backward(a: torch.Tensor, w: torch.Tensor, grad_states: torch.Tensor, states: torch.Tensor,
+                      n_relu: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """BPTT of :func:`pl_train_forward`: ``(grad_drive, grad_z0)``.
+
+    ``grad_states`` (network, time, batch, latent) is ``dL/dz[t+1]`` from everything but the
+    recurrence; ``grad_drive`` (same shape) the gradient of each step's drive (and of its state
+    before the noise), from which the ``A`` and ``W`` gradients are products over all steps;
+    ``grad_z0`` (network, batch, latent).
+    """
+    from neurodyn.kernels._triton_kernels import pl_train_backward_kernel
+
+    n_net, n_steps, n_batch, n = grad_states.shape
+    grid, meta = _train_launch(states, n_batch)
+    grad_drive = torch.empty_like(grad_states)
+    grad_z0 = states.new_empty((n_net, n_batch, n))
+    pl_train_backward_kernel[grid](a, w, grad_states, states, grad_drive, grad_z0, n_batch, n, n_steps,
+                                   int(n_relu), **meta)
+    return grad_drive, grad_z0
 
 
 def configs_for(name: str, block_n: int) -> tuple[tuple[int, int], ...]:

@@ -12,8 +12,9 @@ Tensor layouts are those of the Numba kernels: drive ``(network, batch, d_time, 
 global ping-pong buffer and the product runs over ``BLOCK_N``-wide tiles every step.
 
 ``leaky_train_forward_kernel`` and ``leaky_train_backward_kernel`` are the leaky RNN's training pair
-(forward storing states and ``alpha phi'(pre)``, then BPTT); they use the time-major layouts of the
-Numba training kernels.
+(forward storing states and ``alpha phi'(pre)``, then BPTT), ``pl_train_forward_kernel`` and
+``pl_train_backward_kernel`` the PLRNN's and ALRNN's (forward storing the states, then BPTT writing
+the drive's gradient); they use the time-major layouts of the Numba training kernels.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import triton
 import triton.language as tl
 
 __all__ = ["gru_kernel", "leaky_kernel", "leaky_tiled_kernel", "leaky_train_backward_kernel",
-           "leaky_train_forward_kernel", "pl_kernel", "shallow_kernel"]
+           "leaky_train_forward_kernel", "pl_kernel", "pl_train_backward_kernel", "pl_train_forward_kernel",
+           "shallow_kernel"]
 
 
 @triton.jit
@@ -223,7 +225,7 @@ def leaky_tiled_kernel(w_ptr, d_ptr, noise_ptr, h_ptr, buf_ptr, out_ptr, n_batch
                  mask=m2)
 
 
-# ---- training: the leaky RNN's forward with what BPTT needs, and its backward ----------------------------
+# ---- training: forwards storing what BPTT needs (leaky RNN, PLRNN / ALRNN), and their backwards ------
 # Time-major layouts of the Numba training kernels: drive, noise, slopes and grad_pre
 # (network, time, batch, unit), states (network, time + 1, batch, unit) with h0 first.
 
@@ -305,3 +307,52 @@ def leaky_train_backward_kernel(w_ptr, gs_ptr, slope_ptr, s_ptr, gpre_ptr, gh_pt
     tl.store(_slab(gh_ptr, e, 0, 1, n_batch, rb, rn, n_unit), grad_h, mask=m2)
     n_blocks = tl.num_programs(1)
     tl.store(gw_ptr + ((e * n_blocks + blk) * n_unit + rn[:, None]) * n_unit + rn[None, :], acc, mask=mw)
+
+
+@triton.jit
+def pl_train_forward_kernel(a_ptr, w_ptr, d_ptr, noise_ptr, s_ptr, n_batch, n_unit, n_steps, n_relu,
+                            HAS_NOISE: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+    """PLRNN / ALRNN ``z[t+1] = z[t] @ A.T + phi*(z[t]) @ W.T + d[t] + noise[t]`` (``phi*`` the ReLU
+    on the last ``n_relu`` units, the identity on the others), storing every state in ``s``
+    (``s[:, 0]`` holds ``z0`` on entry); the states are all the backward needs."""
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
+    at = _load_t(a_ptr + e * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
+    wt = _load_t(w_ptr + e * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
+    relu_unit = (rn >= n_unit - n_relu)[None, :]
+    z = tl.load(_slab(s_ptr, e, 0, n_steps + 1, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+    for t in range(n_steps):
+        d = tl.load(_slab(d_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+        phi = tl.where(relu_unit, tl.maximum(z, 0.0), z)
+        z = tl.dot(z, at, input_precision="ieee") + tl.dot(phi, wt, input_precision="ieee") + d
+        if HAS_NOISE:
+            z += tl.load(_slab(noise_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+        tl.store(_slab(s_ptr, e, t + 1, n_steps + 1, n_batch, rb, rn, n_unit), z, mask=m2)
+
+
+@triton.jit
+def pl_train_backward_kernel(a_ptr, w_ptr, gs_ptr, s_ptr, gd_ptr, gz_ptr, n_batch, n_unit, n_steps, n_relu,
+                             BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+    """BPTT of :func:`pl_train_forward_kernel`, backwards in time: ``g = gs[t] + grad_z``,
+    ``gd[t] = g`` (the gradient of the drive and of the pre-noise state ``z[t+1]``),
+    ``grad_z = g @ A + (g @ W) * phi*'(z[t])`` with ``relu'(0) = 0``; ``gz`` gets ``dL/dz0``."""
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
+    mw = (rn[:, None] < n_unit) & (rn[None, :] < n_unit)
+    square = rn[:, None] * n_unit + rn[None, :]
+    a = tl.load(a_ptr + e * n_unit * n_unit + square, mask=mw, other=0.0)
+    w = tl.load(w_ptr + e * n_unit * n_unit + square, mask=mw, other=0.0)
+    relu_unit = (rn >= n_unit - n_relu)[None, :]
+    grad_z = tl.zeros((BLOCK_B, BLOCK_N), dtype=tl.float32)
+    for k in range(n_steps):
+        t = n_steps - 1 - k
+        g = tl.load(_slab(gs_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0) + grad_z
+        tl.store(_slab(gd_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), g, mask=m2)
+        z = tl.load(_slab(s_ptr, e, t, n_steps + 1, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+        through = tl.dot(g, w, input_precision="ieee")
+        grad_z = tl.dot(g, a, input_precision="ieee") + tl.where(relu_unit & (z <= 0.0), 0.0, through)
+    tl.store(_slab(gz_ptr, e, 0, 1, n_batch, rb, rn, n_unit), grad_z, mask=m2)

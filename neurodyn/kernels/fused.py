@@ -104,8 +104,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     backend : {"auto", "torch", "numba", "triton"}
         ``auto`` takes the fused Numba path for a supported family on the CPU in float32/float64
         without a ``state_hook`` (a Python call per step cannot run inside the kernel), on a CUDA
-        device the fused Triton path for a float32 leaky RNN (one network or an ensemble) of at
-        most 64 units without forcing or hook, and torch otherwise; ``torch`` always runs the
+        device the fused Triton path for a float32 leaky RNN, PLRNN or ALRNN (one network or an
+        ensemble) of at most 64 units without forcing or hook, and torch otherwise; ``torch`` always runs the
         reference; ``numba`` and ``triton`` insist on their fused path (``triton`` on the CPU only
         under ``TRITON_INTERPRET=1``, for testing).
     device, dtype
@@ -151,8 +151,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]), forcing="readout")
     'numba'
 
-    On a CUDA device (only the device type is read, so this runs without a GPU) a float32 leaky RNN
-    gets ``'triton'`` where Triton is installed; the GRU has no Triton training kernel:
+    On a CUDA device (only the device type is read, so this runs without a GPU) a float32 leaky RNN,
+    PLRNN or ALRNN gets ``'triton'`` where Triton is installed; the GRU has no Triton training kernel:
 
     >>> fused_backend(GRU(1, 4, 1).params(), device="cuda")
     'torch'
@@ -231,7 +231,7 @@ def _forcing_kind(forcing: bool | str) -> str:
 def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = None, *,
                  noise: torch.Tensor | None = None, forcing: tuple | None = None,
                  backend: str = "auto") -> torch.Tensor:
-    """Differentiable rollout with the time loop and its BPTT in Numba (leaky RNN, GRU, PL family).
+    """Differentiable rollout with the time loop and its BPTT in Numba or Triton (leaky RNN, GRU, PL family).
 
     Leaky RNN: ``h[t+1] = (1 - alpha) h[t] + alpha phi(W_rec h[t] + W_in u[t] + b) + noise[t]``,
     the map of :func:`neurodyn.models.leaky_rnn_step` plus the additive noise, so with the noise
@@ -312,7 +312,10 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     forcing) runs in Triton instead: one launch for the forward, storing states and
     ``alpha phi'(pre)``, one for BPTT, with the drive ``W_in u + b`` and the ``W_in``, ``b`` and
     input gradients formed in torch and the ``W_rec`` gradient reduced over batch blocks in a fixed
-    order (deterministic); the other families do not run fused on CUDA.
+    order (deterministic). So do the PLRNN and ALRNN (same limits): the forward stores the states,
+    the BPTT launch writes the drive gradients, and the ``A``, ``W`` and drive (``h``, ``C``,
+    inputs) gradients are products of those in torch, as on the CPU. The GRU and the shallow PLRNN
+    do not run fused on CUDA.
 
     Examples
     --------
@@ -419,7 +422,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
             raise ValueError("forcing is fused for the shallow PLRNN only; "
                              f"drop it for a {family.name!r} model"
                              + (" (a ReadoutForcing: the leaky RNN only)" if readout else ""))
-        return _RECURRENCES[family.name](params, h0, u, xi).transpose(-3, -2)
+        recurrence = _TRITON_RECURRENCES[family.name] if ran == "triton" else _RECURRENCES[family.name]
+        return recurrence(params, h0, u, xi).transpose(-3, -2)
     target, alphas, mask = _check_forcing(forcing, shape, h0)
     preds = _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(-3, -2)
     # without forcing the carried states are the predictions plus the noise
@@ -428,6 +432,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
 
 #: the one-network recurrences of the families fused for ``train`` (besides the leaky RNN)
 _RECURRENCES = {"gru": _fa.gru, "plrnn": _fa.piecewise, "alrnn": _fa.piecewise}
+#: those of them with Triton training kernels (one network or an ensemble)
+_TRITON_RECURRENCES = {"plrnn": _fa.piecewise_triton, "alrnn": _fa.piecewise_triton}
 
 
 def _stack_readout_forcing(forcing: ReadoutForcing, shape: tuple, h0: torch.Tensor) -> ReadoutForcing:

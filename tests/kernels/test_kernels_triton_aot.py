@@ -82,6 +82,8 @@ def _shipped():
         tile = {"BLOCK_N": bn, "BLOCK_B": block_b}
         yield "leaky_train_forward_kernel", {"ACT": 0, "HAS_NOISE": True, **tile}, warps
         yield "leaky_train_backward_kernel", tile, warps
+        yield "pl_train_forward_kernel", {"HAS_NOISE": True, **tile}, warps
+        yield "pl_train_backward_kernel", tile, warps
 
 
 def test_leaky_kernel_compiles_for_sm90_without_spills():
@@ -96,6 +98,16 @@ def test_leaky_bptt_kernel_compiles_for_sm90_without_spills():
     # W_rec and its gradient's partial sum both stay in registers at 64 units
     _tools()
     regs, stack, smem = compile_sm90("leaky_train_backward_kernel", {"BLOCK_N": 64, "BLOCK_B": 16}, 8)
+    assert stack == 0, f"{regs} registers and {stack} bytes of stack (spills)"
+    assert 0 < regs <= 255 and smem <= SM90_SMEM_LIMIT
+
+
+@pytest.mark.parametrize("name", ["pl_train_forward_kernel", "pl_train_backward_kernel"])
+def test_pl_training_kernels_compile_for_sm90_without_spills(name):
+    # A and W both stay in registers at 64 latents
+    _tools()
+    const = {"HAS_NOISE": True} if "forward" in name else {}
+    regs, stack, smem = compile_sm90(name, {**const, "BLOCK_N": 64, "BLOCK_B": 16}, 8)
     assert stack == 0, f"{regs} registers and {stack} bytes of stack (spills)"
     assert 0 < regs <= 255 and smem <= SM90_SMEM_LIMIT
 

@@ -158,7 +158,7 @@ def test_triton_bptt_is_deterministic_and_ensembles_match_single_networks(interp
 def test_triton_training_dispatch(interpreted):
     assert interpreted["backend_triton"] == "triton"
     refusals = interpreted["refusals"]
-    assert "leaky RNN only" in refusals["gru"]
+    assert "leaky RNN, PLRNN and ALRNN only" in refusals["gru"]
     assert "float32" in refusals["float64"]
     assert "at most 64 units" in refusals["units"]
     assert "forced rollouts" in refusals["forcing"]
