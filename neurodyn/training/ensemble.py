@@ -237,7 +237,8 @@ def train_ensemble(
             xi = (noise[..., None] * torch.stack([draw_noise(g, (batch_size, n_unit), x.shape[2], dtype)
                                                   for g in gens]) if noisy else None)
             spec_t = ReadoutForcing(spec.method, c, y, m, W, b, pinv) if c > 0 else None
-            time_major = fused_states(p, h, x, noise=xi, forcing=spec_t).transpose(1, 2)  # a view, no copy
+            # on the backend fused_backend chose; the transposes are views, no copies
+            time_major = fused_states(p, h, x, noise=xi, forcing=spec_t, backend=ran).transpose(1, 2)
             out = readout(p, time_major).transpose(1, 2)  # and its gradient arrives time-major
             states_t = time_major.transpose(1, 2)
         else:

@@ -123,6 +123,27 @@ out["train_backend"] = fits["triton"].config["backend"]
 out["train_loss"] = [fits[b].history["loss"] for b in ("triton", "torch")]
 out["train_weights"] = max(excess(a.detach(), b.detach()) for a, b in
                            zip(fits["triton"].model.parameters(), fits["torch"].model.parameters()))
+
+# train_ensemble(backend="triton") runs the Triton kernels (counted) and equals the torch ensemble
+import neurodyn.kernels._triton_backend as tb
+from neurodyn.training import train_ensemble
+
+calls = {"n": 0}
+forward = tb.leaky_train_forward
+
+def counted(*args, **kwargs):
+    calls["n"] += 1
+    return forward(*args, **kwargs)
+
+tb.leaky_train_forward = counted
+ens = {b: train_ensemble(lambda seed: LeakyRNN(2, 12, 2, alpha=0.2, seed=seed), task, n_networks=2,
+                         n_iterations=2, batch_size=8, lr=1e-2, eval_every=0, progress=False, backend=b)
+       for b in ("triton", "torch")}
+out["ensemble_backend"] = ens["triton"].config["backend"]
+out["ensemble_triton_calls"] = calls["n"]
+out["ensemble_weights"] = max(excess(a.detach(), b.detach()) for ma, mb in
+                              zip(ens["triton"].models, ens["torch"].models)
+                              for a, b in zip(ma.parameters(), mb.parameters()))
 print(json.dumps(out))
 """
 
@@ -169,6 +190,12 @@ def test_train_on_triton_matches_torch(interpreted):
     fused, ref = interpreted["train_loss"]
     assert fused == pytest.approx(ref, rel=1e-5)
     assert interpreted["train_weights"] <= 0
+
+
+def test_ensemble_on_triton_runs_the_triton_kernels_and_matches_torch(interpreted):
+    assert interpreted["ensemble_backend"] == "triton"
+    assert interpreted["ensemble_triton_calls"] == 2  # one forward launch per optimiser step
+    assert interpreted["ensemble_weights"] <= 0
 
 
 def test_auto_picks_triton_for_cuda_where_covered():
