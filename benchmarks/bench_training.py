@@ -106,7 +106,7 @@ def plain_step(family: str, rec: list[torch.Tensor], h: torch.Tensor, u: torch.T
         r, z = torch.sigmoid(i_r + h_r), torch.sigmoid(i_z + h_z)
         return (1 - z) * torch.tanh(i_n + r * h_n) + z * h
     a, w, b, c = rec
-    w = w * (1 - torch.eye(N_UNITS))  # off-diagonal W, as the models train it
+    w = w * (1 - torch.eye(N_UNITS, device=w.device))  # off-diagonal W, as the models train it
     phi = torch.relu(h) if family == "plrnn" else torch.cat([h[:, :-N_RELU], torch.relu(h[:, -N_RELU:])], -1)
     return a * h + phi @ w.T + b + u @ c.T
 
