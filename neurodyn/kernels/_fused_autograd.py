@@ -60,6 +60,21 @@ def gru(params, h0, u, xi):
     return _GRURecurrence.apply(params.w_hh.to(h0.dtype), params.b_hh.to(h0.dtype), gi, h0, xi)
 
 
+def gru_triton(params, h0, u, xi):
+    """:func:`gru` with the time loop and its BPTT in Triton (float32, CUDA or ``TRITON_INTERPRET=1``);
+    one network runs as a stack of one."""
+    from neurodyn.models.gru import gru_drive
+
+    gi = _drive(gru_drive, params, u, h0).to(h0.dtype)
+    gi = gi.expand(*h0.shape[:-2], u.shape[-3], h0.shape[-2], gi.shape[-1])
+    w, b = params.w_hh.to(h0.dtype), params.b_hh.to(h0.dtype)
+    if h0.ndim == 3:
+        return _GRURecurrenceTriton.apply(w, b, gi, h0, xi)
+    xi = None if xi is None else xi[None]
+    states = _GRURecurrenceTriton.apply(w[None], b[None], gi[None], h0[None], xi)
+    return states.squeeze(0)  # squeeze, not [0]: its backward is a view
+
+
 def piecewise(params, h0, u, xi):
     """PLRNN or ALRNN states (time, batch, latent); shapes as in :func:`gru`."""
     return _PiecewiseRecurrence.apply(*_piecewise_args(params, h0, u), h0, xi, _n_relu(params, h0))
@@ -329,6 +344,39 @@ class _GRURecurrence(torch.autograd.Function):
                   grad_gh.numpy(), grad_h0.numpy())
         flat = grad_gh.reshape(*lead, -1, 3 * n)
         grad_w = flat.mT @ states[..., :-1, :, :].reshape(*lead, -1, n)
+        return grad_w, flat.sum(-2), grad_gi, grad_h0, None
+
+
+class _GRURecurrenceTriton(torch.autograd.Function):
+    """``(w_hh, b_hh, gi, h0, noise) -> states`` (network, time, batch, unit) as :class:`_GRURecurrence`
+    with a leading network dim (one network: a stack of one), the loops in
+    :mod:`~neurodyn.kernels._triton_kernels`; the ``W_hh`` and ``b_hh`` gradients are products of the
+    kernel's hidden-gate gradients after it, as there."""
+
+    @staticmethod
+    def forward(ctx, w_hh, b_hh, gi, h0, noise):  # type: ignore[override]
+        from neurodyn.kernels._triton_backend import gru_train_forward
+
+        n_net, n_steps, n_batch, n3 = gi.shape
+        n = n3 // 3
+        w = w_hh.detach().contiguous()
+        states = h0.new_empty((n_net, n_steps + 1, n_batch, n))
+        gates = h0.new_empty((n_net, n_steps, n_batch, 4 * n))
+        states[:, 0] = h0.detach()
+        xi = None if noise is None else noise.detach().contiguous()
+        gru_train_forward(w, b_hh.detach().contiguous(), gi.detach().contiguous(), xi, states, gates)
+        ctx.save_for_backward(w, states, gates)
+        return states[:, 1:]
+
+    @staticmethod
+    def backward(ctx, grad_states):  # type: ignore[override]
+        from neurodyn.kernels._triton_backend import gru_train_backward
+
+        w, states, gates = ctx.saved_tensors
+        n_net, _, _, n = grad_states.shape
+        grad_gi, grad_gh, grad_h0 = gru_train_backward(w, grad_states.contiguous(), states, gates)
+        flat = grad_gh.reshape(n_net, -1, 3 * n)
+        grad_w = flat.mT @ states[:, :-1].reshape(n_net, -1, n)
         return grad_w, flat.sum(-2), grad_gi, grad_h0, None
 
 

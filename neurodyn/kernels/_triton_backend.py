@@ -8,8 +8,9 @@ larger leaky RNNs use the tiled kernel, larger networks of other families are no
 (``backend="auto"`` then uses torch).
 
 Training (:func:`leaky_train_forward`, :func:`leaky_train_backward`, :func:`pl_train_forward`,
-:func:`pl_train_backward`, used by the autograd Functions of :mod:`~neurodyn.kernels._fused_autograd`):
-the leaky RNN, PLRNN and ALRNN up to :data:`TRAIN_MAX_UNITS` units, ``BLOCK_B`` fixed to the forward
+:func:`pl_train_backward`, :func:`gru_train_forward`, :func:`gru_train_backward`, used by the autograd
+Functions of :mod:`~neurodyn.kernels._fused_autograd`): the leaky RNN, GRU, PLRNN and ALRNN up to
+:data:`TRAIN_MAX_UNITS` units, ``BLOCK_B`` fixed to the forward
 kernel's first configuration so that the backward can size its per-block weight-gradient buffer.
 """
 
@@ -21,14 +22,16 @@ from typing import Any
 
 import torch
 
-__all__ = ["KERNELS", "interpreting", "leaky_train_backward", "leaky_train_forward", "pl_train_backward",
-           "pl_train_forward", "supports", "train_supports"]
+__all__ = ["KERNELS", "gru_train_backward", "gru_train_forward", "interpreting", "leaky_train_backward",
+           "leaky_train_forward", "pl_train_backward", "pl_train_forward", "supports", "train_supports"]
 
 MAX_RESIDENT = 8192  # fp32 weight elements kept on chip per program (32 KiB)
 TILED_BLOCK_N = 64
-TRAIN_MAX_UNITS = 64  # the training kernels keep W_rec (and its gradient) or A and W on chip: BLOCK_N <= 64
+#: the training kernels keep W_rec (and its gradient), A and W, or the GRU's three W_hh blocks on chip:
+#: BLOCK_N <= 64 (sm_90 compiles without spills, tests/kernels/test_kernels_triton_aot.py)
+TRAIN_MAX_UNITS = 64
 #: families the Triton training kernels cover, and the recurrent weight whose last dim is the unit count
-_TRAIN_UNITS = {"leaky": "w_rec", "plrnn": "A", "alrnn": "A"}
+_TRAIN_UNITS = {"leaky": "w_rec", "gru": "w_hh", "plrnn": "A", "alrnn": "A"}
 #: (BLOCK_B, num_warps) autotune candidates per BLOCK_N; chosen from sm_90 ahead-of-time compiles
 #: without register spills (see tests/test_kernels_triton_aot.py); "tiled" is the fallback kernel
 CONFIGS = {16: ((16, 4), (32, 4)), 32: ((16, 4), (32, 8)), 64: ((16, 8),),
@@ -100,8 +103,8 @@ def supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
 def train_supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
     """None when the Triton training kernels (forward + BPTT) can train this case, else the reason.
 
-    They cover the leaky RNN, PLRNN and ALRNN (one network or an ensemble) with resident weights (at
-    most 64 units) in float32.
+    They cover the leaky RNN, GRU, PLRNN and ALRNN (one network or an ensemble) with resident weights
+    (at most 64 units) in float32.
 
     Examples
     --------
@@ -116,12 +119,17 @@ def train_supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
     True
     >>> train_supports("plrnn", PLRNN(1, 80, 1).params(), torch.float32)
     "the Triton training kernels hold at most 64 units on chip (got 80); use backend='torch'"
-    >>> train_supports("gru", GRU(1, 8, 1).params(), torch.float32)
-    "the Triton training kernels cover the leaky RNN, PLRNN and ALRNN only, not 'gru'; use backend='torch'"
+    >>> train_supports("gru", GRU(1, 64, 1).params(), torch.float32) is None
+    True
+    >>> train_supports("gru", GRU(1, 65, 1).params(), torch.float32)
+    "the Triton training kernels hold at most 64 units on chip (got 65); use backend='torch'"
+    >>> reason = train_supports("shplrnn", None, torch.float32)
+    >>> reason.startswith("the Triton training kernels cover the leaky RNN, GRU, PLRNN and ALRNN only, not")
+    True
     """
     if family not in _TRAIN_UNITS:
-        return (f"the Triton training kernels cover the leaky RNN, PLRNN and ALRNN only, not {family!r}; "
-                f"use backend='torch'")
+        return (f"the Triton training kernels cover the leaky RNN, GRU, PLRNN and ALRNN only, "
+                f"not {family!r}; use backend='torch'")
     if dtype != torch.float32:
         return f"the Triton kernels are float32 (got {dtype}); use backend='numba' or 'torch'"
     n = getattr(params, _TRAIN_UNITS[family]).shape[-1]
@@ -216,6 +224,46 @@ def pl_train_backward(a: torch.Tensor, w: torch.Tensor, grad_states: torch.Tenso
     pl_train_backward_kernel[grid](a, w, grad_states, states, grad_drive, grad_z0, n_batch, n, n_steps,
                                    int(n_relu), **meta)
     return grad_drive, grad_z0
+
+
+def gru_train_forward(w_hh: torch.Tensor, b_hh: torch.Tensor, gi: torch.Tensor, noise: torch.Tensor | None,
+                      states: torch.Tensor, gates: torch.Tensor) -> None:
+    """Fill ``states[:, 1:]`` and ``gates`` (``r, z, c, gh_n`` per step) of GRUs in one launch.
+
+    ``w_hh`` (network, 3 unit, unit), ``b_hh`` (network, 3 unit), ``gi`` = ``W_ih u + b_ih`` (network,
+    time, batch, 3 unit), ``noise`` (or None) (network, time, batch, unit), ``states`` (network,
+    time + 1, batch, unit) with ``h0`` first, ``gates`` (network, time, batch, 4 unit). Every tensor
+    contiguous float32 on one CUDA device (or the CPU under ``TRITON_INTERPRET=1``).
+    """
+    from neurodyn.kernels._triton_kernels import gru_train_forward_kernel
+
+    n_steps, n_batch = gi.shape[1:3]
+    n = states.shape[-1]
+    grid, meta = _train_launch(states, n_batch)
+    nz = noise if noise is not None else states  # not read without noise
+    gru_train_forward_kernel[grid](w_hh, b_hh, gi, nz, states, gates, n_batch, n, n_steps,
+                                   HAS_NOISE=noise is not None, **meta)
+
+
+def gru_train_backward(w_hh: torch.Tensor, grad_states: torch.Tensor, states: torch.Tensor,
+                       gates: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """BPTT of :func:`gru_train_forward`: ``(grad_gi, grad_gh, grad_h0)``.
+
+    ``grad_states`` (network, time, batch, unit) is ``dL/dh[t+1]`` from everything but the
+    recurrence; ``grad_gi`` and ``grad_gh`` (network, time, batch, 3 unit) the gradients of each
+    step's input drive ``gi`` and hidden gate pre-activations ``h[t] @ W_hh.T + b_hh``, from which the
+    ``W_hh`` and ``b_hh`` gradients are products over all steps; ``grad_h0`` (network, batch, unit).
+    """
+    from neurodyn.kernels._triton_kernels import gru_train_backward_kernel
+
+    n_net, n_steps, n_batch, n = grad_states.shape
+    grid, meta = _train_launch(states, n_batch)
+    grad_gi = states.new_empty((n_net, n_steps, n_batch, 3 * n))
+    grad_gh = torch.empty_like(grad_gi)
+    grad_h0 = states.new_empty((n_net, n_batch, n))
+    gru_train_backward_kernel[grid](w_hh, grad_states, states, gates, grad_gi, grad_gh, grad_h0, n_batch, n,
+                                    n_steps, **meta)
+    return grad_gi, grad_gh, grad_h0
 
 
 def configs_for(name: str, block_n: int) -> tuple[tuple[int, int], ...]:

@@ -14,7 +14,9 @@ global ping-pong buffer and the product runs over ``BLOCK_N``-wide tiles every s
 ``leaky_train_forward_kernel`` and ``leaky_train_backward_kernel`` are the leaky RNN's training pair
 (forward storing states and ``alpha phi'(pre)``, then BPTT), ``pl_train_forward_kernel`` and
 ``pl_train_backward_kernel`` the PLRNN's and ALRNN's (forward storing the states, then BPTT writing
-the drive's gradient); they use the time-major layouts of the Numba training kernels.
+the drive's gradient), ``gru_train_forward_kernel`` and ``gru_train_backward_kernel`` the GRU's
+(forward storing the states and the gates ``(r, z, c, gh_n)``, then BPTT writing the gradients of the
+input and hidden gate pre-activations); they use the time-major layouts of the Numba training kernels.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-__all__ = ["gru_kernel", "leaky_kernel", "leaky_tiled_kernel", "leaky_train_backward_kernel",
-           "leaky_train_forward_kernel", "pl_kernel", "pl_train_backward_kernel", "pl_train_forward_kernel",
-           "shallow_kernel"]
+__all__ = ["gru_kernel", "gru_train_backward_kernel", "gru_train_forward_kernel", "leaky_kernel",
+           "leaky_tiled_kernel", "leaky_train_backward_kernel", "leaky_train_forward_kernel", "pl_kernel",
+           "pl_train_backward_kernel", "pl_train_forward_kernel", "shallow_kernel"]
 
 
 @triton.jit
@@ -225,7 +227,7 @@ def leaky_tiled_kernel(w_ptr, d_ptr, noise_ptr, h_ptr, buf_ptr, out_ptr, n_batch
                  mask=m2)
 
 
-# ---- training: forwards storing what BPTT needs (leaky RNN, PLRNN / ALRNN), and their backwards ------
+# ---- training: forwards storing what BPTT needs (leaky RNN, PLRNN / ALRNN, GRU), and their backwards ----
 # Time-major layouts of the Numba training kernels: drive, noise, slopes and grad_pre
 # (network, time, batch, unit), states (network, time + 1, batch, unit) with h0 first.
 
@@ -356,3 +358,85 @@ def pl_train_backward_kernel(a_ptr, w_ptr, gs_ptr, s_ptr, gd_ptr, gz_ptr, n_batc
         through = tl.dot(g, w, input_precision="ieee")
         grad_z = tl.dot(g, a, input_precision="ieee") + tl.where(relu_unit & (z <= 0.0), 0.0, through)
     tl.store(_slab(gz_ptr, e, 0, 1, n_batch, rb, rn, n_unit), grad_z, mask=m2)
+
+
+@triton.jit
+def gru_train_forward_kernel(w_ptr, bh_ptr, gi_ptr, noise_ptr, s_ptr, gate_ptr, n_batch, n_unit, n_steps,
+                             HAS_NOISE: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+    """GRU (gate order r, z, n as torch's ``GRUCell``): ``gh = h[t] @ W_hh.T + b_hh``,
+    ``r = s(gi_r + gh_r)``, ``z = s(gi_z + gh_z)``, ``c = tanh(gi_n + r gh_n)``,
+    ``h[t+1] = (1 - z) c + z h[t] + noise[t]``, storing every state in ``s`` (``s[:, 0]`` holds ``h0``
+    on entry) and ``gate[t] = (r, z, c, gh_n)`` (network, time, batch, 4 unit); ``gi`` (network, time,
+    batch, 3 unit) is the input drive ``W_ih u + b_ih``."""
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    mn = rn < n_unit
+    m2 = (rb[:, None] < n_batch) & mn[None, :]
+    base = w_ptr + e * 3 * n_unit * n_unit
+    wr = _load_t(base, rn, rn, n_unit, n_unit, n_unit)
+    wz = _load_t(base + n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
+    wn = _load_t(base + 2 * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
+    bb = bh_ptr + e * 3 * n_unit
+    br = tl.load(bb + rn, mask=mn, other=0.0)[None, :]
+    bz = tl.load(bb + n_unit + rn, mask=mn, other=0.0)[None, :]
+    bn = tl.load(bb + 2 * n_unit + rn, mask=mn, other=0.0)[None, :]
+    h = tl.load(_slab(s_ptr, e, 0, n_steps + 1, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+    for t in range(n_steps):
+        gi = _slab(gi_ptr, e, t, n_steps, n_batch, rb, rn, 3 * n_unit)
+        r = tl.sigmoid(tl.load(gi, mask=m2, other=0.0) + tl.dot(h, wr, input_precision="ieee") + br)
+        z = tl.sigmoid(tl.load(gi + n_unit, mask=m2, other=0.0) + tl.dot(h, wz, input_precision="ieee") + bz)
+        hn = tl.dot(h, wn, input_precision="ieee") + bn
+        c = _tanh(tl.load(gi + 2 * n_unit, mask=m2, other=0.0) + r * hn)
+        h = (1.0 - z) * c + z * h
+        if HAS_NOISE:
+            h += tl.load(_slab(noise_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+        gate = _slab(gate_ptr, e, t, n_steps, n_batch, rb, rn, 4 * n_unit)
+        tl.store(gate, r, mask=m2)
+        tl.store(gate + n_unit, z, mask=m2)
+        tl.store(gate + 2 * n_unit, c, mask=m2)
+        tl.store(gate + 3 * n_unit, hn, mask=m2)
+        tl.store(_slab(s_ptr, e, t + 1, n_steps + 1, n_batch, rb, rn, n_unit), h, mask=m2)
+
+
+@triton.jit
+def gru_train_backward_kernel(w_ptr, gs_ptr, s_ptr, gate_ptr, ggi_ptr, ggh_ptr, gh0_ptr, n_batch, n_unit,
+                              n_steps, BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+    """BPTT of :func:`gru_train_forward_kernel`, backwards in time: ``g = gs[t] + grad_h``,
+    ``dx = g (1 - z)(1 - c^2)``, ``dr = dx gh_n r (1 - r)``, ``dz = g (h[t] - c) z (1 - z)``;
+    ``ggi[t] = (dr, dz, dx)`` (the input drive's gradient), ``ggh[t] = (dr, dz, dx r)`` (that of
+    ``h[t] @ W_hh.T + b_hh``), ``grad_h = g z + ggh[t] @ W_hh``; ``gh0`` gets ``dL/dh0``."""
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
+    mw = (rn[:, None] < n_unit) & (rn[None, :] < n_unit)
+    square = e * 3 * n_unit * n_unit + rn[:, None] * n_unit + rn[None, :]
+    wr = tl.load(w_ptr + square, mask=mw, other=0.0)
+    wz = tl.load(w_ptr + n_unit * n_unit + square, mask=mw, other=0.0)
+    wn = tl.load(w_ptr + 2 * n_unit * n_unit + square, mask=mw, other=0.0)
+    grad_h = tl.zeros((BLOCK_B, BLOCK_N), dtype=tl.float32)
+    for k in range(n_steps):
+        t = n_steps - 1 - k
+        g = tl.load(_slab(gs_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0) + grad_h
+        gate = _slab(gate_ptr, e, t, n_steps, n_batch, rb, rn, 4 * n_unit)
+        r = tl.load(gate, mask=m2, other=0.0)
+        z = tl.load(gate + n_unit, mask=m2, other=0.0)
+        c = tl.load(gate + 2 * n_unit, mask=m2, other=0.0)
+        hn = tl.load(gate + 3 * n_unit, mask=m2, other=0.0)
+        h = tl.load(_slab(s_ptr, e, t, n_steps + 1, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+        dx = g * (1.0 - z) * (1.0 - c * c)
+        dr = dx * hn * r * (1.0 - r)
+        dz = g * (h - c) * z * (1.0 - z)
+        dn = dx * r
+        ggi = _slab(ggi_ptr, e, t, n_steps, n_batch, rb, rn, 3 * n_unit)
+        tl.store(ggi, dr, mask=m2)
+        tl.store(ggi + n_unit, dz, mask=m2)
+        tl.store(ggi + 2 * n_unit, dx, mask=m2)
+        ggh = _slab(ggh_ptr, e, t, n_steps, n_batch, rb, rn, 3 * n_unit)
+        tl.store(ggh, dr, mask=m2)
+        tl.store(ggh + n_unit, dz, mask=m2)
+        tl.store(ggh + 2 * n_unit, dn, mask=m2)
+        grad_h = (g * z + tl.dot(dr, wr, input_precision="ieee") + tl.dot(dz, wz, input_precision="ieee")
+                  + tl.dot(dn, wn, input_precision="ieee"))
+    tl.store(_slab(gh0_ptr, e, 0, 1, n_batch, rb, rn, n_unit), grad_h, mask=m2)

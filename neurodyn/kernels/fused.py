@@ -104,7 +104,7 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     backend : {"auto", "torch", "numba", "triton"}
         ``auto`` takes the fused Numba path for a supported family on the CPU in float32/float64
         without a ``state_hook`` (a Python call per step cannot run inside the kernel), on a CUDA
-        device the fused Triton path for a float32 leaky RNN, PLRNN or ALRNN (one network or an
+        device the fused Triton path for a float32 leaky RNN, GRU, PLRNN or ALRNN (one network or an
         ensemble) of at most 64 units without forcing or hook, and torch otherwise; ``torch`` always runs the
         reference; ``numba`` and ``triton`` insist on their fused path (``triton`` on the CPU only
         under ``TRITON_INTERPRET=1``, for testing).
@@ -152,9 +152,11 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     'numba'
 
     On a CUDA device (only the device type is read, so this runs without a GPU) a float32 leaky RNN,
-    PLRNN or ALRNN gets ``'triton'`` where Triton is installed; the GRU has no Triton training kernel:
+    GRU, PLRNN or ALRNN gets ``'triton'`` where Triton is installed; the shallow PLRNN has no Triton
+    training kernel:
 
-    >>> fused_backend(GRU(1, 4, 1).params(), device="cuda")
+    >>> from neurodyn.models import ShallowPLRNN
+    >>> fused_backend(ShallowPLRNN(1, 4, 1, n_hidden=8).params(), device="cuda")
     'torch'
     """
     if backend not in _TRAIN_BACKENDS:
@@ -314,8 +316,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     input gradients formed in torch and the ``W_rec`` gradient reduced over batch blocks in a fixed
     order (deterministic). So do the PLRNN and ALRNN (same limits): the forward stores the states,
     the BPTT launch writes the drive gradients, and the ``A``, ``W`` and drive (``h``, ``C``,
-    inputs) gradients are products of those in torch, as on the CPU. The GRU and the shallow PLRNN
-    do not run fused on CUDA.
+    inputs) gradients are products of those in torch, as on the CPU. So does the GRU (same limits):
+    the input drive ``W_ih u + b_ih`` is formed in torch, the forward stores the states and the gates
+    ``r, z, n, W_hn h + b_hn``, the BPTT launch writes the gradients of the input drive and of the
+    hidden gate pre-activations, and the ``W_hh``, ``b_hh``, ``W_ih``, ``b_ih`` and input gradients are
+    products of those in torch, as on the CPU. The shallow PLRNN does not run fused on CUDA.
 
     Examples
     --------
@@ -433,7 +438,7 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
 #: the one-network recurrences of the families fused for ``train`` (besides the leaky RNN)
 _RECURRENCES = {"gru": _fa.gru, "plrnn": _fa.piecewise, "alrnn": _fa.piecewise}
 #: those of them with Triton training kernels (one network or an ensemble)
-_TRITON_RECURRENCES = {"plrnn": _fa.piecewise_triton, "alrnn": _fa.piecewise_triton}
+_TRITON_RECURRENCES = {"gru": _fa.gru_triton, "plrnn": _fa.piecewise_triton, "alrnn": _fa.piecewise_triton}
 
 
 def _stack_readout_forcing(forcing: ReadoutForcing, shape: tuple, h0: torch.Tensor) -> ReadoutForcing:

@@ -84,6 +84,8 @@ def _shipped():
         yield "leaky_train_backward_kernel", tile, warps
         yield "pl_train_forward_kernel", {"HAS_NOISE": True, **tile}, warps
         yield "pl_train_backward_kernel", tile, warps
+        yield "gru_train_forward_kernel", {"HAS_NOISE": True, **tile}, warps
+        yield "gru_train_backward_kernel", tile, warps
 
 
 def test_leaky_kernel_compiles_for_sm90_without_spills():
@@ -105,6 +107,16 @@ def test_leaky_bptt_kernel_compiles_for_sm90_without_spills():
 @pytest.mark.parametrize("name", ["pl_train_forward_kernel", "pl_train_backward_kernel"])
 def test_pl_training_kernels_compile_for_sm90_without_spills(name):
     # A and W both stay in registers at 64 latents
+    _tools()
+    const = {"HAS_NOISE": True} if "forward" in name else {}
+    regs, stack, smem = compile_sm90(name, {**const, "BLOCK_N": 64, "BLOCK_B": 16}, 8)
+    assert stack == 0, f"{regs} registers and {stack} bytes of stack (spills)"
+    assert 0 < regs <= 255 and smem <= SM90_SMEM_LIMIT
+
+
+@pytest.mark.parametrize("name", ["gru_train_forward_kernel", "gru_train_backward_kernel"])
+def test_gru_training_kernels_compile_for_sm90_without_spills(name):
+    # the three W_hh blocks stay in registers at 64 units
     _tools()
     const = {"HAS_NOISE": True} if "forward" in name else {}
     regs, stack, smem = compile_sm90(name, {**const, "BLOCK_N": 64, "BLOCK_B": 16}, 8)
