@@ -19,7 +19,7 @@ def test_gpu_training_benchmark_exits_with_one_line_without_cuda():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["plrnn"])
+@pytest.mark.parametrize("family", ["gru"])
 def test_gpu_training_benchmark_runs_in_the_triton_interpreter(family, tmp_path):
     """``--device cpu`` under ``TRITON_INTERPRET=1`` runs every contender once (a smoke test of the script,
     so that the prepared GPU run does not fail on its own code) and records the family."""
