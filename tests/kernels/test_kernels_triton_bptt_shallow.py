@@ -27,7 +27,8 @@ import neurodyn.kernels._triton_backend as tb
 from neurodyn.kernels import _fused_autograd as fa
 from neurodyn.kernels import fused_backend, fused_states, stack_params
 from neurodyn.models import PLRNN, ShallowPLRNN, shplrnn_step
-from neurodyn.training import fit_teacher_forcing
+from neurodyn.tasks import FlipFlop
+from neurodyn.training import fit_teacher_forcing, train
 from neurodyn.training.teacher_forcing import forced_rollout
 
 out = {}
@@ -159,6 +160,21 @@ out["fit_loss"] = [fits[b].history["loss"] for b in ("triton", "torch")]
 pairs = zip(fits["triton"].model.parameters(), fits["torch"].model.parameters())
 out["fit_weights"] = max(excess(a.detach(), b.detach()) for a, b in pairs if b.numel())
 
+# train(backend="triton"): 2 Adam steps of a clipped shallow PLRNN (noise on) equal the torch loop's
+task = FlipFlop(n_bits=2, n_steps=10)
+kw = dict(n_iterations=2, batch_size=5, lr=1e-2, eval_every=0, progress=False, seed=3)
+calls.update(forward=0, backward=0)
+fits = {}
+for b in ("triton", "torch"):
+    model = ShallowPLRNN(2, 6, 2, n_hidden=10, clipped=True, noise_std=0.1, train_h0=True, seed=0)
+    fits[b] = train(model, task, backend=b, **kw)
+    if b == "triton":
+        out["train_calls"] = dict(calls)
+out["train_backend"] = fits["triton"].config["backend"]
+out["train_loss"] = [fits[b].history["loss"] for b in ("triton", "torch")]
+pairs = zip(fits["triton"].model.parameters(), fits["torch"].model.parameters())
+out["train_weights"] = max(excess(a.detach(), b.detach()) for a, b in pairs if b.numel())
+
 # dispatch and refusals
 out["backend_triton"] = [fused_backend(ShallowPLRNN(1, 8, 1, n_hidden=16).params(), backend="triton"),
                          fused_backend(ShallowPLRNN(1, 8, 1, n_hidden=16).params(), backend="triton",
@@ -228,6 +244,14 @@ def test_fit_teacher_forcing_on_triton_matches_torch(interpreted):
     fused, ref = interpreted["fit_loss"]
     assert fused == pytest.approx(ref, rel=1e-5)
     assert interpreted["fit_weights"] <= 0
+
+
+def test_train_shallow_plrnn_on_triton_matches_torch(interpreted):
+    assert interpreted["train_backend"] == "triton"
+    assert interpreted["train_calls"] == {"forward": 2, "backward": 2}
+    fused, ref = interpreted["train_loss"]
+    assert fused == pytest.approx(ref, rel=1e-5)
+    assert interpreted["train_weights"] <= 0
 
 
 def test_triton_shallow_dispatch_and_refusals(interpreted):
