@@ -50,6 +50,22 @@ def shallow(params, z0, u, xi, target, alphas, mask):
     return _ShallowForced.apply(*p, d, z0, xi, target, alphas, mask, bool(params.clipped))
 
 
+def shallow_triton(params, z0, u, xi, target, alphas, mask):
+    """:func:`shallow` with the time loop and its BPTT in Triton (float32, CUDA or ``TRITON_INTERPRET=1``);
+    one network runs as a stack of one."""
+    from neurodyn.models.shplrnn import shplrnn_drive
+
+    d = _drive(shplrnn_drive, params, u, z0).to(z0.dtype).expand(target.shape)
+    p = [getattr(params, f).to(z0.dtype) for f in ("a", "W1", "W2", "h2")]
+    alphas, mask = alphas.to(z0.dtype).contiguous(), mask.to(z0.dtype).contiguous()
+    if z0.ndim == 3:
+        return _ShallowForcedTriton.apply(*p, d, z0, xi, target, alphas, mask, bool(params.clipped))
+    xi = None if xi is None else xi[None]
+    preds = _ShallowForcedTriton.apply(*(t[None] for t in p), d[None], z0[None], xi, target[None], alphas,
+                                       mask, bool(params.clipped))
+    return preds.squeeze(0)
+
+
 def gru(params, h0, u, xi):
     """GRU states (time, batch, unit); ``h0`` (batch, unit), ``u`` (time, batch, input), ``xi``
     noise (time, batch, unit) or None; with ensemble params each has a leading network dim."""
@@ -454,3 +470,42 @@ class _PiecewiseRecurrenceTriton(torch.autograd.Function):
         a, w, states = ctx.saved_tensors
         grad_drive, grad_z0 = pl_train_backward(a, w, grad_states.contiguous(), states, ctx.n_relu)
         return (*_pl_weight_grads(grad_drive, states, ctx.n_relu), grad_drive, grad_z0, None, None)
+
+
+class _ShallowForcedTriton(torch.autograd.Function):
+    """``(a, W1, W2, h2, drive, z0, noise, target, alphas, mask, clipped) -> predictions`` (network, time,
+    batch, latent) as :class:`_ShallowForced` with a leading network dim (one network: a stack of one),
+    the loops in :mod:`~neurodyn.kernels._triton_kernels`; the ``a``, ``W1`` and ``W2`` gradients are
+    products of the kernel's prediction and ``W2 c`` gradients after it, as there."""
+
+    @staticmethod
+    def forward(ctx, a, w1, w2, h2, drive, z0, noise, target, alphas, mask, clipped):  # type: ignore[override]
+        from neurodyn.kernels._triton_backend import shallow_train_forward
+
+        n_net, n_steps, n_batch, n = target.shape
+        a, w1, w2, h2 = (t.detach().contiguous() for t in (a, w1, w2, h2))
+        carried = z0.new_empty((n_net, n_steps + 1, n_batch, n))
+        carried[:, 0] = z0.detach()
+        xi = None if noise is None else noise.detach().contiguous()
+        alphas, mask = alphas.detach().contiguous(), mask.detach().contiguous()
+        preds, acts, pre = shallow_train_forward(a, w1, w2, h2, drive.detach().contiguous(),
+                                                 target.detach().contiguous(), alphas, mask, xi, carried,
+                                                 clipped)
+        ctx.save_for_backward(a, w1, w2, h2, alphas, mask, carried, acts, pre)
+        ctx.clipped = clipped
+        return preds
+
+    @staticmethod
+    def backward(ctx, grad_preds):  # type: ignore[override]
+        from neurodyn.kernels._triton_backend import shallow_train_backward
+
+        a, w1, w2, h2, alphas, mask, carried, acts, pre = ctx.saved_tensors
+        n_net, _, _, n = grad_preds.shape
+        n_hid = w2.shape[-2]
+        grad_p, grad_pre, grad_h2, grad_z0 = shallow_train_backward(a, w1, w2, h2, alphas, mask,
+                                                                    grad_preds.contiguous(), pre, ctx.clipped)
+        c = carried[:, :-1]
+        grad_a = (grad_p * c).sum((-3, -2))
+        grad_w1 = grad_p.reshape(n_net, -1, n).mT @ acts.reshape(n_net, -1, n_hid)
+        grad_w2 = (c.reshape(n_net, -1, n).mT @ grad_pre.reshape(n_net, -1, n_hid)).mT
+        return grad_a, grad_w1, grad_w2, grad_h2, grad_p, grad_z0, None, None, None, None, None

@@ -8,9 +8,11 @@ larger leaky RNNs use the tiled kernel, larger networks of other families are no
 (``backend="auto"`` then uses torch).
 
 Training (:func:`leaky_train_forward`, :func:`leaky_train_backward`, :func:`pl_train_forward`,
-:func:`pl_train_backward`, :func:`gru_train_forward`, :func:`gru_train_backward`, used by the autograd
-Functions of :mod:`~neurodyn.kernels._fused_autograd`): the leaky RNN, GRU, PLRNN and ALRNN up to
-:data:`TRAIN_MAX_UNITS` units, ``BLOCK_B`` fixed to the forward
+:func:`pl_train_backward`, :func:`gru_train_forward`, :func:`gru_train_backward`,
+:func:`shallow_train_forward`, :func:`shallow_train_backward`, used by the autograd Functions of
+:mod:`~neurodyn.kernels._fused_autograd`): the leaky RNN, GRU, PLRNN and ALRNN up to
+:data:`TRAIN_MAX_UNITS` units, the shallow PLRNN (state forcing included) up to that many latent and
+hidden units (:func:`shallow_train_config`), ``BLOCK_B`` fixed to the forward
 kernel's first configuration so that the backward can size its per-block weight-gradient buffer.
 """
 
@@ -23,7 +25,8 @@ from typing import Any
 import torch
 
 __all__ = ["KERNELS", "gru_train_backward", "gru_train_forward", "interpreting", "leaky_train_backward",
-           "leaky_train_forward", "pl_train_backward", "pl_train_forward", "supports", "train_supports"]
+           "leaky_train_forward", "pl_train_backward", "pl_train_forward", "shallow_train_backward",
+           "shallow_train_forward", "supports", "train_supports"]
 
 MAX_RESIDENT = 8192  # fp32 weight elements kept on chip per program (32 KiB)
 TILED_BLOCK_N = 64
@@ -31,7 +34,7 @@ TILED_BLOCK_N = 64
 #: BLOCK_N <= 64 (sm_90 compiles without spills, tests/kernels/test_kernels_triton_aot.py)
 TRAIN_MAX_UNITS = 64
 #: families the Triton training kernels cover, and the recurrent weight whose last dim is the unit count
-_TRAIN_UNITS = {"leaky": "w_rec", "gru": "w_hh", "plrnn": "A", "alrnn": "A"}
+_TRAIN_UNITS = {"leaky": "w_rec", "gru": "w_hh", "plrnn": "A", "alrnn": "A", "shplrnn": "W2"}
 #: (BLOCK_B, num_warps) autotune candidates per BLOCK_N; chosen from sm_90 ahead-of-time compiles
 #: without register spills (see tests/test_kernels_triton_aot.py); "tiled" is the fallback kernel
 CONFIGS = {16: ((16, 4), (32, 4)), 32: ((16, 4), (32, 8)), 64: ((16, 8),),
@@ -103,8 +106,9 @@ def supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
 def train_supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
     """None when the Triton training kernels (forward + BPTT) can train this case, else the reason.
 
-    They cover the leaky RNN, GRU, PLRNN and ALRNN (one network or an ensemble) with resident weights
-    (at most 64 units) in float32.
+    They cover the leaky RNN, GRU, PLRNN, ALRNN and shallow PLRNN (one network or an ensemble) with
+    resident weights (at most 64 units; the shallow PLRNN at most 64 latent and 64 hidden units) in
+    float32.
 
     Examples
     --------
@@ -123,19 +127,27 @@ def train_supports(family: str, params: Any, dtype: torch.dtype) -> str | None:
     True
     >>> train_supports("gru", GRU(1, 65, 1).params(), torch.float32)
     "the Triton training kernels hold at most 64 units on chip (got 65); use backend='torch'"
-    >>> reason = train_supports("shplrnn", None, torch.float32)
-    >>> reason.startswith("the Triton training kernels cover the leaky RNN, GRU, PLRNN and ALRNN only, not")
+    >>> from neurodyn.models import ShallowPLRNN
+    >>> train_supports("shplrnn", ShallowPLRNN(1, 64, 1, n_hidden=64).params(), torch.float32) is None
+    True
+    >>> train_supports("shplrnn", ShallowPLRNN(1, 8, 1, n_hidden=65).params(), torch.float32)
+    "the Triton training kernels hold at most 64 hidden units on chip (got 65); use backend='torch'"
+    >>> reason = train_supports("lstm", None, torch.float32)
+    >>> reason.startswith("the Triton training kernels cover the leaky RNN, GRU, PLRNN, ALRNN and shallow")
     True
     """
     if family not in _TRAIN_UNITS:
-        return (f"the Triton training kernels cover the leaky RNN, GRU, PLRNN and ALRNN only, "
-                f"not {family!r}; use backend='torch'")
+        return (f"the Triton training kernels cover the leaky RNN, GRU, PLRNN, ALRNN and shallow PLRNN "
+                f"only, not {family!r}; use backend='torch'")
     if dtype != torch.float32:
         return f"the Triton kernels are float32 (got {dtype}); use backend='numba' or 'torch'"
     n = getattr(params, _TRAIN_UNITS[family]).shape[-1]
     if n > TRAIN_MAX_UNITS:
         return (f"the Triton training kernels hold at most {TRAIN_MAX_UNITS} units on chip (got {n}); "
                 f"use backend='torch'")
+    if family == "shplrnn" and params.W2.shape[-2] > TRAIN_MAX_UNITS:
+        return (f"the Triton training kernels hold at most {TRAIN_MAX_UNITS} hidden units on chip "
+                f"(got {params.W2.shape[-2]}); use backend='torch'")
     return None
 
 
@@ -264,6 +276,85 @@ def gru_train_backward(w_hh: torch.Tensor, grad_states: torch.Tensor, states: to
     gru_train_backward_kernel[grid](w_hh, grad_states, states, gates, grad_gi, grad_gh, grad_h0, n_batch, n,
                                     n_steps, **meta)
     return grad_gi, grad_gh, grad_h0
+
+
+#: (BLOCK_N, BLOCK_L) of the shallow-PLRNN training kernels whose warps differ from those of the larger
+#: tile's first configuration: at 8 warps the backward spilled 8 bytes there on sm_90, at 4 it does not
+_SHALLOW_WARPS = {(16, 64): 4}
+
+
+def shallow_train_config(block_n: int, block_l: int) -> tuple[int, int]:
+    """``(BLOCK_B, num_warps)`` of the shallow-PLRNN training kernels at latent tile ``block_n`` and
+    hidden tile ``block_l``: the first configuration of the larger tile, but for :data:`_SHALLOW_WARPS`."""
+    block_b, warps = configs_for("leaky_kernel", max(block_n, block_l))[0]
+    return block_b, _SHALLOW_WARPS.get((block_n, block_l), warps)
+
+
+def _shallow_launch(c: torch.Tensor, n_batch: int, n_hid: int):
+    """:func:`_train_launch` for the shallow PLRNN: ``BLOCK_N`` from the latent, ``BLOCK_L`` from the
+    hidden size, the configuration that of the larger tile."""
+    if c.device.type != "cuda" and not interpreting():
+        raise ValueError("the Triton backend needs CUDA tensors (or TRITON_INTERPRET=1 for testing)")
+    bn, bl = _pow2(c.shape[-1]), _pow2(n_hid)
+    block_b, warps = shallow_train_config(bn, bl)
+    meta = {"BLOCK_B": block_b, "BLOCK_N": bn, "BLOCK_L": bl, "num_warps": warps}
+    return (c.shape[0], triton_cdiv(n_batch, block_b)), meta
+
+
+def shallow_train_forward(a: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, h2: torch.Tensor,
+                          drive: torch.Tensor, target: torch.Tensor, alphas: torch.Tensor, mask: torch.Tensor,
+                          noise: torch.Tensor | None, carried: torch.Tensor, clipped: bool,
+                          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Fill ``carried[:, 1:]`` of (clipped) shallow PLRNNs under state forcing in one launch and return
+    ``(preds, acts, pre)``.
+
+    ``a`` (network, latent), ``w1`` (network, latent, hidden), ``w2`` (network, hidden, latent), ``h2``
+    (network, hidden); ``drive`` = ``h1 + C u``, ``target``, ``noise`` (or None) (network, time, batch,
+    latent); ``alphas`` (time,), ``mask`` (latent,); ``carried`` (network, time + 1, batch, latent)
+    with ``z0`` first. ``preds`` (network, time, batch, latent), ``acts`` and ``pre`` = ``W2 c``
+    (network, time, batch, hidden). Every tensor contiguous float32 on one CUDA device (or the CPU
+    under ``TRITON_INTERPRET=1``).
+    """
+    from neurodyn.kernels._triton_kernels import shallow_train_forward_kernel
+
+    n_net, n_steps, n_batch, n = drive.shape
+    n_hid = w2.shape[-2]
+    grid, meta = _shallow_launch(carried, n_batch, n_hid)
+    preds = torch.empty_like(drive)
+    acts = carried.new_empty((n_net, n_steps, n_batch, n_hid))
+    pre = torch.empty_like(acts)
+    nz = noise if noise is not None else carried  # not read without noise
+    shallow_train_forward_kernel[grid](w2, h2, w1, a, drive, target, alphas, mask, nz, carried, preds, acts,
+                                       pre, n_batch, n, n_hid, n_steps, CLIPPED=bool(clipped),
+                                       HAS_NOISE=noise is not None, **meta)
+    return preds, acts, pre
+
+
+def shallow_train_backward(a: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, h2: torch.Tensor,
+                           alphas: torch.Tensor, mask: torch.Tensor, grad_preds: torch.Tensor,
+                           pre: torch.Tensor, clipped: bool) -> tuple[torch.Tensor, ...]:
+    """BPTT of :func:`shallow_train_forward`: ``(grad_p, grad_pre, grad_h2, grad_z0)``.
+
+    ``grad_preds`` (network, time, batch, latent) is ``dL/dp[t]``; ``grad_p`` (same shape) adds what
+    reaches ``p[t]`` through the carried state (also the drive's gradient), ``grad_pre`` (network,
+    time, batch, hidden) the gradient of ``W2 c[t]``, from which the ``a``, ``W1`` and ``W2`` gradients
+    are products over all steps; ``grad_h2`` (network, hidden): the per-batch-block partial sums the
+    kernel writes, added in a fixed order (deterministic, no atomics); ``grad_z0`` (network, batch,
+    latent).
+    """
+    from neurodyn.kernels._triton_kernels import shallow_train_backward_kernel
+
+    n_net, n_steps, n_batch, n = grad_preds.shape
+    n_hid = w2.shape[-2]
+    grid, meta = _shallow_launch(grad_preds, n_batch, n_hid)
+    grad_p = torch.empty_like(grad_preds)
+    grad_pre = torch.empty_like(pre)
+    partial = pre.new_empty((n_net, grid[1], n_hid))
+    grad_z0 = grad_preds.new_empty((n_net, n_batch, n))
+    shallow_train_backward_kernel[grid](w2, h2, w1, a, alphas, mask, grad_preds, pre, grad_p, grad_pre,
+                                        partial, grad_z0, n_batch, n, n_hid, n_steps, CLIPPED=bool(clipped),
+                                        **meta)
+    return grad_p, grad_pre, partial.sum(1), grad_z0
 
 
 def configs_for(name: str, block_n: int) -> tuple[tuple[int, int], ...]:

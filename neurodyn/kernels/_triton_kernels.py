@@ -16,7 +16,10 @@ global ping-pong buffer and the product runs over ``BLOCK_N``-wide tiles every s
 ``pl_train_backward_kernel`` the PLRNN's and ALRNN's (forward storing the states, then BPTT writing
 the drive's gradient), ``gru_train_forward_kernel`` and ``gru_train_backward_kernel`` the GRU's
 (forward storing the states and the gates ``(r, z, c, gh_n)``, then BPTT writing the gradients of the
-input and hidden gate pre-activations); they use the time-major layouts of the Numba training kernels.
+input and hidden gate pre-activations), ``shallow_train_forward_kernel`` and
+``shallow_train_backward_kernel`` the shallow PLRNN's under state forcing (forward storing the
+predictions, forced states, hidden activations and ``W2 c``, then BPTT writing the gradients of the
+predictions and of ``W2 c``); they use the time-major layouts of the Numba training kernels.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ import triton.language as tl
 
 __all__ = ["gru_kernel", "gru_train_backward_kernel", "gru_train_forward_kernel", "leaky_kernel",
            "leaky_tiled_kernel", "leaky_train_backward_kernel", "leaky_train_forward_kernel", "pl_kernel",
-           "pl_train_backward_kernel", "pl_train_forward_kernel", "shallow_kernel"]
+           "pl_train_backward_kernel", "pl_train_forward_kernel", "shallow_kernel",
+           "shallow_train_backward_kernel", "shallow_train_forward_kernel"]
 
 
 @triton.jit
@@ -440,3 +444,88 @@ def gru_train_backward_kernel(w_ptr, gs_ptr, s_ptr, gate_ptr, ggi_ptr, ggh_ptr, 
         grad_h = (g * z + tl.dot(dr, wr, input_precision="ieee") + tl.dot(dz, wz, input_precision="ieee")
                   + tl.dot(dn, wn, input_precision="ieee"))
     tl.store(_slab(gh0_ptr, e, 0, 1, n_batch, rb, rn, n_unit), grad_h, mask=m2)
+
+
+@triton.jit
+def shallow_train_forward_kernel(w2_ptr, h2_ptr, w1_ptr, a_ptr, d_ptr, y_ptr, al_ptr, mk_ptr, noise_ptr,
+                                 c_ptr, p_ptr, act_ptr, pre_ptr, n_batch, n_unit, n_hid, n_steps,
+                                 CLIPPED: tl.constexpr, HAS_NOISE: tl.constexpr, BLOCK_B: tl.constexpr,
+                                 BLOCK_N: tl.constexpr, BLOCK_L: tl.constexpr):
+    """(Clipped) shallow PLRNN under (generalised) teacher forcing: ``pre[t] = c[t] @ W2.T``,
+    ``act[t] = relu(pre[t] + h2) [- relu(pre[t])]``, ``p[t] = a c[t] + act[t] @ W1.T + d[t]``,
+    ``z = p[t] + noise[t]``, ``c[t+1] = z + alphas[t] mask (y[t] - z)``; stores the predictions
+    ``p``, the carried states ``c`` (``c[:, 0]`` holds ``z0`` on entry), ``act`` and ``pre``
+    (network, time, batch, hidden). ``alphas`` (time,) and ``mask`` (latent,) are shared."""
+    e = tl.program_id(0)
+    rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    rl = tl.arange(0, BLOCK_L)
+    mb = rb[:, None] < n_batch
+    m2 = mb & (rn[None, :] < n_unit)
+    mh = mb & (rl[None, :] < n_hid)
+    w2t = _load_t(w2_ptr + e * n_hid * n_unit, rl, rn, n_hid, n_unit, n_unit)
+    w1t = _load_t(w1_ptr + e * n_unit * n_hid, rn, rl, n_unit, n_hid, n_hid)
+    h2 = tl.load(h2_ptr + e * n_hid + rl, mask=rl < n_hid, other=0.0)[None, :]
+    a = tl.load(a_ptr + e * n_unit + rn, mask=rn < n_unit, other=0.0)[None, :]
+    mk = tl.load(mk_ptr + rn, mask=rn < n_unit, other=0.0)[None, :]
+    c = tl.load(_slab(c_ptr, e, 0, n_steps + 1, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+    for t in range(n_steps):
+        pre = tl.dot(c, w2t, input_precision="ieee")
+        act = tl.maximum(pre + h2, 0.0)
+        if CLIPPED:
+            act = act - tl.maximum(pre, 0.0)
+        tl.store(_slab(pre_ptr, e, t, n_steps, n_batch, rb, rl, n_hid), pre, mask=mh)
+        tl.store(_slab(act_ptr, e, t, n_steps, n_batch, rb, rl, n_hid), act, mask=mh)
+        d = tl.load(_slab(d_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+        p = tl.dot(act, w1t, input_precision="ieee") + (a * c + d)
+        z = p
+        if HAS_NOISE:
+            z += tl.load(_slab(noise_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+        y = tl.load(_slab(y_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+        c = z + (tl.load(al_ptr + t) * mk) * (y - z)
+        tl.store(_slab(p_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), p, mask=m2)
+        tl.store(_slab(c_ptr, e, t + 1, n_steps + 1, n_batch, rb, rn, n_unit), c, mask=m2)
+
+
+@triton.jit
+def shallow_train_backward_kernel(w2_ptr, h2_ptr, w1_ptr, a_ptr, al_ptr, mk_ptr, gp_in_ptr, pre_ptr, gp_ptr,
+                                  gq_ptr, gh2_ptr, gz_ptr, n_batch, n_unit, n_hid, n_steps,
+                                  CLIPPED: tl.constexpr, BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr,
+                                  BLOCK_L: tl.constexpr):
+    """BPTT of :func:`shallow_train_forward_kernel`, backwards in time: ``gp[t] = dL/dp[t] +
+    (1 - alphas[t] mask) grad_c`` (also the drive's gradient), ``g = gp[t] @ W1``,
+    ``gq[t] = g [pre + h2 > 0] [- g [pre > 0]]`` (the gradient of ``c[t] @ W2.T``),
+    ``grad_c = a gp[t] + gq[t] @ W2``; ``gz`` gets ``dL/dz0`` and ``gh2`` (network, batch blocks,
+    hidden) this block's ``sum_t sum_b g [pre + h2 > 0]`` (the ``h2`` gradient), ``relu'(0) = 0``."""
+    e = tl.program_id(0)
+    blk = tl.program_id(1)
+    rb = blk * BLOCK_B + tl.arange(0, BLOCK_B)
+    rn = tl.arange(0, BLOCK_N)
+    rl = tl.arange(0, BLOCK_L)
+    mb = rb[:, None] < n_batch
+    m2 = mb & (rn[None, :] < n_unit)
+    mh = mb & (rl[None, :] < n_hid)
+    mw = (rl[:, None] < n_hid) & (rn[None, :] < n_unit)
+    w2 = tl.load(w2_ptr + e * n_hid * n_unit + rl[:, None] * n_unit + rn[None, :], mask=mw, other=0.0)
+    w1 = tl.load(w1_ptr + e * n_unit * n_hid + rn[:, None] * n_hid + rl[None, :],
+                 mask=(rn[:, None] < n_unit) & (rl[None, :] < n_hid), other=0.0)
+    h2 = tl.load(h2_ptr + e * n_hid + rl, mask=rl < n_hid, other=0.0)[None, :]
+    a = tl.load(a_ptr + e * n_unit + rn, mask=rn < n_unit, other=0.0)[None, :]
+    mk = tl.load(mk_ptr + rn, mask=rn < n_unit, other=0.0)[None, :]
+    grad_c = tl.zeros((BLOCK_B, BLOCK_N), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_B, BLOCK_L), dtype=tl.float32)
+    for k in range(n_steps):
+        t = n_steps - 1 - k
+        gp = (tl.load(_slab(gp_in_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
+              + (1.0 - tl.load(al_ptr + t) * mk) * grad_c)
+        tl.store(_slab(gp_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), gp, mask=m2)
+        g = tl.dot(gp, w1, input_precision="ieee")
+        pre = tl.load(_slab(pre_ptr, e, t, n_steps, n_batch, rb, rl, n_hid), mask=mh, other=0.0)
+        v = tl.where(pre + h2 > 0.0, g, 0.0)
+        acc += v
+        if CLIPPED:
+            v = v - tl.where(pre > 0.0, g, 0.0)
+        tl.store(_slab(gq_ptr, e, t, n_steps, n_batch, rb, rl, n_hid), v, mask=mh)
+        grad_c = a * gp + tl.dot(v, w2, input_precision="ieee")
+    tl.store(_slab(gz_ptr, e, 0, 1, n_batch, rb, rn, n_unit), grad_c, mask=m2)
+    tl.store(gh2_ptr + (e * tl.num_programs(1) + blk) * n_hid + rl, tl.sum(acc, axis=0), mask=rl < n_hid)

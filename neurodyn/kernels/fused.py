@@ -104,19 +104,20 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     backend : {"auto", "torch", "numba", "triton"}
         ``auto`` takes the fused Numba path for a supported family on the CPU in float32/float64
         without a ``state_hook`` (a Python call per step cannot run inside the kernel), on a CUDA
-        device the fused Triton path for a float32 leaky RNN, GRU, PLRNN or ALRNN (one network or an
-        ensemble) of at most 64 units without forcing or hook, and torch otherwise; ``torch`` always runs the
-        reference; ``numba`` and ``triton`` insist on their fused path (``triton`` on the CPU only
-        under ``TRITON_INTERPRET=1``, for testing).
+        device the fused Triton path for a float32 leaky RNN, GRU, PLRNN, ALRNN or shallow PLRNN (one
+        network or an ensemble) of at most 64 units (the shallow PLRNN: 64 latent and 64 hidden units)
+        without hook, unforced or (the shallow PLRNN, one network) state-forced, and torch
+        otherwise; ``torch`` always runs the reference; ``numba`` and ``triton`` insist on their
+        fused path (``triton`` on the CPU only under ``TRITON_INTERPRET=1``, for testing).
     device, dtype
         Where and in which dtype the rollout runs.
     state_hook : callable or None
         The training ``state_hook``; any hook rules the fused path out.
     forcing : bool or {"state", "readout"}
         Whether the rollout is forced: ``True`` or ``"state"``, teacher forcing of the state
-        towards data (fused for one shallow PLRNN only; such ensembles run on torch);
-        ``"readout"``, error or teacher forcing through the readout (:class:`ReadoutForcing`;
-        fused for the leaky RNN, one network or an ensemble).
+        towards data (fused, in Numba or Triton, for one shallow PLRNN only; such ensembles run on
+        torch); ``"readout"``, error or teacher forcing through the readout (:class:`ReadoutForcing`;
+        fused in Numba for the leaky RNN, one network or an ensemble).
 
     Returns
     -------
@@ -152,11 +153,15 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     'numba'
 
     On a CUDA device (only the device type is read, so this runs without a GPU) a float32 leaky RNN,
-    GRU, PLRNN or ALRNN gets ``'triton'`` where Triton is installed; the shallow PLRNN has no Triton
-    training kernel:
+    GRU, PLRNN, ALRNN or shallow PLRNN gets ``'triton'`` where Triton is installed, the shallow PLRNN
+    state-forced too; forcing through the readout stays on the CPU:
 
     >>> from neurodyn.models import ShallowPLRNN
-    >>> fused_backend(ShallowPLRNN(1, 4, 1, n_hidden=8).params(), device="cuda")
+    >>> from neurodyn.kernels._api import backend_available
+    >>> want = "triton" if backend_available("triton") else "torch"
+    >>> fused_backend(ShallowPLRNN(1, 4, 1, n_hidden=8).params(), device="cuda", forcing=True) == want
+    True
+    >>> fused_backend(LeakyRNN(1, 4, 1).params(), device="cuda", forcing="readout")
     'torch'
     """
     if backend not in _TRAIN_BACKENDS:
@@ -199,8 +204,12 @@ def _triton_backend(params, family, backend, device, dtype, state_hook, forcing)
     ``triton``."""
     name = family.name if family is not None else type(params).__name__
     reason = None
-    if forcing:
-        reason = "forced rollouts are fused on the CPU (Numba) only"
+    if forcing and (name != "shplrnn" or _forcing_kind(forcing) != "state"):
+        reason = ("forcing through the readout is fused on the CPU (Numba) only"
+                  if _forcing_kind(forcing) == "readout" else
+                  f"teacher-forced rollouts are fused for the shallow PLRNN only, not {name!r}")
+    elif forcing and is_ensemble(params, family):
+        reason = "state-forced rollouts are fused for one network, not an ensemble"
     elif state_hook is not None:
         reason = "a state_hook runs Python at every step, which the fused kernel cannot"
     elif not backend_available("triton"):
@@ -276,7 +285,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         forcing strengths in [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN (one
         network or an ensemble): a :class:`ReadoutForcing` (no gradient flows to its fields).
     backend : {"auto", "numba", "triton"}
-        ``auto``: Triton for CUDA tensors, Numba for CPU ones; ``triton`` on CPU tensors runs only
+        ``auto``: Triton for CUDA tensors, Numba for CPU ones (state forcing of the shallow PLRNN runs
+        on both; a ReadoutForcing on Numba only); ``triton`` on CPU tensors runs only
         under ``TRITON_INTERPRET=1`` (Triton's interpreter, for tests).
 
     Returns
@@ -320,7 +330,12 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     the input drive ``W_ih u + b_ih`` is formed in torch, the forward stores the states and the gates
     ``r, z, n, W_hn h + b_hn``, the BPTT launch writes the gradients of the input drive and of the
     hidden gate pre-activations, and the ``W_hh``, ``b_hh``, ``W_ih``, ``b_ih`` and input gradients are
-    products of those in torch, as on the CPU. The shallow PLRNN does not run fused on CUDA.
+    products of those in torch, as on the CPU. So does the shallow PLRNN, plain or clipped (latent and
+    hidden sizes at most 64 each), with or without its state forcing (one network) or unforced as an
+    ensemble: the forward stores the predictions, forced states, hidden activations and ``W2 c``, the
+    BPTT launch writes the gradients of the predictions (also the drive's) and of ``W2 c`` and the
+    ``h2`` gradient's per-block sums, and the ``a``, ``W1``, ``W2``, ``h1``, ``C`` and input
+    gradients are products of those in torch, as on the CPU.
 
     Examples
     --------
@@ -385,7 +400,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
                          "network alone")
     want = ("triton" if h0.device.type == "cuda" else "numba") if backend == "auto" else backend
     ran = fused_backend(params, backend=want, device=h0.device, dtype=h0.dtype,
-                        forcing=want == "triton" and forcing is not None)
+                        forcing=False if want != "triton" or forcing is None else
+                        "readout" if isinstance(forcing, ReadoutForcing) else "state")
     lead = (getattr(params, family.recurrent).shape[0],) if is_ensemble(params, family) else ()
     dims = "(network, batch, state)" if lead else "(batch, state)"
     if h0.ndim != 2 + len(lead) or tuple(h0.shape[:len(lead)]) != lead:
@@ -430,7 +446,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         recurrence = _TRITON_RECURRENCES[family.name] if ran == "triton" else _RECURRENCES[family.name]
         return recurrence(params, h0, u, xi).transpose(-3, -2)
     target, alphas, mask = _check_forcing(forcing, shape, h0)
-    preds = _fa.shallow(params, h0, u, xi, target, alphas, mask).transpose(-3, -2)
+    fn = _fa.shallow_triton if ran == "triton" else _fa.shallow
+    preds = fn(params, h0, u, xi, target, alphas, mask).transpose(-3, -2)
     # without forcing the carried states are the predictions plus the noise
     return preds + noise if forcing is None and noise is not None else preds
 

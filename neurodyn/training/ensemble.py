@@ -120,8 +120,9 @@ def train_ensemble(
     backend : {"auto", "torch", "numba", "triton"}
         Training rollout, as in :func:`~neurodyn.training.train`: ``"auto"`` runs an ensemble of
         leaky RNNs, GRUs, PLRNNs, ALRNNs or shallow PLRNNs on the CPU (float32/float64) in the fused
-        Numba kernels and a leaky-RNN ensemble on a CUDA GPU (float32, at most 64 units) in the
-        fused Triton kernels, all networks in one call per step
+        Numba kernels and an ensemble of any of these families on a CUDA GPU (float32, at most 64
+        units; the shallow PLRNN at most 64 latent and 64 hidden) in the fused Triton kernels, all
+        networks in one call per step
         (:func:`neurodyn.kernels.fused_backend`), and every other case on torch; ``"numba"`` and
         ``"triton"`` raise where they cannot run. ``result.config["backend"]`` records the one that ran.
         Under ``forcing`` a leaky-RNN ensemble on the CPU runs fused in Numba (the forcing inside

@@ -63,7 +63,7 @@ def compile_sm90(name: str, constexprs: dict, num_warps: int) -> tuple[int, int,
 
 def _shipped():
     """Every kernel at its largest resident tile, with each of its autotune candidates."""
-    from neurodyn.kernels._triton_backend import TILED_BLOCK_N, configs_for
+    from neurodyn.kernels._triton_backend import TILED_BLOCK_N, configs_for, shallow_train_config
 
     flags = {"HAS_NOISE": True, "RECORD": True}
     cases = {
@@ -86,6 +86,13 @@ def _shipped():
         yield "pl_train_backward_kernel", tile, warps
         yield "gru_train_forward_kernel", {"HAS_NOISE": True, **tile}, warps
         yield "gru_train_backward_kernel", tile, warps
+    # the shallow PLRNN's, at every latent and hidden BLOCK size
+    for bn in (16, 32, 64):
+        for bl in (16, 32, 64):
+            block_b, warps = shallow_train_config(bn, bl)
+            tile = {"BLOCK_N": bn, "BLOCK_L": bl, "BLOCK_B": block_b, "CLIPPED": True}
+            yield "shallow_train_forward_kernel", {"HAS_NOISE": True, **tile}, warps
+            yield "shallow_train_backward_kernel", tile, warps
 
 
 def test_leaky_kernel_compiles_for_sm90_without_spills():
@@ -120,6 +127,17 @@ def test_gru_training_kernels_compile_for_sm90_without_spills(name):
     _tools()
     const = {"HAS_NOISE": True} if "forward" in name else {}
     regs, stack, smem = compile_sm90(name, {**const, "BLOCK_N": 64, "BLOCK_B": 16}, 8)
+    assert stack == 0, f"{regs} registers and {stack} bytes of stack (spills)"
+    assert 0 < regs <= 255 and smem <= SM90_SMEM_LIMIT
+
+
+@pytest.mark.parametrize("name", ["shallow_train_forward_kernel", "shallow_train_backward_kernel"])
+def test_shallow_training_kernels_compile_for_sm90_without_spills(name):
+    # W1 and W2 both stay in registers at 64 latent and 64 hidden units
+    _tools()
+    const = {"HAS_NOISE": True} if "forward" in name else {}
+    regs, stack, smem = compile_sm90(name, {**const, "CLIPPED": True, "BLOCK_N": 64, "BLOCK_L": 64,
+                                            "BLOCK_B": 16}, 8)
     assert stack == 0, f"{regs} registers and {stack} bytes of stack (spills)"
     assert 0 < regs <= 255 and smem <= SM90_SMEM_LIMIT
 

@@ -22,7 +22,7 @@ CHILD = r"""
 import json
 import torch
 from neurodyn.kernels import fused_backend, fused_states, stack_params
-from neurodyn.models import LeakyRNN, ShallowPLRNN
+from neurodyn.models import LSTM, LeakyRNN
 from neurodyn.tasks import FlipFlop
 from neurodyn.training import train
 
@@ -102,7 +102,7 @@ out["ensemble"] = max(max(excess(stack[e].detach(), s), excess(p.w_rec.grad[e], 
 out["backend_triton"] = fused_backend(LeakyRNN(1, 8, 1).params(), backend="triton")
 refusals = {}
 for name, call in {
-    "shplrnn": lambda: fused_backend(ShallowPLRNN(1, 8, 1, n_hidden=16).params(), backend="triton"),
+    "lstm": lambda: fused_backend(LSTM(1, 8, 1).params(), backend="triton"),
     "float64": lambda: fused_backend(LeakyRNN(1, 8, 1).params(), backend="triton", dtype=torch.float64),
     "units": lambda: fused_backend(LeakyRNN(1, 65, 1).params(), backend="triton"),
     "forcing": lambda: fused_backend(LeakyRNN(1, 8, 1).params(), backend="triton", forcing="readout"),
@@ -179,10 +179,10 @@ def test_triton_bptt_is_deterministic_and_ensembles_match_single_networks(interp
 def test_triton_training_dispatch(interpreted):
     assert interpreted["backend_triton"] == "triton"
     refusals = interpreted["refusals"]
-    assert "leaky RNN, GRU, PLRNN and ALRNN only, not 'shplrnn'" in refusals["shplrnn"]
+    assert "leaky RNN, GRU, PLRNN, ALRNN and shallow PLRNN only, not" in refusals["lstm"]
     assert "float32" in refusals["float64"]
     assert "at most 64 units" in refusals["units"]
-    assert "forced rollouts" in refusals["forcing"]
+    assert "forcing through the readout is fused on the CPU (Numba) only" in refusals["forcing"]
 
 
 def test_train_on_triton_matches_torch(interpreted):
@@ -201,12 +201,13 @@ def test_ensemble_on_triton_runs_the_triton_kernels_and_matches_torch(interprete
 def test_auto_picks_triton_for_cuda_where_covered():
     # fused_backend only inspects the device, so this runs without a GPU
     from neurodyn.kernels import fused_backend
-    from neurodyn.models import LeakyRNN, ShallowPLRNN
+    from neurodyn.models import LSTM, LeakyRNN, ShallowPLRNN
 
     leaky = LeakyRNN(1, 8, 1).params()
     assert fused_backend(leaky, device="cuda") == "triton"
     assert fused_backend(leaky, device="cpu") == "numba"
-    assert fused_backend(ShallowPLRNN(1, 8, 1, n_hidden=16).params(), device="cuda") == "torch"
+    assert fused_backend(ShallowPLRNN(1, 8, 1, n_hidden=16).params(), device="cuda") == "triton"
+    assert fused_backend(LSTM(1, 8, 1).params(), device="cuda") == "torch"
     assert fused_backend(LeakyRNN(1, 65, 1).params(), device="cuda") == "torch"
     assert fused_backend(leaky, device="cuda", dtype=torch.float64) == "torch"
     assert fused_backend(leaky, device="cuda", forcing="readout") == "torch"

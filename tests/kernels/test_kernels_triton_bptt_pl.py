@@ -192,7 +192,7 @@ def test_auto_picks_triton_for_pl_models_on_cuda():
     assert fused_backend(PLRNN(1, 65, 1).params(), device="cuda") == "torch"
     assert fused_backend(pl, device="cuda", dtype=torch.float64) == "torch"
     assert fused_backend(pl, device="cuda", state_hook=lambda t, h: h) == "torch"
-    assert fused_backend(ShallowPLRNN(1, 8, 1, n_hidden=16).params(), device="cuda") == "torch"
+    assert fused_backend(ShallowPLRNN(1, 8, 1, n_hidden=16).params(), device="cuda") == "triton"
 
 
 def test_triton_pl_training_refusals_name_the_reason():
