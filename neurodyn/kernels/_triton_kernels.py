@@ -113,11 +113,9 @@ def leaky_kernel(w_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit, n_ste
 
 
 @triton.jit
-def gru_kernel(w_ptr, bh_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit, n_steps, t0, every,
-               n_rec, d_time, d_step, noise_std, HAS_NOISE: tl.constexpr, RECORD: tl.constexpr,
-               BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
-    e, rn, row, m2 = _block(n_batch, n_unit, BLOCK_B, BLOCK_N)
-    mn = rn < n_unit
+def _gru_weights(w_ptr, bh_ptr, e, rn, mn, n_unit):
+    """Network ``e``'s ``W_hh`` blocks transposed (r, z, n; (unit, unit) each, padded to the tile) and
+    ``b_hh`` blocks ((1, unit) each), for ``h @ W.T`` products."""
     base = w_ptr + e * 3 * n_unit * n_unit
     wr = _load_t(base, rn, rn, n_unit, n_unit, n_unit)
     wz = _load_t(base + n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
@@ -126,6 +124,16 @@ def gru_kernel(w_ptr, bh_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit,
     br = tl.load(bb + rn, mask=mn, other=0.0)[None, :]
     bz = tl.load(bb + n_unit + rn, mask=mn, other=0.0)[None, :]
     bn = tl.load(bb + 2 * n_unit + rn, mask=mn, other=0.0)[None, :]
+    return wr, wz, wn, br, bz, bn
+
+
+@triton.jit
+def gru_kernel(w_ptr, bh_ptr, d_ptr, noise_ptr, h_ptr, out_ptr, n_batch, n_unit, n_steps, t0, every,
+               n_rec, d_time, d_step, noise_std, HAS_NOISE: tl.constexpr, RECORD: tl.constexpr,
+               BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+    e, rn, row, m2 = _block(n_batch, n_unit, BLOCK_B, BLOCK_N)
+    mn = rn < n_unit
+    wr, wz, wn, br, bz, bn = _gru_weights(w_ptr, bh_ptr, e, rn, mn, n_unit)
     h = tl.load(_tile(h_ptr, row, rn, n_unit), mask=m2, other=0.0)
     for t in range(n_steps):
         r = tl.sigmoid(_drive(d_ptr, row, rn, t, d_time, d_step, 3 * n_unit, m2)
@@ -377,14 +385,7 @@ def gru_train_forward_kernel(w_ptr, bh_ptr, gi_ptr, noise_ptr, s_ptr, gate_ptr, 
     rn = tl.arange(0, BLOCK_N)
     mn = rn < n_unit
     m2 = (rb[:, None] < n_batch) & mn[None, :]
-    base = w_ptr + e * 3 * n_unit * n_unit
-    wr = _load_t(base, rn, rn, n_unit, n_unit, n_unit)
-    wz = _load_t(base + n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
-    wn = _load_t(base + 2 * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
-    bb = bh_ptr + e * 3 * n_unit
-    br = tl.load(bb + rn, mask=mn, other=0.0)[None, :]
-    bz = tl.load(bb + n_unit + rn, mask=mn, other=0.0)[None, :]
-    bn = tl.load(bb + 2 * n_unit + rn, mask=mn, other=0.0)[None, :]
+    wr, wz, wn, br, bz, bn = _gru_weights(w_ptr, bh_ptr, e, rn, mn, n_unit)
     h = tl.load(_slab(s_ptr, e, 0, n_steps + 1, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
     for t in range(n_steps):
         gi = _slab(gi_ptr, e, t, n_steps, n_batch, rb, rn, 3 * n_unit)

@@ -7,20 +7,18 @@ autograd through the model's torch step (``gru_step`` plus the given noise), in 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
+from _triton_child import (
+    assert_dispatch,
+    assert_train_matches_torch,
+    assert_within_tolerance,
+    run_interpreted,
+)
 
 pytest.importorskip("triton", reason="the Triton backend is the 'gpu' extra: pip install 'neurodyn[gpu]'")
 
 CHILD = r"""
-import json
-import torch
 import neurodyn.kernels._triton_backend as tb
 from neurodyn.kernels import fused_backend, fused_states, stack_params
 from neurodyn.models import GRU, gru_step
@@ -35,21 +33,6 @@ def make(n_in, n, seed):
         for p in model.parameters():
             p.mul_(2.0)
     return model
-
-def excess(a, b):
-    # > 0 where |a - b| exceeds rtol 1e-5 + atol 1e-6 (atol scaled by the largest |b| when above 1)
-    atol = 1e-6 * max(1.0, b.abs().max().item())
-    return ((a - b).abs() - (atol + 1e-5 * b.abs())).max().item()
-
-def loss(states):
-    return (states.sin() * torch.linspace(-1, 2, states.shape[-1])).sum()
-
-def torch_states(step, h0, x, noise):
-    h, states = h0, []
-    for t in range(x.shape[-2]):
-        h = step(h, x[..., t, :]) + (0 if noise is None else noise[..., t, :])
-        states.append(h)
-    return torch.stack(states, dim=-2)
 
 def run(model, h0, x, noise, backend):
     model.zero_grad()
@@ -106,44 +89,24 @@ for noisy in (True, False):
 stacked = stack_params([GRU(1, 8, 1, seed=s) for s in range(3)])
 out["backend_triton"] = [fused_backend(GRU(1, 8, 1).params(), backend="triton"),
                          fused_backend(stacked, backend="triton")]
-refusals = {}
-for name, call in {
+out["refusals"] = refusals({
     "float64": lambda: fused_backend(GRU(1, 8, 1).params(), backend="triton", dtype=torch.float64),
     "units": lambda: fused_backend(GRU(1, 65, 1).params(), backend="triton"),
-}.items():
-    try:
-        call()
-        refusals[name] = None
-    except ValueError as err:
-        refusals[name] = str(err)
-out["refusals"] = refusals
+})
 
 # train: 2 Adam steps on the Triton rollout equal the torch loop's (the GRU draws no state noise)
 task = FlipFlop(n_bits=2, n_steps=10)
 kw = dict(n_iterations=2, batch_size=5, lr=1e-2, eval_every=0, progress=False, seed=3)
 fits = {b: train(GRU(2, 12, 2, train_h0=True, seed=0), task, backend=b, **kw) for b in ("triton", "torch")}
-out["train_backend"] = fits["triton"].config["backend"]
-out["train_loss"] = [fits[b].history["loss"] for b in ("triton", "torch")]
-out["train_weights"] = max(excess(a.detach(), b.detach()) for a, b in
-                           zip(fits["triton"].model.parameters(), fits["torch"].model.parameters()))
+fit_record(out, "train", fits)
 
 # train_ensemble(backend="triton") runs the Triton kernels (counted) and equals the torch ensemble
-calls = {"n": 0}
-forward = tb.gru_train_forward
-
-def counted(*args, **kwargs):
-    calls["n"] += 1
-    return forward(*args, **kwargs)
-
-tb.gru_train_forward = counted
+calls = counting(tb, n="gru_train_forward")
 ens = {b: train_ensemble(lambda seed: GRU(2, 12, 2, seed=seed), task, n_networks=2, n_iterations=2,
                          batch_size=5, lr=1e-2, eval_every=0, progress=False, backend=b)
        for b in ("triton", "torch")}
-out["ensemble_backend"] = ens["triton"].config["backend"]
+fit_record(out, "ensemble", ens)
 out["ensemble_triton_calls"] = calls["n"]
-out["ensemble_weights"] = max(excess(a.detach(), b.detach()) for ma, mb in
-                              zip(ens["triton"].models, ens["torch"].models)
-                              for a, b in zip(ma.parameters(), mb.parameters()))
 print(json.dumps(out))
 """
 
@@ -153,12 +116,7 @@ CASES = ["gru_12_5x6", "gru_12_5x6_noise", "gru_12_17x5_noise", "gru_7_3x4", "gr
 
 @pytest.fixture(scope="module")
 def interpreted():
-    root = Path(__file__).parents[2]
-    env = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(root)}
-    proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, cwd=root,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_interpreted(CHILD)
 
 
 @pytest.mark.parametrize("key", CASES)
@@ -166,29 +124,20 @@ def test_triton_gru_bptt_matches_autograd(interpreted, key):
     case = interpreted[key]
     # states and dL/dh0, dL/dinputs, and the W_ih, W_hh, b_ih, b_hh gradients
     assert case["_names"] == ["b_hh", "b_ih", "h0", "inputs", "states", "w_hh", "w_ih"]
-    assert 0 < case["_scale"] < 1e3
-    bad = {k: v for k, v in case.items() if not k.startswith("_") and v > 0}
-    assert not bad, f"{key}: exceeds rtol 1e-5 / atol 1e-6 by {bad}"
+    assert_within_tolerance(case, key)
 
 
 def test_triton_gru_training_dispatch(interpreted):
-    assert interpreted["backend_triton"] == ["triton", "triton"]
-    refusals = interpreted["refusals"]
-    assert "float32" in refusals["float64"] and "\n" not in refusals["float64"]
-    assert "at most 64 units on chip (got 65)" in refusals["units"] and "\n" not in refusals["units"]
+    assert_dispatch(interpreted)
 
 
 def test_train_gru_on_triton_matches_torch(interpreted):
-    assert interpreted["train_backend"] == "triton"
-    fused, ref = interpreted["train_loss"]
-    assert fused == pytest.approx(ref, rel=1e-5)
-    assert interpreted["train_weights"] <= 0
+    assert_train_matches_torch(interpreted)
 
 
 def test_gru_ensemble_on_triton_runs_the_triton_kernels_and_matches_torch(interpreted):
-    assert interpreted["ensemble_backend"] == "triton"
+    assert_train_matches_torch(interpreted, "ensemble")
     assert interpreted["ensemble_triton_calls"] == 2  # one forward launch per optimiser step
-    assert interpreted["ensemble_weights"] <= 0
 
 
 def test_auto_picks_triton_for_gru_on_cuda():

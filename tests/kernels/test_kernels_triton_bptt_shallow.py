@@ -8,21 +8,14 @@ both float32: the fused Numba path (``backend="numba"``) and autograd through th
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
+from _triton_child import assert_within_tolerance, run_interpreted
 
 pytest.importorskip("triton", reason="the Triton backend is the 'gpu' extra: pip install 'neurodyn[gpu]'")
 
 CHILD = r"""
-import json
 import numpy as np
-import torch
 import neurodyn.kernels._triton_backend as tb
 from neurodyn.kernels import _fused_autograd as fa
 from neurodyn.kernels import fused_backend, fused_states, stack_params
@@ -32,18 +25,7 @@ from neurodyn.training import fit_teacher_forcing, train
 from neurodyn.training.teacher_forcing import forced_rollout
 
 out = {}
-calls = {"forward": 0, "backward": 0}
-forward, backward = tb.shallow_train_forward, tb.shallow_train_backward
-
-def counted_forward(*args, **kwargs):
-    calls["forward"] += 1
-    return forward(*args, **kwargs)
-
-def counted_backward(*args, **kwargs):
-    calls["backward"] += 1
-    return backward(*args, **kwargs)
-
-tb.shallow_train_forward, tb.shallow_train_backward = counted_forward, counted_backward
+calls = counting(tb, forward="shallow_train_forward", backward="shallow_train_backward")
 FIELDS = ("a", "W1", "W2", "h1", "h2", "C")
 
 def make(n_in, n, n_hid, clipped, seed):
@@ -51,14 +33,6 @@ def make(n_in, n, n_hid, clipped, seed):
     with torch.no_grad():  # biases of both signs, so that the ReLUs switch
         model.h2.copy_(0.5 * torch.randn(n_hid, generator=torch.Generator().manual_seed(seed + 7)))
     return model
-
-def excess(a, b):
-    # > 0 where |a - b| exceeds rtol 1e-5 + atol 1e-6 (atol scaled by the largest |b| when above 1)
-    atol = 1e-6 * max(1.0, b.abs().max().item())
-    return ((a - b).abs() - (atol + 1e-5 * b.abs())).max().item()
-
-def loss(preds):
-    return (preds.sin() * torch.linspace(-1, 2, preds.shape[-1])).sum()
 
 def run(model, z0, x, noise, forcing, backend):
     model.zero_grad()
@@ -180,8 +154,7 @@ out["backend_triton"] = [fused_backend(ShallowPLRNN(1, 8, 1, n_hidden=16).params
                          fused_backend(ShallowPLRNN(1, 8, 1, n_hidden=16).params(), backend="triton",
                                        forcing=True)]
 ens = stack_params([ShallowPLRNN(1, 3, 1, n_hidden=4, seed=s) for s in range(2)])
-refusals = {}
-for name, call in {
+out["refusals"] = refusals({
     "float64": lambda: fused_backend(ShallowPLRNN(1, 8, 1).params(), backend="triton", dtype=torch.float64),
     "latent": lambda: fused_backend(ShallowPLRNN(1, 65, 1, n_hidden=8).params(), backend="triton"),
     "hidden": lambda: fused_backend(ShallowPLRNN(1, 8, 1, n_hidden=65).params(), backend="triton"),
@@ -189,13 +162,7 @@ for name, call in {
     "plrnn_forced": lambda: fused_backend(PLRNN(1, 8, 1).params(), backend="triton", forcing=True),
     "shallow_readout": lambda: fused_backend(ShallowPLRNN(1, 8, 1).params(), backend="triton",
                                              forcing="readout"),
-}.items():
-    try:
-        call()
-        refusals[name] = None
-    except ValueError as err:
-        refusals[name] = str(err)
-out["refusals"] = refusals
+})
 print(json.dumps(out))
 """
 
@@ -206,20 +173,13 @@ NAMES = ["C", "W1", "W2", "a", "h1", "h2", "inputs", "preds", "z0"]
 
 @pytest.fixture(scope="module")
 def interpreted():
-    root = Path(__file__).parents[2]
-    env = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(root)}
-    proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env, cwd=root,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_interpreted(CHILD)
 
 
 def _check(case, key):
     # predictions and the gradients of z0, the inputs and every parameter
     assert case["_names"] == NAMES
-    assert 0 < case["_scale"] < 1e4
-    bad = {k: v for k, v in case.items() if not k.startswith("_") and v > 0}
-    assert not bad, f"{key}: exceeds rtol 1e-5 / atol 1e-6 by {bad}"
+    assert_within_tolerance(case, key, max_scale=1e4)
 
 
 @pytest.mark.parametrize("oracle", ["numba", "torch"])
