@@ -58,12 +58,8 @@ def shallow_triton(params, z0, u, xi, target, alphas, mask):
     d = _drive(shplrnn_drive, params, u, z0).to(z0.dtype).expand(target.shape)
     p = [getattr(params, f).to(z0.dtype) for f in ("a", "W1", "W2", "h2")]
     alphas, mask = alphas.to(z0.dtype).contiguous(), mask.to(z0.dtype).contiguous()
-    if z0.ndim == 3:
-        return _ShallowForcedTriton.apply(*p, d, z0, xi, target, alphas, mask, bool(params.clipped))
-    xi = None if xi is None else xi[None]
-    preds = _ShallowForcedTriton.apply(*(t[None] for t in p), d[None], z0[None], xi, target[None], alphas,
-                                       mask, bool(params.clipped))
-    return preds.squeeze(0)
+    return _as_stack(_ShallowForcedTriton.apply, (*p, d, z0, xi, target),
+                     (alphas, mask, bool(params.clipped)), z0.ndim == 2)
 
 
 def gru(params, h0, u, xi):
@@ -84,11 +80,7 @@ def gru_triton(params, h0, u, xi):
     gi = _drive(gru_drive, params, u, h0).to(h0.dtype)
     gi = gi.expand(*h0.shape[:-2], u.shape[-3], h0.shape[-2], gi.shape[-1])
     w, b = params.w_hh.to(h0.dtype), params.b_hh.to(h0.dtype)
-    if h0.ndim == 3:
-        return _GRURecurrenceTriton.apply(w, b, gi, h0, xi)
-    xi = None if xi is None else xi[None]
-    states = _GRURecurrenceTriton.apply(w[None], b[None], gi[None], h0[None], xi)
-    return states.squeeze(0)  # squeeze, not [0]: its backward is a view
+    return _as_stack(_GRURecurrenceTriton.apply, (w, b, gi, h0, xi), (), h0.ndim == 2)
 
 
 def piecewise(params, h0, u, xi):
@@ -99,12 +91,17 @@ def piecewise(params, h0, u, xi):
 def piecewise_triton(params, h0, u, xi):
     """:func:`piecewise` with the time loop and its BPTT in Triton (float32, CUDA or
     ``TRITON_INTERPRET=1``); one network runs as a stack of one."""
-    a, w, d = _piecewise_args(params, h0, u)
-    if h0.ndim == 3:
-        return _PiecewiseRecurrenceTriton.apply(a, w, d, h0, xi, _n_relu(params, h0))
-    states = _PiecewiseRecurrenceTriton.apply(a[None], w[None], d[None], h0[None],
-                                              None if xi is None else xi[None], _n_relu(params, h0))
-    return states.squeeze(0)  # squeeze, not [0]: its backward is a view
+    return _as_stack(_PiecewiseRecurrenceTriton.apply, (*_piecewise_args(params, h0, u), h0, xi),
+                     (_n_relu(params, h0),), h0.ndim == 2)
+
+
+def _as_stack(apply, tensors, rest, one: bool):
+    """``apply(*tensors, *rest)`` of a Function that takes stacks of networks; for ``one`` network each
+    of ``tensors`` (None stays None) gets a leading network dim of 1 and the output loses it again
+    (by ``squeeze``, whose backward is a view, where indexing's fills a zero gradient to copy into)."""
+    if not one:
+        return apply(*tensors, *rest)
+    return apply(*(None if t is None else t[None] for t in tensors), *rest).squeeze(0)
 
 
 def _piecewise_args(params, h0, u):
@@ -293,13 +290,25 @@ class _ShallowForced(torch.autograd.Function):
         else:
             with blas_threads(1):
                 k.shallow_forced_backward(*args)
-        c = carried[..., :-1, :, :]
-        grad_a = (grad_p * c).sum((-3, -2))
-        grad_w1 = grad_p.reshape(*lead, -1, n).mT @ acts.reshape(*lead, -1, n_hid)
-        # (cᵀ grad_pre)ᵀ, not grad_preᵀ c: the same sums, but torch's float32 CPU GEMM of a
-        # transposed (hidden, time * batch) left factor and a 10-column right one ran 10x slower
-        grad_w2 = (c.reshape(*lead, -1, n).mT @ grad_pre.reshape(*lead, -1, n_hid)).mT
-        return grad_a, grad_w1, grad_w2, grad_h2, grad_p, grad_z0, None, None, None, None, None
+        return (*_shallow_weight_grads(grad_p, grad_pre, carried, acts), grad_h2, grad_p, grad_z0,
+                None, None, None, None, None)
+
+
+def _shallow_weight_grads(grad_p: torch.Tensor, grad_pre: torch.Tensor, carried: torch.Tensor,
+                          acts: torch.Tensor):
+    """The ``a``, ``W1`` and ``W2`` gradients of shallow PLRNNs from the prediction gradients ``grad_p``
+    ([network,] time, batch, latent), the ``W2 c`` gradients ``grad_pre`` ([network,] time, batch,
+    hidden), the carried states ([network,] time + 1, batch, latent) and the hidden activations
+    ([network,] time, batch, hidden), each one (batched) product over all steps and batch rows."""
+    *lead, _, _, n = grad_p.shape
+    n_hid = acts.shape[-1]
+    c = carried[..., :-1, :, :]
+    grad_a = (grad_p * c).sum((-3, -2))
+    grad_w1 = grad_p.reshape(*lead, -1, n).mT @ acts.reshape(*lead, -1, n_hid)
+    # (cᵀ grad_pre)ᵀ, not grad_preᵀ c: the same sums, but torch's float32 CPU GEMM of a
+    # transposed (hidden, time * batch) left factor and a 10-column right one ran 10x slower
+    grad_w2 = (c.reshape(*lead, -1, n).mT @ grad_pre.reshape(*lead, -1, n_hid)).mT
+    return grad_a, grad_w1, grad_w2
 
 
 #: batch rows per Numba thread of the GRU / PLRNN / ALRNN kernels: a batch of fewer rows runs on one
@@ -358,9 +367,16 @@ class _GRURecurrence(torch.autograd.Function):
         kernel, items = _batch_kernel(k.gru_backward_kernel, k.gru_backward_stack, lead, n_batch)
         _parallel(kernel, items, _np(w.mT), _np(grad_states), states.numpy(), gates.numpy(), grad_gi.numpy(),
                   grad_gh.numpy(), grad_h0.numpy())
-        flat = grad_gh.reshape(*lead, -1, 3 * n)
-        grad_w = flat.mT @ states[..., :-1, :, :].reshape(*lead, -1, n)
-        return grad_w, flat.sum(-2), grad_gi, grad_h0, None
+        return (*_gru_weight_grads(grad_gh, states), grad_gi, grad_h0, None)
+
+
+def _gru_weight_grads(grad_gh: torch.Tensor, states: torch.Tensor):
+    """The ``W_hh`` and ``b_hh`` gradients of GRUs from the hidden-gate gradients ``grad_gh`` ([network,]
+    time, batch, 3 unit) and the states ([network,] time + 1, batch, unit): one (batched) product and
+    one sum over all steps and batch rows."""
+    *lead, _, _, n3 = grad_gh.shape
+    flat = grad_gh.reshape(*lead, -1, n3)
+    return flat.mT @ states[..., :-1, :, :].reshape(*lead, -1, n3 // 3), flat.sum(-2)
 
 
 class _GRURecurrenceTriton(torch.autograd.Function):
@@ -389,11 +405,8 @@ class _GRURecurrenceTriton(torch.autograd.Function):
         from neurodyn.kernels._triton_backend import gru_train_backward
 
         w, states, gates = ctx.saved_tensors
-        n_net, _, _, n = grad_states.shape
         grad_gi, grad_gh, grad_h0 = gru_train_backward(w, grad_states.contiguous(), states, gates)
-        flat = grad_gh.reshape(n_net, -1, 3 * n)
-        grad_w = flat.mT @ states[:, :-1].reshape(n_net, -1, n)
-        return grad_w, flat.sum(-2), grad_gi, grad_h0, None
+        return (*_gru_weight_grads(grad_gh, states), grad_gi, grad_h0, None)
 
 
 class _PiecewiseRecurrence(torch.autograd.Function):
@@ -500,12 +513,7 @@ class _ShallowForcedTriton(torch.autograd.Function):
         from neurodyn.kernels._triton_backend import shallow_train_backward
 
         a, w1, w2, h2, alphas, mask, carried, acts, pre = ctx.saved_tensors
-        n_net, _, _, n = grad_preds.shape
-        n_hid = w2.shape[-2]
         grad_p, grad_pre, grad_h2, grad_z0 = shallow_train_backward(a, w1, w2, h2, alphas, mask,
                                                                     grad_preds.contiguous(), pre, ctx.clipped)
-        c = carried[:, :-1]
-        grad_a = (grad_p * c).sum((-3, -2))
-        grad_w1 = grad_p.reshape(n_net, -1, n).mT @ acts.reshape(n_net, -1, n_hid)
-        grad_w2 = (c.reshape(n_net, -1, n).mT @ grad_pre.reshape(n_net, -1, n_hid)).mT
-        return grad_a, grad_w1, grad_w2, grad_h2, grad_p, grad_z0, None, None, None, None, None
+        return (*_shallow_weight_grads(grad_p, grad_pre, carried, acts), grad_h2, grad_p, grad_z0,
+                None, None, None, None, None)
