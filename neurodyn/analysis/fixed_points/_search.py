@@ -264,9 +264,14 @@ def _heavy_ball_step(
     ok = torch.isfinite(q_try) & (q_try < qa)
     if bool(ok.all()):  # every step accepted (the common case): no masked copies
         return x_try, q_try, ok, (g_try, v_try)
-    okc = ok[:, None]
-    extra = torch.where(okc, g_try, ga), torch.where(okc, v_try, torch.zeros_like(v_try))
-    return torch.where(okc, x_try, xa), torch.where(ok, q_try, qa), ok, extra
+    # the rejected rows (usually few) take back their state, q and gradient, in place in the fresh
+    # proposals, and restart their velocity from zero
+    bad = (~ok).nonzero().squeeze(1)
+    x_try.index_copy_(0, bad, xa.index_select(0, bad))
+    q_try.index_copy_(0, bad, qa.index_select(0, bad))
+    g_try.index_copy_(0, bad, ga.index_select(0, bad))
+    v_try.index_fill_(0, bad, 0.0)
+    return x_try, q_try, ok, (g_try, v_try)
 
 
 def minimise_joint(

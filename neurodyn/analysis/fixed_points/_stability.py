@@ -184,31 +184,39 @@ def spectra(jacobians: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _eigenvectors(jacobians: np.ndarray, eigenvalues: np.ndarray) -> np.ndarray:
     """Unit eigenvectors (point, state) of ``eigenvalues`` (point,) by inverse iteration, each
-    with its largest component real and positive (NaN-free: a failed solve gives zeros)."""
+    with its largest component real and positive (NaN-free: a failed solve gives zeros).
+
+    Each point's ``J − σI`` is factorised once (LU) for both steps; real eigenvalues (zero
+    imaginary part, as LAPACK returns them) iterate in real arithmetic, about a quarter of the
+    complex work."""
+    n_points, n_state = jacobians.shape[:2]
+    out = np.zeros((n_points, n_state), dtype=np.complex128)
+    real = eigenvalues.imag == 0
+    for rows, dtype in ((np.flatnonzero(real), np.float64), (np.flatnonzero(~real), np.complex128)):
+        if rows.size:
+            vals = eigenvalues[rows].real if dtype is np.float64 else eigenvalues[rows]
+            out[rows] = _inverse_iteration(jacobians[rows], vals, dtype)
+    big = np.take_along_axis(out, np.abs(out).argmax(-1)[:, None], axis=-1)
+    return out * np.where(big != 0, np.abs(big) / np.where(big != 0, big, 1.0), 1.0)
+
+
+def _inverse_iteration(jacobians: np.ndarray, eigenvalues: np.ndarray, dtype) -> np.ndarray:
+    """Two inverse-iteration steps from the all-ones vector with the shift just off each eigenvalue,
+    one LU factorisation per point; unit vectors (point, state), zeros where the solve fails."""
     n_state = jacobians.shape[-1]
     scale = np.maximum(np.abs(jacobians).max(axis=(-2, -1)), 1.0)
     # a shift just off the eigenvalue keeps J − σI invertible; the solve amplifies the eigenvector
     # by about |λ − σ|⁻¹ against the other directions
     shift = eigenvalues + 1e-10 * scale
-    A = jacobians.astype(np.complex128) - shift[:, None, None] * np.eye(n_state)
-    v = np.ones((jacobians.shape[0], n_state, 1), dtype=np.complex128)
+    A = torch.as_tensor(jacobians.astype(dtype) - shift[:, None, None] * np.eye(n_state))
+    LU, pivots, info = torch.linalg.lu_factor_ex(A)
+    v = torch.ones((A.shape[0], n_state, 1), dtype=A.dtype)
     for _ in range(2):
-        with np.errstate(all="ignore"):
-            try:
-                v = np.linalg.solve(A, v)
-            except np.linalg.LinAlgError:
-                v = np.stack([_solve_or_zero(a, b) for a, b in zip(A, v)])
-        v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), np.finfo(float).tiny)
-    v = np.nan_to_num(v[..., 0])
-    big = np.take_along_axis(v, np.abs(v).argmax(-1)[:, None], axis=-1)
-    return v * np.where(big != 0, np.abs(big) / np.where(big != 0, big, 1.0), 1.0)
-
-
-def _solve_or_zero(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    try:
-        return np.linalg.solve(a, b)
-    except np.linalg.LinAlgError:
-        return np.zeros_like(b)
+        v = torch.linalg.lu_solve(LU, pivots, v)
+        v = v / torch.linalg.vector_norm(v, dim=1, keepdim=True).clamp_min(np.finfo(float).tiny)
+    v = v[..., 0]
+    good = (info == 0) & torch.isfinite(v).all(-1)
+    return torch.where(good[:, None], v, torch.zeros_like(v)).numpy()
 
 
 def classify(eigenvalues: np.ndarray, marginal_tol: float) -> tuple[np.ndarray, np.ndarray]:

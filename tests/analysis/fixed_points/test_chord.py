@@ -68,3 +68,35 @@ def test_newton_search_with_chord_checks_reaches_exact_points(monkeypatch):
         found[steps] = set(dist.argmin(1).tolist())
     assert sum(settled) > 10  # starts in the fast basin of a point found by the first chunk
     assert found[CHORD_STEPS] == found[0]
+
+
+def _farthest_first_brute_force(x: np.ndarray, known: np.ndarray, size: int) -> list[int]:
+    """Greedy farthest-point sampling by brute force: each pick maximises the smallest max-abs
+    distance to the known points and the picks before it (first index on ties)."""
+    chosen: list[int] = []
+    for _ in range(size):
+        centres = np.concatenate([known, x[chosen]]) if chosen else known
+        best, best_j = -1.0, -1
+        for j in range(len(x)):
+            if j in chosen:
+                continue
+            d = np.inf if len(centres) == 0 else np.abs(x[j] - centres).max(-1).min()
+            if d > best:
+                best, best_j = d, j
+        chosen.append(best_j)
+    return chosen
+
+
+def test_spread_first_picks_far_apart_candidates_first():
+    """The first ``size`` pending rows are the greedy farthest points from the known points and from
+    each other (brute force), the others follow in their own order, and no row is lost."""
+    rng = np.random.default_rng(3)
+    states = torch.as_tensor(rng.normal(size=(40, 5)))
+    pending = torch.as_tensor(rng.permutation(40)[:25])
+    for known in (states[:0], torch.as_tensor(rng.normal(size=(3, 5)))):
+        out = newton._spread_first(states, pending, known, 6)
+        picks = _farthest_first_brute_force(states[pending].numpy(), known.numpy(), 6)
+        assert out[:6].tolist() == pending[picks].tolist()
+        rest = [int(p) for p in pending if int(p) not in set(out[:6].tolist())]
+        assert out[6:].tolist() == rest
+        assert sorted(out.tolist()) == sorted(pending.tolist())
