@@ -15,11 +15,14 @@ networks) are compared:
 * ``ensemble_torch``: ``train_ensemble(..., backend="torch")`` — the batched torch loop;
 * ``sequential_fused``: one ``train(..., backend="auto", seed=s)`` call per network, in turn.
 
-Every contender samples each network's batches from the task inside its loop (``task.sample`` per
-network and step, as both entry points do). To show where the time goes, a second table times the
-parts of one ensemble step alone: sampling the 32 batches, the fused rollout of the 32 networks
-(forward + backward, :func:`neurodyn.kernels.fused_states` on the stacked params, on Numba's
-threads and on one) and the same rollout as 32 single-network calls.
+Every contender samples each network's batches from the task inside its loop (``train`` one
+``task.sample`` per step, ``train_ensemble`` one ``task.sample_networks`` for all networks). To show
+where the time goes, a second table times the parts of one ensemble step alone: sampling the 32
+batches (``sample_batches``: one ``task.sample`` per network converted to torch, the reference,
+which leaves out the stacking the per-network loop needed; ``sample_networks``: the one call and
+torch conversion ``train_ensemble`` makes), the fused rollout of the 32 networks (forward +
+backward, :func:`neurodyn.kernels.fused_states` on the stacked params, on Numba's threads and on
+one) and the same rollout as 32 single-network calls.
 
     python benchmarks/bench_training_ensemble.py                # 10 steps x 3 repeats
     python benchmarks/bench_training_ensemble.py --family gru   # -> results/training_ensemble_gru.json
@@ -114,9 +117,13 @@ def part_contenders(task: FlipFlop, n_networks: int) -> dict:
     x = torch.stack([task.sample(BATCH, seed=s).to_torch("cpu", torch.float32)[0] for s in range(n_networks)])
     h0 = torch.zeros(n_networks, BATCH, nets[0].state_size)
 
-    def sample():
+    def sample():  # the reference: one task.sample per network, converted to torch (not stacked)
         for s in range(n_networks):
             task.sample(BATCH, seed=s, first_trial=BATCH).to_torch("cpu", torch.float32)
+
+    def sample_networks():  # what train_ensemble does: all networks' batches in one call
+        arrays = task.sample_networks(BATCH, range(n_networks), first_trial=BATCH)
+        tuple(torch.as_tensor(a, dtype=torch.float32, device="cpu") for a in arrays)
 
     def stacked():
         fused_states(params, h0, x).square().sum().backward()
@@ -126,7 +133,7 @@ def part_contenders(task: FlipFlop, n_networks: int) -> dict:
             fused_states(net.params(), h0[e], x[e]).square().sum().backward()
 
     return {"rollout_stacked": stacked, "rollout_stacked_1thread": one_thread(stacked),
-            "rollout_one_by_one": one_by_one, "sample_batches": sample}
+            "rollout_one_by_one": one_by_one, "sample_batches": sample, "sample_networks": sample_networks}
 
 
 def main() -> None:

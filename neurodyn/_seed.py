@@ -13,6 +13,7 @@ Library code never seeds or draws from global random number generators.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Union
 
 from neurodyn._lazy import numpy as np
@@ -147,6 +148,71 @@ def trial_uniforms(seed: int, n_trials: int, first_trial: int, shape: tuple[int,
         n_draws *= n
     draws = trial_uniforms_kernel(_seed_words(seed), first_trial, n_trials, n_draws)
     return draws.reshape((n_trials, *shape))
+
+
+#: draws per block of :func:`network_trial_uniforms` (256 KiB of float64): a block and the arrays built
+#: from it stay in the CPU cache, where building all networks' trials at once streams through memory
+#: (building 32 flip-flop batches of 64 trials, 64 steps, 3 bits from their uniforms took 9.5 ms in blocks
+#: of 128-256 trials, 16 ms all at once)
+BLOCK_DRAWS = 2**15
+
+
+def network_trial_uniforms(seeds: list[int], n_trials: int, first_trial: int, shape: tuple[int, ...], *,
+                           block_draws: int = BLOCK_DRAWS) -> Iterator[tuple[int, np.ndarray]]:
+    """:func:`trial_uniforms` of the same trials for several seeds (one per network), in blocks of trials.
+
+    Yields ``(start, uniforms)``: ``uniforms`` (block, *shape), float64, are the draws of the trials
+    ``start .. start + block - 1`` of the ``network * trial`` trials, network after network; joined, the
+    blocks equal ``np.concatenate([trial_uniforms(s, n_trials, first_trial, shape) for s in seeds])``
+    bit for bit. For trial indices below 2**32 every seed's trials are hashed apart once and the
+    compiled ``PCG64`` draws about ``block_draws`` uniforms per block, whichever seeds they belong to;
+    beyond, each block is one seed's :func:`trial_uniforms`.
+
+    Parameters
+    ----------
+    seeds : list of int
+        Resolved, non-negative seeds (see :func:`resolve_seed`).
+    n_trials, first_trial : int
+        Trials ``first_trial .. first_trial + n_trials - 1`` of each seed's stream, both at least 0.
+    shape : tuple of int
+        Shape of one trial's draws.
+    block_draws : int
+        Uniforms per block (at least one trial per block).
+
+    Raises
+    ------
+    ValueError
+        If ``n_trials``, ``first_trial`` or an entry of ``shape`` is negative.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn._seed import network_trial_uniforms, trial_uniforms
+    >>> blocks = list(network_trial_uniforms([0, 7], 3, 5, (2,), block_draws=4))
+    >>> [(start, u.shape) for start, u in blocks]  # (start, (trial, *shape)), two trials per block
+    [(0, (2, 2)), (2, (2, 2)), (4, (2, 2))]
+    >>> joined = np.concatenate([u for _, u in blocks])
+    >>> bool(np.array_equal(joined[3:], trial_uniforms(7, 3, 5, (2,))))  # network 1's trials
+    True
+    """
+    shape = tuple(int(n) for n in shape)
+    if n_trials < 0 or first_trial < 0 or any(n < 0 for n in shape):
+        raise ValueError(f"n_trials, first_trial and shape must be non-negative, got {n_trials}, "
+                         f"{first_trial}, {shape}")
+    if first_trial + n_trials > 2**32:  # an index of two 32-bit words: numpy's own generators
+        for e, seed in enumerate(seeds):
+            yield e * n_trials, trial_uniforms(seed, n_trials, first_trial, shape)
+        return
+    from neurodyn._trial_uniforms import pcg64_uniforms
+
+    n_draws = 1
+    for n in shape:
+        n_draws *= n
+    states = np.concatenate([_trial_states(resolve_seed(s), first_trial, n_trials) for s in seeds])
+    step = max(1, block_draws // max(n_draws, 1))
+    for start in range(0, len(states), step):
+        block = states[start:start + step]
+        yield start, pcg64_uniforms(block, n_draws).reshape((len(block), *shape))
 
 
 def _seed_words(seed: int) -> np.ndarray:

@@ -2,7 +2,15 @@ import numpy as np
 import pytest
 import torch
 
-from neurodyn._seed import _trial_states, numpy_rng, resolve_seed, torch_generator, trial_rngs, trial_uniforms
+from neurodyn._seed import (
+    _trial_states,
+    network_trial_uniforms,
+    numpy_rng,
+    resolve_seed,
+    torch_generator,
+    trial_rngs,
+    trial_uniforms,
+)
 
 
 def test_int_seed_is_identity():
@@ -112,3 +120,15 @@ def test_trial_uniforms_edge_sizes_and_errors():
     for bad in ((0, -1, 0, ()), (0, 2, -1, ()), (0, 2, 0, (3, -1)), (-1, 2, 0, ())):
         with pytest.raises(ValueError):
             trial_uniforms(*bad)
+
+
+@pytest.mark.parametrize("first_trial", [3, 2**32 - 4])  # the compiled draws, and numpy's beyond 2**32
+@pytest.mark.parametrize("block_draws", [1, 7, 40, 2**15])
+def test_network_trial_uniforms_join_to_each_seeds_trial_uniforms(first_trial, block_draws):
+    seeds, shape = [5, 2**70 + 5, 0], (2, 4)
+    blocks = list(network_trial_uniforms(seeds, 6, first_trial, shape, block_draws=block_draws))
+    assert [start for start, _ in blocks] == list(np.cumsum([0] + [len(u) for _, u in blocks[:-1]]))
+    joined = np.concatenate([u for _, u in blocks])
+    assert np.array_equal(joined, np.concatenate([trial_uniforms(s, 6, first_trial, shape) for s in seeds]))
+    with pytest.raises(ValueError, match="must be non-negative"):
+        next(network_trial_uniforms(seeds, 2, -1, shape))

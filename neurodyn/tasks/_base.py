@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -82,7 +83,9 @@ class Task:
     constants, or properties where the sizes depend on fields), ``loss`` (``"mse"`` or
     ``"cross_entropy"``) and ``_sample(n_trials, seed, first_trial)``, and list the rules their fields
     must obey in ``checks`` (built with :mod:`neurodyn.tasks._checks`; the first broken one raises its
-    one-line ``ValueError`` when the task is made).
+    one-line ``ValueError`` when the task is made). A subclass that can build the trials of several seeds
+    at once overrides ``_sample_networks(n_trials, seeds, first_trial)`` (by default one ``_sample`` per
+    seed, stacked), which ``sample_networks`` calls.
     Durations are given in ms together with ``dt`` (ms per time step) unless a field is named
     ``n_steps``.
 
@@ -135,17 +138,76 @@ class Task:
         ValueError
             If ``n_trials < 1`` or ``first_trial < 0``.
         """
-        for name, value in (("n_trials", n_trials), ("first_trial", first_trial)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-        if n_trials < 1:
-            raise ValueError(f"n_trials must be >= 1, got {n_trials}")
-        if first_trial < 0:
-            raise ValueError(f"first_trial must be >= 0, got {first_trial}")
-        return self._sample(int(n_trials), resolve_seed(seed), int(first_trial))
+        n_trials, first_trial = _trial_range(n_trials, first_trial)
+        return self._sample(n_trials, resolve_seed(seed), first_trial)
+
+    def sample_networks(self, n_trials: int, seeds: Sequence[SeedLike], *,
+                        first_trial: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Draw the same ``n_trials`` trials of every seed in ``seeds``: one batch per network of an ensemble.
+
+        Network ``e`` gets exactly the trials of ``self.sample(n_trials, seed=seeds[e],
+        first_trial=first_trial)``, bit for bit, without a :class:`TaskBatch` per seed. Tasks whose trials
+        draw only uniforms (``FlipFlop``, ``EvidenceIntegration``) draw the uniforms of all seeds' trials
+        with one compiled generator and build the ``network * trial`` trials in blocks that stay in the
+        CPU cache, with the code their ``sample`` runs; the others sample seed by seed and stack.
+
+        Parameters
+        ----------
+        n_trials : int
+            Trials per network, at least 1.
+        seeds : sequence of SeedLike
+            One seed per network (``int``, ``numpy.random.Generator``, ``torch.Generator`` or ``None``,
+            each resolved as ``sample`` resolves its seed), at least one.
+        first_trial : int
+            Index of the first trial in each seed's trial stream, at least 0.
+
+        Returns
+        -------
+        inputs : ndarray, shape (network, trial, time, input), float32
+        targets : ndarray, shape (network, trial, time, output), float32 (class indices stored as floats,
+            shape (network, trial, time, 1), for cross-entropy tasks)
+        mask : ndarray, shape (network, trial, time, output) or (network, trial, time, 1), float32
+            All three C-contiguous.
+
+        Raises
+        ------
+        TypeError
+            If ``n_trials`` or ``first_trial`` is not an integer, ``seeds`` is not a sequence, or one of
+            its entries is not a seed.
+        ValueError
+            If ``n_trials < 1``, ``first_trial < 0``, ``seeds`` is empty or holds a negative seed, or the
+            task's batches differ in shape between seeds.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from neurodyn.tasks import FlipFlop
+        >>> task = FlipFlop(n_bits=2, n_steps=10)
+        >>> inputs, targets, mask = task.sample_networks(4, [0, 1, 2], first_trial=8)
+        >>> inputs.shape, targets.shape, mask.shape  # (network, trial, time, channel)
+        ((3, 4, 10, 2), (3, 4, 10, 2), (3, 4, 10, 2))
+        >>> alone = task.sample(4, seed=1, first_trial=8)  # network 1 draws what seed 1 draws
+        >>> bool(np.array_equal(inputs[1], alone.inputs) and np.array_equal(targets[1], alone.targets))
+        True
+        """
+        n_trials, first_trial = _trial_range(n_trials, first_trial)
+        arrays = self._sample_networks(n_trials, _resolve_seeds(seeds), first_trial)
+        return tuple(np.ascontiguousarray(a, dtype=np.float32) for a in arrays)
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:  # pragma: no cover
         raise NotImplementedError
+
+    def _sample_networks(self, n_trials: int, seeds: list[int],
+                         first_trial: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(inputs, targets, mask)``, each (network, trial, time, channel), of ``sample_networks``: one
+        ``_sample`` per seed, stacked. Tasks that can draw all seeds' trials at once override it."""
+        batches = [self._sample(n_trials, seed, first_trial) for seed in seeds]
+        shapes = {(b.inputs.shape, b.targets.shape, b.mask.shape) for b in batches}
+        if len(shapes) > 1:
+            raise ValueError(f"{type(self).__name__} gave batches of different shapes for different seeds "
+                             f"{sorted(shapes)}; sample_networks needs trials padded to one length "
+                             "(task.n_steps): sample each seed with task.sample instead")
+        return tuple(np.stack([getattr(b, name) for b in batches]) for name in ("inputs", "targets", "mask"))
 
     def _batch(self, inputs: np.ndarray, targets: np.ndarray, mask: np.ndarray, *, seed: int,
                first_trial: int, trial_params: dict[str, np.ndarray],
@@ -181,6 +243,51 @@ class Task:
         outputs = outputs_like_targets(outputs, batch)
         err = (outputs - batch.targets) ** 2 * batch.mask
         return {"mse": float(err.sum() / max(batch.mask.sum(), 1.0))}
+
+
+def build_networks(n_networks: int, n_trials: int, blocks: Iterable[tuple[int, np.ndarray]],
+                   build: Callable[[np.ndarray], tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """The arrays ``build(uniforms)`` makes of every block of :func:`~neurodyn._seed.network_trial_uniforms`,
+    joined: ``build`` maps a block's uniforms (trial, ...) to arrays (trial, ...); returns them as float32
+    arrays (network, trial, ...), C-contiguous."""
+    out: list[np.ndarray] = []
+    for start, uniforms in blocks:
+        arrays = build(uniforms)
+        if not out:
+            out = [np.empty((n_networks * n_trials, *a.shape[1:]), np.float32) for a in arrays]
+        for whole, part in zip(out, arrays):
+            whole[start:start + len(part)] = part
+    return tuple(a.reshape(n_networks, n_trials, *a.shape[1:]) for a in out)
+
+
+def _trial_range(n_trials: Any, first_trial: Any) -> tuple[int, int]:
+    """``n_trials`` and ``first_trial`` as Python ints, checked: a one-line ``TypeError`` unless both are
+    integers, a ``ValueError`` unless ``n_trials >= 1`` and ``first_trial >= 0``."""
+    for name, value in (("n_trials", n_trials), ("first_trial", first_trial)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if n_trials < 1:
+        raise ValueError(f"n_trials must be >= 1, got {n_trials}")
+    if first_trial < 0:
+        raise ValueError(f"first_trial must be >= 0, got {first_trial}")
+    return int(n_trials), int(first_trial)
+
+
+def _resolve_seeds(seeds: Any) -> list[int]:
+    """Each seed of a non-empty sequence resolved by :func:`resolve_seed`; errors name the bad entry."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, (Sequence, np.ndarray)) \
+            or getattr(seeds, "ndim", 1) != 1:
+        raise TypeError(f"seeds must be a sequence of seeds, one per network (e.g. [0, 1, 2]), "
+                        f"got {type(seeds).__name__} {seeds!r}")
+    if len(seeds) == 0:
+        raise ValueError("seeds is empty: give one seed per network, e.g. seeds=[0, 1, 2]")
+    resolved = []
+    for e, seed in enumerate(seeds):
+        try:
+            resolved.append(resolve_seed(seed))
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"seeds[{e}]: {err}") from None
+    return resolved
 
 
 def outputs_like_targets(outputs: np.ndarray, batch: TaskBatch, dtype: Any = None) -> np.ndarray:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
-from neurodyn._seed import trial_uniforms
-from neurodyn.tasks._base import TaskBatch
-from neurodyn.tasks._binary import BinaryTask
+from neurodyn._seed import network_trial_uniforms, trial_uniforms
+from neurodyn.tasks._base import TaskBatch, build_networks
+from neurodyn.tasks._binary import BinaryTask, binary_targets
 from neurodyn.tasks._checks import durations, within
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import in_period
@@ -76,10 +76,27 @@ class EvidenceIntegration(BinaryTask):
                 "response": "response_ms"}
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
+        inputs, periods, params = self._trials(trial_uniforms(seed, n_trials, first_trial, self._draws))
+        return self._binary_batch(inputs, periods, seed=seed, first_trial=first_trial, trial_params=params)
+
+    def _sample_networks(self, n_trials: int, seeds: list[int], first_trial: int):
+        def arrays(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            inputs, periods, params = self._trials(u)
+            return (inputs, *binary_targets(periods["response"], params["label"], self.n_steps))
+
+        blocks = network_trial_uniforms(seeds, n_trials, first_trial, self._draws)
+        return build_networks(len(seeds), n_trials, blocks, arrays)
+
+    @property
+    def _draws(self) -> tuple[int]:
+        """Shape of one trial's uniforms: the side's, then the pulse and the agreement uniforms per step."""
+        return (1 + 2 * self.n_steps,)
+
+    def _trials(self, u: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Inputs (trial, time, channel), float32, periods and per-trial params of the trials whose
+        uniforms are ``u`` (trial, *self._draws)."""
         n_steps = self.n_steps
-        periods = self._periods(n_trials)
-        # per trial, in its stream: the side's uniform, then the pulse and the agreement uniforms per step
-        u = trial_uniforms(seed, n_trials, first_trial, (1 + 2 * n_steps,))
+        periods = self._periods(u.shape[0])
         side = np.where(u[:, 0] < 0.5, -1.0, 1.0)
         pulse = u[:, 1:1 + n_steps] < self.p_pulse
         pulse &= in_period(periods["stimulus"], n_steps)
@@ -89,5 +106,4 @@ class EvidenceIntegration(BinaryTask):
         n_left, n_right = left.sum(1), right.sum(1)
         label = np.where(n_right == n_left, side, np.sign(n_right - n_left)).astype(np.float64)
         inputs = np.stack([left, right, self._go_cue(periods, n_steps)], axis=-1).astype(np.float32)
-        return self._binary_batch(inputs, periods, seed=seed, first_trial=first_trial, trial_params={
-            "side": side, "n_left": n_left, "n_right": n_right, "label": label})
+        return inputs, periods, {"side": side, "n_left": n_left, "n_right": n_right, "label": label}

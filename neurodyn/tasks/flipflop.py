@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neurodyn._lazy import numpy as np
-from neurodyn._seed import trial_uniforms
-from neurodyn.tasks._base import Task, TaskBatch, size_of
+from neurodyn._seed import network_trial_uniforms, trial_uniforms
+from neurodyn.tasks._base import Task, TaskBatch, build_networks, size_of
 from neurodyn.tasks._checks import at_least, within
 from neurodyn.tasks._registry import register_task
 
@@ -67,8 +67,26 @@ class FlipFlop(Task):
     n_inputs = n_outputs = size_of("n_bits")
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
-        # per trial, one draw of its pulse and sign uniforms (the pulse ones first in its stream)
-        uniforms = trial_uniforms(seed, n_trials, first_trial, (2, self.n_steps, self.n_bits))
+        inputs, targets, pulses = self._trials(trial_uniforms(seed, n_trials, first_trial, self._draws))
+        return self._batch(
+            inputs, targets, np.ones_like(targets), seed=seed, first_trial=first_trial,
+            trial_params={"n_pulses": pulses.sum(axis=1).astype(np.int64, copy=False)},
+            periods={"response": np.tile([0, self.n_steps], (n_trials, 1))},
+        )
+
+    def _sample_networks(self, n_trials: int, seeds: list[int], first_trial: int):
+        blocks = network_trial_uniforms(seeds, n_trials, first_trial, self._draws)
+        inputs, targets = build_networks(len(seeds), n_trials, blocks, lambda u: self._trials(u)[:2])
+        return inputs, targets, np.ones_like(targets)
+
+    @property
+    def _draws(self) -> tuple[int, int, int]:
+        """Shape of one trial's uniforms: its pulse uniforms, then its sign uniforms (time, bit)."""
+        return (2, self.n_steps, self.n_bits)
+
+    def _trials(self, uniforms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Inputs and targets (trial, time, bit), float32, and pulses (trial, time, bit), bool, of the
+        trials whose uniforms are ``uniforms`` (trial, *self._draws)."""
         pulses = uniforms[:, 0] < self.p_pulse
         pulses[:, 0, :] = True
         signs = np.where(uniforms[:, 1] < 0.5, np.float32(-1.0), np.float32(1.0))
@@ -77,13 +95,7 @@ class FlipFlop(Task):
         # indices grow with time within a trial, and every trial pulses at step 0)
         flat = np.arange(pulses.size, dtype=np.intp).reshape(pulses.shape)
         last = np.maximum.accumulate(flat * pulses, axis=1)
-        targets = signs.reshape(-1)[last]
-        mask = np.ones_like(targets)
-        return self._batch(
-            inputs, targets, mask, seed=seed, first_trial=first_trial,
-            trial_params={"n_pulses": pulses.sum(axis=1).astype(np.int64, copy=False)},
-            periods={"response": np.tile([0, self.n_steps], (n_trials, 1))},
-        )
+        return inputs, signs.reshape(-1)[last], pulses
 
     def ood(self) -> FlipFlop:
         return self.replace(n_steps=4 * self.n_steps, p_pulse=min(1.0, 2 * self.p_pulse))

@@ -109,7 +109,9 @@ def train_ensemble(
         Ensemble size (defaults to ``len(seeds)`` or the number of models).
     seeds : sequence of int, optional
         Per-network seed of the initialisation (factory), the batch stream and the noise; defaults
-        to ``0 .. n_networks - 1``.
+        to ``0 .. n_networks - 1``. Each step's batches of all networks come from one
+        :meth:`~neurodyn.tasks.Task.sample_networks` call, network ``e``'s the trials ``task.sample``
+        gives with ``seed=seeds[e]``.
     hyperparameters : dict of name -> value or per-network sequence, optional
         Trainer keys: ``weight_decay`` (Adam L2), ``l1_weight``/``l2_weight``/``l1_rate``/``l2_rate``
         (regularisation strengths as in :func:`train`), ``n_active`` (size mask: only the first
@@ -219,8 +221,9 @@ def train_ensemble(
 
     def batches(it):
         now["it"] = it
-        parts = [task.sample(batch_size, seed=s, first_trial=it * batch_size) for s in seeds]
-        return tuple(torch.stack(t) for t in zip(*(b.to_torch(device, dtype) for b in parts)))
+        # every network's batch in one call, (network, trial, time, channel), as task.sample draws it
+        arrays = task.sample_networks(batch_size, seeds, first_trial=it * batch_size)
+        return tuple(torch.as_tensor(a, dtype=dtype, device=device) for a in arrays)
 
     def objective(batch):
         x, y, m = batch

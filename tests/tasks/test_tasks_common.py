@@ -1,4 +1,5 @@
-"""Protocol tests shared by every task: seeding, splitting, shapes, OOD variants, perfect outputs."""
+"""Protocol tests shared by every task: seeding, splitting, shapes, one batch per network, OOD variants,
+perfect outputs."""
 
 import dataclasses
 
@@ -12,9 +13,12 @@ from neurodyn.tasks import (
     DelayedMatchToSample,
     DelayedXOR,
     EvidenceIntegration,
+    FlipFlop,
     HMMEmulation,
     PathIntegration,
     SineWave,
+    Task,
+    TaskBatch,
     make_task,
 )
 
@@ -72,6 +76,77 @@ def test_different_seeds_differ_and_shapes(task):
     for bounds in a.periods.values():
         assert bounds.shape == (6, 2) and (bounds[:, 0] <= bounds[:, 1]).all()
         assert bounds.max() <= task.n_steps
+
+
+#: the tasks that draw all networks' trials at once (the others stack one ``_sample`` per seed)
+VECTORISED = (FlipFlop, EvidenceIntegration)
+NETWORK_TASKS = [FlipFlop(n_bits=3, n_steps=12, p_pulse=0.3), *SMALL]
+NETWORK_IDS = ["flipflop", *IDS]
+
+
+@pytest.mark.parametrize("task", NETWORK_TASKS, ids=NETWORK_IDS)
+def test_sample_networks_equals_sample_per_seed_bit_for_bit(task):
+    seeds = [4, 2**70 + 5, 0]
+    assert (type(task)._sample_networks is not Task._sample_networks) == isinstance(task, VECTORISED)
+    first_trials = (5, 2**32 - 2) if isinstance(task, VECTORISED) else (5,)  # beyond 2**32: numpy's streams
+    for first_trial in first_trials:
+        arrays = task.sample_networks(3, seeds, first_trial=first_trial)
+        for e, seed in enumerate(seeds):
+            alone = task.sample(3, seed=seed, first_trial=first_trial)
+            for array, expected in zip(arrays, (alone.inputs, alone.targets, alone.mask)):
+                assert array.dtype == np.float32 and array.flags.c_contiguous
+                assert array.shape == (len(seeds), *expected.shape)
+                assert np.array_equal(array[e], expected)
+
+
+@pytest.mark.parametrize("task", [FlipFlop(), EvidenceIntegration()], ids=["flipflop", "evidence"])
+def test_sample_networks_built_in_many_blocks_equals_sample(task):
+    seeds = [1, 2, 3, 4]
+    inputs, targets, mask = task.sample_networks(150, seeds, first_trial=64)  # several blocks of trials
+    for e, seed in enumerate(seeds):
+        alone = task.sample(150, seed=seed, first_trial=64)
+        assert np.array_equal(inputs[e], alone.inputs) and np.array_equal(targets[e], alone.targets)
+        assert np.array_equal(mask[e], alone.mask)
+
+
+def test_sample_networks_takes_any_seed_and_numpy_integers():
+    task = FlipFlop(n_bits=2, n_steps=6)
+    inputs, _, _ = task.sample_networks(np.int64(2), np.array([7, 9]), first_trial=np.int32(1))
+    assert np.array_equal(inputs[1], task.sample(2, seed=9, first_trial=1).inputs)
+    from_generator = task.sample_networks(2, [np.random.default_rng(0)])[0]
+    assert np.array_equal(from_generator[0], task.sample(2, seed=np.random.default_rng(0)).inputs)
+
+
+@pytest.mark.parametrize("args, kwargs, error, match", [
+    ((3, []), {}, ValueError, "seeds is empty: give one seed per network"),
+    ((3, 5), {}, TypeError, "seeds must be a sequence of seeds, one per network"),
+    ((3, "012"), {}, TypeError, "seeds must be a sequence of seeds"),
+    ((3, [0, "1"]), {}, TypeError, r"seeds\[1\]: seed must be an int"),
+    ((3, [0, 1.5]), {}, TypeError, r"seeds\[1\]: seed must be an int"),
+    ((3, [0, -2]), {}, ValueError, r"seeds\[1\]: seed must be non-negative"),
+    ((2.0, [0]), {}, TypeError, "n_trials must be an int, got float"),
+    ((0, [0]), {}, ValueError, "n_trials must be >= 1"),
+    ((3, [0]), {"first_trial": -1}, ValueError, "first_trial must be >= 0"),
+    ((3, [0]), {"first_trial": 1.0}, TypeError, "first_trial must be an int"),
+])
+def test_sample_networks_rejects_bad_arguments(args, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        FlipFlop(n_bits=1, n_steps=4).sample_networks(*args, **kwargs)
+
+
+def test_sample_networks_names_batches_of_different_lengths():
+    @dataclasses.dataclass(frozen=True)
+    class Ragged(Task):  # a task whose trial length depends on the seed (no shipped task does this)
+        n_inputs = n_outputs = 1
+        dt = 10.0
+
+        def _sample(self, n_trials, seed, first_trial):
+            x = np.zeros((n_trials, 3 + seed, 1), np.float32)
+            return TaskBatch(inputs=x, targets=x, mask=x, dt=self.dt, seed=seed, first_trial=first_trial)
+
+    assert Ragged().sample_networks(2, [1, 1])[0].shape == (2, 2, 4, 1)
+    with pytest.raises(ValueError, match="batches of different shapes for different seeds"):
+        Ragged().sample_networks(2, [0, 1])
 
 
 def _perfect_outputs(task, batch):

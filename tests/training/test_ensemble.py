@@ -9,6 +9,7 @@ import torch
 
 from neurodyn.io import load_checkpoint
 from neurodyn.models import ALRNN, GRU, LSTM, PLRNN, LeakyRNN, ShallowPLRNN
+from neurodyn.tasks import Task
 from neurodyn.tasks.flipflop import FlipFlop
 from neurodyn.training import train
 from neurodyn.training.ensemble import train_ensemble
@@ -47,6 +48,30 @@ def test_ensemble_equals_networks_trained_one_by_one(family):
         assert alone.config["backend"] == "numba"
         assert _max_diff(res.models[e], alone.model) < 1e-6
         assert res.histories[e]["loss"] == pytest.approx(alone.history["loss"], rel=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_batches_sampled_in_one_call_train_the_weights_of_per_network_sampling(monkeypatch, dtype):
+    calls = []
+    vectorised = FlipFlop._sample_networks
+
+    def counted(self, *args):
+        calls.append(args)
+        return vectorised(self, *args)
+
+    def factory(seed):
+        return _leaky(seed).to(dtype)
+
+    kw = {**KW, "n_iterations": 3}
+    monkeypatch.setattr(FlipFlop, "_sample_networks", counted)
+    one_call = train_ensemble(factory, TASK, seeds=[3, 2**70 + 5, 0], **kw)
+    assert len(calls) == 3 and calls[1] == (6, [3, 2**70 + 5, 0], 6)  # (n_trials, seeds, first_trial)
+    monkeypatch.setattr(FlipFlop, "_sample_networks", Task._sample_networks)  # one task.sample per network
+    per_network = train_ensemble(factory, TASK, seeds=[3, 2**70 + 5, 0], **kw)
+    for a, b in zip(one_call.models, per_network.models):
+        for x, y in zip(a.state_dict().values(), b.state_dict().values()):
+            assert torch.equal(x, y)
+    assert one_call.histories == per_network.histories
 
 
 def test_per_network_weight_decay_and_gain_match_single_runs():
