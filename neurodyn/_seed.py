@@ -133,10 +133,7 @@ def trial_uniforms(seed: int, n_trials: int, first_trial: int, shape: tuple[int,
     True
     """
     seed = resolve_seed(seed)
-    shape = tuple(int(n) for n in shape)
-    if n_trials < 0 or first_trial < 0 or any(n < 0 for n in shape):
-        raise ValueError(f"n_trials, first_trial and shape must be non-negative, got {n_trials}, "
-                         f"{first_trial}, {shape}")
+    shape = _draw_shape(n_trials, first_trial, shape)
     if n_trials == 0:
         return np.empty((0, *shape))
     if first_trial + n_trials > 2**32:  # an index of two 32-bit words: numpy's own generators
@@ -195,10 +192,7 @@ def network_trial_uniforms(seeds: list[int], n_trials: int, first_trial: int, sh
     >>> bool(np.array_equal(joined[3:], trial_uniforms(7, 3, 5, (2,))))  # network 1's trials
     True
     """
-    shape = tuple(int(n) for n in shape)
-    if n_trials < 0 or first_trial < 0 or any(n < 0 for n in shape):
-        raise ValueError(f"n_trials, first_trial and shape must be non-negative, got {n_trials}, "
-                         f"{first_trial}, {shape}")
+    shape = _draw_shape(n_trials, first_trial, shape)
     if first_trial + n_trials > 2**32:  # an index of two 32-bit words: numpy's own generators
         for e, seed in enumerate(seeds):
             yield e * n_trials, trial_uniforms(seed, n_trials, first_trial, shape)
@@ -213,6 +207,16 @@ def network_trial_uniforms(seeds: list[int], n_trials: int, first_trial: int, sh
     for start in range(0, len(states), step):
         block = states[start:start + step]
         yield start, pcg64_uniforms(block, n_draws).reshape((len(block), *shape))
+
+
+def _draw_shape(n_trials: int, first_trial: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` as a tuple of ints; a ``ValueError`` unless it, ``n_trials`` and ``first_trial`` are
+    non-negative."""
+    shape = tuple(int(n) for n in shape)
+    if n_trials < 0 or first_trial < 0 or any(n < 0 for n in shape):
+        raise ValueError(f"n_trials, first_trial and shape must be non-negative, got {n_trials}, "
+                         f"{first_trial}, {shape}")
+    return shape
 
 
 def _seed_words(seed: int) -> np.ndarray:
