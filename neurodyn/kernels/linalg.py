@@ -73,7 +73,7 @@ def newton_directions(M: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
 
 def damped_directions(M: torch.Tensor, r: torch.Tensor, mu: torch.Tensor) -> torch.Tensor:
     """``−(MᵀM + μ I)⁻¹ Mᵀ r`` per row (a Levenberg–Marquardt step with damping ``μ > 0``); zero
-    where the normal matrix is not positive definite in floating point or the result is not finite.
+    where the normal matrix is singular in floating point or the result is not finite.
 
     Parameters
     ----------
@@ -105,10 +105,11 @@ def damped_directions(M: torch.Tensor, r: torch.Tensor, mu: torch.Tensor) -> tor
     Mt = M.mT
     A = Mt @ M
     A.diagonal(dim1=-2, dim2=-1).add_(mu[:, None])
-    L, info = torch.linalg.cholesky_ex(A)
-    # two triangular solves: torch's batched cholesky_solve costs more than both on small blocks
-    y = torch.linalg.solve_triangular(L, -(Mt @ r.unsqueeze(-1)), upper=False)
-    delta = torch.linalg.solve_triangular(L.mT, y, upper=True).squeeze(-1)
+    # an LU solve of the normal matrix: LAPACK's batched Cholesky factorisation plus its two
+    # triangular solves cost more at these sizes (8 systems of 128: 2.6 against 1.7 ms in float32,
+    # 4.1 against 3.6 ms in float64, one thread)
+    delta, info = torch.linalg.solve_ex(A, -(Mt @ r.unsqueeze(-1)))
+    delta = delta.squeeze(-1)
     good = (info == 0)[:, None] & torch.isfinite(delta).all(-1, keepdim=True)
     return torch.where(good, delta, torch.zeros_like(delta))
 

@@ -47,7 +47,12 @@ NEWTON_COPIES = 4
 #: (near a slow point q decreases sublinearly for thousands of steps)
 SLOW_FACTOR = 0.5
 SLOW_WINDOW = 50
-SLOW_MOVE = 1e-4
+SLOW_MOVE = 1e-3
+#: a Levenberg–Marquardt candidate whose q fell by less than SLOW_FACTOR over a window while it moved
+#: less than SLOW_NEAR_MOVE, within SLOW_REACH (every unit) of a slow point already found, stops
+#: there with that point's state and q instead of creeping on towards it
+SLOW_NEAR_MOVE = 3e-2
+SLOW_REACH = 5e-2
 #: heavy-ball gradient steps on q (:func:`minimise_gradient`) that every candidate of a damped-Newton
 #: search takes, all candidates at once, before its Newton steps (0: Levenberg–Marquardt start
 #: instead). A gradient step costs ``O(state²)`` per candidate against ``O(state³)`` for a damped
@@ -237,6 +242,7 @@ def minimise_newton(
         q = speed(G, x)
     out, pending = initial_state(x, q, tol_q)
     found_x, found_q = x[:0], q[:0]
+    slow = {"x": x[:0], "q": q[:0]}  # slow points found so far (see _join_slow_points)
     inverses = x.new_zeros((0, n_state, n_state)) if chord_steps else None
     checked = torch.full((n,), -1, dtype=torch.int64, device=x.device)  # nearest point at the last check
     damped = torch.full((n,), not gradient_steps, dtype=torch.bool, device=x.device)  # damped start
@@ -269,7 +275,8 @@ def minimise_newton(
         found_x, found_q = _newton_chunk(G, out, idx, found_x, found_q, tol_q=tol_q, tol_dq=tol_dq,
                                          max_iters=max_iters, lr_init=lr_init, jacobian=jacobian,
                                          tol_unique=tol_unique, damped_start=damped[idx],
-                                         settle=settle if settle_in_chunk else None)
+                                         settle=settle if settle_in_chunk else None,
+                                         slow=slow if tol_unique is not None else None)
         bar.update(remaining - pending.numel())
         remaining, size = pending.numel(), chunk
     bar.close()
@@ -373,7 +380,7 @@ def _retire_by_chord(G, out, idx, xa, na, found_x, inverses, tol_q, n_steps):
 
 
 def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr_init, jacobian,
-                  tol_unique, damped_start, settle=None):
+                  tol_unique, damped_start, settle=None, slow=None):
     """Run one chunk of candidates ``idx`` to completion, writing into ``out``; return the
     converged points known afterwards (for retiring duplicates). Candidates marked in
     ``damped_start`` (a mask over ``idx``) start with Levenberg–Marquardt steps, the others with
@@ -443,8 +450,16 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         moved = ok & ~lm
         na += 1
         if (it + 1) % SLOW_WINDOW == 0:  # the rows of a chunk start together, so their windows end together
-            still = (xa - x_mark).abs().amax(-1) < SLOW_MOVE
-            done_dq = done_dq | (lm & (qa > SLOW_FACTOR * q_mark) & still)
+            move = (xa - x_mark).abs().amax(-1)
+            flat = lm & (qa > SLOW_FACTOR * q_mark)
+            slow_now = flat & (move < SLOW_MOVE)
+            done_dq = done_dq | slow_now
+            if slow is not None:
+                near = flat & ~slow_now & (move < SLOW_NEAR_MOVE)
+                xa, qa, done_dq = _join_slow_points(slow, xa, qa, done_dq, near)
+                if bool(slow_now.any()):
+                    slow["x"], slow["q"] = _add_new_points(slow["x"], slow["q"], xa[slow_now], qa[slow_now],
+                                                           SLOW_REACH)
             q_mark, x_mark = qa.clone(), xa.clone()
         converged_now = qa < tol_q
         if tol_unique is not None and bool(converged_now.any()):
@@ -458,6 +473,22 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
                              fresh))
     out.states[idx], out.q[idx], out.iterations[idx] = xa, qa, na  # ran out of iterations
     return found_x, found_q
+
+
+def _join_slow_points(slow, xa, qa, done, near_rows):
+    """Rows of ``near_rows`` (a mask) within ``SLOW_REACH`` (every unit) of a known slow point
+    (``slow["x"]``, ``slow["q"]``) stop there: they take its state and q and are marked in ``done``."""
+    if slow["x"].shape[0] == 0 or not bool(near_rows.any()):
+        return xa, qa, done
+    rows = near_rows.nonzero().squeeze(1)
+    nearest = torch.cdist(xa[rows], slow["x"], p=float("inf")).min(1)
+    join = nearest.values < SLOW_REACH
+    if not bool(join.any()):
+        return xa, qa, done
+    rows, j = rows[join], nearest.indices[join]
+    xa, qa, done = xa.clone(), qa.clone(), done.clone()
+    xa[rows], qa[rows], done[rows] = slow["x"][j], slow["q"][j], True
+    return xa, qa, done
 
 
 def _refresh(G, jacobian, xa, r, M, direction, stale, fresh) -> None:

@@ -100,3 +100,23 @@ def test_spread_first_picks_far_apart_candidates_first():
         rest = [int(p) for p in pending if int(p) not in set(out[:6].tolist())]
         assert out[6:].tolist() == rest
         assert sorted(out.tolist()) == sorted(pending.tolist())
+
+
+def test_rows_near_a_known_slow_point_stop_there():
+    """Only flagged rows within SLOW_REACH (every unit) of a known slow point join it, taking its
+    state and q; other rows keep theirs, and the inputs are not modified."""
+    slow = {"x": torch.tensor([[0.0, 0.0], [1.0, 1.0]], dtype=torch.float64),
+            "q": torch.tensor([1e-3, 2e-3], dtype=torch.float64)}
+    reach = newton.SLOW_REACH
+    xa = torch.tensor([[0.5 * reach, 0.0], [1.0, 1.0 - 0.5 * reach], [2.0 * reach, 0.0], [0.0, 0.0]],
+                      dtype=torch.float64)
+    qa = torch.tensor([5e-3, 6e-3, 7e-3, 8e-3], dtype=torch.float64)
+    done = torch.zeros(4, dtype=torch.bool)
+    flagged = torch.tensor([True, True, True, False])
+    x, q, d = newton._join_slow_points(slow, xa.clone(), qa.clone(), done.clone(), flagged)
+    assert d.tolist() == [True, True, False, False]
+    assert torch.equal(x[0], slow["x"][0]) and torch.equal(x[1], slow["x"][1])
+    assert q[:2].tolist() == [1e-3, 2e-3] and torch.equal(x[2:], xa[2:]) and torch.equal(q[2:], qa[2:])
+    empty = {"x": slow["x"][:0], "q": slow["q"][:0]}
+    x, q, d = newton._join_slow_points(empty, xa, qa, done, flagged)
+    assert not d.any() and torch.equal(x, xa)

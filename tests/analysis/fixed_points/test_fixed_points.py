@@ -192,7 +192,9 @@ def test_auto_method_is_newton_at_every_size():
 
 def test_newton_chunks_and_retired_duplicates_give_the_same_points(monkeypatch):
     """Chunking (a small memory budget) and retiring candidates that reach a known point change
-    neither the unique points nor their stability; duplicates are retired once one converged."""
+    neither the unique points nor their stability; duplicates are retired once one converged.
+    Converged points agree to the Newton polish; slow points, located only to about ``SLOW_MOVE``
+    (where a candidate stops creeping), agree to that and in q."""
     import neurodyn.analysis.fixed_points._newton as newton
 
     model = LeakyRNN(0, 6, 1, gain=2.0, seed=3)
@@ -210,7 +212,12 @@ def test_newton_chunks_and_retired_duplicates_give_the_same_points(monkeypatch):
     assert sum(calls) > 0
     assert chunked.states.shape == full.states.shape and set(chunked.stability) == set(full.stability)
     dist = np.abs(chunked.states[:, None] - full.states[None]).max(-1)
-    assert (dist.min(axis=1) < 1e-6).all()  # the same points, to within the Newton polish
+    nearest = dist.argmin(axis=1)
+    conv = chunked.converged
+    assert (chunked.converged == full.converged[nearest]).all() and conv.any() and (~conv).any()
+    assert (dist.min(axis=1)[conv] < 1e-6).all()  # the same points, to within the Newton polish
+    assert (dist.min(axis=1)[~conv] < newton.SLOW_MOVE).all()
+    np.testing.assert_allclose(chunked.q[~conv], full.q[nearest][~conv], rtol=1e-4)
 
 
 def test_cost_is_checked_before_the_search(monkeypatch):
