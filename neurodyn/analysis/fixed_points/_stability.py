@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -150,7 +153,11 @@ def spectra(jacobians: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first eigenvalue in that order, scaled so that its largest component is real and positive; it
     comes from two steps of inverse iteration with that eigenvalue as the shift (complex solves)
     instead of every eigenvector (LAPACK ``?geev`` without vectors costs about half as much
-    as with them; Golub & Van Loan, *Matrix Computations*, §7.6.1).
+    as with them; Golub & Van Loan, *Matrix Computations*, §7.6.1). From
+    ``PARALLEL_SPECTRA_MIN_STATE`` state dims the points are split over as many threads as torch's
+    intra-op thread count (``torch.get_num_threads()``, e.g. set by ``OMP_NUM_THREADS``), each
+    running one-threaded LAPACK with the GIL released; every point's result is the same whatever
+    the split.
 
     Parameters
     ----------
@@ -172,12 +179,40 @@ def spectra(jacobians: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if n_points == 0:
         return np.zeros((0, n_state), dtype=complex), np.zeros((0, n_state))
     limits = 1 if n_state <= ONE_THREAD_EIG_MAX else None
+    workers = _spectra_workers(n_points, n_state) if limits == 1 else 1
     with blas_threads(limits):
-        eig = np.linalg.eigvals(jacobians).astype(np.complex128)
-        order = np.lexsort((-eig.imag, -eig.real, -np.round(np.abs(eig), 12)), axis=-1)
-        eig = np.take_along_axis(eig, order, axis=-1)
-        vec = _eigenvectors(jacobians, eig[:, 0])
-    mode = vec.real
+        if workers == 1:
+            return _spectra_block(jacobians)
+        blocks = np.array_split(np.arange(n_points), workers)
+        parts = list(_pool().map(lambda rows: _spectra_block(jacobians[rows]), blocks))
+    return np.concatenate([e for e, _ in parts]), np.concatenate([m for _, m in parts])
+
+
+#: :func:`spectra` splits its points over threads from this many state dims (one LAPACK call per
+#: point, with the GIL released): below it a block's eigenvalues cost less than a thread's hand-off
+PARALLEL_SPECTRA_MIN_STATE = 48
+
+
+def _spectra_workers(n_points: int, n_state: int) -> int:
+    """Threads for :func:`spectra`: as many as torch's intra-op threads (the caller's thread budget,
+    e.g. ``OMP_NUM_THREADS``), at most one per point, 1 below ``PARALLEL_SPECTRA_MIN_STATE``."""
+    if n_state < PARALLEL_SPECTRA_MIN_STATE or n_points < 2:
+        return 1
+    return max(1, min(torch.get_num_threads(), n_points))
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    """The threads :func:`spectra` splits its points over (made on first use, kept)."""
+    return ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1), thread_name_prefix="neurodyn-spectra")
+
+
+def _spectra_block(jacobians: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`spectra` of a block of points (point, state, state), on the calling thread."""
+    eig = np.linalg.eigvals(jacobians).astype(np.complex128)
+    order = np.lexsort((-eig.imag, -eig.real, -np.round(np.abs(eig), 12)), axis=-1)
+    eig = np.take_along_axis(eig, order, axis=-1)
+    mode = _eigenvectors(jacobians, eig[:, 0]).real
     norm = np.linalg.norm(mode, axis=-1, keepdims=True)
     return eig, mode / np.where(norm > 0, norm, 1.0)
 

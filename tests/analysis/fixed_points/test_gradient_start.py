@@ -139,3 +139,21 @@ def test_closed_form_speed_gradient_equals_autograd(alpha, act):
     q_auto, g_auto = speed_and_grad(G.G, x)
     torch.testing.assert_close(q_closed, q_auto, rtol=1e-13, atol=1e-15)
     torch.testing.assert_close(g_closed, g_auto, rtol=1e-12, atol=1e-14)
+
+
+def test_spectra_split_over_threads_equal_one_thread():
+    """Spectra split over two threads are the same bits as on one (each point on its own)."""
+    from neurodyn.analysis.fixed_points import _stability
+
+    jac = np.random.default_rng(5).normal(size=(5, _stability.PARALLEL_SPECTRA_MIN_STATE, 48)) / 7.0
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert _stability._spectra_workers(5, 48) == 1
+        one = spectra(jac)
+        torch.set_num_threads(2)
+        assert _stability._spectra_workers(5, 48) == 2 and _stability._spectra_workers(5, 16) == 1
+        two = spectra(jac)
+    finally:
+        torch.set_num_threads(before)
+    assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
