@@ -303,7 +303,9 @@ def certify_stable(jacobians: torch.Tensor, marginal_tol: float, *,
     of Numerical Algorithms*, §3.5), ``u = 2⁻²⁴``, each plus a bound of what underflow can lose
     (``2 n² u`` times the smallest normal number). Where torch may round float32 products more
     coarsely (TF32 or bfloat16 passes, ``torch.set_float32_matmul_precision``), the squarings run
-    in float64 with ``u = 2⁻⁵³``. The norms are summed in float64 and
+    in float64 with ``u = 2⁻⁵³``; so do, a second time, the matrices float32 squarings left
+    uncertified without their trace ruling it out (strongly non-normal Jacobians with ``‖J‖ ≫ 1``,
+    whose float32 bound ``e_k`` outgrows the norms' decay). The norms are summed in float64 and
     enlarged by their own rounding bound. A matrix stops being squared as soon as
     ``(|tr P_k| / n)^(1/2^k)``, a lower bound of ``ρ(J)`` up to rounding, reaches
     ``1 − marginal_tol`` (it cannot be certified), or its norm overflows. Nothing is certified
@@ -344,23 +346,47 @@ def certify_stable(jacobians: torch.Tensor, marginal_tol: float, *,
     if n_points == 0 or n_state == 0 or limit <= 0.0:  # with limit ≤ 0 no modulus lies below the band
         return certified, bound
     work = _square_dtype(jacobians)
-    # blocks of matrices small enough for the cache on a CPU, squared in two reused buffers
-    size = n_points if device.type != "cpu" else max(1, SQUARING_BLOCK_BYTES // (4 * n_state * n_state))
+    certified, bound, hopeless = _certify_blocks(jacobians, limit, max_squarings, work)
+    retry = ~(certified | hopeless)
+    if work == torch.float32 and bool(retry.any()):
+        # float32 squarings whose error bound outgrew the norms' decay (strongly non-normal J with
+        # ‖J‖ ≫ 1) are repeated in float64, where the bound stays small; the float32 values of
+        # float32 Jacobians are exact in float64, so nothing else changes
+        rows = retry.nonzero().squeeze(1)
+        again, again_bound, _ = _certify_blocks(jacobians[rows].double(), limit, max_squarings, torch.float64)
+        certified[rows], bound[rows] = again, again_bound
+    return certified, bound
+
+
+def _certify_blocks(jacobians: torch.Tensor, limit: float, max_squarings: int,
+                    work: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`_certify_block` over blocks of matrices small enough for the cache on a CPU, squared in
+    two reused buffers of dtype ``work``."""
+    n_points, n_state = jacobians.shape[:2]
+    device = jacobians.device
+    out = [torch.zeros(n_points, dtype=torch.bool, device=device),
+           torch.full((n_points,), float("nan"), dtype=torch.float64, device=device),
+           torch.zeros(n_points, dtype=torch.bool, device=device)]
+    item = torch.finfo(work).bits // 8
+    size = n_points if device.type != "cpu" else max(1, SQUARING_BLOCK_BYTES // (item * n_state * n_state))
     buffers = [torch.empty((min(size, n_points), n_state, n_state), dtype=work, device=device)
                for _ in range(2)]
     for start in range(0, n_points, size):
         block = slice(start, start + size)
-        certified[block], bound[block] = _certify_block(jacobians[block], limit, max_squarings, buffers)
-    return certified, bound
+        for whole, part in zip(out, _certify_block(jacobians[block], limit, max_squarings, buffers)):
+            whole[block] = part
+    return out[0], out[1], out[2]
 
 
 def _certify_block(jacobians: torch.Tensor, limit: float, max_squarings: int,
                    buffers: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`certify_stable` on one block (point, n, n), with ρ < ``limit`` to prove; ``buffers``
-    are two (≥ point, n, n) tensors of the squarings' dtype, overwritten."""
+    are two (≥ point, n, n) tensors of the squarings' dtype, overwritten. Returns ``certified``,
+    ``bound`` and ``hopeless``: the matrices whose trace showed ``ρ(J) ≥ limit`` (up to rounding)."""
     n_points, n_state = jacobians.shape[:2]
     device, work = jacobians.device, buffers[0].dtype
     certified = torch.zeros(n_points, dtype=torch.bool, device=device)
+    hopeless = torch.zeros(n_points, dtype=torch.bool, device=device)
     bound = torch.full((n_points,), float("nan"), dtype=torch.float64, device=device)
     u = torch.finfo(work).eps / 2
     gamma = n_state * u / (1.0 - n_state * u)
@@ -383,7 +409,9 @@ def _certify_block(jacobians: torch.Tensor, limit: float, max_squarings: int,
         if k == max_squarings:
             break
         trace = torch.diagonal(P, dim1=-2, dim2=-1).sum(-1, dtype=torch.float64).abs()
-        keep = ~(done | (trace / n_state >= limit ** p) | ~torch.isfinite(upper))
+        above = trace / n_state >= limit ** p
+        hopeless[index[above & ~done]] = True
+        keep = ~(done | above | ~torch.isfinite(upper))
         m = int(keep.sum())
         if m == 0:
             break
@@ -396,7 +424,7 @@ def _certify_block(jacobians: torch.Tensor, limit: float, max_squarings: int,
         target = 1 if where == 0 else 0
         P = torch.matmul(P, P, out=buffers[target][:m])
         where = target
-    return certified, bound
+    return certified, bound, hopeless
 
 
 def _square_dtype(jacobians: torch.Tensor) -> torch.dtype:

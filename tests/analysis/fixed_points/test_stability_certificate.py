@@ -132,3 +132,21 @@ def test_labels_only_in_float32_and_with_the_marginal_band():
         ds = compute_stability(model, torch.zeros(2, 3), labels_only=True)
         assert ds.attrs["dtype"] == "float32" and set(ds.stability.values) == {label}
         assert np.isnan(ds.spectral_radius.values).all() == (label == "stable")
+
+
+def test_float32_squarings_left_uncertified_are_repeated_in_float64():
+    """A random 128 x 128 matrix with spectral radius 0.92 and Frobenius norm about 9.7: the float32
+    squarings' error bound outgrows the norms' decay, so they certify nothing; the float64 pass that
+    follows certifies it with a bound between the true radius (LAPACK) and 1 − marginal_tol."""
+    from neurodyn.analysis.fixed_points import _stability
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(128, 128))
+    A *= 0.92 / np.abs(np.linalg.eigvals(A)).max()
+    J = torch.as_tensor(A[None])
+    limit = 1.0 - 1e-3
+    single, _, hopeless = _stability._certify_blocks(J, limit, _stability.MAX_SQUARINGS, torch.float32)
+    assert not single[0] and not hopeless[0]
+    certified, bound = certify_stable(J, 1e-3)
+    rho = np.abs(np.linalg.eigvals(A)).max()
+    assert certified[0] and rho <= bound[0].item() < limit
