@@ -139,7 +139,10 @@ def find_fixed_points(
         each step down to ``tol_q`` converges by those steps alone (no Newton step; from 64 state
         dims also checked during its Newton steps), a candidate that comes
         within ``tol_unique`` of an already converged point is retired with it, and one whose
-        Newton steps stall (a slow point) continues with Levenberg–Marquardt steps. Then Newton
+        Newton steps stall (a slow point) continues with Levenberg–Marquardt steps until q falls
+        less than half while it moves less than 1e-3 over 50 steps (slow points are located to
+        about 1e-3; one creeping towards a slow point already found, within 5e-2, stops there).
+        From 64 state dims each chunk takes the pending candidates farthest apart. Then Newton
         steps from the midpoints of pairs of the stable points found (labelled by the eigenvalues
         the result reports; with one input for all candidates and two or more state dims) add the
         converged points they reach that the search lacks, typically saddles between attractors

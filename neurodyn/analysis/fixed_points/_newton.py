@@ -170,7 +170,9 @@ def minimise_newton(
     length falls below ``NEWTON_MIN_STEP`` (a slow point, where ``J − I`` is singular) returns to
     Levenberg–Marquardt steps, whose stopping rules then apply, and one whose q fell by less than
     ×``SLOW_FACTOR`` while it moved less than ``SLOW_MOVE`` over ``SLOW_WINDOW`` such steps stops as a
-    slow point.
+    slow point. With ``tol_unique``, a candidate whose q fell as little while it moved less than
+    ``SLOW_NEAR_MOVE``, within ``SLOW_REACH`` of a slow point already found, stops there with that
+    point's state and q (:func:`_join_slow_points`).
 
     Before each chunk, every pending candidate whose nearest converged point changed since its
     last check is chord-checked (:func:`~neurodyn.analysis.fixed_points._chord.chord_check`):
@@ -384,7 +386,8 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
     """Run one chunk of candidates ``idx`` to completion, writing into ``out``; return the
     converged points known afterwards (for retiring duplicates). Candidates marked in
     ``damped_start`` (a mask over ``idx``) start with Levenberg–Marquardt steps, the others with
-    Newton steps."""
+    Newton steps. ``slow`` (``{"x": (point, state), "q": (point,)}``, or None) holds the slow
+    points found so far, which candidates join and to which this chunk's add theirs (in place)."""
     x0 = out.states[idx]
     xa, qa = x0, out.q[idx]
     na = out.iterations[idx].clone()
