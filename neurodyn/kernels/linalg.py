@@ -2,7 +2,7 @@
 
 ``newton_directions(M, r)`` gives ``−M⁻¹ r`` per row and ``damped_directions(M, r, mu)`` the
 Levenberg–Marquardt step ``−(MᵀM + μ I)⁻¹ Mᵀ r``; both give zero rows where a system is singular
-(or not positive definite) or the result is not finite. ``gathered_matvec(A, index, r)`` gives
+or the result is not finite. ``gathered_matvec(A, index, r)`` gives
 ``A[index[i]] @ r[i]`` per row (chord steps with the inverse at a known point). On CPU tensors of at most
 ``COMPILED_MAX_STATE`` state dims they run compiled loops
 (:mod:`~neurodyn.kernels._numba_linalg`), where torch's batched LAPACK calls cost more in
@@ -11,16 +11,52 @@ per-matrix overhead than in arithmetic; otherwise they run torch's batched solve
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 
 import torch
 
-__all__ = ["COMPILED_MAX_STATE", "damped_directions", "gathered_matvec", "newton_directions", "uses_compiled"]
+from neurodyn._threads import one_thread
+
+__all__ = ["COMPILED_MAX_STATE", "LU_ONE_THREAD_MIN_STATE", "damped_directions", "gathered_matvec",
+           "lu_threads", "newton_directions", "uses_compiled"]
 
 #: the compiled solves run up to this many state dims (at 64 torch's LAPACK is as fast)
 COMPILED_MAX_STATE = 32
 
 _NUMBA = importlib.util.find_spec("numba") is not None
+
+
+#: torch's batched LU-based calls on the CPU run on one thread from this many dims (see :func:`lu_threads`)
+LU_ONE_THREAD_MIN_STATE = 129
+
+
+def lu_threads(M: torch.Tensor) -> contextlib.AbstractContextManager:
+    """The context for torch's batched LU-based calls (``solve``, ``inv``, ``lu_factor``) on ``M``
+    (system, n, n): one torch thread for a batch of at least ``LU_ONE_THREAD_MIN_STATE`` dims on the
+    CPU, else nothing.
+
+    On more than one intra-op thread, torch's CPU batched LU factorisation fails inside MKL for
+    larger matrices (torch 2.13, 2-core x86 machine: from 151 dims in float64, and at 200 in
+    float32, "Parameter 6 was incorrect on entry to DLASWP", after which the call never returns;
+    pytorch issues 141358 and 142815). One thread, or one matrix, runs it correctly. Below the
+    threshold the threads are kept: switching torch's thread count at every Newton iteration
+    doubled the search's time at 128 dims, where the batched LU ran correctly on two threads.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from neurodyn.kernels.linalg import LU_ONE_THREAD_MIN_STATE, lu_threads
+    >>> M = torch.eye(LU_ONE_THREAD_MIN_STATE).expand(4, -1, -1)
+    >>> with lu_threads(M):
+    ...     inside = torch.get_num_threads()
+    >>> inside
+    1
+    """
+    if (M.device.type == "cpu" and M.ndim > 2 and M.shape[0] > 1 and M.shape[-1] >= LU_ONE_THREAD_MIN_STATE
+            and torch.get_num_threads() > 1):
+        return one_thread()
+    return contextlib.nullcontext()
 
 
 def uses_compiled(M: torch.Tensor) -> bool:
@@ -65,7 +101,8 @@ def newton_directions(M: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
         out, ok = _outputs(r)
         solve_rows(M.detach().contiguous().numpy(), r.detach().contiguous().numpy(), out.numpy(), ok.numpy())
         return out
-    delta, info = torch.linalg.solve_ex(M, -r.unsqueeze(-1))
+    with lu_threads(M):
+        delta, info = torch.linalg.solve_ex(M, -r.unsqueeze(-1))
     delta = delta.squeeze(-1)
     good = (info == 0)[:, None] & torch.isfinite(delta).all(-1, keepdim=True)
     return torch.where(good, delta, torch.zeros_like(delta))
@@ -108,7 +145,8 @@ def damped_directions(M: torch.Tensor, r: torch.Tensor, mu: torch.Tensor) -> tor
     # an LU solve of the normal matrix: LAPACK's batched Cholesky factorisation plus its two
     # triangular solves cost more at these sizes (8 systems of 128: 2.6 against 1.7 ms in float32,
     # 4.1 against 3.6 ms in float64, one thread)
-    delta, info = torch.linalg.solve_ex(A, -(Mt @ r.unsqueeze(-1)))
+    with lu_threads(A):
+        delta, info = torch.linalg.solve_ex(A, -(Mt @ r.unsqueeze(-1)))
     delta = delta.squeeze(-1)
     good = (info == 0)[:, None] & torch.isfinite(delta).all(-1, keepdim=True)
     return torch.where(good, delta, torch.zeros_like(delta))

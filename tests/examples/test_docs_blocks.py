@@ -15,15 +15,16 @@ from _paths import DOCS, REPO
 
 PAGES = {"README": REPO / "README.md",
          **{p.relative_to(DOCS).with_suffix("").as_posix(): p for p in sorted(DOCS.rglob("*.md"))}}
-#: files (or folders) each block writes into its working directory (the rest write nothing)
+#: files (or folders) each block writes into its working directory (the rest write nothing), by the
+#: block's index among the page's Python blocks
 WRITES = {("README", 0): {"fixedpoints.nc", "fixedpoints.png"},
           ("fixed_points", 0): {"fixedpoints.nc", "fixedpoints.png"},
           ("formats", 0): {"fixedpoints.nc"},
           ("kernels", 0): {"rollout.nc"},
           ("kernels", 2): {"ff_ensemble"},
-          ("tasks", 3): {"romo_outputs.png", "romo_psychometric.png"}}
+          ("tasks", 4): {"romo_outputs.png", "romo_psychometric.png"}}
 #: blocks that train a network for about 15 s or more
-SLOW = {("README", 0), ("fixed_points", 0), ("tasks", 3), ("sweeps", 0), ("error_forcing", 0),
+SLOW = {("README", 0), ("fixed_points", 0), ("tasks", 4), ("sweeps", 0), ("error_forcing", 0),
         ("low_rank", 0), ("low_rank", 1), ("swap_errors", 0)}
 
 

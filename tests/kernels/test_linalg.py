@@ -95,3 +95,36 @@ def test_autograd_inputs_take_the_torch_path():
     assert not uses_compiled(M.requires_grad_(True))
     newton_directions(M, r).sum().backward()
     assert M.grad is not None and torch.isfinite(M.grad).all()
+
+
+_MANY_THREADS_SCRIPT = """
+import numpy as np, torch
+torch.set_num_threads(2)
+from neurodyn.analysis.fixed_points._chord import chord_inverses
+from neurodyn.analysis.fixed_points._stability import spectra
+from neurodyn.kernels.linalg import damped_directions, newton_directions
+rng = np.random.default_rng(0)
+M = torch.as_tensor(rng.normal(size=(4, 200, 200)) / 14.0)
+r = torch.as_tensor(rng.normal(size=(4, 200)))
+d = newton_directions(M, r)
+assert torch.allclose(torch.linalg.solve(M[1], -r[1]), d[1])
+assert torch.isfinite(damped_directions(M, r, torch.full((4,), 0.1, dtype=torch.float64))).all()
+assert torch.isfinite(chord_inverses(lambda x: x @ M[0].T, torch.zeros(3, 200, dtype=torch.float64),
+                                     lambda x: M[0].expand(x.shape[0], 200, 200))).all()
+eig, mode = spectra(M.numpy())
+assert np.isfinite(mode).all() and torch.get_num_threads() == 2
+print("ok")
+"""
+
+
+def test_batched_lu_solves_on_two_threads_finish():
+    """Torch's CPU batched LU fails and never returns on two threads from about 150 dims (an MKL
+    fault in torch 2.13); the Newton, Levenberg–Marquardt, chord and eigenvector solves of 200-dim
+    systems on two threads finish, with the caller's thread count kept (in a subprocess with a
+    timeout, so that a regression fails instead of hanging)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _MANY_THREADS_SCRIPT], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]

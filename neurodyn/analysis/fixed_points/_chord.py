@@ -10,7 +10,7 @@ import torch
 
 from neurodyn.analysis.fixed_points._search import BatchedMap
 from neurodyn.analysis.fixed_points._stability import JacobianFn, step_jacobians
-from neurodyn.kernels.linalg import gathered_matvec, uses_compiled
+from neurodyn.kernels.linalg import gathered_matvec, lu_threads, uses_compiled
 
 #: chord steps a candidate may take before it is handed to the Newton search
 CHORD_STEPS = 8
@@ -31,7 +31,8 @@ def chord_inverses(G: BatchedMap, points: torch.Tensor, jacobian: JacobianFn | N
     (such a point never passes a candidate's chord check)."""
     M = step_jacobians(G, points, jacobian).clone()
     M.diagonal(dim1=-2, dim2=-1).sub_(1.0)
-    inv, info = torch.linalg.inv_ex(M)
+    with lu_threads(M):
+        inv, info = torch.linalg.inv_ex(M)
     bad = (info != 0) | ~torch.isfinite(inv).all(-1).all(-1)
     if bool(bad.any()):
         inv[bad] = float("nan")

@@ -251,7 +251,7 @@ def find_fixed_points(
     for k in range(1, int(max_order) + 1):
         Gk, jac_k = power_map(F, k), power_jacobian(F, k, jac1)
         extra = {"newton": dict(jacobian=jac_k, tol_unique=tol_unique, chunk_size=chunk,
-                                single_map=None if F32 is None else power_map(F32, k)),
+                                single_map=None if F32 is None else power_map(F32, k), join_slow=not n_cond),
                  "levenberg_marquardt": dict(jacobian=jac_k)}.get(method, {})
         found = METHODS[method](Gk, x0, settings, progress=progress, **extra)
         counts["n_candidates"] += x0.shape[0]

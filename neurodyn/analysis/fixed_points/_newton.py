@@ -152,6 +152,7 @@ def minimise_newton(
     chord_steps: int = CHORD_STEPS,
     gradient_steps: int | None = None,
     single_map: BatchedMap | None = None,
+    join_slow: bool = True,
 ) -> SearchState:
     """Per-candidate damped Newton on ``r(x) = G(x) − x``, falling back to Levenberg–Marquardt.
 
@@ -170,9 +171,10 @@ def minimise_newton(
     length falls below ``NEWTON_MIN_STEP`` (a slow point, where ``J − I`` is singular) returns to
     Levenberg–Marquardt steps, whose stopping rules then apply, and one whose q fell by less than
     ×``SLOW_FACTOR`` while it moved less than ``SLOW_MOVE`` over ``SLOW_WINDOW`` such steps stops as a
-    slow point. With ``tol_unique``, a candidate whose q fell as little while it moved less than
-    ``SLOW_NEAR_MOVE``, within ``SLOW_REACH`` of a slow point already found, stops there with that
-    point's state and q (:func:`_join_slow_points`).
+    slow point. With ``tol_unique`` and ``join_slow``, a candidate whose q fell as little while it
+    moved less than ``SLOW_NEAR_MOVE``, within ``SLOW_REACH`` of a slow point already found whose q
+    is not above its own, stops there with that point's state and q (:func:`_join_slow_points`;
+    ``join_slow=False`` where the rows carry their own inputs, which must not be exchanged).
 
     Before each chunk, every pending candidate whose nearest converged point changed since its
     last check is chord-checked (:func:`~neurodyn.analysis.fixed_points._chord.chord_check`):
@@ -278,7 +280,7 @@ def minimise_newton(
                                          max_iters=max_iters, lr_init=lr_init, jacobian=jacobian,
                                          tol_unique=tol_unique, damped_start=damped[idx],
                                          settle=settle if settle_in_chunk else None,
-                                         slow=slow if tol_unique is not None else None)
+                                         slow=slow if tol_unique is not None and join_slow else None)
         bar.update(remaining - pending.numel())
         remaining, size = pending.numel(), chunk
     bar.close()
@@ -297,12 +299,16 @@ def _spread_first(states, pending, found_x, size):
     x = states[pending]
     dist = torch.cdist(x, found_x, p=float("inf")).min(1).values if found_x.shape[0] else \
         torch.full((x.shape[0],), float("inf"), dtype=x.dtype, device=x.device)
+    taken = torch.zeros(x.shape[0], dtype=torch.bool, device=x.device)
     chosen = []
     for _ in range(size):
-        j = int(torch.argmax(dist))
+        # distances are ≥ 0; a row with a non-finite state (NaN distance) comes after every finite
+        # one, and a row already chosen after every other
+        score = torch.where(taken, -2.0, torch.nan_to_num(dist, nan=-1.0))
+        j = int(torch.argmax(score))
         chosen.append(j)
+        taken[j] = True
         dist = torch.minimum(dist, (x - x[j]).abs().amax(-1))
-        dist[j] = -1.0
     first = torch.as_tensor(chosen, device=pending.device)
     rest = torch.ones(pending.numel(), dtype=torch.bool, device=pending.device)
     rest[first] = False
@@ -480,12 +486,14 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
 
 def _join_slow_points(slow, xa, qa, done, near_rows):
     """Rows of ``near_rows`` (a mask) within ``SLOW_REACH`` (every unit) of a known slow point
-    (``slow["x"]``, ``slow["q"]``) stop there: they take its state and q and are marked in ``done``."""
+    (``slow["x"]``, ``slow["q"]``) whose q is not above theirs stop there: they take its state and q
+    and are marked in ``done``. A row already below its nearest slow point's q goes on (it may
+    become a better slow point)."""
     if slow["x"].shape[0] == 0 or not bool(near_rows.any()):
         return xa, qa, done
     rows = near_rows.nonzero().squeeze(1)
     nearest = torch.cdist(xa[rows], slow["x"], p=float("inf")).min(1)
-    join = nearest.values < SLOW_REACH
+    join = (nearest.values < SLOW_REACH) & (slow["q"][nearest.indices] <= qa[rows])
     if not bool(join.any()):
         return xa, qa, done
     rows, j = rows[join], nearest.indices[join]

@@ -151,9 +151,10 @@ def spectra(jacobians: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Ties in modulus are broken by decreasing real part, then decreasing imaginary part, so the
     order is deterministic. The leading mode is the real part of the unit eigenvector of the
     first eigenvalue in that order, scaled so that its largest component is real and positive; it
-    comes from two steps of inverse iteration with that eigenvalue as the shift (complex solves)
-    instead of every eigenvector (LAPACK ``?geev`` without vectors costs about half as much
-    as with them; Golub & Van Loan, *Matrix Computations*, §7.6.1). From
+    comes from two steps of inverse iteration with that eigenvalue as the shift (real solves for a
+    real eigenvalue, complex ones otherwise) instead of every eigenvector (LAPACK ``?geev``
+    without vectors costs about half as much as with them; Golub & Van Loan, *Matrix
+    Computations*, §7.6.1). From
     ``PARALLEL_SPECTRA_MIN_STATE`` state dims the points are split over as many threads as torch's
     intra-op thread count (``torch.get_num_threads()``, e.g. set by ``OMP_NUM_THREADS``), each
     running one-threaded LAPACK with the GIL released; every point's result is the same whatever
@@ -203,8 +204,13 @@ def _spectra_workers(n_points: int, n_state: int) -> int:
 
 @functools.cache
 def _pool() -> ThreadPoolExecutor:
-    """The threads :func:`spectra` splits its points over (made on first use, kept)."""
+    """The threads :func:`spectra` splits its points over (made on first use, kept; a forked child
+    process makes its own, since it inherits the executor but not its threads)."""
     return ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1), thread_name_prefix="neurodyn-spectra")
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_pool.cache_clear)
 
 
 def _spectra_block(jacobians: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -221,9 +227,8 @@ def _eigenvectors(jacobians: np.ndarray, eigenvalues: np.ndarray) -> np.ndarray:
     """Unit eigenvectors (point, state) of ``eigenvalues`` (point,) by inverse iteration, each
     with its largest component real and positive (NaN-free: a failed solve gives zeros).
 
-    Each point's ``J − σI`` is factorised once (LU) for both steps; real eigenvalues (zero
-    imaginary part, as LAPACK returns them) iterate in real arithmetic, about a quarter of the
-    complex work."""
+    Real eigenvalues (zero imaginary part, as LAPACK returns them) iterate in real arithmetic, about
+    a quarter of the complex work."""
     n_points, n_state = jacobians.shape[:2]
     out = np.zeros((n_points, n_state), dtype=np.complex128)
     real = eigenvalues.imag == 0
@@ -237,21 +242,33 @@ def _eigenvectors(jacobians: np.ndarray, eigenvalues: np.ndarray) -> np.ndarray:
 
 def _inverse_iteration(jacobians: np.ndarray, eigenvalues: np.ndarray, dtype) -> np.ndarray:
     """Two inverse-iteration steps from the all-ones vector with the shift just off each eigenvalue,
-    one LU factorisation per point; unit vectors (point, state), zeros where the solve fails."""
+    in ``dtype`` (float64 for real eigenvalues, complex128 otherwise); unit vectors (point, state),
+    zeros where the solve fails. NumPy's solves, not torch's: this runs on :func:`spectra`'s worker
+    threads, and torch's batched LU is unsafe on several threads (see
+    :func:`neurodyn.kernels.linalg.lu_threads`)."""
     n_state = jacobians.shape[-1]
     scale = np.maximum(np.abs(jacobians).max(axis=(-2, -1)), 1.0)
     # a shift just off the eigenvalue keeps J − σI invertible; the solve amplifies the eigenvector
     # by about |λ − σ|⁻¹ against the other directions
     shift = eigenvalues + 1e-10 * scale
-    A = torch.as_tensor(jacobians.astype(dtype) - shift[:, None, None] * np.eye(n_state))
-    LU, pivots, info = torch.linalg.lu_factor_ex(A)
-    v = torch.ones((A.shape[0], n_state, 1), dtype=A.dtype)
+    A = jacobians.astype(dtype) - shift[:, None, None] * np.eye(n_state)
+    v = np.ones((A.shape[0], n_state, 1), dtype=dtype)
     for _ in range(2):
-        v = torch.linalg.lu_solve(LU, pivots, v)
-        v = v / torch.linalg.vector_norm(v, dim=1, keepdim=True).clamp_min(np.finfo(float).tiny)
+        with np.errstate(all="ignore"):
+            try:
+                v = np.linalg.solve(A, v)
+            except np.linalg.LinAlgError:
+                v = np.stack([_solve_or_zero(a, b) for a, b in zip(A, v)])
+            v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), np.finfo(float).tiny)
     v = v[..., 0]
-    good = (info == 0) & torch.isfinite(v).all(-1)
-    return torch.where(good[:, None], v, torch.zeros_like(v)).numpy()
+    return np.where(np.isfinite(v).all(-1, keepdims=True), v, 0.0)
+
+
+def _solve_or_zero(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        return np.zeros_like(b)
 
 
 def classify(eigenvalues: np.ndarray, marginal_tol: float) -> tuple[np.ndarray, np.ndarray]:
@@ -303,9 +320,10 @@ def certify_stable(jacobians: torch.Tensor, marginal_tol: float, *,
     of Numerical Algorithms*, §3.5), ``u = 2⁻²⁴``, each plus a bound of what underflow can lose
     (``2 n² u`` times the smallest normal number). Where torch may round float32 products more
     coarsely (TF32 or bfloat16 passes, ``torch.set_float32_matmul_precision``), the squarings run
-    in float64 with ``u = 2⁻⁵³``; so do, a second time, the matrices float32 squarings left
-    uncertified without their trace ruling it out (strongly non-normal Jacobians with ``‖J‖ ≫ 1``,
-    whose float32 bound ``e_k`` outgrows the norms' decay). The norms are summed in float64 and
+    in float64 with ``u = 2⁻⁵³``; so do, a second time, the matrices whose float32 squarings
+    failed only by their rounding bound (some ``‖P_k‖`` below ``(1 − marginal_tol)^(2^k)`` but
+    not ``‖P_k‖ + e_k``: strongly non-normal Jacobians with ``‖J‖ ≫ 1``, whose float32 bound
+    outgrows the norms' decay). The norms are summed in float64 and
     enlarged by their own rounding bound. A matrix stops being squared as soon as
     ``(|tr P_k| / n)^(1/2^k)``, a lower bound of ``ρ(J)`` up to rounding, reaches
     ``1 − marginal_tol`` (it cannot be certified), or its norm overflows. Nothing is certified
@@ -346,8 +364,8 @@ def certify_stable(jacobians: torch.Tensor, marginal_tol: float, *,
     if n_points == 0 or n_state == 0 or limit <= 0.0:  # with limit ≤ 0 no modulus lies below the band
         return certified, bound
     work = _square_dtype(jacobians)
-    certified, bound, hopeless = _certify_blocks(jacobians, limit, max_squarings, work)
-    retry = ~(certified | hopeless)
+    certified, bound, blocked = _certify_blocks(jacobians, limit, max_squarings, work)
+    retry = ~certified & blocked
     if work == torch.float32 and bool(retry.any()):
         # float32 squarings whose error bound outgrew the norms' decay (strongly non-normal J with
         # ‖J‖ ≫ 1) are repeated in float64, where the bound stays small; the float32 values of
@@ -367,7 +385,7 @@ def _certify_blocks(jacobians: torch.Tensor, limit: float, max_squarings: int,
     out = [torch.zeros(n_points, dtype=torch.bool, device=device),
            torch.full((n_points,), float("nan"), dtype=torch.float64, device=device),
            torch.zeros(n_points, dtype=torch.bool, device=device)]
-    item = torch.finfo(work).bits // 8
+    item = torch.finfo(work).bits // 8  # bytes per entry
     size = n_points if device.type != "cpu" else max(1, SQUARING_BLOCK_BYTES // (item * n_state * n_state))
     buffers = [torch.empty((min(size, n_points), n_state, n_state), dtype=work, device=device)
                for _ in range(2)]
@@ -382,11 +400,12 @@ def _certify_block(jacobians: torch.Tensor, limit: float, max_squarings: int,
                    buffers: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`certify_stable` on one block (point, n, n), with ρ < ``limit`` to prove; ``buffers``
     are two (≥ point, n, n) tensors of the squarings' dtype, overwritten. Returns ``certified``,
-    ``bound`` and ``hopeless``: the matrices whose trace showed ``ρ(J) ≥ limit`` (up to rounding)."""
+    ``bound`` and ``blocked``: the matrices that a power's norm alone would have certified but its
+    norm plus the rounding bound did not (a more precise dtype may certify them)."""
     n_points, n_state = jacobians.shape[:2]
     device, work = jacobians.device, buffers[0].dtype
     certified = torch.zeros(n_points, dtype=torch.bool, device=device)
-    hopeless = torch.zeros(n_points, dtype=torch.bool, device=device)
+    blocked = torch.zeros(n_points, dtype=torch.bool, device=device)
     bound = torch.full((n_points,), float("nan"), dtype=torch.float64, device=device)
     u = torch.finfo(work).eps / 2
     gamma = n_state * u / (1.0 - n_state * u)
@@ -406,12 +425,11 @@ def _certify_block(jacobians: torch.Tensor, limit: float, max_squarings: int,
         done = upper < limit ** p * (1.0 - 1e-12)
         certified[index[done]] = True
         bound[index[done]] = upper[done] ** (1.0 / p)
+        blocked[index[~done & (norm < limit ** p)]] = True
         if k == max_squarings:
             break
         trace = torch.diagonal(P, dim1=-2, dim2=-1).sum(-1, dtype=torch.float64).abs()
-        above = trace / n_state >= limit ** p
-        hopeless[index[above & ~done]] = True
-        keep = ~(done | above | ~torch.isfinite(upper))
+        keep = ~(done | (trace / n_state >= limit ** p) | ~torch.isfinite(upper))
         m = int(keep.sum())
         if m == 0:
             break
@@ -424,7 +442,7 @@ def _certify_block(jacobians: torch.Tensor, limit: float, max_squarings: int,
         target = 1 if where == 0 else 0
         P = torch.matmul(P, P, out=buffers[target][:m])
         where = target
-    return certified, bound, hopeless
+    return certified, bound, blocked
 
 
 def _square_dtype(jacobians: torch.Tensor) -> torch.dtype:

@@ -120,3 +120,25 @@ def test_rows_near_a_known_slow_point_stop_there():
     empty = {"x": slow["x"][:0], "q": slow["q"][:0]}
     x, q, d = newton._join_slow_points(empty, xa, qa, done, flagged)
     assert not d.any() and torch.equal(x, xa)
+
+
+def test_spread_first_puts_non_finite_states_last_and_never_repeats():
+    """A candidate whose state holds NaN is picked after every finite one, and no row twice."""
+    states = torch.as_tensor(np.random.default_rng(4).normal(size=(10, 3)))
+    states[4, 1] = float("nan")
+    pending = torch.arange(10)
+    out = newton._spread_first(states, pending, states[:0], 9)
+    assert sorted(out.tolist()) == list(range(10)) and 4 not in out[:9].tolist()
+    row0_nan = states.clone()
+    row0_nan[0] = float("nan")  # the first pick: every later distance is NaN, picks go in index order
+    assert newton._spread_first(row0_nan, pending, states[:0], 5).tolist() == list(range(10))
+
+
+def test_a_candidate_below_a_slow_point_s_q_does_not_join_it():
+    f64 = torch.float64
+    slow = {"x": torch.tensor([[0.1, 0.5]], dtype=f64), "q": torch.tensor([1e-6], dtype=f64)}
+    xa = torch.tensor([[0.12, 0.52], [0.11, 0.51]], dtype=torch.float64)
+    qa = torch.tensor([5e-7, 2e-6], dtype=torch.float64)
+    none, every = torch.zeros(2, dtype=torch.bool), torch.ones(2, dtype=torch.bool)
+    x, q, d = newton._join_slow_points(slow, xa, qa, none, every)
+    assert d.tolist() == [False, True] and torch.equal(x[0], xa[0]) and q[1].item() == 1e-6

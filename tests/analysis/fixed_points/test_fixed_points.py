@@ -262,6 +262,25 @@ def test_per_candidate_inputs_find_each_condition_s_points():
     np.testing.assert_array_equal(back.inputs, res.inputs)
 
 
+def test_per_candidate_inputs_turn_slow_point_joins_off(monkeypatch):
+    """Rows that carry their own input never take a slow point found under another input: the
+    search runs without slow-point joins then, and with them for one shared input."""
+    from neurodyn.analysis.fixed_points import _find
+
+    seen = []
+    real = _find.METHODS["newton"]
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["join_slow"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setitem(_find.METHODS, "newton", spy)
+    model = _tanh_unit()
+    find_fixed_points(model, initial_states=[[1.0], [-1.0]], inputs=[[0.0], [0.5]], n_inits=2)
+    find_fixed_points(model, initial_states=[[1.0], [-1.0]], inputs=[0.5], n_inits=2)
+    assert seen == [False, True]
+
+
 def test_input_jacobians_match_the_closed_form_and_finite_differences():
     model = _tanh_unit()
     res = find_fixed_points(model, initial_states=[[1.0], [-1.0]], inputs=[0.3], n_inits=2)

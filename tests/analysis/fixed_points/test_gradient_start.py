@@ -157,3 +157,28 @@ def test_spectra_split_over_threads_equal_one_thread():
     finally:
         torch.set_num_threads(before)
     assert np.array_equal(one[0], two[0]) and np.array_equal(one[1], two[1])
+
+
+def test_spectra_in_a_forked_child_after_the_parent_used_threads():
+    """A child forked after the parent split spectra over threads makes its own threads (it would
+    otherwise wait for workers it did not inherit)."""
+    import multiprocessing
+
+    from neurodyn.analysis.fixed_points import _stability
+
+    jac = np.random.default_rng(6).normal(size=(4, 48, 48)) / 7.0
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        expected = spectra(jac)
+        queue = multiprocessing.get_context("fork").Queue()
+        child = multiprocessing.get_context("fork").Process(
+            target=lambda: queue.put(np.array_equal(_stability.spectra(jac)[0], expected[0])))
+        child.start()
+        child.join(timeout=120)
+        alive = child.is_alive()
+        if alive:
+            child.kill()
+    finally:
+        torch.set_num_threads(before)
+    assert not alive and child.exitcode == 0 and queue.get(timeout=5)

@@ -145,8 +145,27 @@ def test_float32_squarings_left_uncertified_are_repeated_in_float64():
     A *= 0.92 / np.abs(np.linalg.eigvals(A)).max()
     J = torch.as_tensor(A[None])
     limit = 1.0 - 1e-3
-    single, _, hopeless = _stability._certify_blocks(J, limit, _stability.MAX_SQUARINGS, torch.float32)
-    assert not single[0] and not hopeless[0]
+    single, _, blocked = _stability._certify_blocks(J, limit, _stability.MAX_SQUARINGS, torch.float32)
+    assert not single[0] and blocked[0]
     certified, bound = certify_stable(J, 1e-3)
     rho = np.abs(np.linalg.eigvals(A)).max()
     assert certified[0] and rho <= bound[0].item() < limit
+
+
+def test_unstable_matrices_take_no_float64_pass(monkeypatch):
+    """Unstable matrices (an orthogonal matrix times 1.05, every |λ| = 1.05) are never blocked only by
+    the rounding bound, so certify_stable squares them in float32 only and certifies none."""
+    from neurodyn.analysis.fixed_points import _stability
+
+    q, _ = np.linalg.qr(np.random.default_rng(1).normal(size=(64, 64)))
+    J = torch.as_tensor(np.stack([1.05 * q, 1.05 * q.T]))
+    passes = []
+    real = _stability._certify_blocks
+
+    def spy(jac, limit, max_squarings, work):
+        passes.append(work)
+        return real(jac, limit, max_squarings, work)
+
+    monkeypatch.setattr(_stability, "_certify_blocks", spy)
+    certified, bound = certify_stable(J, 1e-3)
+    assert not certified.any() and torch.isnan(bound).all() and passes == [torch.float32]
