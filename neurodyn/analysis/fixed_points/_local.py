@@ -8,8 +8,7 @@ import numpy as np
 import torch
 
 from neurodyn._budget import MAX_MEMORY
-from neurodyn._threads import blas_threads
-from neurodyn.analysis.fixed_points._stability import ONE_THREAD_EIG_MAX, certify_stable, classify
+from neurodyn.analysis.fixed_points._stability import certify_stable, classify, eigenvalues
 from neurodyn.analysis.jacobians import jacobians
 
 #: memory per chunk with ``labels_only``: Jacobians the squarings read while they are still in the
@@ -30,8 +29,9 @@ def compute_stability(
 
     The Jacobian ``∂F/∂h`` at each state comes from :func:`neurodyn.analysis.jacobians` (closed
     forms for every model family), its eigenvalues from LAPACK's ``geev`` without eigenvectors
-    (the labels need only moduli), one BLAS thread per matrix up to 512 units, in chunks whose
-    Jacobians fit in ``max_memory``. The labels are those of :func:`find_fixed_points` (the
+    (the labels need only moduli; NumPy's LAPACK, the points split over as many threads as torch's
+    intra-op count, each on one BLAS thread, up to 512 units), in chunks whose Jacobians fit in
+    ``max_memory``. The labels are those of :func:`find_fixed_points` (the
     discrete-time map's: stable when every ``|λ| < 1 − marginal_tol``); at a state that is not a
     fixed point they describe the local linearisation only (finite-time growth of perturbations).
 
@@ -121,7 +121,6 @@ def compute_stability(
     bound = np.full(n_points, np.nan)
     n_unstable = np.zeros(n_points, dtype=np.int64)
     labels = np.empty(n_points, dtype=object)
-    limits = 1 if n_state <= ONE_THREAD_EIG_MAX else None
     for start in range(0, n_points, chunk):
         rows = slice(start, start + chunk)
         u_rows = None if u is None or u.ndim == 1 else u[rows]
@@ -132,8 +131,7 @@ def compute_stability(
             ok = ok.cpu().numpy()
             proven[at[ok]], bound[at[ok]] = True, upper.cpu().numpy()[ok]
             at, jac = at[~ok], jac[torch.as_tensor(~ok, device=jac.device)]
-        with blas_threads(limits):
-            eig = torch.linalg.eigvals(jac.cpu()).numpy()
+        eig = eigenvalues(jac.cpu().numpy())
         labels[at], n_unstable[at] = classify(eig, marginal_tol)
         radius[at] = np.abs(eig).max(-1, initial=0.0)
     labels[proven], n_unstable[proven], radius[proven] = "stable", 0, np.nan

@@ -43,3 +43,41 @@ def test_bad_states_are_one_line_errors():
         compute_stability(model, torch.full((2, 3), float("nan")))
     with pytest.raises(ValueError, match="marginal_tol"):
         compute_stability(model, torch.zeros(2, 3), marginal_tol=-1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_eigenvalues_over_threads_equal_one_matrix_at_a_time(dtype):
+    """The batched eigenvalues split over two threads are each matrix's own LAPACK eigenvalues, the
+    same bits as on one thread; no points give an empty complex array."""
+    from neurodyn.analysis.fixed_points._stability import PARALLEL_SPECTRA_MIN_STATE, eigenvalues
+
+    n = PARALLEL_SPECTRA_MIN_STATE
+    jac = (np.random.default_rng(3).normal(size=(5, n, n)) / np.sqrt(n)).astype(dtype)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = eigenvalues(jac)
+        torch.set_num_threads(2)
+        two = eigenvalues(jac)
+    finally:
+        torch.set_num_threads(before)
+    each = np.stack([np.linalg.eigvals(j) for j in jac])
+    assert np.array_equal(one, two) and np.array_equal(two, each)
+    assert two.dtype == (np.complex128 if dtype == np.float64 else np.complex64)
+    empty = eigenvalues(np.zeros((0, 3, 3), dtype))
+    assert empty.shape == (0, 3) and np.iscomplexobj(empty)
+
+
+def test_same_labels_and_radii_on_one_and_two_threads():
+    model = LeakyRNN(1, 64, 1, gain=1.6, seed=4)
+    states = torch.as_tensor(np.random.default_rng(1).normal(size=(6, 64)))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = compute_stability(model, states)
+        torch.set_num_threads(2)
+        two = compute_stability(model, states)
+    finally:
+        torch.set_num_threads(before)
+    assert np.array_equal(one.spectral_radius.values, two.spectral_radius.values)
+    assert one.stability.values.tolist() == two.stability.values.tolist()
