@@ -128,6 +128,16 @@ fits = {b: train(LeakyRNN(2, 12, 2, alpha=0.2, noise_std=0.1, dale=True, train_h
                  backend=b, **kw) for b in ("triton", "torch")}
 fit_record(out, "train", fits)
 out["train_triton_calls"] = calls["n"] - before
+
+# train_ensemble with teacher forcing: 2 steps of 2 networks in one forced Triton launch each, as torch
+from neurodyn.training import train_ensemble
+
+before = calls["n"]
+ens = {b: train_ensemble(lambda seed: LeakyRNN(2, 12, 2, alpha=0.2, noise_std=0.1, seed=seed), task,
+                         n_networks=2, n_iterations=2, batch_size=4, lr=1e-2, eval_every=0, progress=False,
+                         forcing="teacher", forcing_strength=0.5, backend=b) for b in ("triton", "torch")}
+fit_record(out, "ensemble", ens)
+out["ensemble_triton_calls"] = calls["n"] - before
 print(json.dumps(out))
 """
 
@@ -171,3 +181,8 @@ def test_forced_triton_dispatch(interpreted):
 def test_train_with_error_forcing_on_triton_matches_torch(interpreted):
     assert_train_matches_torch(interpreted)
     assert interpreted["train_triton_calls"] == 3  # one forced forward launch per optimiser step
+
+
+def test_train_ensemble_with_teacher_forcing_on_triton_matches_torch(interpreted):
+    assert_train_matches_torch(interpreted, "ensemble")
+    assert interpreted["ensemble_triton_calls"] == 2  # one launch for both networks per step
