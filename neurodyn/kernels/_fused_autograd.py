@@ -35,6 +35,8 @@ def leaky(params, h0, u, xi, forcing=None):
 def leaky_triton(params, h0, u, xi, forcing=None):
     """:func:`leaky` with the time loop and its BPTT in Triton (float32, CUDA or ``TRITON_INTERPRET=1``),
     ``forcing`` (stacked as there) forced inside the kernels."""
+    if forcing is not None:  # time-major copies once, for the forward and the backward launch
+        forcing = forcing._replace(targets=forcing.targets.contiguous(), mask=forcing.mask.contiguous())
     weights = (params.w_rec.to(h0.dtype), params.w_in.to(h0.dtype), params.b.to(h0.dtype))
     return _LeakyRecurrenceTriton.apply(*weights, u.to(h0.dtype), h0, xi, float(params.alpha),
                                         params.activation, forcing)
