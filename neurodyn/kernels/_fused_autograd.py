@@ -32,12 +32,14 @@ def leaky(params, h0, u, xi, forcing=None):
                                   ACTIVATION_CODES[params.activation], arrays)
 
 
-def leaky_triton(params, h0, u, xi):
-    """:func:`leaky` with the time loop and its BPTT in Triton (float32, CUDA or ``TRITON_INTERPRET=1``);
-    no forcing."""
+def leaky_triton(params, h0, u, xi, forcing=None):
+    """:func:`leaky` with the time loop and its BPTT in Triton (float32, CUDA or ``TRITON_INTERPRET=1``),
+    ``forcing`` (stacked as there) forced inside the kernels."""
+    if forcing is not None:  # time-major copies once, for the forward and the backward launch
+        forcing = forcing._replace(targets=forcing.targets.contiguous(), mask=forcing.mask.contiguous())
     weights = (params.w_rec.to(h0.dtype), params.w_in.to(h0.dtype), params.b.to(h0.dtype))
     return _LeakyRecurrenceTriton.apply(*weights, u.to(h0.dtype), h0, xi, float(params.alpha),
-                                        params.activation)
+                                        params.activation, forcing)
 
 
 def shallow(params, z0, u, xi, target, alphas, mask):
@@ -211,13 +213,15 @@ def _drive_grads(grad_pre: torch.Tensor, u: torch.Tensor, w_in: torch.Tensor, ne
 
 
 class _LeakyRecurrenceTriton(torch.autograd.Function):
-    """``(w_rec, w_in, b, u, h0, noise, alpha, activation) -> states`` as :class:`_LeakyRecurrence`
-    (same shapes, no forcing), with the loops in :mod:`~neurodyn.kernels._triton_kernels`. The input
-    drive ``u @ W_in.T + b`` is one batched product in torch before the loop, and the ``W_in``,
-    ``b`` and input gradients are products of the kernel's pre-activation gradients after it."""
+    """``(w_rec, w_in, b, u, h0, noise, alpha, activation, forcing) -> states`` as :class:`_LeakyRecurrence`
+    (same shapes; ``forcing`` None or the stacked :class:`~neurodyn.kernels.fused.ReadoutForcing` of
+    ``_stack_readout_forcing``, detached), with the loops in :mod:`~neurodyn.kernels._triton_kernels`.
+    The input drive ``u @ W_in.T + b`` is one batched product in torch before the loop, and the ``W_in``,
+    ``b`` and input gradients are products of the kernel's pre-activation gradients after it. Under
+    forcing the states returned are those before forcing; the forced ones are carried and saved."""
 
     @staticmethod
-    def forward(ctx, w_rec, w_in, b, u, h0, noise, alpha, activation):  # type: ignore[override]
+    def forward(ctx, w_rec, w_in, b, u, h0, noise, alpha, activation, forcing=None):  # type: ignore[override]
         from neurodyn.kernels._triton_backend import leaky_train_forward
 
         n_net, n_steps, n_batch = u.shape[:3]
@@ -226,11 +230,11 @@ class _LeakyRecurrenceTriton(torch.autograd.Function):
         states = h0.new_empty((n_net, n_steps + 1, n_batch, h0.shape[-1]))
         slopes = torch.empty_like(drive)
         states[:, 0] = h0.detach()
-        leaky_train_forward(w, drive, None if noise is None else noise.detach().contiguous(), states, slopes,
-                            alpha, activation)
+        free = leaky_train_forward(w, drive, None if noise is None else noise.detach().contiguous(), states,
+                                   slopes, alpha, activation, forcing)
         ctx.save_for_backward(w, w_in, u, states, slopes)
-        ctx.alpha = alpha
-        return states[:, 1:]
+        ctx.alpha, ctx.forcing = alpha, forcing
+        return states[:, 1:] if free is None else free
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
@@ -238,9 +242,9 @@ class _LeakyRecurrenceTriton(torch.autograd.Function):
 
         w, w_in, u, states, slopes = ctx.saved_tensors
         grad_pre, grad_h0, grad_w = leaky_train_backward(w, grad_states.contiguous(), slopes, states,
-                                                         ctx.alpha)
+                                                         ctx.alpha, ctx.forcing)
         _, grad_w_in, grad_b, grad_u = _drive_grads(grad_pre, u, w_in, ctx.needs_input_grad[3])
-        return grad_w, grad_w_in, grad_b, grad_u, grad_h0, None, None, None
+        return grad_w, grad_w_in, grad_b, grad_u, grad_h0, None, None, None, None
 
 
 class _ShallowForced(torch.autograd.Function):

@@ -10,7 +10,8 @@ larger leaky RNNs use the tiled kernel, larger networks of other families are no
 Training (:func:`leaky_train_forward`, :func:`leaky_train_backward`, :func:`pl_train_forward`,
 :func:`pl_train_backward`, :func:`gru_train_forward`, :func:`gru_train_backward`,
 :func:`shallow_train_forward`, :func:`shallow_train_backward`, used by the autograd Functions of
-:mod:`~neurodyn.kernels._fused_autograd`): the leaky RNN, GRU, PLRNN and ALRNN up to
+:mod:`~neurodyn.kernels._fused_autograd`): the leaky RNN (with or without error or teacher forcing
+through its readout of at most :data:`FORCING_MAX_OUTPUTS` outputs), GRU, PLRNN and ALRNN up to
 :data:`TRAIN_MAX_UNITS` units, the shallow PLRNN (state forcing included) up to that many latent and
 hidden units (:func:`shallow_train_config`), ``BLOCK_B`` fixed to the forward
 kernel's first configuration so that the backward can size its per-block weight-gradient buffer.
@@ -24,15 +25,18 @@ from typing import Any
 
 import torch
 
-__all__ = ["KERNELS", "gru_train_backward", "gru_train_forward", "interpreting", "leaky_train_backward",
-           "leaky_train_forward", "pl_train_backward", "pl_train_forward", "shallow_train_backward",
-           "shallow_train_forward", "supports", "train_supports"]
+__all__ = ["FORCING_MAX_OUTPUTS", "KERNELS", "gru_train_backward", "gru_train_forward", "interpreting",
+           "leaky_train_backward", "leaky_train_forward", "pl_train_backward", "pl_train_forward",
+           "shallow_train_backward", "shallow_train_forward", "supports", "train_supports"]
 
 MAX_RESIDENT = 8192  # fp32 weight elements kept on chip per program (32 KiB)
 TILED_BLOCK_N = 64
 #: the training kernels keep W_rec (and its gradient), A and W, or the GRU's three W_hh blocks on chip:
 #: BLOCK_N <= 64 (sm_90 compiles without spills, tests/kernels/test_kernels_triton_aot.py)
 TRAIN_MAX_UNITS = 64
+#: outputs of a readout the leaky training kernels force through (its weights and pseudo-inverse held on
+#: chip beside W_rec): BLOCK_O <= 32 compiles without spills at 64 units, teacher forcing at 64 spilled
+FORCING_MAX_OUTPUTS = 32
 #: families the Triton training kernels cover, and the recurrent weight whose last dim is the unit count
 _TRAIN_UNITS = {"leaky": "w_rec", "gru": "w_hh", "plrnn": "A", "alrnn": "A", "shplrnn": "W2"}
 #: (BLOCK_B, num_warps) autotune candidates per BLOCK_N; chosen from sm_90 ahead-of-time compiles
@@ -162,29 +166,61 @@ def _train_launch(h: torch.Tensor, n_batch: int):
     return (h.shape[0], triton_cdiv(n_batch, block_b)), meta
 
 
+#: the ``FORCE`` codes of the leaky training kernels: no forcing, error forcing, teacher forcing
+_FORCE = {None: 0, "error": 1, "teacher": 2}
+
+
+def _forcing_args(forcing: Any, states: torch.Tensor) -> tuple[tuple, dict]:
+    """The readout-forcing pointer arguments ``(w_out, b_out, pinv, targets, mask)``, scalars
+    ``(n_out, n_mask, strength)`` and constexprs ``FORCE``, ``BLOCK_O`` of the leaky training kernels
+    for ``forcing`` (stacked as :func:`leaky_train_forward` takes it, or None: ``states`` stands in
+    for the arrays, which are then not read). Raises ``ValueError`` for more than
+    :data:`FORCING_MAX_OUTPUTS` outputs."""
+    if forcing is None:
+        return (states,) * 5 + (1, 1, 0.0), {"FORCE": 0, "BLOCK_O": 16}
+    n_out, n_mask = forcing.w_out.shape[-2], forcing.mask.shape[-1]
+    if n_out > FORCING_MAX_OUTPUTS:
+        raise ValueError(f"forcing through the readout on Triton holds at most {FORCING_MAX_OUTPUTS} outputs "
+                         f"on chip (got {n_out}); use backend='numba' or 'torch'")
+    arrays = tuple(getattr(forcing, k).contiguous() for k in ("w_out", "b_out", "pinv", "targets", "mask"))
+    return (*arrays, n_out, n_mask, float(forcing.strength)), {"FORCE": _FORCE[forcing.method],
+                                                                 "BLOCK_O": _pow2(n_out)}
+
+
 def leaky_train_forward(w: torch.Tensor, drive: torch.Tensor, noise: torch.Tensor | None,
-                        states: torch.Tensor, slopes: torch.Tensor, alpha: float, activation: str) -> None:
+                        states: torch.Tensor, slopes: torch.Tensor, alpha: float, activation: str,
+                        forcing: Any = None) -> torch.Tensor | None:
     """Fill ``states[:, 1:]`` and ``slopes`` (``alpha phi'(pre)``) of leaky RNNs in one launch.
 
     ``w`` (network, unit, unit); ``drive`` = ``W_in u + b``, ``noise`` (or None) and ``slopes``
     (network, time, batch, unit); ``states`` (network, time + 1, batch, unit) with ``h0`` first.
     Every tensor contiguous float32 on one CUDA device (or the CPU under ``TRITON_INTERPRET=1``).
+
+    ``forcing``, a :class:`~neurodyn.kernels.fused.ReadoutForcing` with a leading network dim on
+    every field and time-major targets and mask (``_stack_readout_forcing``), forces each new state
+    through the readout after its noise; ``states`` then holds the forced states and the states
+    before forcing are returned (network, time, batch, unit); without it, None.
     """
     from neurodyn.kernels._triton_kernels import leaky_train_forward_kernel
 
     n_steps, n_batch, n = drive.shape[1:]
     grid, meta = _train_launch(states, n_batch)
     nz = noise if noise is not None else states  # not read without noise
-    leaky_train_forward_kernel[grid](w, drive, nz, states, slopes, n_batch, n, n_steps, float(alpha),
-                                     ACT=_ACT[activation], HAS_NOISE=noise is not None, **meta)
+    free = None if forcing is None else torch.empty_like(slopes)
+    (*arrays, n_out, n_mask, strength), force = _forcing_args(forcing, states)
+    leaky_train_forward_kernel[grid](w, drive, nz, states, slopes, states if free is None else free, *arrays,
+                                     n_batch, n, n_steps, n_out, n_mask, float(alpha), strength,
+                                     ACT=_ACT[activation], HAS_NOISE=noise is not None, **force, **meta)
+    return free
 
 
 def leaky_train_backward(w: torch.Tensor, grad_states: torch.Tensor, slopes: torch.Tensor,
-                         states: torch.Tensor, alpha: float) -> tuple[torch.Tensor, ...]:
+                         states: torch.Tensor, alpha: float, forcing: Any = None) -> tuple[torch.Tensor, ...]:
     """BPTT of :func:`leaky_train_forward`: ``(grad_pre, grad_h0, grad_w)``.
 
     ``grad_states`` (network, time, batch, unit) is ``dL/dh[t+1]`` from everything but the
-    recurrence; ``grad_pre`` (same shape) the gradient of each step's pre-activation, ``grad_h0``
+    recurrence (under ``forcing``, the one the forward got: at the states before forcing);
+    ``grad_pre`` (same shape) the gradient of each step's pre-activation, ``grad_h0``
     (network, batch, unit), ``grad_w`` (network, unit, unit): the per-batch-block partial sums the
     kernel writes, added in a fixed order (deterministic, no atomics).
     """
@@ -195,8 +231,10 @@ def leaky_train_backward(w: torch.Tensor, grad_states: torch.Tensor, slopes: tor
     grad_pre = torch.empty_like(grad_states)
     grad_h0 = states.new_empty((n_net, n_batch, n))
     partial = states.new_empty((n_net, grid[1], n, n))
-    leaky_train_backward_kernel[grid](w, grad_states, slopes, states, grad_pre, grad_h0, partial, n_batch, n,
-                                      n_steps, float(alpha), **meta)
+    (*arrays, n_out, n_mask, strength), force = _forcing_args(forcing, states)
+    leaky_train_backward_kernel[grid](w, grad_states, slopes, states, grad_pre, grad_h0, partial, arrays[-1],
+                                      n_batch, n, n_steps, n_out, n_mask, float(alpha), strength, **force,
+                                      **meta)
     return grad_pre, grad_h0, partial.sum(1)
 
 

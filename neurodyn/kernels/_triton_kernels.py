@@ -12,7 +12,8 @@ Tensor layouts are those of the Numba kernels: drive ``(network, batch, d_time, 
 global ping-pong buffer and the product runs over ``BLOCK_N``-wide tiles every step.
 
 ``leaky_train_forward_kernel`` and ``leaky_train_backward_kernel`` are the leaky RNN's training pair
-(forward storing states and ``alpha phi'(pre)``, then BPTT), ``pl_train_forward_kernel`` and
+(forward storing states and ``alpha phi'(pre)``, then BPTT; optionally with error or teacher forcing
+through the readout after every step), ``pl_train_forward_kernel`` and
 ``pl_train_backward_kernel`` the PLRNN's and ALRNN's (forward storing the states, then BPTT writing
 the drive's gradient), ``gru_train_forward_kernel`` and ``gru_train_backward_kernel`` the GRU's
 (forward storing the states and the gates ``(r, z, c, gh_n)``, then BPTT writing the gradients of the
@@ -274,16 +275,57 @@ def _slab(ptr, e, t, n_time, n_batch, rb, rn, n_unit):
 
 
 @triton.jit
-def leaky_train_forward_kernel(w_ptr, d_ptr, noise_ptr, s_ptr, slope_ptr, n_batch, n_unit, n_steps, alpha,
-                               ACT: tl.constexpr, HAS_NOISE: tl.constexpr, BLOCK_B: tl.constexpr,
-                               BLOCK_N: tl.constexpr):
+def _forcing_gain(mask_ptr, e, t, n_steps, n_batch, rb, ro, n_out, n_mask, strength):
+    """Teacher forcing's ``c m`` (BLOCK_B,) of step ``t``: ``strength`` times the largest mask entry of
+    each batch row; ``mask`` (network, time, batch, ``n_mask``) with ``n_mask`` 1 (shared) or ``n_out``."""
+    mo = (rb[:, None] < n_batch) & (ro[None, :] < n_out)
+    mk = tl.load(_slab(mask_ptr, e, t, n_steps, n_batch, rb, ro % n_mask, n_mask), mask=mo, other=0.0)
+    return strength * tl.max(tl.where(ro[None, :] < n_out, mk, -float("inf")), axis=1)
+
+
+@triton.jit
+def _force(h, w_out_t, b_out, pinv_t, tgt_ptr, mask_ptr, e, t, n_steps, n_batch, rb, ro, n_out, n_mask,
+           strength, FORCE: tl.constexpr):
+    """The states ``h`` (BLOCK_B, BLOCK_N) of step ``t`` forced through the readout ``y = h @ w_out.T +
+    b_out`` (``w_out_t`` (BLOCK_N, BLOCK_O), ``b_out`` (1, BLOCK_O), ``pinv_t`` (BLOCK_O, BLOCK_N) the
+    transposed pseudo-inverse): ``FORCE`` 1 (error) ``h + (strength mask (target - y)) @ pinv_t``, 2
+    (teacher) ``h + c m ((target - b_out) @ pinv_t - h)`` (:func:`_forcing_gain`); ``target``
+    (network, time, batch, output), ``mask`` (network, time, batch, ``n_mask``)."""
+    mo = (rb[:, None] < n_batch) & (ro[None, :] < n_out)
+    target = tl.load(_slab(tgt_ptr, e, t, n_steps, n_batch, rb, ro, n_out), mask=mo, other=0.0)
+    if FORCE == 1:
+        mk = tl.load(_slab(mask_ptr, e, t, n_steps, n_batch, rb, ro % n_mask, n_mask), mask=mo, other=0.0)
+        y = tl.dot(h, w_out_t, input_precision="ieee") + b_out
+        h = h + tl.dot(strength * (mk * (target - y)), pinv_t, input_precision="ieee")
+    else:
+        m = _forcing_gain(mask_ptr, e, t, n_steps, n_batch, rb, ro, n_out, n_mask, strength)
+        hhat = tl.dot(target - b_out, pinv_t, input_precision="ieee")
+        h = h + m[:, None] * (hhat - h)
+    return h
+
+
+@triton.jit
+def leaky_train_forward_kernel(w_ptr, d_ptr, noise_ptr, s_ptr, slope_ptr, free_ptr, w_out_ptr, b_out_ptr,
+                               pinv_ptr, tgt_ptr, mask_ptr, n_batch, n_unit, n_steps, n_out, n_mask, alpha,
+                               strength, ACT: tl.constexpr, HAS_NOISE: tl.constexpr, FORCE: tl.constexpr,
+                               BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_O: tl.constexpr):
     """``h[t+1] = (1 - alpha) h[t] + alpha phi(h[t] @ W.T + d[t]) + noise[t]``, storing every state in
-    ``s`` (``s[:, 0]`` holds ``h0`` on entry) and ``slope[t] = alpha phi'(pre[t])``."""
+    ``s`` (``s[:, 0]`` holds ``h0`` on entry) and ``slope[t] = alpha phi'(pre[t])``.
+
+    With ``FORCE`` 1 (error) or 2 (teacher) each new state is stored in ``free[t]`` (network, time,
+    batch, unit) and then forced through the readout (:func:`_force`; ``w_out`` (network, output,
+    unit), ``b_out`` (network, output), ``pinv`` (network, unit, output), ``target`` and ``mask``
+    time-major), the forced state carried on and stored in ``s``; with ``FORCE`` 0 none of these is read."""
     e = tl.program_id(0)
     rb = tl.program_id(1) * BLOCK_B + tl.arange(0, BLOCK_B)
     rn = tl.arange(0, BLOCK_N)
+    ro = tl.arange(0, BLOCK_O)
     m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
     wt = _load_t(w_ptr + e * n_unit * n_unit, rn, rn, n_unit, n_unit, n_unit)
+    if FORCE != 0:
+        w_out_t = _load_t(w_out_ptr + e * n_out * n_unit, ro, rn, n_out, n_unit, n_unit)
+        pinv_t = _load_t(pinv_ptr + e * n_unit * n_out, rn, ro, n_unit, n_out, n_out)
+        b_out = tl.load(b_out_ptr + e * n_out + ro, mask=ro < n_out, other=0.0)[None, :]
     h = tl.load(_slab(s_ptr, e, 0, n_steps + 1, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
     for t in range(n_steps):
         d = tl.load(_slab(d_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
@@ -292,19 +334,30 @@ def leaky_train_forward_kernel(w_ptr, d_ptr, noise_ptr, s_ptr, slope_ptr, n_batc
         if HAS_NOISE:
             h += tl.load(_slab(noise_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0)
         tl.store(_slab(slope_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), alpha * s, mask=m2)
+        if FORCE != 0:
+            tl.store(_slab(free_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), h, mask=m2)
+            h = _force(h, w_out_t, b_out, pinv_t, tgt_ptr, mask_ptr, e, t, n_steps, n_batch, rb, ro, n_out,
+                       n_mask, strength, FORCE)
         tl.store(_slab(s_ptr, e, t + 1, n_steps + 1, n_batch, rb, rn, n_unit), h, mask=m2)
 
 
 @triton.jit
-def leaky_train_backward_kernel(w_ptr, gs_ptr, slope_ptr, s_ptr, gpre_ptr, gh_ptr, gw_ptr, n_batch, n_unit,
-                                n_steps, alpha, BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr):
+def leaky_train_backward_kernel(w_ptr, gs_ptr, slope_ptr, s_ptr, gpre_ptr, gh_ptr, gw_ptr, mask_ptr, n_batch,
+                                n_unit, n_steps, n_out, n_mask, alpha, strength, FORCE: tl.constexpr,
+                                BLOCK_B: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_O: tl.constexpr):
     """BPTT of :func:`leaky_train_forward_kernel`, backwards in time: ``g = gs[t] + grad_h``,
     ``gpre[t] = slope[t] * g``, ``grad_h = (1 - alpha) g + gpre[t] @ W``; ``gh`` gets ``dL/dh0`` and
-    ``gw[e, block]`` (network, batch blocks, unit, unit) this block's ``sum_t gpre[t].T @ h[t]``."""
+    ``gw[e, block]`` (network, batch blocks, unit, unit) this block's ``sum_t gpre[t].T @ h[t]``.
+
+    Under forcing ``gs[t]`` is the gradient at the state before forcing and ``s`` holds the forced
+    states; the carried ``grad_h`` passes the forcing step first: unchanged for error forcing (``FORCE``
+    1, its correction detached), scaled by ``1 - c m`` per batch row (:func:`_forcing_gain`) for teacher
+    forcing (``FORCE`` 2, the only case that reads ``mask``)."""
     e = tl.program_id(0)
     blk = tl.program_id(1)
     rb = blk * BLOCK_B + tl.arange(0, BLOCK_B)
     rn = tl.arange(0, BLOCK_N)
+    ro = tl.arange(0, BLOCK_O)
     m2 = (rb[:, None] < n_batch) & (rn[None, :] < n_unit)
     mw = (rn[:, None] < n_unit) & (rn[None, :] < n_unit)
     w = tl.load(w_ptr + e * n_unit * n_unit + rn[:, None] * n_unit + rn[None, :], mask=mw, other=0.0)
@@ -312,6 +365,9 @@ def leaky_train_backward_kernel(w_ptr, gs_ptr, slope_ptr, s_ptr, gpre_ptr, gh_pt
     acc = tl.zeros((BLOCK_N, BLOCK_N), dtype=tl.float32)
     for k in range(n_steps):
         t = n_steps - 1 - k
+        if FORCE == 2:
+            m = _forcing_gain(mask_ptr, e, t, n_steps, n_batch, rb, ro, n_out, n_mask, strength)
+            grad_h = grad_h - m[:, None] * grad_h
         g = tl.load(_slab(gs_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0) + grad_h
         gd = tl.load(_slab(slope_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), mask=m2, other=0.0) * g
         tl.store(_slab(gpre_ptr, e, t, n_steps, n_batch, rb, rn, n_unit), gd, mask=m2)

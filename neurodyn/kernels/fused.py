@@ -106,7 +106,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         without a ``state_hook`` (a Python call per step cannot run inside the kernel), on a CUDA
         device the fused Triton path for a float32 leaky RNN, GRU, PLRNN, ALRNN or shallow PLRNN (one
         network or an ensemble) of at most 64 units (the shallow PLRNN: 64 latent and 64 hidden units)
-        without hook, unforced or (the shallow PLRNN, one network) state-forced, and torch
+        without hook, unforced, (the shallow PLRNN, one network) state-forced or (the leaky RNN, one
+        network or an ensemble, at most 32 outputs) forced through the readout, and torch
         otherwise; ``torch`` always runs the reference; ``numba`` and ``triton`` insist on their
         fused path (``triton`` on the CPU only under ``TRITON_INTERPRET=1``, for testing).
     device, dtype
@@ -117,7 +118,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         Whether the rollout is forced: ``True`` or ``"state"``, teacher forcing of the state
         towards data (fused, in Numba or Triton, for one shallow PLRNN only; such ensembles run on
         torch); ``"readout"``, error or teacher forcing through the readout (:class:`ReadoutForcing`;
-        fused in Numba for the leaky RNN, one network or an ensemble).
+        fused for the leaky RNN, one network or an ensemble, in Numba and in Triton, the latter with a
+        readout of at most 32 outputs).
 
     Returns
     -------
@@ -153,16 +155,17 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     'numba'
 
     On a CUDA device (only the device type is read, so this runs without a GPU) a float32 leaky RNN,
-    GRU, PLRNN, ALRNN or shallow PLRNN gets ``'triton'`` where Triton is installed, the shallow PLRNN
-    state-forced too; forcing through the readout stays on the CPU:
+    GRU, PLRNN, ALRNN or shallow PLRNN gets ``'triton'`` where Triton is installed (``'torch'``
+    without it), the shallow PLRNN state-forced too, and so does a leaky RNN forced through its
+    readout:
 
     >>> from neurodyn.models import ShallowPLRNN
     >>> from neurodyn.kernels._api import backend_available
     >>> want = "triton" if backend_available("triton") else "torch"
     >>> fused_backend(ShallowPLRNN(1, 4, 1, n_hidden=8).params(), device="cuda", forcing=True) == want
     True
-    >>> fused_backend(LeakyRNN(1, 4, 1).params(), device="cuda", forcing="readout")
-    'torch'
+    >>> fused_backend(LeakyRNN(1, 4, 1).params(), device="cuda", forcing="readout") == want
+    True
     """
     if backend not in _TRAIN_BACKENDS:
         raise ValueError(f"unknown training backend {backend!r}; choose one of {', '.join(_TRAIN_BACKENDS)}")
@@ -204,11 +207,12 @@ def _triton_backend(params, family, backend, device, dtype, state_hook, forcing)
     ``triton``."""
     name = family.name if family is not None else type(params).__name__
     reason = None
-    if forcing and (name != "shplrnn" or _forcing_kind(forcing) != "state"):
-        reason = ("forcing through the readout is fused on the CPU (Numba) only"
-                  if _forcing_kind(forcing) == "readout" else
+    kind = _forcing_kind(forcing) if forcing else None
+    if kind is not None and name != _FORCINGS[kind]:
+        reason = (f"forcing through the readout is fused for the leaky RNN only, not {name!r}"
+                  if kind == "readout" else
                   f"teacher-forced rollouts are fused for the shallow PLRNN only, not {name!r}")
-    elif forcing and is_ensemble(params, family):
+    elif kind == "state" and is_ensemble(params, family):
         reason = "state-forced rollouts are fused for one network, not an ensemble"
     elif state_hook is not None:
         reason = "a state_hook runs Python at every step, which the fused kernel cannot"
@@ -217,9 +221,12 @@ def _triton_backend(params, family, backend, device, dtype, state_hook, forcing)
             raise ImportError("backend 'triton' is not installed; pip install 'neurodyn[gpu]'")
         reason = "triton is not installed"
     else:
-        from neurodyn.kernels._triton_backend import interpreting, train_supports
+        from neurodyn.kernels._triton_backend import FORCING_MAX_OUTPUTS, interpreting, train_supports
 
         reason = train_supports(name, params, dtype)
+        if reason is None and kind == "readout" and params.w_out.shape[-2] > FORCING_MAX_OUTPUTS:
+            reason = (f"forcing through the readout on Triton holds at most {FORCING_MAX_OUTPUTS} outputs "
+                      f"on chip (got {params.w_out.shape[-2]}); use backend='torch'")
         if reason is None and torch.device(device).type != "cuda" and not interpreting():
             reason = (f"the Triton kernels need a CUDA device (or TRITON_INTERPRET=1), "
                       f"not {torch.device(device)}")
@@ -285,8 +292,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         forcing strengths in [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN (one
         network or an ensemble): a :class:`ReadoutForcing` (no gradient flows to its fields).
     backend : {"auto", "numba", "triton"}
-        ``auto``: Triton for CUDA tensors, Numba for CPU ones (state forcing of the shallow PLRNN runs
-        on both; a ReadoutForcing on Numba only); ``triton`` on CPU tensors runs only
+        ``auto``: Triton for CUDA tensors, Numba for CPU ones (state forcing of the shallow PLRNN and
+        a ReadoutForcing of the leaky RNN run on both); ``triton`` on CPU tensors runs only
         under ``TRITON_INTERPRET=1`` (Triton's interpreter, for tests).
 
     Returns
@@ -300,7 +307,7 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     ValueError
         If the family, device or dtype is not supported (see :func:`fused_backend`), a shape does
         not match, forcing is given for a family other than the shallow PLRNN (state forcing) or
-        the leaky RNN (a ReadoutForcing, Numba only), state forcing for an ensemble, the forcing
+        the leaky RNN (a ReadoutForcing), state forcing for an ensemble, the forcing
         targets require grad, or ``backend`` is unknown.
 
     Notes
@@ -320,11 +327,15 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     rounding). float32 leaky and GRU rollouts use the kernels' rational tanh and sigmoid (absolute
     error < 4e-7), float64 the exact ones.
 
-    On CUDA tensors the leaky RNN (float32, at most 64 units, one network or an ensemble, no
-    forcing) runs in Triton instead: one launch for the forward, storing states and
-    ``alpha phi'(pre)``, one for BPTT, with the drive ``W_in u + b`` and the ``W_in``, ``b`` and
-    input gradients formed in torch and the ``W_rec`` gradient reduced over batch blocks in a fixed
-    order (deterministic). So do the PLRNN and ALRNN (same limits): the forward stores the states,
+    On CUDA tensors the leaky RNN (float32, at most 64 units, one network or an ensemble) runs in
+    Triton instead: one launch for the forward, storing states and ``alpha phi'(pre)``, one for BPTT,
+    with the drive ``W_in u + b`` and the ``W_in``, ``b`` and input gradients formed in torch and the
+    ``W_rec`` gradient reduced over batch blocks in a fixed order (deterministic). A
+    :class:`ReadoutForcing` (a readout of at most 32 outputs, held on chip with its pseudo-inverse)
+    runs inside those launches as in Numba: the forward stores each state before forcing, then
+    forces it and carries and stores the forced one; the backward passes the carried gradient through
+    the forcing step (unchanged for error forcing, scaled by ``1 - c m`` per batch row for teacher
+    forcing). So do the PLRNN and ALRNN (same limits): the forward stores the states,
     the BPTT launch writes the drive gradients, and the ``A``, ``W`` and drive (``h``, ``C``,
     inputs) gradients are products of those in torch, as on the CPU. So does the GRU (same limits):
     the input drive ``W_ih u + b_ih`` is formed in torch, the forward stores the states and the gates
@@ -427,16 +438,12 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
             raise ValueError("state forcing (targets, alphas, mask) is fused for the shallow PLRNN only; "
                              "a leaky RNN takes a ReadoutForcing")
         stacked = None if forcing is None else _stack_readout_forcing(forcing, shape, h0)
+        recurrence = _fa.leaky_triton if ran == "triton" else _fa.leaky
         if lead:
-            if ran == "triton":
-                return _fa.leaky_triton(params, h0, u, xi).transpose(1, 2)
-            return _fa.leaky(params, h0, u, xi, stacked).transpose(1, 2)
+            return recurrence(params, h0, u, xi, stacked).transpose(1, 2)
         one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
-        if ran == "triton":
-            xi = None if xi is None else xi[None]
-            return _fa.leaky_triton(one, h0[None], u[None], xi).squeeze(0).transpose(0, 1)
         # squeeze, not [0]: its backward is a view, where indexing's fills a zero gradient to copy into
-        states = _fa.leaky(one, h0[None], u[None], None if xi is None else xi[None], stacked)
+        states = recurrence(one, h0[None], u[None], None if xi is None else xi[None], stacked)
         return states.squeeze(0).transpose(0, 1)
     if family.name != "shplrnn" or readout:
         if forcing is not None:

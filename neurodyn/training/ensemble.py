@@ -127,8 +127,9 @@ def train_ensemble(
         networks in one call per step
         (:func:`neurodyn.kernels.fused_backend`), and every other case on torch; ``"numba"`` and
         ``"triton"`` raise where they cannot run. ``result.config["backend"]`` records the one that ran.
-        Under ``forcing`` a leaky-RNN ensemble on the CPU runs fused in Numba (the forcing inside
-        the kernel) and every other family, or a CUDA device, runs the batched torch loop.
+        Under ``forcing`` a leaky-RNN ensemble runs fused, the forcing inside the kernels: in Numba
+        on the CPU, in Triton on a CUDA GPU (float32, at most 64 units and 32 outputs); every other
+        family, or a larger ensemble on CUDA, runs the batched torch loop.
     forcing : {"error", "teacher"}, optional
         Nudge each training state towards the targets through a ridge pseudo-inverse of its own
         network's readout: error forcing ``h ← h + c W⁺ m ⊙ (y* - y)`` (Sağtekin, Bredenberg &

@@ -200,9 +200,9 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
     Iterates the model family's one step map with the model's noise (drawn from ``generator`` as
     :meth:`~neurodyn.models.RecurrentModel.forward` draws it), applies ``state_hook``, records the
     state, then forces it. With ``strength = 0`` and ``rule = "bptt"`` it returns what the model's
-    own forward returns. With ``backend="numba"`` (a leaky RNN, ``rule = "bptt"``, no
+    own forward returns. With ``backend="numba"`` or ``"triton"`` (a leaky RNN, ``rule = "bptt"``, no
     ``state_hook``: what :func:`~neurodyn.kernels.fused_backend` with ``forcing="readout"`` allows)
-    the same rollout, forcing included, runs in the fused Numba kernel
+    the same rollout, forcing included, runs in the fused Numba or Triton kernels
     (:func:`~neurodyn.kernels.fused_states` with a :class:`~neurodyn.kernels.fused.ReadoutForcing`)
     with the same noise and the same values and gradients to float tolerance; RFLO and the other
     families run on the torch path.
@@ -223,8 +223,8 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
         RFLO's fixed random feedback matrix (required for ``rule = "rflo"``).
     state_hook : callable ``(t, h) -> h``, optional
         Applied to each new state before it is recorded and forced.
-    backend : {"torch", "numba"}
-        The step-by-step torch rollout, or the fused kernel (see above).
+    backend : {"torch", "numba", "triton"}
+        The step-by-step torch rollout, or the fused kernels (see above).
 
     Returns
     -------
@@ -236,7 +236,7 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
     ------
     ValueError
         For RFLO on a model other than a leaky RNN, or without ``feedback``; for ``backend="numba"``
-        with RFLO or a ``state_hook``, or a model the fused kernel cannot force.
+        or ``"triton"`` with RFLO or a ``state_hook``, or a model the fused kernels cannot force.
 
     Warns
     -----
@@ -272,7 +272,7 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
     forced = forcing.method is not None and strength > 0
     if forced:
         W, b, pinv = _readout_inverse(model, forcing.ridge)
-    if backend == "numba":
+    if backend in ("numba", "triton"):
         if rflo or state_hook is not None:
             raise ValueError("the fused forced rollout runs learning_rule='bptt' without a state_hook; "
                              "use backend='torch'")
@@ -280,7 +280,7 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
         from neurodyn.training._fused_rollout import fused_rollout
 
         spec = ReadoutForcing(forcing.method, strength, targets, mask, W, b, pinv) if forced else None
-        return fused_rollout(model, inputs, generator=generator, forcing=spec)
+        return fused_rollout(model, inputs, generator=generator, forcing=spec, backend=backend)
     n_batch, n_steps = inputs.shape[:2]
     h = model.initial_state(n_batch)
     scale = model.noise_scale if model.training else 0.0

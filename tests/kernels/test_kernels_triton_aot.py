@@ -46,7 +46,7 @@ def compile_sm90(name: str, constexprs: dict, num_warps: int) -> tuple[int, int,
         elif arg.endswith("_ptr"):
             sig[arg] = "*fp32"
         else:
-            sig[arg] = "fp32" if arg in ("alpha", "noise_std") else "i32"
+            sig[arg] = "fp32" if arg in ("alpha", "noise_std", "strength") else "i32"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         kernel = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=constexprs),
@@ -63,7 +63,12 @@ def compile_sm90(name: str, constexprs: dict, num_warps: int) -> tuple[int, int,
 
 def _shipped():
     """Every kernel at its largest resident tile, with each of its autotune candidates."""
-    from neurodyn.kernels._triton_backend import TILED_BLOCK_N, configs_for, shallow_train_config
+    from neurodyn.kernels._triton_backend import (
+        FORCING_MAX_OUTPUTS,
+        TILED_BLOCK_N,
+        configs_for,
+        shallow_train_config,
+    )
 
     flags = {"HAS_NOISE": True, "RECORD": True}
     cases = {
@@ -80,8 +85,11 @@ def _shipped():
     for bn in (16, 32, 64):
         block_b, warps = configs_for("leaky_kernel", bn)[0]
         tile = {"BLOCK_N": bn, "BLOCK_B": block_b}
-        yield "leaky_train_forward_kernel", {"ACT": 0, "HAS_NOISE": True, **tile}, warps
-        yield "leaky_train_backward_kernel", tile, warps
+        # unforced, and error and teacher forcing through readouts of up to FORCING_MAX_OUTPUTS outputs
+        for force, block_o in ((0, 16), *((f, o) for f in (1, 2) for o in (16, FORCING_MAX_OUTPUTS))):
+            forced = {"FORCE": force, "BLOCK_O": block_o, **tile}
+            yield "leaky_train_forward_kernel", {"ACT": 0, "HAS_NOISE": True, **forced}, warps
+            yield "leaky_train_backward_kernel", forced, warps
         yield "pl_train_forward_kernel", {"HAS_NOISE": True, **tile}, warps
         yield "pl_train_backward_kernel", tile, warps
         yield "gru_train_forward_kernel", {"HAS_NOISE": True, **tile}, warps
@@ -104,10 +112,22 @@ def test_leaky_kernel_compiles_for_sm90_without_spills():
 
 
 def test_leaky_bptt_kernel_compiles_for_sm90_without_spills():
-    # W_rec and its gradient's partial sum both stay in registers at 64 units
+    # W_rec and its gradient's partial sum both stay in registers at 64 units (teacher forcing: its mask too)
     _tools()
-    regs, stack, smem = compile_sm90("leaky_train_backward_kernel", {"BLOCK_N": 64, "BLOCK_B": 16}, 8)
-    assert stack == 0, f"{regs} registers and {stack} bytes of stack (spills)"
+    for force in (0, 2):
+        regs, stack, smem = compile_sm90("leaky_train_backward_kernel", {"FORCE": force, "BLOCK_O": 16,
+                                                                          "BLOCK_N": 64, "BLOCK_B": 16}, 8)
+        assert stack == 0, f"FORCE={force}: {regs} registers and {stack} bytes of stack (spills)"
+        assert 0 < regs <= 255 and smem <= SM90_SMEM_LIMIT
+
+
+@pytest.mark.parametrize("force", [0, 1, 2])
+def test_leaky_train_forward_compiles_for_sm90_without_spills(force):
+    # W_rec, and under error or teacher forcing the readout and its pseudo-inverse, stay in registers
+    _tools()
+    const = {"ACT": 0, "HAS_NOISE": True, "FORCE": force, "BLOCK_O": 16, "BLOCK_N": 64, "BLOCK_B": 16}
+    regs, stack, smem = compile_sm90("leaky_train_forward_kernel", const, 8)
+    assert stack == 0, f"FORCE={force}: {regs} registers and {stack} bytes of stack (spills)"
     assert 0 < regs <= 255 and smem <= SM90_SMEM_LIMIT
 
 

@@ -94,7 +94,7 @@ out["refusals"] = refusals({
     "lstm": lambda: fused_backend(LSTM(1, 8, 1).params(), backend="triton"),
     "float64": lambda: fused_backend(LeakyRNN(1, 8, 1).params(), backend="triton", dtype=torch.float64),
     "units": lambda: fused_backend(LeakyRNN(1, 65, 1).params(), backend="triton"),
-    "forcing": lambda: fused_backend(LeakyRNN(1, 8, 1).params(), backend="triton", forcing="readout"),
+    "forcing": lambda: fused_backend(LeakyRNN(1, 8, 33).params(), backend="triton", forcing="readout"),
 })
 
 # train: 3 Adam steps on the Triton rollout (noise on) equal the torch loop's
@@ -145,7 +145,7 @@ def test_triton_training_dispatch(interpreted):
     assert "leaky RNN, GRU, PLRNN, ALRNN and shallow PLRNN only, not" in refusals["lstm"]
     assert "float32" in refusals["float64"]
     assert "at most 64 units" in refusals["units"]
-    assert "forcing through the readout is fused on the CPU (Numba) only" in refusals["forcing"]
+    assert "through the readout on Triton holds at most 32 outputs on chip (got 33)" in refusals["forcing"]
 
 
 def test_train_on_triton_matches_torch(interpreted):
@@ -160,7 +160,7 @@ def test_ensemble_on_triton_runs_the_triton_kernels_and_matches_torch(interprete
 def test_auto_picks_triton_for_cuda_where_covered():
     # fused_backend only inspects the device, so this runs without a GPU
     from neurodyn.kernels import fused_backend
-    from neurodyn.models import LSTM, LeakyRNN, ShallowPLRNN
+    from neurodyn.models import GRU, LSTM, LeakyRNN, ShallowPLRNN
 
     leaky = LeakyRNN(1, 8, 1).params()
     assert fused_backend(leaky, device="cuda") == "triton"
@@ -169,7 +169,9 @@ def test_auto_picks_triton_for_cuda_where_covered():
     assert fused_backend(LSTM(1, 8, 1).params(), device="cuda") == "torch"
     assert fused_backend(LeakyRNN(1, 65, 1).params(), device="cuda") == "torch"
     assert fused_backend(leaky, device="cuda", dtype=torch.float64) == "torch"
-    assert fused_backend(leaky, device="cuda", forcing="readout") == "torch"
+    assert fused_backend(leaky, device="cuda", forcing="readout") == "triton"
+    assert fused_backend(LeakyRNN(1, 8, 33).params(), device="cuda", forcing="readout") == "torch"
+    assert fused_backend(GRU(1, 8, 1).params(), device="cuda", forcing="readout") == "torch"
     assert fused_backend(leaky, device="cuda", state_hook=lambda t, h: h) == "torch"
 
 

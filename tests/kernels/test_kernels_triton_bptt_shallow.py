@@ -223,7 +223,7 @@ def test_triton_shallow_dispatch_and_refusals(interpreted):
     assert "at most 64 hidden units on chip (got 65)" in r["hidden"]
     assert "state-forced rollouts are fused for one network, not an ensemble" in r["ensemble_forced"]
     assert "teacher-forced rollouts are fused for the shallow PLRNN only, not 'plrnn'" in r["plrnn_forced"]
-    assert "forcing through the readout is fused on the CPU (Numba) only" in r["shallow_readout"]
+    assert "through the readout is fused for the leaky RNN only, not 'shplrnn'" in r["shallow_readout"]
 
 
 def test_auto_picks_triton_for_the_shallow_plrnn_on_cuda():
