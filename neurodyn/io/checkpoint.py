@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -383,10 +384,13 @@ def read_torch_file(path: str | os.PathLike) -> Any:
     if zipfile.is_zipfile(path):
         check_zip(path, str(path), error=ModelFileError)
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch's note on a foreign pickle protocol, before its error
+            warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
+            return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch raises many types for foreign files
         text = str(err)
-        if "Unsupported global" in text or "GLOBAL " in text:
+        raw_pickle = head[:1] == b"\x80" and not zipfile.is_zipfile(path)
+        if "Unsupported global" in text or "GLOBAL " in text or raw_pickle:
             raise ModelFileError(
                 f"{path} contains pickled Python objects, which neurodyn never loads; save "
                 "model.state_dict() (or use neurodyn.io.save_checkpoint) instead"

@@ -1,3 +1,5 @@
+import pickle
+
 import pytest
 import torch
 
@@ -79,13 +81,16 @@ def test_no_input_weights_and_no_readout(tmp_path):
     assert m.n_inputs == 0 and m.n_outputs == 0 and m.n_units == 5
 
 
-@pytest.mark.parametrize("kind", ["missing", "text", "pickle", "nan", "multilayer", "tensor"])
-def test_bad_files_give_one_line_errors(tmp_path, kind):
+@pytest.mark.parametrize("kind", ["missing", "text", "pickle", "raw_pickle", "nan", "multilayer", "tensor"])
+def test_bad_files_give_one_line_errors(tmp_path, kind, recwarn):
     p = tmp_path / "bad.pt"
     if kind == "text":
         p.write_text("not a model\n")
     elif kind == "pickle":
         torch.save({"obj": _Net(torch.nn.GRU)}, p)
+    elif kind == "raw_pickle":  # pickle.dump, not torch.save: no zip container
+        with open(p, "wb") as f:
+            pickle.dump({"obj": _Net(torch.nn.GRU)}, f, protocol=4)
     elif kind == "nan":
         sd = torch.nn.GRU(2, 3).state_dict()
         sd["weight_hh_l0"][0, 0] = float("nan")
@@ -100,8 +105,10 @@ def test_bad_files_give_one_line_errors(tmp_path, kind):
     msg = str(info.value)
     assert "\n" not in msg and str(p.name) in msg
     expected = {"missing": "no such file", "text": "not a PyTorch file", "pickle": "pickled Python objects",
-                "nan": "NaN", "multilayer": "multi-layer", "tensor": "single tensor"}[kind]
+                "raw_pickle": "pickled Python objects", "nan": "NaN", "multilayer": "multi-layer",
+                "tensor": "single tensor"}[kind]
     assert expected in msg
+    assert not [w for w in recwarn if "pickle protocol" in str(w.message)]  # the error alone, no torch note
 
 
 def test_checkpoint_of_every_core_model(tmp_path):
