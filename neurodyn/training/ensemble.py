@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from neurodyn._seed import resolve_seed, torch_generator
-from neurodyn.kernels._families import family_of, lift
+from neurodyn.kernels._families import check_shared, family_of, lift
 from neurodyn.kernels.fused import ReadoutForcing, fused_backend, fused_states
 from neurodyn.kernels.reference import draw_noise
 from neurodyn.models._base import RecurrentModel
@@ -72,6 +72,10 @@ def _build(models_or_factory, n_networks, seeds, hyper):
     kinds = {(type(m), tuple((k, tuple(v.shape)) for k, v in m.state_dict().items())) for m in given}
     if len(kinds) > 1:
         raise ValueError("all networks of an ensemble must have the same class and parameter shapes")
+    # the trained models are copies of the first: every setting outside the weights must be shared
+    check_shared([m.params() for m in given], what="train_ensemble",
+                 extra={"noise_std": [getattr(m, "noise_std", None) for m in given]},
+                 fix="train networks with different settings in separate ensembles")
     return given, seeds, hp
 
 
@@ -155,12 +159,14 @@ def train_ensemble(
     Raises
     ------
     ValueError
-        On mismatched sizes, models of different shapes, per-network value lists of the wrong
-        length, an unknown loss, a negative or non-finite ``weight_decay``, ``n_active`` outside
-        ``[1, n_units]``, malformed settings (see :class:`~neurodyn.training.TrainConfig`),
-        ``backend="numba"`` for an ensemble the fused kernel cannot train, or ``forcing`` unknown,
-        its strength outside [0, 1], or a model or task that does not allow it (as in
-        :func:`~neurodyn.training.train`); ``TypeError`` for an unknown model family.
+        On mismatched sizes, models of different shapes or settings (``alpha``, ``activation``,
+        ``noise_std``, ``n_relu``, ...: every non-tensor field of the params), per-network value
+        lists of the wrong length, an unknown loss, a negative or non-finite ``weight_decay``,
+        ``n_active`` outside ``[1, n_units]``, malformed settings (see
+        :class:`~neurodyn.training.TrainConfig`), ``backend="numba"`` for an ensemble the fused
+        kernel cannot train, or ``forcing`` unknown, its strength outside [0, 1], or a model or task
+        that does not allow it (as in :func:`~neurodyn.training.train`); ``TypeError`` for an
+        unknown model family.
 
     Examples
     --------
