@@ -210,3 +210,26 @@ def test_networks_with_different_settings_are_refused(field, pair, backend):
     assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match=f"train_ensemble: field '{field}' differs"):  # from a factory too
         train_ensemble(lambda seed: pair[seed], TASK, seeds=[0, 1], backend=backend, **KW)
+
+
+def test_malformed_arguments_raise_one_line_type_errors():
+    cases = [
+        (dict(models_or_factory=_leaky, seeds=3), r"^seeds must be a sequence of seeds, one per network"),
+        (dict(models_or_factory=_leaky, seeds=(s for s in [1, 2])), r"^seeds must be a sequence of seeds"),
+        (dict(models_or_factory=_leaky, n_networks=2.0), r"^n_networks must be an int, got float 2.0"),
+        (dict(models_or_factory=lambda seed: 5, n_networks=2),
+         r"^network 0: the factory returned an object of type int, not a RecurrentModel"),
+        (dict(models_or_factory=[_leaky(0), "net"]),
+         r"^network 1: models_or_factory holds an object of type str, not a RecurrentModel"),
+        (dict(models_or_factory=_leaky, n_networks=2, task="flipflop"),
+         r"^task must be a neurodyn Task, .*got str \(make one with .*make_task"),
+    ]
+    for kwargs, match in cases:
+        kwargs = {"task": TASK, **kwargs}
+        with pytest.raises(TypeError, match=match) as err:
+            train_ensemble(kwargs.pop("models_or_factory"), kwargs.pop("task"), **kwargs, **KW)
+        assert "\n" not in str(err.value)
+    with pytest.raises(TypeError, match=r"^task must be a neurodyn Task"):
+        train(_leaky(0), "flipflop", **KW)
+    with pytest.raises(TypeError, match=r"^model must be a RecurrentModel"):
+        train("net", TASK, **KW)
