@@ -4,12 +4,28 @@ from __future__ import annotations
 
 import warnings
 
-__all__ = ["MAX_MEMORY", "WARN_FLOPS", "warn_flops"]
+__all__ = ["MAX_MEMORY", "WARN_FLOPS", "check_memory", "warn_flops"]
 
 #: default ``max_memory`` of the analyses that hold many (state x state) blocks at once, in bytes
 MAX_MEMORY = 1 << 30
 #: above this many floating-point operations an analysis warns (about 15 minutes at 10 GFLOP/s)
 WARN_FLOPS = 1e13
+
+
+def check_memory(what: str, n_bytes: float, detail: str, fix: str, *,
+                 max_memory: float = MAX_MEMORY) -> None:
+    """One-line ``ValueError`` with the estimate when ``n_bytes`` exceeds ``max_memory``, before allocating.
+
+    Examples
+    --------
+    >>> check_memory("sample", 3 * 2**30, "10 trials", "lower n_trials")
+    Traceback (most recent call last):
+    ...
+    ValueError: sample needs about 3 GiB (10 trials), more than the 1 GiB memory budget; lower n_trials
+    """
+    if n_bytes > max_memory:
+        raise ValueError(f"{what} needs about {n_bytes / 2**30:.3g} GiB ({detail}), more than the "
+                         f"{max_memory / 2**30:.3g} GiB memory budget; {fix}")
 
 
 def warn_flops(what: str, flops: float, detail: str, fix: str, *, stacklevel: int = 3) -> None:

@@ -143,6 +143,7 @@ def stack_params(params: Sequence[Any]) -> Any:
     kind = type(items[0])
     if any(type(p) is not kind for p in items):
         raise ValueError("stack_params: all networks must be of the same model family")
+    check_shared(items)
     fields = []
     for name, first in zip(kind._fields, items[0]):
         values = [getattr(p, name) for p in items]
@@ -152,10 +153,36 @@ def stack_params(params: Sequence[Any]) -> Any:
                 raise ValueError(f"stack_params: field {name!r} has different shapes {sorted(shapes)}")
             fields.append(torch.stack([v.detach() for v in values]))
         else:
-            if any(v != first for v in values):
-                raise ValueError(
-                    f"stack_params: field {name!r} differs between networks ({values[:4]}...); "
-                    "ensembles share it; roll such networks out separately"
-                )
             fields.append(first)
     return kind(*fields)
+
+
+def check_shared(items: Sequence[Any], *, extra: Mapping[str, Sequence[Any]] | None = None,
+                 what: str = "stack_params", fix: str = "roll such networks out separately") -> None:
+    """Raise when a non-tensor field (setting) of the params ``items`` differs between networks.
+
+    An ensemble holds one value of each such field (activation, alpha, noise_std, n_relu, ...) for
+    all its networks. ``extra`` adds settings kept outside the params, one value per network.
+
+    Raises
+    ------
+    ValueError
+        One line naming the field, the first two networks that differ and their values.
+
+    Examples
+    --------
+    >>> from neurodyn.kernels._families import check_shared
+    >>> from neurodyn.models import LeakyRNN
+    >>> check_shared([LeakyRNN(1, 4, 1, alpha=a).params() for a in (0.5, 0.5, 1.0)], what="demo", fix="fix")
+    Traceback (most recent call last):
+    ...
+    ValueError: demo: field 'alpha' differs between networks (network 0: 0.5, network 2: 1.0); ensembles ...
+    """
+    settings = {name: [getattr(p, name) for p in items] for name, first in zip(items[0]._fields, items[0])
+                if not isinstance(first, torch.Tensor)}
+    settings.update({k: list(v) for k, v in (extra or {}).items() if k not in settings})
+    for name, values in settings.items():
+        for e, value in enumerate(values):
+            if value != values[0]:
+                raise ValueError(f"{what}: field {name!r} differs between networks (network 0: "
+                                 f"{values[0]!r}, network {e}: {value!r}); ensembles share it; {fix}")

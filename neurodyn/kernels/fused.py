@@ -304,11 +304,14 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
 
     Raises
     ------
+    TypeError
+        If ``h0``, ``inputs`` or ``noise`` is not a torch tensor.
     ValueError
-        If the family, device or dtype is not supported (see :func:`fused_backend`), a shape does
-        not match, forcing is given for a family other than the shallow PLRNN (state forcing) or
-        the leaky RNN (a ReadoutForcing), state forcing for an ensemble, the forcing
-        targets require grad, or ``backend`` is unknown.
+        If the family, device or dtype is not supported (see :func:`fused_backend`; ``h0`` not
+        float32 or float64), a shape does not match (``h0``'s last dim not the model's state size,
+        ``inputs``' not its input count), forcing is given for a family other than the shallow
+        PLRNN (state forcing) or the leaky RNN (a ReadoutForcing), state forcing for an ensemble,
+        the forcing targets require grad, or ``backend`` is unknown.
 
     Notes
     -----
@@ -404,6 +407,13 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     """
     if backend not in ("auto", "numba", "triton"):
         raise ValueError(f"unknown fused backend {backend!r}; choose 'auto', 'numba' or 'triton'")
+    for name, value in (("h0", h0), ("inputs", inputs), ("noise", noise)):
+        if value is not None and not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}; "
+                            f"convert it with torch.as_tensor")
+    if h0.dtype not in (torch.float32, torch.float64):
+        raise ValueError(f"the fused kernels run float32 or float64, not {h0.dtype}; convert h0 "
+                         "(h0.float() or h0.double())")
     family = family_of(params)
     if (forcing is not None and not isinstance(forcing, ReadoutForcing) and family is not None
             and is_ensemble(params, family)):
@@ -419,6 +429,9 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         raise ValueError(f"h0 must have shape {dims}{' with ' + str(lead[0]) + ' networks' if lead else ''}, "
                          f"got {tuple(h0.shape)}")
     n_state, n_batch = h0.shape[-1], h0.shape[-2]
+    if n_state != family.n_state(params):
+        raise ValueError(f"h0 must have shape {dims} with state = {family.n_state(params)} "
+                         f"(the {family.name!r} model's state size), got {tuple(h0.shape)}")
     if inputs is None and forcing is None:
         raise ValueError("give inputs (batch, time, input) or forcing targets to set the number of steps")
     readout = isinstance(forcing, ReadoutForcing)
@@ -426,6 +439,9 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     if inputs is not None and (inputs.ndim != 3 + len(lead) or tuple(inputs.shape[:-2]) != (*lead, n_batch)):
         raise ValueError(f"inputs must have shape {(*lead, n_batch)} + (time, input), "
                          f"got {tuple(inputs.shape)}")
+    if inputs is not None and inputs.shape[-1] != family.n_inputs(params):
+        raise ValueError(f"inputs must have shape {(*lead, n_batch)} + (time, {family.n_inputs(params)}) "
+                         f"(the {family.name!r} model's input count), got {tuple(inputs.shape)}")
     shape = (*lead, n_batch, n_steps, n_state)
     if noise is not None and tuple(noise.shape) != shape:
         raise ValueError(f"noise must have shape {shape} ({dims[1:-1].replace('state', 'time, state')}), "

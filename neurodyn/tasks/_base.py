@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from neurodyn._budget import check_memory
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.tasks._checks import Check
@@ -136,9 +137,10 @@ class Task:
         TypeError
             If ``n_trials`` or ``first_trial`` is not an integer (``2.5`` is not rounded).
         ValueError
-            If ``n_trials < 1`` or ``first_trial < 0``.
+            If ``n_trials < 1`` or ``first_trial < 0``, or the batch would take more than
+            :data:`neurodyn._budget.MAX_MEMORY` (1 GiB; estimated before anything is drawn).
         """
-        n_trials, first_trial = _trial_range(n_trials, first_trial)
+        n_trials, first_trial = self._trial_range(n_trials, first_trial)
         return self._sample(n_trials, resolve_seed(seed), first_trial)
 
     def sample_networks(self, n_trials: int, seeds: Sequence[SeedLike], *,
@@ -175,8 +177,9 @@ class Task:
             If ``n_trials`` or ``first_trial`` is not an integer, ``seeds`` is not a sequence, or one of
             its entries is not a seed.
         ValueError
-            If ``n_trials < 1``, ``first_trial < 0``, ``seeds`` is empty or holds a negative seed, or the
-            task's batches differ in shape between seeds.
+            If ``n_trials < 1``, ``first_trial < 0``, ``seeds`` is empty or holds a negative seed, the
+            batches of all seeds would take more than :data:`neurodyn._budget.MAX_MEMORY` (1 GiB), or
+            the task's batches differ in shape between seeds.
 
         Examples
         --------
@@ -191,8 +194,25 @@ class Task:
         True
         """
         n_trials, first_trial = _trial_range(n_trials, first_trial)
-        arrays = self._sample_networks(n_trials, _resolve_seeds(seeds), first_trial)
+        seeds = _resolve_seeds(seeds)
+        n_trials, first_trial = self._trial_range(n_trials, first_trial, len(seeds), "sample_networks")
+        arrays = self._sample_networks(n_trials, seeds, first_trial)
         return tuple(np.ascontiguousarray(a, dtype=np.float32) for a in arrays)
+
+    def _trial_range(self, n_trials: Any, first_trial: Any, n_networks: int = 1,
+                     what: str = "sample") -> tuple[int, int]:
+        """:func:`_trial_range`, then the batch's bytes estimated before anything is drawn: a one-line
+        ``ValueError`` above :data:`~neurodyn._budget.MAX_MEMORY` (float32 inputs, targets and mask of
+        ``n_steps`` steps, plus the generator state a task may build per trial)."""
+        n_trials, first_trial = _trial_range(n_trials, first_trial)
+        n_steps = getattr(self, "n_steps", None)
+        n_steps = n_steps if isinstance(n_steps, (int, np.integer)) else 1
+        trials = n_networks * n_trials
+        channels = self.n_inputs + 2 * self.n_outputs  # the mask has at most the targets' width
+        check_memory(f"{type(self).__name__}.{what}", trials * (n_steps * channels * 4 + _TRIAL_STATE_BYTES),
+                     f"{trials} trials of {n_steps} steps x {channels} channels, float32",
+                     "lower n_trials / batch_size")
+        return n_trials, first_trial
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:  # pragma: no cover
         raise NotImplementedError
@@ -258,6 +278,10 @@ def build_networks(n_networks: int, n_trials: int, blocks: Iterable[tuple[int, n
         for whole, part in zip(out, arrays):
             whole[start:start + len(part)] = part
     return tuple(a.reshape(n_networks, n_trials, *a.shape[1:]) for a in out)
+
+
+#: bytes of the generator state a task may build per trial (``trial_rngs``), for the memory estimate
+_TRIAL_STATE_BYTES = 1024
 
 
 def _trial_range(n_trials: Any, first_trial: Any) -> tuple[int, int]:

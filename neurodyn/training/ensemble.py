@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurodyn._seed import resolve_seed, torch_generator
-from neurodyn.kernels._families import family_of, lift
+from neurodyn._seed import torch_generator
+from neurodyn.kernels._families import check_shared, family_of, lift
 from neurodyn.kernels.fused import ReadoutForcing, fused_backend, fused_states
 from neurodyn.kernels.reference import draw_noise
 from neurodyn.models._base import RecurrentModel
-from neurodyn.tasks._base import Task
+from neurodyn.tasks._base import Task, _resolve_seeds
 from neurodyn.training import _engine
 from neurodyn.training import forcing as forcing_mod
 from neurodyn.training import regularizers as regs_mod
@@ -33,7 +33,7 @@ from neurodyn.training._config import TrainConfig, check_setting
 from neurodyn.training._results import EnsembleResult
 from neurodyn.training.ensemble_params import MASKED, effective, readout, stack_raw, unstack
 from neurodyn.training.losses import LOSSES
-from neurodyn.training.train import check_sizes, evaluate, held_out_batch, loss_key
+from neurodyn.training.train import check_sizes, check_task, evaluate, held_out_batch, loss_key
 
 __all__ = ["EnsembleResult", "train_ensemble"]
 
@@ -56,11 +56,15 @@ def _build(models_or_factory, n_networks, seeds, hyper):
         callable(models_or_factory) or isinstance(models_or_factory, Sequence)
     ):
         raise TypeError("models_or_factory must be a list of models or a factory(seed=..., **hp)")
+    if n_networks is not None and (isinstance(n_networks, bool)
+                                   or not isinstance(n_networks, (int, np.integer))):
+        raise TypeError(f"n_networks must be an int, got {type(n_networks).__name__} {n_networks!r}")
+    seeds = None if seeds is None else _resolve_seeds(seeds)  # a sequence, each entry a seed
     given = None if callable(models_or_factory) else list(models_or_factory)
     n = len(given) if given is not None else (n_networks or (len(seeds) if seeds is not None else 0))
     if n < 1 or (n_networks is not None and n_networks != n):
         raise ValueError(f"give n_networks >= 1 matching the models/seeds (got {n_networks}, {n})")
-    seeds = [resolve_seed(s) for s in (range(n) if seeds is None else seeds)]
+    seeds = list(range(n)) if seeds is None else seeds
     if len(seeds) != n:
         raise ValueError(f"{len(seeds)} seeds for {n} networks")
     hp = _per_network(hyper, n)
@@ -69,9 +73,18 @@ def _build(models_or_factory, n_networks, seeds, hyper):
         given = [models_or_factory(seed=seeds[e], **{k: hp[k][e] for k in init_keys}) for e in range(n)]
     elif init_keys:
         raise ValueError(f"hyperparameters {init_keys} need a factory; trainer keys: {TRAINER_KEYS}")
+    for e, m in enumerate(given):
+        if not isinstance(m, RecurrentModel):
+            source = "the factory returned" if callable(models_or_factory) else "models_or_factory holds"
+            raise TypeError(f"network {e}: {source} an object of type {type(m).__name__}, not a "
+                            "RecurrentModel (e.g. lambda seed: LeakyRNN(1, 8, 1, seed=seed))")
     kinds = {(type(m), tuple((k, tuple(v.shape)) for k, v in m.state_dict().items())) for m in given}
     if len(kinds) > 1:
         raise ValueError("all networks of an ensemble must have the same class and parameter shapes")
+    # the trained models are copies of the first: every setting outside the weights must be shared
+    check_shared([m.params() for m in given], what="train_ensemble",
+                 extra={"noise_std": [getattr(m, "noise_std", None) for m in given]},
+                 fix="train networks with different settings in separate ensembles")
     return given, seeds, hp
 
 
@@ -155,12 +168,17 @@ def train_ensemble(
     Raises
     ------
     ValueError
-        On mismatched sizes, models of different shapes, per-network value lists of the wrong
-        length, an unknown loss, a negative or non-finite ``weight_decay``, ``n_active`` outside
-        ``[1, n_units]``, malformed settings (see :class:`~neurodyn.training.TrainConfig`),
-        ``backend="numba"`` for an ensemble the fused kernel cannot train, or ``forcing`` unknown,
-        its strength outside [0, 1], or a model or task that does not allow it (as in
-        :func:`~neurodyn.training.train`); ``TypeError`` for an unknown model family.
+        On mismatched sizes, models of different shapes or settings (``alpha``, ``activation``,
+        ``noise_std``, ``n_relu``, ...: every non-tensor field of the params), per-network value
+        lists of the wrong length, an unknown loss, a negative or non-finite ``weight_decay``,
+        ``n_active`` outside ``[1, n_units]``, malformed settings (see
+        :class:`~neurodyn.training.TrainConfig`), ``backend="numba"`` for an ensemble the fused
+        kernel cannot train, or ``forcing`` unknown, its strength outside [0, 1], or a model or task
+        that does not allow it (as in :func:`~neurodyn.training.train`).
+    TypeError
+        For an unknown model family, ``seeds`` that is not a sequence of seeds (an int, a
+        generator), ``n_networks`` that is not an int, a factory or list giving something other than
+        a RecurrentModel, or a ``task`` that is not a Task.
 
     Examples
     --------
@@ -185,6 +203,7 @@ def train_ensemble(
                       clip_grad_norm=clip_grad_norm, eval_every=eval_every, progress=progress, device=device,
                       backend=backend)
     device = cfg.device
+    check_task(task)  # before the factory builds any network
     models, seeds, hp = _build(models_or_factory, n_networks, seeds, hyperparameters)
     n = len(models)
     template = _engine.to_device(models[0], device)

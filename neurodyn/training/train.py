@@ -129,6 +129,8 @@ def train(
 
     Raises
     ------
+    TypeError
+        If ``model`` is not a RecurrentModel or ``task`` not a Task.
     ValueError
         If the model's input/output sizes do not match the task's, ``loss`` is unknown, a setting
         is out of range (:class:`~neurodyn.training.TrainConfig`), or a regulariser, early-stopping
@@ -268,11 +270,22 @@ def training_rollout(model: RecurrentModel, x: torch.Tensor, *, backend: str,
     return fused_rollout(model, x, generator=generator, backend=backend)
 
 
+def check_task(task: Any) -> None:
+    """Raise a one-line ``TypeError`` unless ``task`` is a :class:`~neurodyn.tasks.Task`."""
+    if not isinstance(task, Task):
+        hint = f" (make one with neurodyn.tasks.make_task({task!r}))" if isinstance(task, str) else ""
+        raise TypeError(f"task must be a neurodyn Task, e.g. FlipFlop(...), got {type(task).__name__}{hint}")
+
+
 def check_sizes(model: RecurrentModel, task: Task, *, name: str = "model") -> None:
     """Raise ``ValueError`` unless ``model`` has the task's numbers of inputs and outputs.
 
-    ``name`` is how the message refers to the model (``"models[2]"`` for one of several).
+    ``name`` is how the message refers to the model (``"models[2]"`` for one of several); a one-line
+    ``TypeError`` unless ``task`` is a Task and ``model`` a RecurrentModel.
     """
+    check_task(task)
+    if not isinstance(model, RecurrentModel):
+        raise TypeError(f"{name} must be a RecurrentModel (e.g. LeakyRNN(...)), got {type(model).__name__}")
     if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
         raise ValueError(
             f"{name} has {model.n_inputs} inputs / {model.n_outputs} outputs but task "

@@ -8,7 +8,7 @@ import torch
 from _autograd_reference import assert_stack_matches, gradients
 
 from neurodyn.kernels import fused_backend, fused_states
-from neurodyn.models import ALRNN, GRU, PLRNN, ShallowPLRNN
+from neurodyn.models import ALRNN, GRU, PLRNN, LeakyRNN, ShallowPLRNN
 
 pytest.importorskip("numba", reason="the fused kernels need numba (a core dependency)")
 
@@ -150,3 +150,34 @@ def test_fused_family_ensemble_errors():
     gru = stack_params([GRU(1, 4, 1, seed=s) for s in range(3)])
     with pytest.raises(ValueError, match=r"h0 must have shape \(network, batch, state\) with 3 networks"):
         fused_states(gru, torch.zeros(2, 5, 4), torch.zeros(3, 5, 6, 1))
+
+
+@pytest.mark.parametrize("make", [
+    lambda seed: LeakyRNN(2, 8, 1, alpha=0.5, seed=seed),
+    lambda seed: GRU(2, 8, 1, seed=seed), lambda seed: PLRNN(2, 8, 1, seed=seed),
+    lambda seed: ALRNN(2, 8, 1, n_relu=3, seed=seed),
+    lambda seed: ShallowPLRNN(2, 8, 1, n_hidden=5, seed=seed),
+], ids=["leaky", "gru", "plrnn", "alrnn", "shplrnn"])
+@pytest.mark.parametrize("ensemble", [False, True])
+def test_fused_states_refuses_wrong_widths_and_types(make, ensemble):
+    from neurodyn.kernels import stack_params
+
+    params = stack_params([make(s).double() for s in range(2)]) if ensemble else make(0).double().params()
+    lead = (2,) if ensemble else ()
+    x = torch.randn(*lead, 3, 5, 2, dtype=torch.float64)
+    for width in (7, 64):
+        with pytest.raises(ValueError, match=r"h0 must have shape .* with state = 8 .*got") as err:
+            fused_states(params, torch.zeros(*lead, 3, width, dtype=torch.float64), x)
+        assert "\n" not in str(err.value)
+    h0 = torch.zeros(*lead, 3, 8, dtype=torch.float64)
+    for bad in (torch.cat([x, torch.ones_like(x[..., :1])], -1), x[..., :1]):
+        with pytest.raises(ValueError, match=r"inputs must have shape .*time, 2\) .*input count"):
+            fused_states(params, h0, bad)
+    for name, kwargs in {"inputs": dict(h0=h0, inputs=x.numpy()), "h0": dict(h0=h0.numpy(), inputs=x),
+                         "noise": dict(h0=h0, inputs=x, noise=torch.zeros(*lead, 3, 5, 8).numpy())}.items():
+        with pytest.raises(TypeError, match=f"^{name} must be a torch.Tensor, got ndarray"):
+            fused_states(params, **kwargs)
+    for dtype in (torch.float16, torch.int64):
+        with pytest.raises(ValueError, match=f"kernels run float32 or float64, not {dtype}; convert h0"):
+            fused_states(params, h0.to(dtype), x)
+    assert fused_states(params, h0, x).shape == (*lead, 3, 5, 8)

@@ -216,3 +216,17 @@ def test_input_noise_must_be_a_finite_non_negative_number(name, bad):
 
     with pytest.raises(ValueError, match=r"input_noise must be a finite number >= 0"):
         TASKS[name](input_noise=bad)
+
+
+@pytest.mark.parametrize("task", [FlipFlop(n_bits=2, n_steps=10), DelayedMatchToSample(n_stimuli=3)],
+                         ids=["flipflop", "dms"])
+def test_huge_batches_are_refused_before_drawing(task):
+    name = type(task).__name__
+    with pytest.raises(ValueError, match=rf"^{name}.sample needs about .* GiB .*memory budget; lower "
+                                         "n_trials / batch_size$"):
+        task.sample(10**12, seed=1)
+    with pytest.raises(ValueError, match=rf"^{name}.sample_networks needs about .* GiB"):
+        task.sample_networks(10**12, [1])
+    with pytest.raises(ValueError, match="sample_networks needs about"):  # all networks' trials count
+        task.sample_networks(10**6, list(range(1000)))
+    assert task.sample(2, seed=1).n_trials == 2

@@ -193,3 +193,43 @@ def test_stacked_readout_gradients_equal_autograd():
         assert all(torch.allclose(r, x, rtol=1e-12, atol=1e-12) for r, x in zip(ref, got))
     assert torch.autograd.gradcheck(_StackedReadout.apply, (flat, w, b))
     assert torch.autograd.gradgradcheck(_StackedReadout.apply, (flat, w, b))
+
+
+@pytest.mark.parametrize("backend", ["auto", "torch"])
+@pytest.mark.parametrize("field, pair", [
+    ("alpha", [LeakyRNN(2, 6, 2, alpha=0.5, seed=0), LeakyRNN(2, 6, 2, alpha=1.0, seed=1)]),
+    ("activation", [LeakyRNN(2, 6, 2, seed=0), LeakyRNN(2, 6, 2, activation="relu", seed=1)]),
+    ("noise_std", [LeakyRNN(2, 6, 2, seed=0), LeakyRNN(2, 6, 2, noise_std=0.1, seed=1)]),
+    ("noise_std", [ALRNN(2, 6, 2, n_relu=2, seed=0), ALRNN(2, 6, 2, n_relu=2, noise_std=0.1, seed=1)]),
+    ("n_relu", [ALRNN(2, 6, 2, n_relu=2, seed=0), ALRNN(2, 6, 2, n_relu=4, seed=1)]),
+])
+def test_networks_with_different_settings_are_refused(field, pair, backend):
+    with pytest.raises(ValueError, match=rf"^train_ensemble: field '{field}' differs between networks "
+                                         r"\(network 0: .*, network 1: .*\); ensembles share it") as err:
+        train_ensemble(pair, TASK, seeds=[0, 1], backend=backend, **KW)
+    assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match=f"train_ensemble: field '{field}' differs"):  # from a factory too
+        train_ensemble(lambda seed: pair[seed], TASK, seeds=[0, 1], backend=backend, **KW)
+
+
+def test_malformed_arguments_raise_one_line_type_errors():
+    cases = [
+        (dict(models_or_factory=_leaky, seeds=3), r"^seeds must be a sequence of seeds, one per network"),
+        (dict(models_or_factory=_leaky, seeds=(s for s in [1, 2])), r"^seeds must be a sequence of seeds"),
+        (dict(models_or_factory=_leaky, n_networks=2.0), r"^n_networks must be an int, got float 2.0"),
+        (dict(models_or_factory=lambda seed: 5, n_networks=2),
+         r"^network 0: the factory returned an object of type int, not a RecurrentModel"),
+        (dict(models_or_factory=[_leaky(0), "net"]),
+         r"^network 1: models_or_factory holds an object of type str, not a RecurrentModel"),
+        (dict(models_or_factory=_leaky, n_networks=2, task="flipflop"),
+         r"^task must be a neurodyn Task, .*got str \(make one with .*make_task"),
+    ]
+    for kwargs, match in cases:
+        kwargs = {"task": TASK, **kwargs}
+        with pytest.raises(TypeError, match=match) as err:
+            train_ensemble(kwargs.pop("models_or_factory"), kwargs.pop("task"), **kwargs, **KW)
+        assert "\n" not in str(err.value)
+    with pytest.raises(TypeError, match=r"^task must be a neurodyn Task"):
+        train(_leaky(0), "flipflop", **KW)
+    with pytest.raises(TypeError, match=r"^model must be a RecurrentModel"):
+        train("net", TASK, **KW)

@@ -214,3 +214,13 @@ def test_input_model_not_modified():
     before = {k: v.clone() for k, v in m.state_dict().items()}
     train(m, TASK, n_iterations=2, lr=0.1, **FAST)
     assert all(torch.equal(before[k], v) for k, v in m.state_dict().items())
+
+
+def test_huge_batch_size_is_refused_up_front():
+    from neurodyn.training import train_ensemble
+
+    with pytest.raises(ValueError, match=r"FlipFlop.sample needs about .* GiB .*lower n_trials / batch_size"):
+        train(LeakyRNN(2, 6, 2), TASK, n_iterations=2, **{**FAST, "batch_size": 10**12})
+    with pytest.raises(ValueError, match=r"FlipFlop.sample_networks needs about .* GiB"):
+        train_ensemble(lambda seed: LeakyRNN(2, 6, 2, seed=seed), TASK, n_networks=2, n_iterations=2,
+                       **{**FAST, "batch_size": 10**12})
