@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 
-__all__ = ["MAX_MEMORY", "WARN_FLOPS", "check_memory", "warn_flops"]
+__all__ = ["MAX_MEMORY", "WARN_FLOPS", "check_memory", "half_physical_memory", "warn_flops"]
 
 #: default ``max_memory`` of the analyses that hold many (state x state) blocks at once, in bytes
 MAX_MEMORY = 1 << 30
 #: above this many floating-point operations an analysis warns (about 15 minutes at 10 GFLOP/s)
 WARN_FLOPS = 1e13
+
+
+def half_physical_memory() -> float:
+    """Half of this machine's physical memory in bytes (``os.sysconf``), the most one array request
+    (a task batch) may take; 16 x :data:`MAX_MEMORY` where the size cannot be read.
+
+    Examples
+    --------
+    >>> half_physical_memory() >= MAX_MEMORY / 2
+    True
+    """
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2
+    except (AttributeError, OSError, ValueError):
+        return 16.0 * MAX_MEMORY
 
 
 def check_memory(what: str, n_bytes: float, detail: str, fix: str, *,
