@@ -88,10 +88,21 @@ class PointResult(Result):
     def n_points(self) -> int:
         return int(self.states.shape[0])
 
-    def select(self, mask: np.ndarray):
-        """The rows where boolean ``mask`` (fixed_point,) is True (same type)."""
-        mask = np.asarray(mask, dtype=bool)
-        rows = {f.name: getattr(self, f.name)[mask] for f in dataclasses.fields(self)
+    def select(self, rows: Any):
+        """Some rows, as the same type: a boolean mask of length ``n_points`` or integer row indices
+        (in bounds, negative counting from the end as in NumPy; repeats and order kept).
+
+        Rows are selected one by one: a period-k cycle keeps only the rows selected (its other
+        points are not added), each row with its own ``cycle_id`` and ``cycle_step``.
+
+        Raises
+        ------
+        ValueError
+            If ``rows`` is a boolean mask of another length, an index is out of bounds, or it is
+            neither booleans nor integers.
+        """
+        index = _row_index(rows, self.n_points)
+        rows = {f.name: getattr(self, f.name)[index] for f in dataclasses.fields(self)
                 if isinstance(getattr(self, f.name), np.ndarray)}
         return dataclasses.replace(self, attrs=dict(self.attrs), **rows)
 
@@ -274,6 +285,26 @@ class FixedPointResult(PointResult):
         tol = self.attrs.get("tol_q", float("nan"))
         lines.append(f"(converged: q < tol_q = {tol:.1e}; method {self.attrs.get('method', '?')})")
         return "\n".join(lines)
+
+
+def _row_index(rows: Any, n: int) -> np.ndarray:
+    """``rows`` as a boolean mask (n,) or integer indices into n rows; a one-line ``ValueError`` else."""
+    index = np.asarray(rows)
+    if index.dtype == bool:
+        if index.shape != (n,):
+            raise ValueError(f"a boolean mask must have shape ({n},) (one entry per point), got "
+                             f"{index.shape}; or pass integer row indices")
+        return index
+    if index.size == 0 and index.ndim == 1:
+        return index.astype(np.int64)  # an empty list selects nothing
+    if index.dtype.kind not in "iu" or index.ndim != 1:
+        raise ValueError(f"select takes a boolean mask of shape ({n},) or a 1-d array of integer row "
+                         f"indices, got {index.dtype} values of shape {index.shape}")
+    bad = (index < -n) | (index >= n)
+    if bad.any():
+        raise ValueError(f"row index {int(index[bad][0])} is out of bounds for {n} points "
+                         f"(valid: {-n}..{n - 1})")
+    return index.astype(np.int64)
 
 
 def _check_columns(ds) -> None:

@@ -139,3 +139,28 @@ def test_empty_result_round_trips(tmp_path):
     res.save(tmp_path / "e.nc")
     assert load_fixed_points(tmp_path / "e.nc").n_points == 0
     assert "fixed points (converged)" in res.summary()
+
+
+def _leaky_points():
+    X = np.random.default_rng(0).normal(size=(16, 8))
+    return find_fixed_points(LeakyRNN(2, 8, 1, seed=0), initial_states=X, inputs=np.array([0.3, -0.2]))
+
+
+def test_select_takes_integer_rows_or_a_boolean_mask():
+    res = _leaky_points()
+    assert res.n_points >= 3
+    picked = res.select(np.array([2, 0, 1]))
+    assert picked.n_points == 3
+    np.testing.assert_array_equal(picked.states, res.states[[2, 0, 1]])
+    np.testing.assert_array_equal(res.select([0, 0, 0]).states, res.states[[0, 0, 0]])
+    np.testing.assert_array_equal(res.select([-1]).states, res.states[-1:])
+    mask = np.zeros(res.n_points, dtype=bool)
+    mask[1] = True
+    np.testing.assert_array_equal(res.select(mask).states, res.states[1:2])
+    assert res.select([]).n_points == 0
+    with pytest.raises(ValueError, match="out of bounds"):
+        res.select([99])
+    with pytest.raises(ValueError, match="boolean mask must have shape"):
+        res.select(np.ones(res.n_points + 1, dtype=bool))
+    with pytest.raises(ValueError, match="integer row"):
+        res.select([0.5])
