@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from neurodyn._budget import MAX_MEMORY, warn_flops
-from neurodyn._checks import check_finite
+from neurodyn._checks import check_finite, check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.fixed_points import _bridge as bridge
@@ -174,7 +174,8 @@ def find_fixed_points(
     Raises
     ------
     ValueError
-        On a bad shape, NaN/Inf inputs or states, an unknown method, a non-positive setting, or
+        On a bad shape, NaN/Inf inputs or states, an unknown method, a setting that is not a finite
+        number in its range (NaN included; counts must be integers, not bools), or
         when one candidate's Jacobians need more than ``max_memory`` (the message gives the
         estimate). A search estimated at more than about 10¹³ operations warns first
         (``RuntimeWarning``, one line with the estimate and how to reduce it).
@@ -201,15 +202,9 @@ def find_fixed_points(
         model = model.model
     if method not in (*METHODS, "auto"):
         raise ValueError(f"unknown method {method!r}; choose one of auto, {', '.join(METHODS)}")
-    for name, value in (("n_inits", n_inits), ("max_iters", max_iters), ("max_order", max_order)):
-        if int(value) < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
-    for name, value in (("tol_q", tol_q), ("lr_init", lr_init), ("tol_unique", tol_unique),
-                        ("outlier_distance_scale", outlier_distance_scale)):
-        if not value > 0:
-            raise ValueError(f"{name} must be positive, got {value}")
-    if noise_scale < 0 or tol_dq < 0 or marginal_tol < 0:
-        raise ValueError("noise_scale, tol_dq and marginal_tol must be non-negative")
+    _check_settings(n_inits=n_inits, max_iters=max_iters, max_order=max_order, tol_q=tol_q, lr_init=lr_init,
+                    tol_unique=tol_unique, outlier_distance_scale=outlier_distance_scale,
+                    noise_scale=noise_scale, tol_dq=tol_dq, marginal_tol=marginal_tol, max_memory=max_memory)
     seed_int = resolve_seed(seed)
     step, n_state, n_in, device, shell = _one_step_map(model, state_size, dtype, device)
     u_star, u_rows = _input_conditions(inputs, n_in, dtype, device)
@@ -272,6 +267,20 @@ def find_fixed_points(
         "dtype": str(dtype).replace("torch.", ""), "neurodyn_version": __version__, **counts,
     }
     return assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac_hu, u_star, n_cond)
+
+
+def _check_settings(**values: Any) -> None:
+    """One-line ``ValueError`` for a bad setting: counts are integers >= 1 (not bools), tolerances
+    and scales finite numbers (``outlier_distance_scale`` may be ``inf``), NaN nowhere."""
+    for name in ("n_inits", "max_iters", "max_order"):
+        check_setting(name, values[name], 1, integer=True)
+    for name in ("tol_q", "lr_init", "tol_unique", "max_memory"):
+        check_setting(name, values[name], 0, strict=True)
+    for name in ("noise_scale", "tol_dq", "marginal_tol"):
+        check_setting(name, values[name], 0)
+    scale = values["outlier_distance_scale"]
+    if scale != float("inf"):
+        check_setting("outlier_distance_scale", scale, 0, strict=True, hint=" (inf keeps all finite points)")
 
 
 def _plan(method: str, n_cand: int, n_state: int, max_order: int, max_memory: float) -> int | None:

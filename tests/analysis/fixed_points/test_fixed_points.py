@@ -310,3 +310,25 @@ def test_per_candidate_inputs_bad_shapes_are_one_line_errors():
         find_fixed_points(model, initial_states=np.zeros((3, 1)), inputs=np.zeros((3, 1)), n_inits=2)
     with pytest.raises(ValueError, match=r"one per initial state, \(n, 1\)"):
         find_fixed_points(model, initial_states=np.zeros((3, 1)), inputs=np.zeros((3, 2)))
+
+
+@pytest.mark.parametrize("setting, value, expected", [
+    ("marginal_tol", float("nan"), "marginal_tol must be a finite number >= 0, got nan"),
+    ("noise_scale", float("nan"), "noise_scale must be a finite number >= 0, got nan"),
+    ("max_memory", float("nan"), "max_memory must be a finite number > 0, got nan"),
+    ("tol_unique", float("inf"), "tol_unique must be a finite number > 0, got inf"),
+    ("n_inits", 2.5, "n_inits must be an integer >= 1, got 2.5"),
+    ("n_inits", True, "n_inits must be an integer >= 1, got True"),
+    ("max_order", 1.5, "max_order must be an integer >= 1, got 1.5"),
+    ("outlier_distance_scale", float("nan"), "outlier_distance_scale must be a finite number > 0"),
+])
+def test_nan_and_non_integer_settings_are_one_line_errors(setting, value, expected):
+    with pytest.raises(ValueError, match=expected.replace("(", r"\(")) as err:
+        find_fixed_points(_tanh_unit(), initial_states=[[1.0], [-1.0]], **{setting: value})
+    assert "\n" not in str(err.value)
+
+
+def test_infinite_outlier_scale_and_integer_floats_are_accepted():
+    res = find_fixed_points(_tanh_unit(), initial_states=[[1.0], [-1.0]], outlier_distance_scale=float("inf"),
+                            n_inits=np.int64(2), max_order=1.0)
+    assert res.n_points == 2
