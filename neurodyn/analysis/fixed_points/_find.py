@@ -119,7 +119,8 @@ def find_fixed_points(
     lr_init : float
         Initial step size (FixedPointFinder's adaptive learning rate starts at 1.0).
     tol_unique : float
-        Points closer than this in every unit are duplicates (FixedPointFinder: 1e-3).
+        Points closer than this in every unit are duplicates (FixedPointFinder: 1e-3); with one
+        input per initial state, only points under exactly the same input are.
     outlier_distance_scale : float
         Points farther from the initial states' centroid than this many mean initial distances
         are dropped (FixedPointFinder: 10); ``inf`` keeps all finite points.
@@ -246,11 +247,12 @@ def find_fixed_points(
     for k in range(1, int(max_order) + 1):
         Gk, jac_k = power_map(F, k), power_jacobian(F, k, jac1)
         extra = {"newton": dict(jacobian=jac_k, tol_unique=tol_unique, chunk_size=chunk,
-                                single_map=None if F32 is None else power_map(F32, k), join_slow=not n_cond),
+                                single_map=None if F32 is None else power_map(F32, k), join_slow=not n_cond,
+                                n_cond=n_cond),
                  "levenberg_marquardt": dict(jacobian=jac_k)}.get(method, {})
         found = METHODS[method](Gk, x0, settings, progress=progress, **extra)
         counts["n_candidates"] += x0.shape[0]
-        part = _collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q)
+        part = _collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q, n_cond)
         if method == "newton" and k == 1 and n_state >= 2 and not n_cond:  # saddles need two dims
             def lin(p: dict) -> dict:
                 return linearise(p, jac_hu, u_star, n_state, n_cond, marginal_tol, dtype, device)
@@ -430,9 +432,10 @@ def _single_map(shell, batch_u, n_cond, n_state):
     return ClosedFormMap(F32, lambda h: step_vjp(h, u))  # u (1, input) broadcasts over the rows
 
 
-def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dict[str, np.ndarray]:
-    """One order's points: finite inliers, unique (up to cyclic shifts), Newton-polished where
-    converged, of minimal period k (converged only for k > 1)."""
+def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q, n_cond=0) -> dict[str, np.ndarray]:
+    """One order's points: finite inliers, unique (up to cyclic shifts; with ``n_cond``, only among
+    rows of exactly the same input columns), Newton-polished where converged, of minimal period k
+    (converged only for k > 1)."""
     states = found.states.cpu().numpy()
     q = found.q.cpu().numpy()
     converged = found.converged.cpu().numpy()
@@ -446,8 +449,8 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dic
         idx = idx[has_minimal_period(orbits, tol_unique)]
         orbits = _orbits(F, found.states[idx], k)
     rank = np.lexsort((q[idx], ~converged[idx]))  # converged first, then by q
-    chosen = unique_points(states[idx], rank, tol_unique) if k == 1 \
-        else unique_cycles(orbits[:, :k], rank, tol_unique)
+    chosen = unique_points(states[idx], rank, tol_unique, n_cond) if k == 1 \
+        else unique_cycles(orbits[:, :k], rank, tol_unique, n_cond)
     sel = idx[chosen]
     x = found.states[sel]
     conv = converged[sel]
@@ -457,12 +460,13 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dic
         x = x.clone()
         x[rows] = newton_polish(power_map(F, k), x[rows], jacobian=jac_k, until_q=round_off_q(x[rows], eps))
     if k == 1 and conv.sum() > 1:
-        x, sel = _merge_marginal(F, x, sel, conv, tol_q, jac_k)
+        x, sel = _merge_marginal(F, x, sel, conv, tol_q, jac_k, n_cond)
     q_sel = None
     if k == 1 and x.shape[0] > 1:  # polishing can bring points found apart within tol_unique
         with torch.no_grad():
             q_now = speed(F, x).cpu().numpy()
-        again = np.sort(unique_points(x.cpu().numpy(), np.lexsort((q_now, ~converged[sel])), tol_unique))
+        rank = np.lexsort((q_now, ~converged[sel]))
+        again = np.sort(unique_points(x.cpu().numpy(), rank, tol_unique, n_cond))
         x, sel, q_sel = x[torch.as_tensor(again, device=x.device)], sel[again], q_now[again]
     orbits = x.cpu().numpy()[:, None] if k == 1 else _orbits(F, x, k)
     if q_sel is None:
@@ -475,8 +479,10 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dic
             "iterations": found.iterations.cpu().numpy()[sel][order], "status": status, "order": k}
 
 
-def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q: float, jacobian=None):
-    """Converged points bracketing one marginal fixed point merged (see :func:`merge_bracketing`)."""
+def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q: float, jacobian=None,
+                    n_cond: int = 0):
+    """Converged points bracketing one marginal fixed point merged (see :func:`merge_bracketing`;
+    with ``n_cond``, only points under exactly the same input)."""
     def qfun(states: np.ndarray) -> np.ndarray:
         h = torch.as_tensor(states, dtype=x.dtype, device=x.device)
         with torch.no_grad():
@@ -490,7 +496,7 @@ def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q
     # residuals off the null directions of J - I removed first: only those along them tell points apart
     polished = pinv_polish(F, x[torch.as_tensor(rows, device=x.device)], jacobian=jacobian).cpu().numpy()
     floor = round_off_q(polished, eps)
-    keep, states = merge_bracketing(polished, qfun(polished), qfun, tol_q, floor)
+    keep, states = merge_bracketing(polished, qfun(polished), qfun, tol_q, floor, n_cond=n_cond)
     if len(keep) == len(rows):
         return x, sel
     pts[rows[keep]] = states

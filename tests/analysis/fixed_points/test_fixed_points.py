@@ -202,8 +202,8 @@ def test_newton_chunks_and_retired_duplicates_give_the_same_points(monkeypatch):
     calls = []
     real = newton._retire_duplicates
 
-    def spy(out, idx, xa, na, found_x, found_q, tol_unique):
-        keep = real(out, idx, xa, na, found_x, found_q, tol_unique)
+    def spy(out, idx, xa, na, found_x, found_q, tol_unique, n_cond=0):
+        keep = real(out, idx, xa, na, found_x, found_q, tol_unique, n_cond)
         calls.append(0 if keep is None else int((~keep).sum()))
         return keep
 
@@ -332,3 +332,22 @@ def test_infinite_outlier_scale_and_integer_floats_are_accepted():
     res = find_fixed_points(_tanh_unit(), initial_states=[[1.0], [-1.0]], outlier_distance_scale=float("inf"),
                             n_inits=np.int64(2), max_order=1.0)
     assert res.n_points == 2
+
+
+def test_per_candidate_inputs_closer_than_tol_unique_are_never_merged():
+    """Two groups of rows whose inputs differ by 1e-6 (< tol_unique): each keeps its own points,
+    those of a search under its constant input."""
+    model = LeakyRNN(2, 8, 1, seed=0, gain=1.5)
+    X = np.random.default_rng(0).normal(size=(40, 8))
+    u = np.array([0.2, -0.1])
+    U = np.tile(u, (40, 1))
+    U[20:] += 1e-6
+    res = find_fixed_points(model, initial_states=X, inputs=U)
+    groups = [(U[0], X[:20]), (U[20], X[20:])]
+    singles = [find_fixed_points(model, initial_states=x, inputs=v) for v, x in groups]
+    assert [s.n_points for s in singles] == [3, 3]
+    assert res.n_points == 6
+    for (v, _), one in zip(groups, singles):
+        mine = res.states[(res.inputs == v).all(axis=1)]
+        assert mine.shape == one.states.shape
+        np.testing.assert_allclose(mine[np.lexsort(mine.T)], one.states[np.lexsort(one.states.T)], atol=1e-8)
