@@ -164,3 +164,14 @@ def test_select_takes_integer_rows_or_a_boolean_mask():
         res.select(np.ones(res.n_points + 1, dtype=bool))
     with pytest.raises(ValueError, match="integer row"):
         res.select([0.5])
+
+
+def test_save_refuses_an_existing_file_unless_overwrite(tmp_path):
+    res = find_fixed_points(BistableTanh(2.0), state_size=1, initial_states=np.linspace(-2, 2, 8)[:, None])
+    path = res.save(tmp_path / "fp.nc")
+    before = path.read_bytes()
+    with pytest.raises(FileExistsError, match="overwrite=True") as err:
+        res.select([0]).save(path)
+    assert "\n" not in str(err.value) and path.read_bytes() == before
+    res.select([0]).save(path, overwrite=True)
+    assert load_fixed_points(path).n_points == 1
