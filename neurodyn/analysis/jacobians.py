@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 
+from neurodyn._checks import check_finite
 from neurodyn.models._family import Family, family_of, is_ensemble, lift
 
 __all__ = ["jacobians"]
@@ -22,6 +23,7 @@ def _as_states(states: Any) -> torch.Tensor:
         raise ValueError(f"states must be float32 or float64, got {x.dtype}; convert them with .double()")
     if x.ndim < 1:
         raise ValueError("states must have shape (..., state), got a scalar")
+    check_finite(x, "states", "drop those rows before computing Jacobians")
     return x
 
 
@@ -31,6 +33,7 @@ def _as_inputs(inputs: Any, h: torch.Tensor, n_inputs: int | None) -> torch.Tens
         return None
     u = torch.as_tensor(inputs.detach() if isinstance(inputs, torch.Tensor) else inputs)
     u = u.to(dtype=h.dtype, device=h.device)
+    check_finite(u, "inputs", "pass finite inputs")
     n_in = u.shape[-1] if n_inputs is None else n_inputs
     try:
         return torch.broadcast_to(u, (*h.shape[:-1], n_in))
@@ -121,8 +124,9 @@ def jacobians(model: Any, states: Any, inputs: Any = None, *, wrt: str = "state"
     Raises
     ------
     ValueError
-        On an unknown ``wrt``, states that are not float32/float64 or of the wrong length,
-        inputs of the wrong shape, or ensemble params with states not shaped (network, batch, state).
+        On an unknown ``wrt``, states that are not float32/float64 or of the wrong length, NaN or
+        Inf in the states or inputs, inputs of the wrong shape, or ensemble params with states not
+        shaped (network, batch, state).
     TypeError
         For params of a type no family is registered for (register it with
         :func:`neurodyn.kernels.register_family`, or pass a callable ``F(h, u)``).

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from neurodyn._budget import MAX_MEMORY
+from neurodyn._checks import check_finite
 from neurodyn.analysis.fixed_points._stability import certify_stable, classify, eigenvalues
 from neurodyn.analysis.jacobians import jacobians
 
@@ -75,7 +76,7 @@ def compute_stability(
     Raises
     ------
     ValueError
-        On states that are not (point, state) float32/float64, a non-finite state, a negative
+        On states that are not (point, state) float32/float64, a non-finite state or input, a negative
         ``marginal_tol``, or what :func:`neurodyn.analysis.jacobians` rejects.
 
     Examples
@@ -113,6 +114,7 @@ def compute_stability(
     if inputs is not None:
         u = torch.as_tensor(inputs.detach() if isinstance(inputs, torch.Tensor) else inputs)
         u = u.to(dtype=h.dtype, device=h.device)
+        check_finite(u, "inputs", "pass finite inputs")
     n_points, n_state = h.shape
     memory = min(max_memory, LABELS_CHUNK_BYTES) if labels_only else max_memory
     chunk = max(1, int(memory // max(1, 2 * h.element_size() * n_state * n_state)))
