@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from neurodyn._budget import MAX_MEMORY, warn_flops
-from neurodyn._checks import check_finite, check_setting
+from neurodyn._checks import check_device, check_finite, check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.fixed_points import _bridge as bridge
@@ -157,7 +157,8 @@ def find_fixed_points(
     state_size : int, optional
         Required when ``model`` is a plain callable.
     dtype : torch.dtype
-        Precision of the search (float64 by default; a callable must accept it).
+        Precision of the search: float64 (default) or float32, also given as ``"float32"`` or
+        ``np.float32``; a callable must accept it.
     device : torch device, optional
         Defaults to the model's device (CPU for a callable).
     progress : bool
@@ -180,8 +181,11 @@ def find_fixed_points(
         when one candidate's Jacobians need more than ``max_memory`` (the message gives the
         estimate). A search estimated at more than about 10¹³ operations warns first
         (``RuntimeWarning``, one line with the estimate and how to reduce it).
+        Also for a ``dtype`` other than float32/float64, a ``device`` that is not available, a plain
+        callable with ``state_size`` not a positive int or that does not return a tensor (batch,
+        state_size) on a probe batch, or inputs given to a model without inputs.
     TypeError
-        If ``model`` is a callable and ``state_size`` is missing.
+        If ``model`` is a callable and ``state_size`` is missing, or ``task`` is not a Task.
 
     Examples
     --------
@@ -207,9 +211,18 @@ def find_fixed_points(
                     tol_unique=tol_unique, outlier_distance_scale=outlier_distance_scale,
                     noise_scale=noise_scale, tol_dq=tol_dq, marginal_tol=marginal_tol, max_memory=max_memory)
     seed_int = resolve_seed(seed)
+    dtype = _search_dtype(dtype)
+    if task is not None:
+        from neurodyn.tasks._base import Task
+
+        if not isinstance(task, Task):
+            raise TypeError(f"task must be a neurodyn Task (e.g. neurodyn.tasks.FlipFlop()), got "
+                            f"{type(task).__name__}; or pass initial_states")
     step, n_state, n_in, device, shell = _one_step_map(model, state_size, dtype, device)
     u_star, u_rows = _input_conditions(inputs, n_in, dtype, device)
     batch_u = None if u_star is None else u_star[None, :]
+    if shell is None:
+        _probe(step, n_state, batch_u if u_rows is None else u_rows[:1], dtype, device)
 
     def F(h: torch.Tensor) -> torch.Tensor:
         return step(h, None if batch_u is None else batch_u.expand(h.shape[0], -1))
@@ -330,17 +343,46 @@ def _step_jacobian(shell, F, u_star):
     return jac
 
 
+def _search_dtype(dtype: Any) -> torch.dtype:
+    """``dtype`` as torch.float32 or torch.float64 (also given as a string or NumPy type)."""
+    names = {"float32": torch.float32, "float64": torch.float64}
+    if isinstance(dtype, torch.dtype) and dtype in names.values():
+        return dtype
+    try:
+        name = dtype.replace("torch.", "") if isinstance(dtype, str) else np.dtype(dtype).name
+    except TypeError:
+        name = None
+    if name in names and not isinstance(dtype, torch.dtype):
+        return names[name]
+    raise ValueError(f"dtype must be torch.float32 or torch.float64 (or 'float32', 'float64'), got {dtype!r}")
+
+
+def _probe(step, n_state: int, u: torch.Tensor | None, dtype: torch.dtype, device) -> None:
+    """One-line ``ValueError`` unless a plain callable maps a probe batch of two states to a tensor
+    (2, state_size), checked before the search."""
+    h = torch.zeros((2, n_state), dtype=dtype, device=device)
+    with torch.no_grad():
+        out = step(h, None if u is None else u.expand(2, -1))
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != (2, n_state):
+        got = f"shape {tuple(out.shape)}" if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(f"F must return a tensor of shape (batch, state_size) = (2, {n_state}) for states "
+                         f"(2, {n_state}), got {got}; check F or state_size")
+
+
 def _one_step_map(model, state_size, dtype, device):
     """``(step(h, u), state_size, n_inputs, device, model copy or None)``."""
+    if device is not None:
+        device = check_device(device)
     if isinstance(model, RecurrentModel):
-        device = torch.device(device) if device is not None else next(model.parameters()).device
+        device = device if device is not None else next(model.parameters()).device
         shell = copy.deepcopy(model).to(device=device, dtype=dtype).eval().requires_grad_(False)
         return shell.frozen_step(), int(shell.state_size), int(shell.n_inputs), device, shell
     if not callable(model):
         raise TypeError(f"model must be a RecurrentModel or a callable F(h, u), got {type(model)}")
     if state_size is None:
         raise TypeError("a plain callable needs state_size= (the length of the state vector)")
-    return model, int(state_size), None, torch.device(device or "cpu"), None
+    check_setting("state_size", state_size, 1, integer=True, hint=" (the length of the state vector)")
+    return model, int(state_size), None, device if device is not None else torch.device("cpu"), None
 
 
 def _input_conditions(inputs, n_in, dtype, device):
@@ -351,6 +393,11 @@ def _input_conditions(inputs, n_in, dtype, device):
             return None, None
         return torch.zeros(n_in, dtype=dtype, device=device), None
     u = torch.as_tensor(np.asarray(inputs, dtype=np.float64), dtype=dtype, device=device)
+    if n_in == 0 and u.ndim in (1, 2) and u.shape[-1] == 0:
+        return None, None  # an empty input for a model without inputs
+    if n_in == 0:
+        raise ValueError(f"the model takes no inputs but inputs of shape {tuple(u.shape)} were given; "
+                         "drop inputs=")
     if u.ndim not in (1, 2) or (n_in is not None and u.shape[-1] != n_in) or u.shape[-1] == 0:
         want = "(input,)" if n_in is None else f"({n_in},)"
         raise ValueError(f"inputs must be one constant input vector of shape {want} or one per initial "

@@ -351,3 +351,42 @@ def test_per_candidate_inputs_closer_than_tol_unique_are_never_merged():
         mine = res.states[(res.inputs == v).all(axis=1)]
         assert mine.shape == one.states.shape
         np.testing.assert_allclose(mine[np.lexsort(mine.T)], one.states[np.lexsort(one.states.T)], atol=1e-8)
+
+
+def test_empty_input_of_a_model_without_inputs():
+    model = LeakyRNN(0, 8, 1, seed=0)
+    X = np.random.default_rng(0).normal(size=(8, 8))
+    res = find_fixed_points(model, initial_states=X, inputs=np.zeros(0))
+    assert res.n_points == find_fixed_points(model, initial_states=X).n_points
+    with pytest.raises(ValueError, match="the model takes no inputs.*drop inputs="):
+        find_fixed_points(model, initial_states=X, inputs=[0.5])
+
+
+@pytest.mark.parametrize("kwargs, error, expected", [
+    (dict(state_size=0), ValueError, "state_size must be an integer >= 1, got 0"),
+    (dict(state_size=-2), ValueError, "state_size must be an integer >= 1, got -2"),
+    (dict(state_size=3), ValueError, r"F must return a tensor of shape \(batch, state_size\) = \(2, 3\)"),
+    (dict(state_size=2, dtype=torch.float16), ValueError, "dtype must be torch.float32 or torch.float64"),
+    (dict(state_size=2, task=5), TypeError, "task must be a neurodyn Task"),
+    (dict(state_size=2, device="nodevice"), ValueError, "is not a torch device"),
+])
+def test_bad_model_settings_are_one_line_errors(kwargs, error, expected):
+    with pytest.raises(error, match=expected) as err:
+        find_fixed_points(lambda h, u: 0.5 * h[:, :2], initial_states=np.zeros((4, kwargs["state_size"]))
+                          if kwargs["state_size"] > 0 else None, **kwargs)
+    assert "\n" not in str(err.value)
+
+
+def test_non_tensor_callable_and_dtype_spellings():
+    with pytest.raises(ValueError, match="F must return a tensor.*got ndarray"):
+        find_fixed_points(lambda h, u: np.zeros((2, 2)), state_size=2, initial_states=np.zeros((4, 2)))
+    for dtype in ("float32", np.float32, np.dtype("float32")):
+        res = find_fixed_points(lambda h, u: 0.5 * h + 1.0, state_size=2, initial_states=np.zeros((4, 2)),
+                                dtype=dtype)
+        assert res.attrs["dtype"] == "float32"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+def test_cuda_device_without_cuda_is_a_one_line_error():
+    with pytest.raises(ValueError, match="CUDA is not available here; use device='cpu'"):
+        find_fixed_points(LeakyRNN(2, 4, 1, seed=0), n_inits=4, device="cuda")
