@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-__all__ = ["MAX_MEMORY", "WARN_FLOPS", "warn_flops"]
+__all__ = ["MAX_MEMORY", "WARN_FLOPS", "check_memory", "warn_flops"]
 
 #: default ``max_memory`` of the analyses that hold many (state x state) blocks at once, in bytes
 MAX_MEMORY = 1 << 30
@@ -28,3 +28,27 @@ def warn_flops(what: str, flops: float, detail: str, fix: str, *, stacklevel: in
         warnings.warn(f"{what}: about {flops:.2g} floating-point operations ({detail}; roughly "
                       f"{flops / 1e10 / 60:.0f} min at 10 GFLOP/s); {fix}", RuntimeWarning,
                       stacklevel=stacklevel)
+
+
+def check_memory(what: str, nbytes: float, detail: str, fix: str, *, device=None) -> None:
+    """One-line ``ValueError`` with the estimate when ``nbytes`` exceed the memory available now
+    (the free memory of a CUDA ``device``, else the host's), raised before allocating.
+
+    Examples
+    --------
+    >>> check_memory("jacobians", 2.0**50, "10 Jacobians", "pass fewer states")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: jacobians needs about 1.05e+06 GiB (10 Jacobians) but ... GiB are available; pass fewer states
+    """
+    if getattr(device, "type", device) == "cuda":
+        import torch
+
+        free = torch.cuda.mem_get_info(device)[0]
+    else:
+        from neurodyn._guard import available_memory
+
+        free = available_memory()
+    if nbytes > free:
+        raise ValueError(f"{what} needs about {nbytes / 2**30:.3g} GiB ({detail}) but {free / 2**30:.3g} GiB "
+                         f"are available; {fix}")

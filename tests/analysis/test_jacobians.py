@@ -137,3 +137,10 @@ def test_nan_states_and_inputs_are_one_line_errors():
         jacobians(model, X, np.array([np.nan, 0.0]))
     with pytest.raises(ValueError, match="inputs contains NaN or Inf"):
         jacobians(lambda h, u: h + u.sum(-1, keepdim=True), X, np.array([np.inf, 0.0]), wrt="input")
+
+
+def test_jacobians_too_large_for_memory_are_refused_before_allocating():
+    model = LeakyRNN(2, 8, 1, seed=0)
+    huge = torch.zeros(1, 8, dtype=torch.float64).expand(10**10, 8)
+    with pytest.raises(ValueError, match=r"jacobians needs about \S+ GiB .*call it in chunks"):
+        jacobians(model, huge)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurodyn._budget import MAX_MEMORY, warn_flops
+from neurodyn._budget import MAX_MEMORY, check_memory, warn_flops
 from neurodyn._checks import check_device, check_finite, check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
@@ -49,6 +49,8 @@ _EST_ITERS = 15
 #: dominates there)
 NEWTON_CHUNK_ELEMENTS = 1 << 20
 NEWTON_MIN_CHUNK = 64
+#: (candidate, state) arrays the search holds at once, for the memory estimate of free rollouts
+_STATE_COPIES = 8
 
 
 def find_fixed_points(
@@ -178,9 +180,10 @@ def find_fixed_points(
     ValueError
         On a bad shape, NaN/Inf inputs or states, an unknown method, a setting that is not a finite
         number in its range (NaN included; counts must be integers, not bools), or
-        when one candidate's Jacobians need more than ``max_memory`` (the message gives the
-        estimate). A search estimated at more than about 10¹³ operations warns first
-        (``RuntimeWarning``, one line with the estimate and how to reduce it).
+        when one candidate's Jacobians need more than ``max_memory``, or the ``n_inits`` free
+        rollouts more than the memory available (the messages give the estimate). A search
+        estimated at more than about 10¹³ operations warns first (``RuntimeWarning``, one line
+        with the estimate and how to reduce it).
         Also for a ``dtype`` other than float32/float64, a ``device`` that is not available, a plain
         callable with ``state_size`` not a positive int or that does not return a tensor (batch,
         state_size) on a probe batch, or inputs given to a model without inputs.
@@ -238,6 +241,9 @@ def find_fixed_points(
         pool = init.as_state_array(init.task_states(shell, task, seed_int, device, dtype), n_state)
         source = "task"
     else:
+        # the search holds a few (candidate, state) arrays (rollouts, starts, iterates, results)
+        check_memory("find_fixed_points", _STATE_COPIES * int(n_inits) * n_state * 8.0,
+                     f"n_inits={int(n_inits)} states of {n_state} dims", "lower n_inits", device=device)
         pool = init.free_rollout_states(step, n_state, u_star, int(n_inits), seed_int, device, dtype)
         source = "free_rollouts"
     x0_np = init.sample_states(pool, int(n_inits), float(noise_scale), seed_int)

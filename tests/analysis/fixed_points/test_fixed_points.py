@@ -390,3 +390,8 @@ def test_non_tensor_callable_and_dtype_spellings():
 def test_cuda_device_without_cuda_is_a_one_line_error():
     with pytest.raises(ValueError, match="CUDA is not available here; use device='cpu'"):
         find_fixed_points(LeakyRNN(2, 4, 1, seed=0), n_inits=4, device="cuda")
+
+
+def test_too_many_free_rollouts_are_refused_before_allocating():
+    with pytest.raises(ValueError, match=r"find_fixed_points needs about \S+ GiB .*lower n_inits"):
+        find_fixed_points(LeakyRNN(2, 8, 1, seed=0), n_inits=10**12)
