@@ -395,3 +395,9 @@ def test_cuda_device_without_cuda_is_a_one_line_error():
 def test_too_many_free_rollouts_are_refused_before_allocating():
     with pytest.raises(ValueError, match=r"find_fixed_points needs about \S+ GiB .*lower n_inits"):
         find_fixed_points(LeakyRNN(2, 8, 1, seed=0), n_inits=10**12)
+
+
+def test_complex_initial_states_are_a_one_line_error():
+    X = np.random.default_rng(0).normal(size=(8, 8))
+    with pytest.raises(ValueError, match="initial_states must be real numbers, got complex values"):
+        find_fixed_points(LeakyRNN(2, 8, 1, seed=0), initial_states=X + 5j)
