@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from neurodyn._result import Result, decode_attrs, encode_attrs, read_result
+from neurodyn._result import Result, check_format, decode_attrs, encode_attrs, read_result
 
 __all__ = ["FixedPointResult", "PointResult", "load_fixed_points"]
 
@@ -144,6 +144,11 @@ class PointResult(Result):
     def fields_from(cls, ds) -> dict[str, Any]:
         """Constructor arguments of the shared fields read from a dataset (``iterations`` -1 and
         ``status`` derived when the file lacks them)."""
+        if "format" in ds.attrs:  # the loader's checks: a format this type reads, not a newer version
+            check_format(ds, cls)
+        if "unit" in ds.sizes and "eigenvalue" in ds.sizes and ds.sizes["eigenvalue"] != ds.sizes["unit"]:
+            raise ValueError(f"{ds.sizes['eigenvalue']} eigenvalues per point for {ds.sizes['unit']} units; "
+                             "every point has one eigenvalue per unit: the file is damaged or was edited")
         n = ds.sizes.get("fixed_point", 0)
         out: dict[str, Any] = {
             "states": ds["state"].values.astype(np.float64),
@@ -163,7 +168,8 @@ class PointResult(Result):
         Raises
         ------
         ValueError
-            If a required variable is missing.
+            If a required variable is missing, the format or version is not one this type reads,
+            or the ``eigenvalue`` and ``unit`` dims differ in size.
         """
         missing = [name for name in cls.REQUIRED if name not in ds]
         if missing:
@@ -251,7 +257,9 @@ class FixedPointResult(PointResult):
         Raises
         ------
         ValueError
-            If a required variable is missing or ``point_input`` has other dims.
+            If a required variable is missing, ``point_input`` has other dims, the dataset's
+            ``format`` is not one this type reads (``READS``) or its ``format_version`` is newer
+            than this neurodyn reads, or the ``eigenvalue`` and ``unit`` dims differ in size.
         """
         missing = [name for name in cls.REQUIRED if name not in ds]
         if missing:

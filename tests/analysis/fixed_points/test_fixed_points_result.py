@@ -175,3 +175,20 @@ def test_save_refuses_an_existing_file_unless_overwrite(tmp_path):
     assert "\n" not in str(err.value) and path.read_bytes() == before
     res.select([0]).save(path, overwrite=True)
     assert load_fixed_points(path).n_points == 1
+
+
+def test_from_xarray_checks_format_version_and_eigenvalue_dims(tmp_path):
+    res = _leaky_points()
+    ds = res.to_xarray()
+    for attrs, expected in (({"format_version": 99}, "version 99, newer than this neurodyn reads"),
+                            ({"format": "neurodyn.lyapunov"}, "is a neurodyn.lyapunov file")):
+        with pytest.raises(ValueError, match=expected) as err:
+            FixedPointResult.from_xarray(ds.assign_attrs(attrs))
+        assert "\n" not in str(err.value)
+    cut = ds.isel(eigenvalue=slice(0, 3))
+    with pytest.raises(ValueError, match="3 eigenvalues per point for 8 units"):
+        FixedPointResult.from_xarray(cut)
+    cut.to_netcdf(tmp_path / "cut.nc", engine="h5netcdf")
+    with pytest.raises(ValueError, match="3 eigenvalues per point for 8 units"):
+        load_fixed_points(tmp_path / "cut.nc")
+    assert FixedPointResult.from_xarray(ds).n_points == res.n_points
