@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     ...     with contextlib.redirect_stdout(io.StringIO()) as report:
     ...         status = run(args)
     ...     result = load(Path(tmp) / "fp.nc")
-    >>> print(report.getvalue().replace(tmp, "TMP"))  # a PL model: the exact cycle search
+    >>> print(report.getvalue().replace(tmp, "TMP").rstrip())  # a PL model: the exact cycle search
     TMP/plrnn.npz: PLRNN, 1 latent dims, no input
     order  stable  saddle  unstable  marginal  complete
         1       1       0         0         0        no
