@@ -2,46 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 
-__all__ = ["MAX_MEMORY", "WARN_FLOPS", "check_memory", "half_physical_memory", "warn_flops"]
+__all__ = ["MAX_MEMORY", "WARN_FLOPS", "check_memory", "warn_flops"]
 
 #: default ``max_memory`` of the analyses that hold many (state x state) blocks at once, in bytes
 MAX_MEMORY = 1 << 30
 #: above this many floating-point operations an analysis warns (about 15 minutes at 10 GFLOP/s)
 WARN_FLOPS = 1e13
-
-
-def half_physical_memory() -> float:
-    """Half of this machine's physical memory in bytes (``os.sysconf``), the most one array request
-    (a task batch) may take; 16 x :data:`MAX_MEMORY` where the size cannot be read.
-
-    Examples
-    --------
-    >>> half_physical_memory() >= MAX_MEMORY / 2
-    True
-    """
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2
-    except (AttributeError, OSError, ValueError):
-        return 16.0 * MAX_MEMORY
-
-
-def check_memory(what: str, n_bytes: float, detail: str, fix: str, *,
-                 max_memory: float = MAX_MEMORY) -> None:
-    """One-line ``ValueError`` with the estimate when ``n_bytes`` exceeds ``max_memory``, before allocating.
-
-    Examples
-    --------
-    >>> check_memory("sample", 3 * 2**30, "10 trials", "lower n_trials")
-    Traceback (most recent call last):
-    ...
-    ValueError: sample needs about 3 GiB (10 trials), more than the 1 GiB memory budget; lower n_trials
-    """
-    if n_bytes > max_memory:
-        raise ValueError(f"{what} needs about {n_bytes / 2**30:.3g} GiB ({detail}), more than the "
-                         f"{max_memory / 2**30:.3g} GiB memory budget; {fix}")
 
 
 def warn_flops(what: str, flops: float, detail: str, fix: str, *, stacklevel: int = 3) -> None:
@@ -60,3 +28,27 @@ def warn_flops(what: str, flops: float, detail: str, fix: str, *, stacklevel: in
         warnings.warn(f"{what}: about {flops:.2g} floating-point operations ({detail}; roughly "
                       f"{flops / 1e10 / 60:.0f} min at 10 GFLOP/s); {fix}", RuntimeWarning,
                       stacklevel=stacklevel)
+
+
+def check_memory(what: str, nbytes: float, detail: str, fix: str, *, device=None) -> None:
+    """One-line ``ValueError`` with the estimate when ``nbytes`` exceed the memory available now
+    (the free memory of a CUDA ``device``, else the host's), raised before allocating.
+
+    Examples
+    --------
+    >>> check_memory("jacobians", 2.0**50, "10 Jacobians", "pass fewer states")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: jacobians needs about 1.05e+06 GiB (10 Jacobians) but ... GiB are available; pass fewer states
+    """
+    if getattr(device, "type", device) == "cuda":
+        import torch
+
+        free = torch.cuda.mem_get_info(device)[0]
+    else:
+        from neurodyn._guard import available_memory
+
+        free = available_memory()
+    if nbytes > free:
+        raise ValueError(f"{what} needs about {nbytes / 2**30:.3g} GiB ({detail}) but {free / 2**30:.3g} GiB "
+                         f"are available; {fix}")

@@ -1,12 +1,15 @@
-"""The one finite-value check: a one-line error naming the offending array (NumPy or torch)."""
+"""The shared input checks: finite values (NumPy or torch), numeric settings and devices, each a one-line
+error naming the offending value and the fix."""
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import numpy as np
 
-__all__ = ["all_finite", "check_finite"]
+__all__ = ["all_finite", "check_device", "check_finite", "check_setting"]
 
 
 def all_finite(values: Any) -> bool:
@@ -30,3 +33,41 @@ def check_finite(values: Any, name: str, fix: str = "", *, error: type[Exception
     """
     if not all_finite(values):
         raise error(f"{name} contains NaN or Inf" + (f"; {fix}" if fix else ""))
+
+
+def check_setting(name: str, value: Any, low: float, *, high: float | None = None, strict: bool = False,
+                  integer: bool = False, hint: str = "") -> None:
+    """Raise a one-line ``ValueError`` unless ``value`` is a finite number (an integer if ``integer``),
+    ``>= low`` (``> low`` if ``strict``) and at most ``high``."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    ok = ok and (value > low if strict else value >= low) and (not integer or float(value).is_integer())
+    if not ok or (high is not None and value > high):
+        kind = "an integer" if integer else "a finite number"
+        bound = f"in [{low:g}, {high:g}]" if high is not None else f"{'>' if strict else '>='} {low:g}"
+        raise ValueError(f"{name} must be {kind} {bound}, got {value!r}{hint}")
+
+
+def check_device(device: Any):
+    """``device`` as a ``torch.device``; a clear ``ValueError`` if it is malformed or unavailable.
+
+    Examples
+    --------
+    >>> from neurodyn._checks import check_device
+    >>> check_device("cpu")
+    device(type='cpu')
+    >>> check_device("gpu0")
+    Traceback (most recent call last):
+    ...
+    ValueError: device 'gpu0' is not a torch device; use e.g. 'cpu' or 'cuda:0'
+    """
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"device {device!r} is not a torch device; use e.g. 'cpu' or 'cuda:0'") from err
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} requested but CUDA is not available here; use device='cpu'")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device {device!r} requested but MPS is not available here; use device='cpu'")
+    return dev

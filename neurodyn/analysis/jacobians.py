@@ -9,6 +9,8 @@ from typing import Any
 
 import torch
 
+from neurodyn._budget import check_memory
+from neurodyn._checks import check_finite
 from neurodyn.models._family import Family, family_of, is_ensemble, lift
 
 __all__ = ["jacobians"]
@@ -25,12 +27,23 @@ def _as_states(states: Any) -> torch.Tensor:
     return x
 
 
+def _check_size(h: torch.Tensor, inputs: Any, wrt: str) -> None:
+    """Refuse (one line, before allocating) Jacobians that do not fit in the memory available."""
+    n_state = h.shape[-1]
+    n_cols = n_state if wrt == "state" or inputs is None else int(getattr(inputs, "shape", (1,))[-1] or 1)
+    n_rows = h.numel() // max(1, n_state)
+    check_memory("jacobians", float(n_rows) * n_state * n_cols * h.element_size(),
+                 f"{n_rows} Jacobians of {n_state} x {n_cols} in {str(h.dtype).replace('torch.', '')}",
+                 "pass fewer states or call it in chunks", device=h.device)
+
+
 def _as_inputs(inputs: Any, h: torch.Tensor, n_inputs: int | None) -> torch.Tensor | None:
     """``inputs`` in the dtype and device of ``h``, broadcast to ``(*h.shape[:-1], input)``."""
     if inputs is None:
         return None
     u = torch.as_tensor(inputs.detach() if isinstance(inputs, torch.Tensor) else inputs)
     u = u.to(dtype=h.dtype, device=h.device)
+    check_finite(u, "inputs", "pass finite inputs")
     n_in = u.shape[-1] if n_inputs is None else n_inputs
     try:
         return torch.broadcast_to(u, (*h.shape[:-1], n_in))
@@ -121,8 +134,10 @@ def jacobians(model: Any, states: Any, inputs: Any = None, *, wrt: str = "state"
     Raises
     ------
     ValueError
-        On an unknown ``wrt``, states that are not float32/float64 or of the wrong length,
-        inputs of the wrong shape, or ensemble params with states not shaped (network, batch, state).
+        On an unknown ``wrt``, states that are not float32/float64 or of the wrong length, NaN or
+        Inf in the states or inputs, inputs of the wrong shape, ensemble params with states not
+        shaped (network, batch, state), or Jacobians estimated at more than the memory available
+        (the message gives the estimate).
     TypeError
         For params of a type no family is registered for (register it with
         :func:`neurodyn.kernels.register_family`, or pass a callable ``F(h, u)``).
@@ -148,6 +163,8 @@ def jacobians(model: Any, states: Any, inputs: Any = None, *, wrt: str = "state"
     if wrt not in _WRT:
         raise ValueError(f"wrt must be 'state' or 'input', got {wrt!r}")
     h = _as_states(states)
+    _check_size(h, inputs, wrt)
+    check_finite(h, "states", "drop those rows before computing Jacobians")
     is_model = isinstance(model, torch.nn.Module) and hasattr(model, "params")
     params = model.params() if is_model else model
     family = family_of(params)

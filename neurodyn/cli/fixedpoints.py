@@ -81,7 +81,8 @@ def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:
     FileNotFoundError
         If the file does not exist.
     ValueError
-        For a file that is not a numeric ``.npy`` array, a wrong trailing size, other ranks, or NaN/Inf.
+        For a file that is not a numeric ``.npy`` array, complex values, a wrong trailing size, other
+        ranks, or NaN/Inf.
     """
     import numpy as np
 
@@ -100,6 +101,8 @@ def load_states(path: str, state_size: int, hint: str = "") -> np.ndarray:
         raise ValueError(
             f"--states {p} is not a numeric .npy array; save one with numpy.save(path, states)"
         )
+    if np.iscomplexobj(arr):
+        raise ValueError(f"--states {p} holds complex values; save real states (numpy.save(path, x.real))")
     if arr.ndim not in (2, 3) or arr.shape[-1] != state_size:
         raise ValueError(
             f"--states must have shape (n, {state_size}) or (trial, time, {state_size}); "
@@ -131,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     ...     with contextlib.redirect_stdout(io.StringIO()) as report:
     ...         status = run(args)
     ...     result = load(Path(tmp) / "fp.nc")
-    >>> print(report.getvalue().replace(tmp, "TMP"))  # a PL model: the exact cycle search
+    >>> print(report.getvalue().replace(tmp, "TMP").rstrip())  # a PL model: the exact cycle search
     TMP/plrnn.npz: PLRNN, 1 latent dims, no input
     order  stable  saddle  unstable  marginal  complete
         1       1       0         0         0        no

@@ -242,7 +242,7 @@ def _finish(item: Any, folder: Path, task, model, train_info: dict[str, Any], tr
     save_checkpoint(folder / "model.pt", model, task=task, training=train_info["config"],
                     extra={"sweep_key": item.key, "seed": item.seed}, overwrite=True)
     metrics, fps, graph = analyse(model, task, item.config["analysis"])
-    fps.save(folder / "fixed_points.nc")
+    fps.save(folder / "fixed_points.nc", overwrite=True)
     if graph is not None:
         write_json(folder / "graph.json", graph_to_dict(graph))
     store_features(folder, item.config, task, model)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from neurodyn._budget import check_memory, half_physical_memory
+from neurodyn._budget import check_memory
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.tasks._checks import Check
@@ -137,8 +137,8 @@ class Task:
         TypeError
             If ``n_trials`` or ``first_trial`` is not an integer (``2.5`` is not rounded).
         ValueError
-            If ``n_trials < 1`` or ``first_trial < 0``, or the batch would take more than half of
-            this machine's memory (estimated before anything is drawn).
+            If ``n_trials < 1`` or ``first_trial < 0``, or the batch would take more than the memory
+            available now (estimated before anything is drawn).
         """
         n_trials, first_trial = self._trial_range(n_trials, first_trial)
         return self._sample(n_trials, resolve_seed(seed), first_trial)
@@ -178,7 +178,7 @@ class Task:
             its entries is not a seed.
         ValueError
             If ``n_trials < 1``, ``first_trial < 0``, ``seeds`` is empty or holds a negative seed, the
-            batches of all seeds would take more than half of this machine's memory, or
+            batches of all seeds would take more than the memory available now, or
             the task's batches differ in shape between seeds.
 
         Examples
@@ -202,7 +202,7 @@ class Task:
     def _trial_range(self, n_trials: Any, first_trial: Any, n_networks: int = 1,
                      what: str = "sample") -> tuple[int, int]:
         """:func:`_trial_range`, then the batch's bytes estimated before anything is drawn: a one-line
-        ``ValueError`` above half of the machine's memory (float32 inputs, targets and mask of
+        ``ValueError`` above the memory available now (float32 inputs, targets and mask of
         ``n_steps`` steps, plus the generator state a task may build per trial)."""
         n_trials, first_trial = _trial_range(n_trials, first_trial)
         n_steps = getattr(self, "n_steps", None)
@@ -211,7 +211,7 @@ class Task:
         channels = self.n_inputs + 2 * self.n_outputs  # the mask has at most the targets' width
         check_memory(f"{type(self).__name__}.{what}", trials * (n_steps * channels * 4 + _TRIAL_STATE_BYTES),
                      f"{trials} trials of {n_steps} steps x {channels} channels, float32",
-                     "lower n_trials / batch_size", max_memory=half_physical_memory())
+                     "lower n_trials / batch_size")
         return n_trials, first_trial
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:  # pragma: no cover

@@ -3,43 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-import math
-import numbers
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import Any
 
 import torch
 
+from neurodyn._checks import check_device, check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._threads import one_thread
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "radam": torch.optim.RAdam}
 BACKENDS = ("auto", "torch", "numba", "triton")  # training rollouts; the entry point records the one that ran
-
-
-def check_device(device: Any) -> torch.device:
-    """``device`` as a ``torch.device``; a clear ``ValueError`` if it is malformed or unavailable.
-
-    Examples
-    --------
-    >>> from neurodyn.training.train import check_device
-    >>> check_device("cpu")
-    device(type='cpu')
-    >>> check_device("gpu0")
-    Traceback (most recent call last):
-    ...
-    ValueError: device 'gpu0' is not a torch device; use e.g. 'cpu' or 'cuda:0'
-    """
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as err:
-        raise ValueError(f"device {device!r} is not a torch device; use e.g. 'cpu' or 'cuda:0'") from err
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but CUDA is not available here; use device='cpu'")
-    if dev.type == "mps" and not torch.backends.mps.is_available():
-        raise ValueError(f"device {device!r} requested but MPS is not available here; use device='cpu'")
-    return dev
 
 
 @dataclass(frozen=True)
@@ -127,18 +102,6 @@ the fused Triton one on a CUDA GPU where the model has one, see
         skip |= {"batches_per_epoch"} if self.batches_per_epoch == 1 else set()
         return {(f"n_{self.epoch_name}s" if f.name == "n_epochs" else f.name): getattr(self, f.name)
                 for f in fields(self) if f.name not in skip}
-
-
-def check_setting(name: str, value: Any, low: float, *, high: float | None = None, strict: bool = False,
-                  integer: bool = False, hint: str = "") -> None:
-    """Raise a one-line ``ValueError`` unless ``value`` is a finite number (an integer if ``integer``),
-    ``>= low`` (``> low`` if ``strict``) and at most ``high``."""
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-    ok = ok and (value > low if strict else value >= low) and (not integer or float(value).is_integer())
-    if not ok or (high is not None and value > high):
-        kind = "an integer" if integer else "a finite number"
-        bound = f"in [{low:g}, {high:g}]" if high is not None else f"{'>' if strict else '>='} {low:g}"
-        raise ValueError(f"{name} must be {kind} {bound}, got {value!r}{hint}")
 
 
 @contextlib.contextmanager

@@ -126,3 +126,21 @@ def test_bad_arguments_raise_clear_errors():
     with pytest.raises(ValueError, match="needs inputs"):
         jacobians(lambda h, u: h, torch.zeros(3, 2), wrt="input")
 
+
+
+def test_nan_states_and_inputs_are_one_line_errors():
+    model = LeakyRNN(2, 8, 1, seed=0)
+    X = np.random.default_rng(0).normal(size=(2, 8))
+    with pytest.raises(ValueError, match="states contain NaN or Inf|states contains NaN or Inf"):
+        jacobians(model, np.full((2, 8), np.nan))
+    with pytest.raises(ValueError, match="inputs contains NaN or Inf"):
+        jacobians(model, X, np.array([np.nan, 0.0]))
+    with pytest.raises(ValueError, match="inputs contains NaN or Inf"):
+        jacobians(lambda h, u: h + u.sum(-1, keepdim=True), X, np.array([np.inf, 0.0]), wrt="input")
+
+
+def test_jacobians_too_large_for_memory_are_refused_before_allocating():
+    model = LeakyRNN(2, 8, 1, seed=0)
+    huge = torch.zeros(1, 8, dtype=torch.float64).expand(10**10, 8)
+    with pytest.raises(ValueError, match=r"jacobians needs about \S+ GiB .*call it in chunks"):
+        jacobians(model, huge)

@@ -68,7 +68,7 @@ def test_states_file_is_used(linear_ckpt, tmp_path):
 
 
 @pytest.mark.parametrize("case", ["missing", "text", "pickle", "nan", "input_length", "input_text",
-                                  "states_shape", "states_nan"])
+                                  "states_shape", "states_nan", "states_complex"])
 def test_bad_inputs_one_line_error_nonzero_exit(linear_ckpt, tmp_path, capsys, case):
     path, _ = linear_ckpt
     args = [path]
@@ -94,6 +94,9 @@ def test_bad_inputs_one_line_error_nonzero_exit(linear_ckpt, tmp_path, capsys, c
         args += ["--states", tmp_path / "s.npy"]
     elif case == "states_nan":
         np.save(tmp_path / "s.npy", np.full((5, 4), np.nan))
+        args += ["--states", tmp_path / "s.npy"]
+    elif case == "states_complex":
+        np.save(tmp_path / "s.npy", np.zeros((5, 4)) + 5j)
         args += ["--states", tmp_path / "s.npy"]
     assert run_cli(*args, "--out", tmp_path / "o.nc") == 2
     err = capsys.readouterr().err.strip()

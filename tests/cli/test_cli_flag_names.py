@@ -71,9 +71,9 @@ def test_train_errors_name_flags(tmp_path, capsys, argv, expected):
 
 
 @pytest.mark.parametrize("command, model, extra, expected", [
-    ("fixedpoints", "leaky.pt", ["--tol-q", "0"], "--tol-q must be positive, got 0.0"),
-    ("fixedpoints", "leaky.pt", ["--max-iters", "0"], "--max-iters must be >= 1, got 0"),
-    ("fixedpoints", "leaky.pt", ["--tol-unique", "-1"], "--tol-unique must be positive"),
+    ("fixedpoints", "leaky.pt", ["--tol-q", "0"], "--tol-q must be a finite number > 0, got 0.0"),
+    ("fixedpoints", "leaky.pt", ["--max-iters", "0"], "--max-iters must be an integer >= 1, got 0"),
+    ("fixedpoints", "leaky.pt", ["--tol-unique", "-1"], "--tol-unique must be a finite number > 0"),
     ("fixedpoints", "leaky.pt", ["--method", "newtonish"], "unknown --method 'newtonish'"),
     ("fixedpoints", "plrnn.pt", ["--seed", "-1"], "--seed must be non-negative"),
     ("manifolds", "plrnn.pt", ["--seed", "-1"], "--seed must be non-negative"),

@@ -40,10 +40,10 @@ def main(out: Path = HERE / "results_v0") -> None:
     out.mkdir(exist_ok=True)
     fps = nda.find_fixed_points(FlipTanh(2.0), state_size=1, initial_states=np.linspace(-1, 1, 9)[:, None],
                                 max_order=2, seed=7)
-    fps.save(out / "fixed_points.nc")
+    fps.save(out / "fixed_points.nc", overwrite=True)
     slow = nda.find_fixed_points(lambda h, u: h + 0.05 * (1.0 + h**2), state_size=1,  # one slow point at 0
                                  initial_states=np.linspace(-1, 1, 5)[:, None], max_iters=2000)
-    slow.save(out / "slow_point.nc")
+    slow.save(out / "slow_point.nc", overwrite=True)
     two_cycle = PLRNN.from_arrays([0.5, 0.5], [[-2.0, 0.0], [0.0, 0.0]], [1.0, -1.0])
     cycles = nda.find_cycles(two_cycle, max_order=2, seed=5)
     cycles.save(out / "cycles.nc")

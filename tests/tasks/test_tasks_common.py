@@ -222,7 +222,7 @@ def test_input_noise_must_be_a_finite_non_negative_number(name, bad):
                          ids=["flipflop", "dms"])
 def test_huge_batches_are_refused_before_drawing(task):
     name = type(task).__name__
-    with pytest.raises(ValueError, match=rf"^{name}.sample needs about .* GiB .*memory budget; lower "
+    with pytest.raises(ValueError, match=rf"^{name}.sample needs about .* GiB .* are available; lower "
                                          "n_trials / batch_size$"):
         task.sample(10**12, seed=1)
     with pytest.raises(ValueError, match=rf"^{name}.sample_networks needs about .* GiB"):

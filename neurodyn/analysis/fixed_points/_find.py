@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurodyn._budget import MAX_MEMORY, warn_flops
-from neurodyn._checks import check_finite
+from neurodyn._budget import MAX_MEMORY, check_memory, warn_flops
+from neurodyn._checks import check_device, check_finite, check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.fixed_points import _bridge as bridge
@@ -49,6 +49,8 @@ _EST_ITERS = 15
 #: dominates there)
 NEWTON_CHUNK_ELEMENTS = 1 << 20
 NEWTON_MIN_CHUNK = 64
+#: (candidate, state) arrays the search holds at once, for the memory estimate of free rollouts
+_STATE_COPIES = 8
 
 
 def find_fixed_points(
@@ -119,7 +121,8 @@ def find_fixed_points(
     lr_init : float
         Initial step size (FixedPointFinder's adaptive learning rate starts at 1.0).
     tol_unique : float
-        Points closer than this in every unit are duplicates (FixedPointFinder: 1e-3).
+        Points closer than this in every unit are duplicates (FixedPointFinder: 1e-3); with one
+        input per initial state, only points under exactly the same input are.
     outlier_distance_scale : float
         Points farther from the initial states' centroid than this many mean initial distances
         are dropped (FixedPointFinder: 10); ``inf`` keeps all finite points.
@@ -156,7 +159,8 @@ def find_fixed_points(
     state_size : int, optional
         Required when ``model`` is a plain callable.
     dtype : torch.dtype
-        Precision of the search (float64 by default; a callable must accept it).
+        Precision of the search: float64 (default) or float32, also given as ``"float32"`` or
+        ``np.float32``; a callable must accept it.
     device : torch device, optional
         Defaults to the model's device (CPU for a callable).
     progress : bool
@@ -174,12 +178,17 @@ def find_fixed_points(
     Raises
     ------
     ValueError
-        On a bad shape, NaN/Inf inputs or states, an unknown method, a non-positive setting, or
-        when one candidate's Jacobians need more than ``max_memory`` (the message gives the
-        estimate). A search estimated at more than about 10¹³ operations warns first
-        (``RuntimeWarning``, one line with the estimate and how to reduce it).
+        On a bad shape, NaN/Inf inputs or states, an unknown method, a setting that is not a finite
+        number in its range (NaN included; counts must be integers, not bools), or
+        when one candidate's Jacobians need more than ``max_memory``, or the ``n_inits`` free
+        rollouts more than the memory available (the messages give the estimate). A search
+        estimated at more than about 10¹³ operations warns first (``RuntimeWarning``, one line
+        with the estimate and how to reduce it).
+        Also for a ``dtype`` other than float32/float64, a ``device`` that is not available, a plain
+        callable with ``state_size`` not a positive int or that does not return a tensor (batch,
+        state_size) on a probe batch, or inputs given to a model without inputs.
     TypeError
-        If ``model`` is a callable and ``state_size`` is missing.
+        If ``model`` is a callable and ``state_size`` is missing, or ``task`` is not a Task.
 
     Examples
     --------
@@ -201,19 +210,22 @@ def find_fixed_points(
         model = model.model
     if method not in (*METHODS, "auto"):
         raise ValueError(f"unknown method {method!r}; choose one of auto, {', '.join(METHODS)}")
-    for name, value in (("n_inits", n_inits), ("max_iters", max_iters), ("max_order", max_order)):
-        if int(value) < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
-    for name, value in (("tol_q", tol_q), ("lr_init", lr_init), ("tol_unique", tol_unique),
-                        ("outlier_distance_scale", outlier_distance_scale)):
-        if not value > 0:
-            raise ValueError(f"{name} must be positive, got {value}")
-    if noise_scale < 0 or tol_dq < 0 or marginal_tol < 0:
-        raise ValueError("noise_scale, tol_dq and marginal_tol must be non-negative")
+    _check_settings(n_inits=n_inits, max_iters=max_iters, max_order=max_order, tol_q=tol_q, lr_init=lr_init,
+                    tol_unique=tol_unique, outlier_distance_scale=outlier_distance_scale,
+                    noise_scale=noise_scale, tol_dq=tol_dq, marginal_tol=marginal_tol, max_memory=max_memory)
     seed_int = resolve_seed(seed)
+    dtype = _search_dtype(dtype)
+    if task is not None:
+        from neurodyn.tasks._base import Task
+
+        if not isinstance(task, Task):
+            raise TypeError(f"task must be a neurodyn Task (e.g. neurodyn.tasks.FlipFlop()), got "
+                            f"{type(task).__name__}; or pass initial_states")
     step, n_state, n_in, device, shell = _one_step_map(model, state_size, dtype, device)
     u_star, u_rows = _input_conditions(inputs, n_in, dtype, device)
     batch_u = None if u_star is None else u_star[None, :]
+    if shell is None:
+        _probe(step, n_state, batch_u if u_rows is None else u_rows[:1], dtype, device)
 
     def F(h: torch.Tensor) -> torch.Tensor:
         return step(h, None if batch_u is None else batch_u.expand(h.shape[0], -1))
@@ -229,6 +241,9 @@ def find_fixed_points(
         pool = init.as_state_array(init.task_states(shell, task, seed_int, device, dtype), n_state)
         source = "task"
     else:
+        # the search holds a few (candidate, state) arrays (rollouts, starts, iterates, results)
+        check_memory("find_fixed_points", _STATE_COPIES * int(n_inits) * n_state * 8.0,
+                     f"n_inits={int(n_inits)} states of {n_state} dims", "lower n_inits", device=device)
         pool = init.free_rollout_states(step, n_state, u_star, int(n_inits), seed_int, device, dtype)
         source = "free_rollouts"
     x0_np = init.sample_states(pool, int(n_inits), float(noise_scale), seed_int)
@@ -251,11 +266,12 @@ def find_fixed_points(
     for k in range(1, int(max_order) + 1):
         Gk, jac_k = power_map(F, k), power_jacobian(F, k, jac1)
         extra = {"newton": dict(jacobian=jac_k, tol_unique=tol_unique, chunk_size=chunk,
-                                single_map=None if F32 is None else power_map(F32, k), join_slow=not n_cond),
+                                single_map=None if F32 is None else power_map(F32, k), join_slow=not n_cond,
+                                n_cond=n_cond),
                  "levenberg_marquardt": dict(jacobian=jac_k)}.get(method, {})
         found = METHODS[method](Gk, x0, settings, progress=progress, **extra)
         counts["n_candidates"] += x0.shape[0]
-        part = _collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q)
+        part = _collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q, n_cond)
         if method == "newton" and k == 1 and n_state >= 2 and not n_cond:  # saddles need two dims
             def lin(p: dict) -> dict:
                 return linearise(p, jac_hu, u_star, n_state, n_cond, marginal_tol, dtype, device)
@@ -272,6 +288,20 @@ def find_fixed_points(
         "dtype": str(dtype).replace("torch.", ""), "neurodyn_version": __version__, **counts,
     }
     return assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac_hu, u_star, n_cond)
+
+
+def _check_settings(**values: Any) -> None:
+    """One-line ``ValueError`` for a bad setting: counts are integers >= 1 (not bools), tolerances
+    and scales finite numbers (``outlier_distance_scale`` may be ``inf``), NaN nowhere."""
+    for name in ("n_inits", "max_iters", "max_order"):
+        check_setting(name, values[name], 1, integer=True)
+    for name in ("tol_q", "lr_init", "tol_unique", "max_memory"):
+        check_setting(name, values[name], 0, strict=True)
+    for name in ("noise_scale", "tol_dq", "marginal_tol"):
+        check_setting(name, values[name], 0)
+    scale = values["outlier_distance_scale"]
+    if scale != float("inf"):
+        check_setting("outlier_distance_scale", scale, 0, strict=True, hint=" (inf keeps all finite points)")
 
 
 def _plan(method: str, n_cand: int, n_state: int, max_order: int, max_memory: float) -> int | None:
@@ -319,17 +349,46 @@ def _step_jacobian(shell, F, u_star):
     return jac
 
 
+def _search_dtype(dtype: Any) -> torch.dtype:
+    """``dtype`` as torch.float32 or torch.float64 (also given as a string or NumPy type)."""
+    names = {"float32": torch.float32, "float64": torch.float64}
+    if isinstance(dtype, torch.dtype) and dtype in names.values():
+        return dtype
+    try:
+        name = dtype.replace("torch.", "") if isinstance(dtype, str) else np.dtype(dtype).name
+    except TypeError:
+        name = None
+    if name in names and not isinstance(dtype, torch.dtype):
+        return names[name]
+    raise ValueError(f"dtype must be torch.float32 or torch.float64 (or 'float32', 'float64'), got {dtype!r}")
+
+
+def _probe(step, n_state: int, u: torch.Tensor | None, dtype: torch.dtype, device) -> None:
+    """One-line ``ValueError`` unless a plain callable maps a probe batch of two states to a tensor
+    (2, state_size), checked before the search."""
+    h = torch.zeros((2, n_state), dtype=dtype, device=device)
+    with torch.no_grad():
+        out = step(h, None if u is None else u.expand(2, -1))
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != (2, n_state):
+        got = f"shape {tuple(out.shape)}" if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(f"F must return a tensor of shape (batch, state_size) = (2, {n_state}) for states "
+                         f"(2, {n_state}), got {got}; check F or state_size")
+
+
 def _one_step_map(model, state_size, dtype, device):
     """``(step(h, u), state_size, n_inputs, device, model copy or None)``."""
+    if device is not None:
+        device = check_device(device)
     if isinstance(model, RecurrentModel):
-        device = torch.device(device) if device is not None else next(model.parameters()).device
+        device = device if device is not None else next(model.parameters()).device
         shell = copy.deepcopy(model).to(device=device, dtype=dtype).eval().requires_grad_(False)
         return shell.frozen_step(), int(shell.state_size), int(shell.n_inputs), device, shell
     if not callable(model):
         raise TypeError(f"model must be a RecurrentModel or a callable F(h, u), got {type(model)}")
     if state_size is None:
         raise TypeError("a plain callable needs state_size= (the length of the state vector)")
-    return model, int(state_size), None, torch.device(device or "cpu"), None
+    check_setting("state_size", state_size, 1, integer=True, hint=" (the length of the state vector)")
+    return model, int(state_size), None, device if device is not None else torch.device("cpu"), None
 
 
 def _input_conditions(inputs, n_in, dtype, device):
@@ -340,6 +399,11 @@ def _input_conditions(inputs, n_in, dtype, device):
             return None, None
         return torch.zeros(n_in, dtype=dtype, device=device), None
     u = torch.as_tensor(np.asarray(inputs, dtype=np.float64), dtype=dtype, device=device)
+    if n_in == 0 and u.ndim in (1, 2) and u.shape[-1] == 0:
+        return None, None  # an empty input for a model without inputs
+    if n_in == 0:
+        raise ValueError(f"the model takes no inputs but inputs of shape {tuple(u.shape)} were given; "
+                         "drop inputs=")
     if u.ndim not in (1, 2) or (n_in is not None and u.shape[-1] != n_in) or u.shape[-1] == 0:
         want = "(input,)" if n_in is None else f"({n_in},)"
         raise ValueError(f"inputs must be one constant input vector of shape {want} or one per initial "
@@ -421,9 +485,10 @@ def _single_map(shell, batch_u, n_cond, n_state):
     return ClosedFormMap(F32, lambda h: step_vjp(h, u))  # u (1, input) broadcasts over the rows
 
 
-def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dict[str, np.ndarray]:
-    """One order's points: finite inliers, unique (up to cyclic shifts), Newton-polished where
-    converged, of minimal period k (converged only for k > 1)."""
+def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q, n_cond=0) -> dict[str, np.ndarray]:
+    """One order's points: finite inliers, unique (up to cyclic shifts; with ``n_cond``, only among
+    rows of exactly the same input columns), Newton-polished where converged, of minimal period k
+    (converged only for k > 1)."""
     states = found.states.cpu().numpy()
     q = found.q.cpu().numpy()
     converged = found.converged.cpu().numpy()
@@ -437,8 +502,8 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dic
         idx = idx[has_minimal_period(orbits, tol_unique)]
         orbits = _orbits(F, found.states[idx], k)
     rank = np.lexsort((q[idx], ~converged[idx]))  # converged first, then by q
-    chosen = unique_points(states[idx], rank, tol_unique) if k == 1 \
-        else unique_cycles(orbits[:, :k], rank, tol_unique)
+    chosen = unique_points(states[idx], rank, tol_unique, n_cond) if k == 1 \
+        else unique_cycles(orbits[:, :k], rank, tol_unique, n_cond)
     sel = idx[chosen]
     x = found.states[sel]
     conv = converged[sel]
@@ -448,12 +513,13 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dic
         x = x.clone()
         x[rows] = newton_polish(power_map(F, k), x[rows], jacobian=jac_k, until_q=round_off_q(x[rows], eps))
     if k == 1 and conv.sum() > 1:
-        x, sel = _merge_marginal(F, x, sel, conv, tol_q, jac_k)
+        x, sel = _merge_marginal(F, x, sel, conv, tol_q, jac_k, n_cond)
     q_sel = None
     if k == 1 and x.shape[0] > 1:  # polishing can bring points found apart within tol_unique
         with torch.no_grad():
             q_now = speed(F, x).cpu().numpy()
-        again = np.sort(unique_points(x.cpu().numpy(), np.lexsort((q_now, ~converged[sel])), tol_unique))
+        rank = np.lexsort((q_now, ~converged[sel]))
+        again = np.sort(unique_points(x.cpu().numpy(), rank, tol_unique, n_cond))
         x, sel, q_sel = x[torch.as_tensor(again, device=x.device)], sel[again], q_now[again]
     orbits = x.cpu().numpy()[:, None] if k == 1 else _orbits(F, x, k)
     if q_sel is None:
@@ -466,8 +532,10 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q) -> dic
             "iterations": found.iterations.cpu().numpy()[sel][order], "status": status, "order": k}
 
 
-def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q: float, jacobian=None):
-    """Converged points bracketing one marginal fixed point merged (see :func:`merge_bracketing`)."""
+def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q: float, jacobian=None,
+                    n_cond: int = 0):
+    """Converged points bracketing one marginal fixed point merged (see :func:`merge_bracketing`;
+    with ``n_cond``, only points under exactly the same input)."""
     def qfun(states: np.ndarray) -> np.ndarray:
         h = torch.as_tensor(states, dtype=x.dtype, device=x.device)
         with torch.no_grad():
@@ -481,7 +549,7 @@ def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q
     # residuals off the null directions of J - I removed first: only those along them tell points apart
     polished = pinv_polish(F, x[torch.as_tensor(rows, device=x.device)], jacobian=jacobian).cpu().numpy()
     floor = round_off_q(polished, eps)
-    keep, states = merge_bracketing(polished, qfun(polished), qfun, tol_q, floor)
+    keep, states = merge_bracketing(polished, qfun(polished), qfun, tol_q, floor, n_cond=n_cond)
     if len(keep) == len(rows):
         return x, sel
     pts[rows[keep]] = states

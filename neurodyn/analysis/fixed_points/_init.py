@@ -24,10 +24,14 @@ def as_state_array(initial_states: Any, state_size: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        On a wrong shape, an empty array, or NaN/Inf entries.
+        On a wrong shape, an empty array, complex or non-numeric values, or NaN/Inf entries.
     """
     arr = initial_states.detach().cpu().numpy() if isinstance(initial_states, torch.Tensor) \
         else np.asarray(initial_states)
+    if arr.dtype.kind not in "biuf":
+        what = "complex" if arr.dtype.kind == "c" else f"{arr.dtype}"
+        raise ValueError(f"initial_states must be real numbers, got {what} values; pass the real states "
+                         "(e.g. states.real if the imaginary part is zero)")
     if arr.ndim not in (2, 3) or arr.shape[-1] != state_size:
         raise ValueError(
             f"initial_states must have shape (n, {state_size}) or (trial, time, {state_size}), "

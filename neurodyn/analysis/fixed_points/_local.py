@@ -7,13 +7,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurodyn._budget import MAX_MEMORY
+from neurodyn._budget import MAX_MEMORY, check_memory
+from neurodyn._checks import check_finite
 from neurodyn.analysis.fixed_points._stability import certify_stable, classify, eigenvalues
 from neurodyn.analysis.jacobians import jacobians
 
 #: memory per chunk with ``labels_only``: Jacobians the squarings read while they are still in the
 #: cache, in blocks the allocator reuses (no fresh pages per chunk)
 LABELS_CHUNK_BYTES = 32 << 20
+#: bytes of outputs and scratch per point: radius, bound, n_unstable (8 each), flags, a label (object
+#: pointer and its string) and the dataset's copies
+_BYTES_PER_POINT = 96
 
 
 def compute_stability(
@@ -75,8 +79,9 @@ def compute_stability(
     Raises
     ------
     ValueError
-        On states that are not (point, state) float32/float64, a non-finite state, a negative
-        ``marginal_tol``, or what :func:`neurodyn.analysis.jacobians` rejects.
+        On states that are not (point, state) float32/float64, a non-finite state or input, a negative
+        ``marginal_tol``, more points than the memory available holds their results for (the
+        message gives the estimate), or what :func:`neurodyn.analysis.jacobians` rejects.
 
     Examples
     --------
@@ -105,6 +110,10 @@ def compute_stability(
     if h.ndim != 2 or h.dtype not in (torch.float32, torch.float64):
         raise ValueError(f"states must be a float32 or float64 array of shape (point, state), got "
                          f"{h.dtype} of shape {tuple(h.shape)}; reshape them with .reshape(-1, state)")
+    # the per-point outputs (radius, bound, n_unstable, flags, labels) are estimated before anything
+    # is allocated; the Jacobians come in chunks bounded by max_memory
+    check_memory("compute_stability", float(h.shape[0]) * _BYTES_PER_POINT, f"{h.shape[0]} points",
+                 "pass fewer states or call it in chunks")
     if not bool(torch.isfinite(h).all()):
         raise ValueError("states contain NaN or Inf; drop those rows before computing stability")
     if not marginal_tol >= 0:
@@ -113,6 +122,7 @@ def compute_stability(
     if inputs is not None:
         u = torch.as_tensor(inputs.detach() if isinstance(inputs, torch.Tensor) else inputs)
         u = u.to(dtype=h.dtype, device=h.device)
+        check_finite(u, "inputs", "pass finite inputs")
     n_points, n_state = h.shape
     memory = min(max_memory, LABELS_CHUNK_BYTES) if labels_only else max_memory
     chunk = max(1, int(memory // max(1, 2 * h.element_size() * n_state * n_state)))
@@ -125,7 +135,7 @@ def compute_stability(
         rows = slice(start, start + chunk)
         u_rows = None if u is None or u.ndim == 1 else u[rows]
         jac = jacobians(model, h[rows], u if u_rows is None else u_rows)
-        at = np.arange(n_points)[rows]
+        at = np.arange(start, min(start + chunk, n_points))
         if labels_only:
             ok, upper = certify_stable(jac, marginal_tol)
             ok = ok.cpu().numpy()

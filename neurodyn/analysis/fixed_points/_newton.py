@@ -153,6 +153,7 @@ def minimise_newton(
     gradient_steps: int | None = None,
     single_map: BatchedMap | None = None,
     join_slow: bool = True,
+    n_cond: int = 0,
 ) -> SearchState:
     """Per-candidate damped Newton on ``r(x) = G(x) − x``, falling back to Levenberg–Marquardt.
 
@@ -280,7 +281,8 @@ def minimise_newton(
                                          max_iters=max_iters, lr_init=lr_init, jacobian=jacobian,
                                          tol_unique=tol_unique, damped_start=damped[idx],
                                          settle=settle if settle_in_chunk else None,
-                                         slow=slow if tol_unique is not None and join_slow else None)
+                                         slow=slow if tol_unique is not None and join_slow else None,
+                                         n_cond=n_cond)
         bar.update(remaining - pending.numel())
         remaining, size = pending.numel(), chunk
     bar.close()
@@ -388,7 +390,7 @@ def _retire_by_chord(G, out, idx, xa, na, found_x, inverses, tol_q, n_steps):
 
 
 def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr_init, jacobian,
-                  tol_unique, damped_start, settle=None, slow=None):
+                  tol_unique, damped_start, settle=None, slow=None, n_cond=0):
     """Run one chunk of candidates ``idx`` to completion, writing into ``out``; return the
     converged points known afterwards (for retiring duplicates). Candidates marked in
     ``damped_start`` (a mask over ``idx``) start with Levenberg–Marquardt steps, the others with
@@ -412,7 +414,7 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
     moved = torch.zeros_like(lm)  # rows whose Newton step was accepted in the last iteration
     for it in range(max_iters):
         if tol_unique is not None and found_x.shape[0] and idx.numel():
-            keep = _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique)
+            keep = _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique, n_cond)
             if settle is not None and bool(moved.any()):  # chord checks of rows that just moved
                 rows = moved if keep is None else moved & keep
                 settled = settle(idx[rows], xa[rows], na[rows], found_x) if bool(rows.any()) else None
@@ -473,7 +475,7 @@ def _newton_chunk(G, out, idx, found_x, found_q, *, tol_q, tol_dq, max_iters, lr
         converged_now = qa < tol_q
         if tol_unique is not None and bool(converged_now.any()):
             found_x, found_q = _add_new_points(found_x, found_q, xa[converged_now], qa[converged_now],
-                                               tol_unique)
+                                               tol_unique, n_cond)
         lr_eff = torch.where(lm, lr, torch.ones_like(lr))
         keep = retire(out, idx, xa, qa, na, done_dq, lr_eff, tol_q=tol_q, lr_min=LR_FLOOR * lr_init)
         if keep is not None:
@@ -550,23 +552,35 @@ def _lm_direction(M: torch.Tensor, r: torch.Tensor, lr: torch.Tensor) -> torch.T
     return damped_directions(M, r, 1.0 / lr)
 
 
-def _add_new_points(found_x, found_q, new_x, new_q, tol_unique):
+def _add_new_points(found_x, found_q, new_x, new_q, tol_unique, n_cond=0):
     """The known converged points with those of ``new_x`` that are not within ``tol_unique`` of one
     already known nor of another new one, so that the duplicate test stays ``active × distinct
-    points``, not × candidates."""
+    points``, not × candidates (with ``n_cond``, points under other inputs are never duplicates)."""
     if found_x.shape[0]:
-        fresh = torch.cdist(new_x, found_x, p=float("inf")).min(dim=1).values >= tol_unique
+        fresh = _distances(new_x, found_x, n_cond).min(dim=1).values >= tol_unique
         new_x, new_q = new_x[fresh], new_q[fresh]
     if new_x.shape[0] > 1:  # candidates converging at once to one point
-        keep = unique_points(new_x.cpu().numpy(), new_q.cpu().numpy(), tol_unique)
+        keep = unique_points(new_x.cpu().numpy(), new_q.cpu().numpy(), tol_unique, n_cond)
         keep = torch.as_tensor(keep, device=new_x.device)
         new_x, new_q = new_x[keep], new_q[keep]
     return torch.cat([found_x, new_x]), torch.cat([found_q, new_q])
 
 
-def _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique):
-    """Retire active rows within ``tol_unique`` (max-abs) of a converged point; mask of rows to keep."""
-    nearest = torch.cdist(xa, found_x, p=float("inf")).min(dim=1)
+def _distances(a: torch.Tensor, b: torch.Tensor, n_cond: int = 0) -> torch.Tensor:
+    """Max-abs distances (row of a, row of b); with ``n_cond`` > 0 over the state columns only, and
+    ``inf`` between rows whose last ``n_cond`` columns (their inputs) differ (see
+    :func:`~neurodyn.analysis.fixed_points._unique.distance`)."""
+    if not n_cond:
+        return torch.cdist(a, b, p=float("inf"))
+    dist = torch.cdist(a[:, :-n_cond], b[:, :-n_cond], p=float("inf"))
+    same = torch.cdist(a[:, -n_cond:], b[:, -n_cond:], p=float("inf")) == 0
+    return torch.where(same, dist, torch.full_like(dist, float("inf")))
+
+
+def _retire_duplicates(out, idx, xa, na, found_x, found_q, tol_unique, n_cond=0):
+    """Retire active rows within ``tol_unique`` (max-abs) of a converged point (under the same input
+    with ``n_cond``); mask of rows to keep."""
+    nearest = _distances(xa, found_x, n_cond).min(dim=1)
     dup = nearest.values < tol_unique
     if not bool(dup.any()):
         return None

@@ -13,11 +13,12 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from neurodyn._result import Result, decode_attrs, encode_attrs, read_result
+from neurodyn._result import Result, check_format, decode_attrs, encode_attrs, read_result
 
 __all__ = ["FixedPointResult", "PointResult", "load_fixed_points"]
 
@@ -88,10 +89,21 @@ class PointResult(Result):
     def n_points(self) -> int:
         return int(self.states.shape[0])
 
-    def select(self, mask: np.ndarray):
-        """The rows where boolean ``mask`` (fixed_point,) is True (same type)."""
-        mask = np.asarray(mask, dtype=bool)
-        rows = {f.name: getattr(self, f.name)[mask] for f in dataclasses.fields(self)
+    def select(self, rows: Any):
+        """Some rows, as the same type: a boolean mask of length ``n_points`` or integer row indices
+        (in bounds, negative counting from the end as in NumPy; repeats and order kept).
+
+        Rows are selected one by one: a period-k cycle keeps only the rows selected (its other
+        points are not added), each row with its own ``cycle_id`` and ``cycle_step``.
+
+        Raises
+        ------
+        ValueError
+            If ``rows`` is a boolean mask of another length, an index is out of bounds, or it is
+            neither booleans nor integers.
+        """
+        index = _row_index(rows, self.n_points)
+        rows = {f.name: getattr(self, f.name)[index] for f in dataclasses.fields(self)
                 if isinstance(getattr(self, f.name), np.ndarray)}
         return dataclasses.replace(self, attrs=dict(self.attrs), **rows)
 
@@ -132,6 +144,11 @@ class PointResult(Result):
     def fields_from(cls, ds) -> dict[str, Any]:
         """Constructor arguments of the shared fields read from a dataset (``iterations`` -1 and
         ``status`` derived when the file lacks them)."""
+        if "format" in ds.attrs:  # the loader's checks: a format this type reads, not a newer version
+            check_format(ds, cls)
+        if "unit" in ds.sizes and "eigenvalue" in ds.sizes and ds.sizes["eigenvalue"] != ds.sizes["unit"]:
+            raise ValueError(f"{ds.sizes['eigenvalue']} eigenvalues per point for {ds.sizes['unit']} units; "
+                             "every point has one eigenvalue per unit: the file is damaged or was edited")
         n = ds.sizes.get("fixed_point", 0)
         out: dict[str, Any] = {
             "states": ds["state"].values.astype(np.float64),
@@ -151,7 +168,8 @@ class PointResult(Result):
         Raises
         ------
         ValueError
-            If a required variable is missing.
+            If a required variable is missing, the format or version is not one this type reads,
+            or the ``eigenvalue`` and ``unit`` dims differ in size.
         """
         missing = [name for name in cls.REQUIRED if name not in ds]
         if missing:
@@ -211,6 +229,20 @@ class FixedPointResult(PointResult):
     #: the exact PLRNN cycle search writes the same names (read as fixed points, its own fields dropped)
     READS: ClassVar[tuple[str, ...]] = ("neurodyn.fixed_points", "neurodyn.cycles")
 
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the result as a netCDF-4 file (engine h5netcdf) with its format name and version.
+
+        The file is written to a temporary name beside ``path`` and moved into place, so an
+        existing file is replaced only by a complete one, and only with ``overwrite=True`` (as
+        :func:`neurodyn.io.save_checkpoint` and the command line). Returns ``path``.
+
+        Raises
+        ------
+        FileExistsError
+            If ``path`` exists and ``overwrite`` is False.
+        """
+        return super().save(path, overwrite=overwrite)
+
     def variables(self) -> dict[str, tuple]:
         """The shared variables, and ``point_input`` (fixed_point, input) where the inputs are known."""
         data = super().variables()
@@ -225,7 +257,9 @@ class FixedPointResult(PointResult):
         Raises
         ------
         ValueError
-            If a required variable is missing or ``point_input`` has other dims.
+            If a required variable is missing, ``point_input`` has other dims, the dataset's
+            ``format`` is not one this type reads (``READS``) or its ``format_version`` is newer
+            than this neurodyn reads, or the ``eigenvalue`` and ``unit`` dims differ in size.
         """
         missing = [name for name in cls.REQUIRED if name not in ds]
         if missing:
@@ -274,6 +308,26 @@ class FixedPointResult(PointResult):
         tol = self.attrs.get("tol_q", float("nan"))
         lines.append(f"(converged: q < tol_q = {tol:.1e}; method {self.attrs.get('method', '?')})")
         return "\n".join(lines)
+
+
+def _row_index(rows: Any, n: int) -> np.ndarray:
+    """``rows`` as a boolean mask (n,) or integer indices into n rows; a one-line ``ValueError`` else."""
+    index = np.asarray(rows)
+    if index.dtype == bool:
+        if index.shape != (n,):
+            raise ValueError(f"a boolean mask must have shape ({n},) (one entry per point), got "
+                             f"{index.shape}; or pass integer row indices")
+        return index
+    if index.size == 0 and index.ndim == 1:
+        return index.astype(np.int64)  # an empty list selects nothing
+    if index.dtype.kind not in "iu" or index.ndim != 1:
+        raise ValueError(f"select takes a boolean mask of shape ({n},) or a 1-d array of integer row "
+                         f"indices, got {index.dtype} values of shape {index.shape}")
+    bad = (index < -n) | (index >= n)
+    if bad.any():
+        raise ValueError(f"row index {int(index[bad][0])} is out of bounds for {n} points "
+                         f"(valid: {-n}..{n - 1})")
+    return index.astype(np.int64)
 
 
 def _check_columns(ds) -> None:

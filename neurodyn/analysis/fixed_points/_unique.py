@@ -27,28 +27,42 @@ def distance_inliers(points: np.ndarray, initial_states: np.ndarray, scale: floa
     return finite & (dist < scale)
 
 
-def unique_points(points: np.ndarray, rank: np.ndarray, tol: float) -> np.ndarray:
+def unique_points(points: np.ndarray, rank: np.ndarray, tol: float, n_cond: int = 0) -> np.ndarray:
     """Indices of representatives of points that differ by at least ``tol`` along some unit.
 
     Two points are duplicates when ``max_i |a_i - b_i| < tol`` (FixedPointFinder's ``tol_unique``
-    rule). Points are visited in increasing ``rank`` (e.g. q, non-converged last) and a point is
+    rule); with ``n_cond`` > 0 the last ``n_cond`` columns are the input each point was found under,
+    and points are duplicates only when those are exactly equal (and their states within ``tol``).
+    Points are visited in increasing ``rank`` (e.g. q, non-converged last) and a point is
     kept unless it duplicates an already kept one, so the best of each group represents it.
     Each kept point removes its later duplicates in one vectorised test, so the cost is
     ``kept × point`` distance rows rather than a Python step per point.
     """
-    return _greedy_unique(points[:, None, :], points, rank, tol)
+    return _greedy_unique(points[:, None, :], points, rank, tol, n_cond)
 
 
-def unique_cycles(orbits: np.ndarray, rank: np.ndarray, tol: float) -> np.ndarray:
+def unique_cycles(orbits: np.ndarray, rank: np.ndarray, tol: float, n_cond: int = 0) -> np.ndarray:
     """Indices of distinct cycles among orbits (cycle, k, state), cyclic shifts being the same.
 
     A candidate duplicates a kept cycle when its first point lies within ``tol`` (max-abs) of
-    any point of that cycle's orbit.
+    any point of that cycle's orbit (and, with ``n_cond``, has exactly its input columns).
     """
-    return _greedy_unique(orbits, orbits[:, 0], rank, tol)
+    return _greedy_unique(orbits, orbits[:, 0], rank, tol, n_cond)
 
 
-def _greedy_unique(kept_as: np.ndarray, probes: np.ndarray, rank: np.ndarray, tol: float) -> np.ndarray:
+def distance(diff: np.ndarray, n_cond: int = 0) -> np.ndarray:
+    """Max-abs distance over the last axis of differences ``diff`` (..., state [+ input]); with
+    ``n_cond`` > 0 over the state columns only, and ``inf`` where the last ``n_cond`` columns (the
+    inputs) differ at all: points under different inputs are never duplicates."""
+    diff = np.abs(diff)
+    if not n_cond:
+        return diff.max(axis=-1)
+    return np.where((diff[..., -n_cond:] == 0).all(axis=-1), diff[..., :-n_cond].max(axis=-1, initial=0.0),
+                    np.inf)
+
+
+def _greedy_unique(kept_as: np.ndarray, probes: np.ndarray, rank: np.ndarray, tol: float,
+                   n_cond: int = 0) -> np.ndarray:
     """Greedy representatives in increasing ``rank``: candidate ``i`` (its points ``kept_as[i]``,
     shape (k, state), and its probe ``probes[i]``, (state,)) is kept unless its probe lies within
     ``tol`` (max-abs) of a point of a kept candidate. The first unresolved candidate in rank order
@@ -66,7 +80,7 @@ def _greedy_unique(kept_as: np.ndarray, probes: np.ndarray, rank: np.ndarray, to
         kept.append(int(i))
         alive[pos] = False
         later = pos + 1 + np.flatnonzero(alive[pos + 1:])
-        dist = np.abs(probes[order[later]][:, None, :] - kept_as[i][None]).max(axis=-1).min(axis=-1)
+        dist = distance(probes[order[later]][:, None, :] - kept_as[i][None], n_cond).min(axis=-1)
         alive[later[dist < tol]] = False
     return np.asarray(kept, dtype=np.int64)
 
@@ -87,7 +101,7 @@ def has_minimal_period(orbits: np.ndarray, tol: float) -> np.ndarray:
 
 
 def merge_bracketing(points: np.ndarray, q: np.ndarray, qfun, tol_q: float, floor: float,
-                     n_samples: int = 9) -> tuple[np.ndarray, np.ndarray]:
+                     n_samples: int = 9, n_cond: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Merge converged points that approach one marginal fixed point from different sides.
 
     At a marginal fixed point (``J − I`` singular) the residual ``q`` falls only algebraically and
@@ -108,6 +122,9 @@ def merge_bracketing(points: np.ndarray, q: np.ndarray, qfun, tol_q: float, floo
     qfun : callable
         ``qfun(states (n, state)) -> q (n,)``.
     tol_q, floor : float
+    n_cond : int
+        The last ``n_cond`` columns are the input each point was found under: only points with
+        exactly equal inputs are merged.
 
     Returns
     -------
@@ -121,7 +138,7 @@ def merge_bracketing(points: np.ndarray, q: np.ndarray, qfun, tol_q: float, floo
     inner = np.linspace(0.0, 1.0, n_samples)[1:-1, None]
 
     def brackets(i: int, j: int) -> bool:
-        if min(q[i], q[j]) <= floor:
+        if min(q[i], q[j]) <= floor or (n_cond and np.any(points[i, -n_cond:] != points[j, -n_cond:])):
             return False
         qs = qfun(points[i] + inner * (points[j] - points[i]))
         return bool(np.all(qs <= tol_q) and qs.min() < 0.5 * min(q[i], q[j]))

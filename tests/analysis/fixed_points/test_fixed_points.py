@@ -202,8 +202,8 @@ def test_newton_chunks_and_retired_duplicates_give_the_same_points(monkeypatch):
     calls = []
     real = newton._retire_duplicates
 
-    def spy(out, idx, xa, na, found_x, found_q, tol_unique):
-        keep = real(out, idx, xa, na, found_x, found_q, tol_unique)
+    def spy(out, idx, xa, na, found_x, found_q, tol_unique, n_cond=0):
+        keep = real(out, idx, xa, na, found_x, found_q, tol_unique, n_cond)
         calls.append(0 if keep is None else int((~keep).sum()))
         return keep
 
@@ -310,3 +310,94 @@ def test_per_candidate_inputs_bad_shapes_are_one_line_errors():
         find_fixed_points(model, initial_states=np.zeros((3, 1)), inputs=np.zeros((3, 1)), n_inits=2)
     with pytest.raises(ValueError, match=r"one per initial state, \(n, 1\)"):
         find_fixed_points(model, initial_states=np.zeros((3, 1)), inputs=np.zeros((3, 2)))
+
+
+@pytest.mark.parametrize("setting, value, expected", [
+    ("marginal_tol", float("nan"), "marginal_tol must be a finite number >= 0, got nan"),
+    ("noise_scale", float("nan"), "noise_scale must be a finite number >= 0, got nan"),
+    ("max_memory", float("nan"), "max_memory must be a finite number > 0, got nan"),
+    ("tol_unique", float("inf"), "tol_unique must be a finite number > 0, got inf"),
+    ("n_inits", 2.5, "n_inits must be an integer >= 1, got 2.5"),
+    ("n_inits", True, "n_inits must be an integer >= 1, got True"),
+    ("max_order", 1.5, "max_order must be an integer >= 1, got 1.5"),
+    ("outlier_distance_scale", float("nan"), "outlier_distance_scale must be a finite number > 0"),
+])
+def test_nan_and_non_integer_settings_are_one_line_errors(setting, value, expected):
+    with pytest.raises(ValueError, match=expected.replace("(", r"\(")) as err:
+        find_fixed_points(_tanh_unit(), initial_states=[[1.0], [-1.0]], **{setting: value})
+    assert "\n" not in str(err.value)
+
+
+def test_infinite_outlier_scale_and_integer_floats_are_accepted():
+    res = find_fixed_points(_tanh_unit(), initial_states=[[1.0], [-1.0]], outlier_distance_scale=float("inf"),
+                            n_inits=np.int64(2), max_order=1.0)
+    assert res.n_points == 2
+
+
+def test_per_candidate_inputs_closer_than_tol_unique_are_never_merged():
+    """Two groups of rows whose inputs differ by 1e-6 (< tol_unique): each keeps its own points,
+    those of a search under its constant input."""
+    model = LeakyRNN(2, 8, 1, seed=0, gain=1.5)
+    X = np.random.default_rng(0).normal(size=(40, 8))
+    u = np.array([0.2, -0.1])
+    U = np.tile(u, (40, 1))
+    U[20:] += 1e-6
+    res = find_fixed_points(model, initial_states=X, inputs=U)
+    groups = [(U[0], X[:20]), (U[20], X[20:])]
+    singles = [find_fixed_points(model, initial_states=x, inputs=v) for v, x in groups]
+    assert [s.n_points for s in singles] == [3, 3]
+    assert res.n_points == 6
+    for (v, _), one in zip(groups, singles):
+        mine = res.states[(res.inputs == v).all(axis=1)]
+        assert mine.shape == one.states.shape
+        np.testing.assert_allclose(mine[np.lexsort(mine.T)], one.states[np.lexsort(one.states.T)], atol=1e-8)
+
+
+def test_empty_input_of_a_model_without_inputs():
+    model = LeakyRNN(0, 8, 1, seed=0)
+    X = np.random.default_rng(0).normal(size=(8, 8))
+    res = find_fixed_points(model, initial_states=X, inputs=np.zeros(0))
+    assert res.n_points == find_fixed_points(model, initial_states=X).n_points
+    with pytest.raises(ValueError, match="the model takes no inputs.*drop inputs="):
+        find_fixed_points(model, initial_states=X, inputs=[0.5])
+
+
+@pytest.mark.parametrize("kwargs, error, expected", [
+    (dict(state_size=0), ValueError, "state_size must be an integer >= 1, got 0"),
+    (dict(state_size=-2), ValueError, "state_size must be an integer >= 1, got -2"),
+    (dict(state_size=3), ValueError, r"F must return a tensor of shape \(batch, state_size\) = \(2, 3\)"),
+    (dict(state_size=2, dtype=torch.float16), ValueError, "dtype must be torch.float32 or torch.float64"),
+    (dict(state_size=2, task=5), TypeError, "task must be a neurodyn Task"),
+    (dict(state_size=2, device="nodevice"), ValueError, "is not a torch device"),
+])
+def test_bad_model_settings_are_one_line_errors(kwargs, error, expected):
+    with pytest.raises(error, match=expected) as err:
+        find_fixed_points(lambda h, u: 0.5 * h[:, :2], initial_states=np.zeros((4, kwargs["state_size"]))
+                          if kwargs["state_size"] > 0 else None, **kwargs)
+    assert "\n" not in str(err.value)
+
+
+def test_non_tensor_callable_and_dtype_spellings():
+    with pytest.raises(ValueError, match="F must return a tensor.*got ndarray"):
+        find_fixed_points(lambda h, u: np.zeros((2, 2)), state_size=2, initial_states=np.zeros((4, 2)))
+    for dtype in ("float32", np.float32, np.dtype("float32")):
+        res = find_fixed_points(lambda h, u: 0.5 * h + 1.0, state_size=2, initial_states=np.zeros((4, 2)),
+                                dtype=dtype)
+        assert res.attrs["dtype"] == "float32"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+def test_cuda_device_without_cuda_is_a_one_line_error():
+    with pytest.raises(ValueError, match="CUDA is not available here; use device='cpu'"):
+        find_fixed_points(LeakyRNN(2, 4, 1, seed=0), n_inits=4, device="cuda")
+
+
+def test_too_many_free_rollouts_are_refused_before_allocating():
+    with pytest.raises(ValueError, match=r"find_fixed_points needs about \S+ GiB .*lower n_inits"):
+        find_fixed_points(LeakyRNN(2, 8, 1, seed=0), n_inits=10**12)
+
+
+def test_complex_initial_states_are_a_one_line_error():
+    X = np.random.default_rng(0).normal(size=(8, 8))
+    with pytest.raises(ValueError, match="initial_states must be real numbers, got complex values"):
+        find_fixed_points(LeakyRNN(2, 8, 1, seed=0), initial_states=X + 5j)

@@ -139,3 +139,56 @@ def test_empty_result_round_trips(tmp_path):
     res.save(tmp_path / "e.nc")
     assert load_fixed_points(tmp_path / "e.nc").n_points == 0
     assert "fixed points (converged)" in res.summary()
+
+
+def _leaky_points():
+    X = np.random.default_rng(0).normal(size=(16, 8))
+    return find_fixed_points(LeakyRNN(2, 8, 1, seed=0), initial_states=X, inputs=np.array([0.3, -0.2]))
+
+
+def test_select_takes_integer_rows_or_a_boolean_mask():
+    res = _leaky_points()
+    assert res.n_points >= 3
+    picked = res.select(np.array([2, 0, 1]))
+    assert picked.n_points == 3
+    np.testing.assert_array_equal(picked.states, res.states[[2, 0, 1]])
+    np.testing.assert_array_equal(res.select([0, 0, 0]).states, res.states[[0, 0, 0]])
+    np.testing.assert_array_equal(res.select([-1]).states, res.states[-1:])
+    mask = np.zeros(res.n_points, dtype=bool)
+    mask[1] = True
+    np.testing.assert_array_equal(res.select(mask).states, res.states[1:2])
+    assert res.select([]).n_points == 0
+    with pytest.raises(ValueError, match="out of bounds"):
+        res.select([99])
+    with pytest.raises(ValueError, match="boolean mask must have shape"):
+        res.select(np.ones(res.n_points + 1, dtype=bool))
+    with pytest.raises(ValueError, match="integer row"):
+        res.select([0.5])
+
+
+def test_save_refuses_an_existing_file_unless_overwrite(tmp_path):
+    res = find_fixed_points(BistableTanh(2.0), state_size=1, initial_states=np.linspace(-2, 2, 8)[:, None])
+    path = res.save(tmp_path / "fp.nc")
+    before = path.read_bytes()
+    with pytest.raises(FileExistsError, match="overwrite=True") as err:
+        res.select([0]).save(path)
+    assert "\n" not in str(err.value) and path.read_bytes() == before
+    res.select([0]).save(path, overwrite=True)
+    assert load_fixed_points(path).n_points == 1
+
+
+def test_from_xarray_checks_format_version_and_eigenvalue_dims(tmp_path):
+    res = _leaky_points()
+    ds = res.to_xarray()
+    for attrs, expected in (({"format_version": 99}, "version 99, newer than this neurodyn reads"),
+                            ({"format": "neurodyn.lyapunov"}, "is a neurodyn.lyapunov file")):
+        with pytest.raises(ValueError, match=expected) as err:
+            FixedPointResult.from_xarray(ds.assign_attrs(attrs))
+        assert "\n" not in str(err.value)
+    cut = ds.isel(eigenvalue=slice(0, 3))
+    with pytest.raises(ValueError, match="3 eigenvalues per point for 8 units"):
+        FixedPointResult.from_xarray(cut)
+    cut.to_netcdf(tmp_path / "cut.nc", engine="h5netcdf")
+    with pytest.raises(ValueError, match="3 eigenvalues per point for 8 units"):
+        load_fixed_points(tmp_path / "cut.nc")
+    assert FixedPointResult.from_xarray(ds).n_points == res.n_points

@@ -81,3 +81,19 @@ def test_same_labels_and_radii_on_one_and_two_threads():
         torch.set_num_threads(before)
     assert np.array_equal(one.spectral_radius.values, two.spectral_radius.values)
     assert one.stability.values.tolist() == two.stability.values.tolist()
+
+
+@pytest.mark.parametrize("labels_only", [False, True])
+def test_nan_inputs_are_one_line_errors(labels_only):
+    model = LeakyRNN(2, 8, 1, seed=0)
+    X = np.random.default_rng(0).normal(size=(4, 8))
+    with pytest.raises(ValueError, match="inputs contains NaN or Inf") as err:
+        compute_stability(model, X, np.array([np.nan, 0.0]), labels_only=labels_only)
+    assert "\n" not in str(err.value)
+
+
+def test_too_many_states_are_refused_before_allocating():
+    model = LeakyRNN(2, 8, 1, seed=0)
+    huge = torch.zeros(1, 8, dtype=torch.float64).expand(10**10, 8)
+    with pytest.raises(ValueError, match=r"compute_stability needs about \S+ GiB .*call it in chunks"):
+        compute_stability(model, huge)

@@ -27,3 +27,10 @@ def test_same_representatives_as_point_by_point_greedy(seed):
         assert unique_cycles(orbits, rank, 0.3).tolist() == greedy_reference(orbits, rank, 0.3)
         points = orbits[:, 0]
         assert unique_points(points, rank, 0.3).tolist() == greedy_reference(points[:, None], rank, 0.3)
+
+
+def test_unique_points_keep_points_under_other_inputs_apart():
+
+    points = np.array([[0.0, 0.5], [1e-5, 0.5], [0.0, 0.5 + 1e-9]])  # state, input
+    assert sorted(unique_points(points, np.arange(3), 1e-3).tolist()) == [0]
+    assert sorted(unique_points(points, np.arange(3), 1e-3, n_cond=1).tolist()) == [0, 2]
