@@ -284,6 +284,22 @@ def build_networks(n_networks: int, n_trials: int, blocks: Iterable[tuple[int, n
 _TRIAL_STATE_BYTES = 1024
 
 
+def check_task(task: Any, fix: str = "") -> None:
+    """Raise a one-line ``TypeError`` unless ``task`` is a :class:`Task`; ``fix`` ends the message.
+
+    Examples
+    --------
+    >>> check_task("flipflop")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: task must be a neurodyn Task, e.g. FlipFlop(...), got str (...make_task('flipflop'))
+    """
+    if not isinstance(task, Task):
+        hint = f" (make one with neurodyn.tasks.make_task({task!r}))" if isinstance(task, str) else ""
+        raise TypeError(f"task must be a neurodyn Task, e.g. FlipFlop(...), got {type(task).__name__}{hint}"
+                        + (f"; {fix}" if fix else ""))
+
+
 def _trial_range(n_trials: Any, first_trial: Any) -> tuple[int, int]:
     """``n_trials`` and ``first_trial`` as Python ints, checked: a one-line ``TypeError`` unless both are
     integers, a ``ValueError`` unless ``n_trials >= 1`` and ``first_trial >= 0``."""

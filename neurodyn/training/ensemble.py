@@ -25,7 +25,7 @@ from neurodyn.kernels._families import check_shared, family_of, lift
 from neurodyn.kernels.fused import ReadoutForcing, fused_backend, fused_states
 from neurodyn.kernels.reference import draw_noise
 from neurodyn.models._base import RecurrentModel
-from neurodyn.tasks._base import Task, _resolve_seeds
+from neurodyn.tasks._base import Task, _resolve_seeds, check_task
 from neurodyn.training import _engine
 from neurodyn.training import forcing as forcing_mod
 from neurodyn.training import regularizers as regs_mod
@@ -33,7 +33,7 @@ from neurodyn.training._config import TrainConfig, check_setting
 from neurodyn.training._results import EnsembleResult
 from neurodyn.training.ensemble_params import MASKED, effective, readout, stack_raw, unstack
 from neurodyn.training.losses import LOSSES
-from neurodyn.training.train import check_sizes, check_task, evaluate, held_out_batch, loss_key
+from neurodyn.training.train import check_sizes, evaluate, held_out_batch, loss_key
 
 __all__ = ["EnsembleResult", "train_ensemble"]
 

@@ -11,7 +11,7 @@ import torch
 from neurodyn._seed import SeedLike, torch_generator
 from neurodyn.kernels.fused import fused_backend
 from neurodyn.models._base import RecurrentModel, Rollout, eval_mode
-from neurodyn.tasks._base import Task
+from neurodyn.tasks._base import Task, check_task
 from neurodyn.training import _engine
 from neurodyn.training import forcing as forcing_mod
 from neurodyn.training import regularizers as regs_mod
@@ -268,13 +268,6 @@ def training_rollout(model: RecurrentModel, x: torch.Tensor, *, backend: str,
     if backend == "torch":
         return model(x, generator=generator, state_hook=state_hook)
     return fused_rollout(model, x, generator=generator, backend=backend)
-
-
-def check_task(task: Any) -> None:
-    """Raise a one-line ``TypeError`` unless ``task`` is a :class:`~neurodyn.tasks.Task`."""
-    if not isinstance(task, Task):
-        hint = f" (make one with neurodyn.tasks.make_task({task!r}))" if isinstance(task, str) else ""
-        raise TypeError(f"task must be a neurodyn Task, e.g. FlipFlop(...), got {type(task).__name__}{hint}")
 
 
 def check_sizes(model: RecurrentModel, task: Task, *, name: str = "model") -> None:

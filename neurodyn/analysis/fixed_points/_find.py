@@ -216,11 +216,9 @@ def find_fixed_points(
     seed_int = resolve_seed(seed)
     dtype = _search_dtype(dtype)
     if task is not None:
-        from neurodyn.tasks._base import Task
+        from neurodyn.tasks._base import check_task
 
-        if not isinstance(task, Task):
-            raise TypeError(f"task must be a neurodyn Task (e.g. neurodyn.tasks.FlipFlop()), got "
-                            f"{type(task).__name__}; or pass initial_states")
+        check_task(task, "or pass initial_states")
     step, n_state, n_in, device, shell = _one_step_map(model, state_size, dtype, device)
     u_star, u_rows = _input_conditions(inputs, n_in, dtype, device)
     batch_u = None if u_star is None else u_star[None, :]
