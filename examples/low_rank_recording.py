@@ -49,7 +49,7 @@ def main(*, tiny: bool = False, data_dir: str | None = None, rank: int = 2,
     page = run_page("low_rank_recording", tiny=tiny, data=folder.resolve(), rank=rank, seed=seed)
     write_outputs(out_dir, page["results"], {"low_rank_recording.png": page["fig"]},
                   summary_name="results.json")
-    page["law"].save(Path(out_dir) / "maxent.pt")
+    page["law"].save(Path(out_dir) / "maxent.pt", overwrite=True)  # a rerun refreshes the example
     return page["results"]
 
 

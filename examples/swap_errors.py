@@ -29,7 +29,7 @@ def main(tiny: bool = False, out_dir: str = "runs/example_swap_errors", seed: in
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, fit in page["fits"].items():
-        fit.save(out / f"fit_{name}.nc")
+        fit.save(out / f"fit_{name}.nc", overwrite=True)  # a rerun refreshes the example
     summary = {"behaviour": page["swaps"], "settings": page["settings"], "periods_steps": page["periods"],
                "fits": {k: {p: float(getattr(f, p)) for p in PARAMS} for k, f in page["fits"].items()},
                "decodability_r2": page["decoded"]}

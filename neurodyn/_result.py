@@ -116,11 +116,12 @@ class Result:
         """``{"format": FORMAT, "format_version": FORMAT_VERSION}``."""
         return {"format": cls.FORMAT, "format_version": int(cls.FORMAT_VERSION)}
 
-    def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
         """Write the result as a netCDF-4 file (engine h5netcdf) with its format name and version.
 
         The file is written to a temporary name beside ``path`` and moved into place, so an
-        existing file is replaced only by a complete one. Returns ``path``.
+        existing file is replaced only by a complete one, and only with ``overwrite=True`` (as
+        :func:`neurodyn.io.save_checkpoint` and the command line). Returns ``path``.
 
         Raises
         ------
@@ -149,9 +150,9 @@ class TorchResult:
     FORMAT: ClassVar[str] = ""
     FORMAT_VERSION: ClassVar[int] = 1
 
-    def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
-        """Write ``to_dict()`` to ``path`` (``.pt``) atomically; ``FileExistsError`` if it exists and not
-        ``overwrite``. Returns ``path``."""
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write ``to_dict()`` to ``path`` (``.pt``) atomically; ``FileExistsError`` if it exists, unless
+        ``overwrite=True``. Returns ``path``."""
         from neurodyn.io._torch_result import save_torch_result
 
         return save_torch_result(path, self.to_dict(), overwrite=overwrite)

@@ -24,7 +24,7 @@ TORCH_FORMATS: dict[str, str] = {
 }
 
 
-def save_torch_result(path: str | os.PathLike, payload: dict[str, Any], *, overwrite: bool = True) -> Path:
+def save_torch_result(path: str | os.PathLike, payload: dict[str, Any], *, overwrite: bool = False) -> Path:
     """Write ``payload`` (a plain dict with ``format`` and ``version``) with ``torch.save``, atomically.
 
     Raises

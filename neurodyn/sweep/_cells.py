@@ -113,7 +113,7 @@ def run_cell(item_keys: list[str], out: str | Path, analysis: dict[str, Any], ce
                     compute_solution_degeneracy(
                         [cell_features(out, k, name, task) for k in item_keys], task,
                         **degeneracy_options(analysis), weight_kind=analysis["weight_kind"],
-                        names=list(item_keys)).save(folder / f"{name}.nc")
+                        names=list(item_keys)).save(folder / f"{name}.nc", overwrite=True)
         except Exception as err:  # recorded in the cell and the dataset; the sweep goes on
             summary.update(status="failed", error=" ".join(f"{type(err).__name__}: {err}".split()),
                            traceback=traceback.format_exc())

@@ -111,7 +111,7 @@ def store_features(folder: Path, config: dict[str, Any], task, model) -> None:
 
     opts = degeneracy_options(config["analysis"])
     for name, net in (("degeneracy", model), ("baseline", build(config)[1])):
-        degeneracy_features(net, task, **opts).save(folder / FEATURE_FILES[name])
+        degeneracy_features(net, task, **opts).save(folder / FEATURE_FILES[name], overwrite=True)
 
 
 def fixed_point_counts(fps, graph) -> dict[str, int]:

@@ -114,7 +114,7 @@ def run_sweep(
     ds = build_dataset(spec, items, metrics, errors, cells)
     result = SweepResult(ds, n_computed=sum(1 for it in todo if it.key in metrics),
                          n_skipped=len(items) - len(todo), n_failed=len(errors))
-    result.save(out / "sweep.nc")
+    result.save(out / "sweep.nc", overwrite=True)
     return result
 
 

@@ -207,7 +207,25 @@ def test_save_replaces_a_file_only_when_complete(tmp_path, monkeypatch):
 
     monkeypatch.setattr(xr.Dataset, "to_netcdf", broken)
     with pytest.raises(OSError, match="disk full"):
-        res.save(path)
+        res.save(path, overwrite=True)
     assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["c.nc"]
     with pytest.raises(FileExistsError, match="overwrite=True"):
-        res.save(path, overwrite=False)
+        res.save(path)  # every result type refuses an existing file by default
+
+
+def test_every_result_type_refuses_an_existing_file_by_default():
+    import inspect
+
+    import neurodyn.analysis  # noqa: F401  (registers the result types)
+    import neurodyn.training  # noqa: F401
+    from neurodyn._result import FORMATS, Result, TorchResult
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    kinds = [*subclasses(Result), *subclasses(TorchResult)]
+    assert len(kinds) >= 5 and FORMATS
+    defaults = {k.__name__: inspect.signature(k.save).parameters["overwrite"].default for k in kinds}
+    assert set(defaults.values()) == {False}, defaults

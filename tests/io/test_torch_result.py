@@ -49,7 +49,7 @@ def test_flow_round_trip_and_file_errors(maxent, tmp_path):
     assert torch.equal(back.sample(7, seed=3), flow.sample(7, seed=3))
     assert torch.allclose(back.log_prob(flow.sample(3, seed=4)), flow.log_prob(flow.sample(3, seed=4)))
     with pytest.raises(FileExistsError, match="overwrite=True"):
-        flow.save(path, overwrite=False)
+        flow.save(path)  # refused by default
     with pytest.raises(ResultFileError, match="neurodyn.loading_flow file, not neurodyn.maxent_loadings"):
         MaxEntLoadings.load(path)
     newer = {**flow.to_dict(), "version": 99}

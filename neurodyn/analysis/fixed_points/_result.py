@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -228,20 +227,6 @@ class FixedPointResult(PointResult):
     FORMAT_VERSION: ClassVar[int] = 1
     #: the exact PLRNN cycle search writes the same names (read as fixed points, its own fields dropped)
     READS: ClassVar[tuple[str, ...]] = ("neurodyn.fixed_points", "neurodyn.cycles")
-
-    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
-        """Write the result as a netCDF-4 file (engine h5netcdf) with its format name and version.
-
-        The file is written to a temporary name beside ``path`` and moved into place, so an
-        existing file is replaced only by a complete one, and only with ``overwrite=True`` (as
-        :func:`neurodyn.io.save_checkpoint` and the command line). Returns ``path``.
-
-        Raises
-        ------
-        FileExistsError
-            If ``path`` exists and ``overwrite`` is False.
-        """
-        return super().save(path, overwrite=overwrite)
 
     def variables(self) -> dict[str, tuple]:
         """The shared variables, and ``point_input`` (fixed_point, input) where the inputs are known."""
