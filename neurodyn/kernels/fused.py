@@ -171,6 +171,13 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]), forcing="readout")
     'numba'
 
+    Teacher forcing of the state (``fit_teacher_forcing``) runs fused for one PLRNN or ALRNN too:
+
+    >>> from neurodyn.models import ALRNN, PLRNN
+    >>> fused_backend(PLRNN(0, 4, 2).params(), forcing=True), fused_backend(ALRNN(0, 4, 2, n_relu=2).params(),
+    ...                                                                     forcing=True)
+    ('numba', 'numba')
+
     On a CUDA device (only the device type is read, so this runs without a GPU) a float32 leaky RNN,
     GRU, PLRNN, ALRNN or shallow PLRNN gets ``'triton'`` where Triton is installed (``'torch'``
     without it), the shallow PLRNN state-forced too, and so does a leaky RNN forced through its
