@@ -99,7 +99,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--clip-grad-norm", type=float, default=None, help="gradient-norm clipping (0: none)")
     t.add_argument("--noise-level", type=float, default=0.0)
     t.add_argument("--seed", type=int, default=0)
-    add_training_run(t, result="fit", fused="a shallow PLRNN", rollout="forced")
+    add_training_run(t, result="fit", fused="a shallow PLRNN, PLRNN or ALRNN", rollout="forced")
     add_checkpoint_file(p.add_argument_group("output"), default="fit.pt")
 
 

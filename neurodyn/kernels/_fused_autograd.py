@@ -85,9 +85,14 @@ def gru_triton(params, h0, u, xi):
     return _as_stack(_GRURecurrenceTriton.apply, (w, b, gi, h0, xi), (), h0.ndim == 2)
 
 
-def piecewise(params, h0, u, xi):
-    """PLRNN or ALRNN states (time, batch, latent); shapes as in :func:`gru`."""
-    return _PiecewiseRecurrence.apply(*_piecewise_args(params, h0, u), h0, xi, _n_relu(params, h0))
+def piecewise(params, h0, u, xi, forcing=None):
+    """PLRNN or ALRNN states (time, batch, latent); shapes as in :func:`gru`. With ``forcing``
+    ``(target, alphas, mask)`` (one network; ``target`` time-major, detached; ``u`` may then be None)
+    the predictions under teacher forcing (see ``fused_states``)."""
+    if forcing is None:
+        return _PiecewiseRecurrence.apply(*_piecewise_args(params, h0, u), h0, xi, _n_relu(params, h0))
+    a, w, d = _piecewise_args(params, h0, u, forcing[0].shape[-3])
+    return _PiecewiseRecurrence.apply(a, w, d, h0, xi, _n_relu(params, h0), forcing)
 
 
 def piecewise_triton(params, h0, u, xi):
@@ -106,13 +111,13 @@ def _as_stack(apply, tensors, rest, one: bool):
     return apply(*(None if t is None else t[None] for t in tensors), *rest).squeeze(0)
 
 
-def _piecewise_args(params, h0, u):
+def _piecewise_args(params, h0, u, n_steps=None):
     """``A``, ``W`` and the drive ``h + C u`` ([network,] time, batch, latent; expanded) of a PLRNN /
-    ALRNN rollout, in the dtype of ``h0``."""
+    ALRNN rollout, in the dtype of ``h0``; ``n_steps`` defaults to that of ``u`` (needed without it)."""
     from neurodyn.models._pl_common import drive
 
     d = _drive(drive, params, u, h0).to(h0.dtype)
-    d = d.expand(*h0.shape[:-2], u.shape[-3], *h0.shape[-2:])
+    d = d.expand(*h0.shape[:-2], u.shape[-3] if n_steps is None else n_steps, *h0.shape[-2:])
     return params.A.to(h0.dtype), params.W.to(h0.dtype), d
 
 
@@ -414,12 +419,15 @@ class _GRURecurrenceTriton(torch.autograd.Function):
 
 
 class _PiecewiseRecurrence(torch.autograd.Function):
-    """``(A, W, drive, z0, noise, n_relu) -> states`` (time, batch, latent) of the PLRNN / ALRNN;
+    """``(A, W, drive, z0, noise, n_relu, forcing) -> states`` (time, batch, latent) of the PLRNN / ALRNN;
     the loops run in :mod:`~neurodyn.kernels._numba_bptt_plrnn`. With a leading network dim on
-    every tensor the stack kernels run one network per parallel item."""
+    every tensor the stack kernels run one network per parallel item. ``forcing`` None or
+    ``(target, alphas, mask)`` (time-major target without grad, alphas (time,), mask (latent,); one
+    network): the rollout is teacher-forced inside the kernels and the predictions before noise and
+    forcing are returned, the forced states carried (and saved for the backward)."""
 
     @staticmethod
-    def forward(ctx, a, w, drive, z0, noise, n_relu):  # type: ignore[override]
+    def forward(ctx, a, w, drive, z0, noise, n_relu, forcing=None):  # type: ignore[override]
         from neurodyn.kernels import _numba_bptt_plrnn as k
 
         *lead, n_steps, n_batch, n = drive.shape
@@ -427,12 +435,18 @@ class _PiecewiseRecurrence(torch.autograd.Function):
         states = empty("pl.states", (*lead, n_steps + 1, n_batch, n), z0.dtype)
         states[..., 0, :, :] = z0.detach()
         dt = states.numpy().dtype
+        if forcing is None:
+            none = np.empty((*lead, 0, n_batch, n), dt)
+            target, alphas, mask, preds = none, np.empty(0, dt), np.empty(0, dt), None
+        else:
+            target, alphas, mask = (_np(t.to(z0.dtype)) for t in forcing)
+            preds = empty("pl.preds", (*lead, n_steps, n_batch, n), z0.dtype)
         kernel, items = _batch_kernel(k.pl_forward_kernel, k.pl_forward_stack, lead, n_batch)
         _parallel(kernel, items, joined.numpy(), _np(drive), _noise(noise, lead, n_batch, n, dt),
-                  states.numpy(), n_relu)
+                  states.numpy(), n_relu, target, alphas, mask, none if preds is None else preds.numpy())
         ctx.save_for_backward(joined, states)
-        ctx.n_relu = n_relu
-        return states[..., 1:, :, :]
+        ctx.n_relu, ctx.forcing = n_relu, (alphas, mask)
+        return states[..., 1:, :, :] if preds is None else preds
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
@@ -444,8 +458,8 @@ class _PiecewiseRecurrence(torch.autograd.Function):
         grad_z0 = torch.empty((*lead, n_batch, n), dtype=joined.dtype)
         kernel, items = _batch_kernel(k.pl_backward_kernel, k.pl_backward_stack, lead, n_batch)
         _parallel(kernel, items, _np(joined.mT), _np(grad_states), states.numpy(), grad_drive.numpy(),
-                  grad_z0.numpy(), ctx.n_relu)
-        return (*_pl_weight_grads(grad_drive, states, ctx.n_relu), grad_drive, grad_z0, None, None)
+                  grad_z0.numpy(), ctx.n_relu, *ctx.forcing)
+        return (*_pl_weight_grads(grad_drive, states, ctx.n_relu), grad_drive, grad_z0, None, None, None)
 
 
 def _pl_weight_grads(grad_drive: torch.Tensor, states: torch.Tensor, n_relu: int):

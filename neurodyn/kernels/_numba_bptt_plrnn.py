@@ -14,6 +14,14 @@ time loop (rows are independent through time). The states are all the backward n
 network dim and run one network per parallel item (its blocks in turn), as the shallow PLRNN's
 ``*_stack`` kernels do with its serial kernels, so network ``e`` of a stack gets what it gets alone.
 
+The same kernels run the PLRNN / ALRNN under (generalised) teacher forcing, the rule written out
+for the shallow PLRNN below with ``p[t] = A c[t] + W phi*(c[t]) + d[t]``: given forcing arrays
+(``target`` (time, batch, latent), ``alphas`` (time,), ``mask`` (latent,), ``preds`` (time, batch,
+latent)), the forward writes the predictions ``p[t]`` to ``preds`` and carries the forced states
+``c[t+1]`` in ``states``; the backward passes ``dL/dc[t+1]`` through the forcing with the factor
+``1 - alphas[t] mask``. Unforced, those arrays are empty (time 0), as the leaky kernels' forcing
+arrays are.
+
 One step of the (clipped) shallow PLRNN (Hess et al., ICML 2023) followed by (generalised) teacher
 forcing (Mikhaeil, Monfared & Durstewitz, NeurIPS 2022; Hess et al. 2023):
 
@@ -38,32 +46,38 @@ __all__ = ["pl_backward_block", "pl_backward_kernel", "pl_backward_stack", "pl_f
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def pl_forward_kernel(m, drive, noise, states, n_relu):
+def pl_forward_kernel(m, drive, noise, states, n_relu, target, alphas, mask, preds):
     """Fill ``states[1:]`` (time + 1, batch, latent) with ``z' = [A | W] [z; phi*(z)] + d[t] + noise[t]``.
 
     ``m`` = ``[A | W]`` (latent, 2 latent); ``drive`` (time, batch, latent); ``states[0]`` holds
-    ``z0`` on entry; ``noise`` (time or 0, batch, latent).
+    ``z0`` on entry; ``noise`` (time or 0, batch, latent). With forcing (``alphas`` of time
+    entries; see the module docstring) ``preds`` gets ``z' - noise[t]`` before forcing and
+    ``states[t+1]`` the forced state; unforced, ``target``, ``alphas``, ``mask`` and ``preds`` are
+    empty.
     """
     for blk in prange(n_blocks(drive.shape[1], KB)):
-        pl_forward_block(m, drive, noise, states, n_relu, blk)
+        pl_forward_block(m, drive, noise, states, n_relu, blk, target, alphas, mask, preds)
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def pl_forward_stack(m, drive, noise, states, n_relu):
+def pl_forward_stack(m, drive, noise, states, n_relu, target, alphas, mask, preds):
     """:func:`pl_forward_kernel` for every network of a stack, one network per parallel item (its
-    blocks in turn); every array has a leading network dim: ``m`` (network, latent, 2 latent),
-    ``drive`` (network, time, batch, latent), ``noise`` (network, time or 0, batch, latent),
-    ``states`` (network, time + 1, batch, latent)."""
+    blocks in turn); every array but the shared ``alphas`` and ``mask`` has a leading network dim:
+    ``m`` (network, latent, 2 latent), ``drive`` (network, time, batch, latent), ``noise`` (network,
+    time or 0, batch, latent), ``states`` (network, time + 1, batch, latent), ``target`` and
+    ``preds`` (network, time or 0, batch, latent)."""
     for e in prange(m.shape[0]):
         for blk in range(n_blocks(drive.shape[2], KB)):
-            pl_forward_block(m[e], drive[e], noise[e], states[e], n_relu, blk)
+            pl_forward_block(m[e], drive[e], noise[e], states[e], n_relu, blk, target[e], alphas, mask,
+                             preds[e])
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
-def pl_forward_block(m, drive, noise, states, n_relu, blk):
+def pl_forward_block(m, drive, noise, states, n_relu, blk, target, alphas, mask, preds):
     """The whole time loop of :func:`pl_forward_kernel` for batch block ``blk`` (``KB`` rows)."""
     n_steps, n_batch, n = drive.shape
     with_noise = noise.shape[0] > 0
+    forced = alphas.shape[0] > 0
     n_lin = n - n_relu
     b0, nv, zero, _ = batch_block(blk, n_batch, states)
     x = np.empty((KB, 2 * n), states.dtype)
@@ -81,8 +95,12 @@ def pl_forward_block(m, drive, noise, states, n_relu, blk):
             d, nxt = drive[t, row], states[t + 1, row]
             for i in range(n):
                 v = pre[k, i] + d[i]
+                if forced:
+                    preds[t, row, i] = v
                 if with_noise:
                     v += noise[t, row, i]
+                if forced:
+                    v += (alphas[t] * mask[i]) * (target[t, row, i] - v)
                 nxt[i] = v
                 x[k, i] = v
         for k in range(nv, KB):  # the tail block repeats its last row
@@ -90,34 +108,39 @@ def pl_forward_block(m, drive, noise, states, n_relu, blk):
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def pl_backward_kernel(mt, grad_states, states, grad_drive, grad_z0, n_relu):
+def pl_backward_kernel(mt, grad_states, states, grad_drive, grad_z0, n_relu, alphas, mask):
     """BPTT of :func:`pl_forward_kernel`.
 
     ``mt`` = ``[A | W].T`` (2 latent, latent); ``grad_states[t]`` is ``dL/dz[t+1]`` from everything
     but the recurrence. Fills ``grad_drive[t] = dL/dz[t+1]`` (time, batch, latent; also the
     gradient of the pre-noise state) and ``grad_z0`` (batch, latent); per step backwards,
-    ``dL/dz[t] = g A + (g W) * phi*'(z[t])`` with ``relu'(0) = 0`` as in torch.
+    ``dL/dz[t] = g A + (g W) * phi*'(z[t])`` with ``relu'(0) = 0`` as in torch. With forcing
+    (``alphas`` (time,), ``mask`` (latent,); empty unforced) ``grad_states[t]`` is ``dL/dp[t]``,
+    ``grad_drive[t]`` gets ``dL/dp[t] + (1 - alphas[t] mask) dL/dc[t+1]`` and ``states`` are the
+    carried (forced) states.
     """
     for blk in prange(n_blocks(grad_states.shape[1], KB)):
-        pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk)
+        pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk, alphas, mask)
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def pl_backward_stack(mt, grad_states, states, grad_drive, grad_z0, n_relu):
+def pl_backward_stack(mt, grad_states, states, grad_drive, grad_z0, n_relu, alphas, mask):
     """:func:`pl_backward_kernel` for every network of a stack, one network per parallel item
     (shapes as in :func:`pl_forward_stack`, ``mt`` (network, 2 latent, latent), ``grad_z0``
-    (network, batch, latent))."""
+    (network, batch, latent); ``alphas`` and ``mask`` shared)."""
     for e in prange(mt.shape[0]):
         for blk in range(n_blocks(grad_states.shape[2], KB)):
-            pl_backward_block(mt[e], grad_states[e], states[e], grad_drive[e], grad_z0[e], n_relu, blk)
+            pl_backward_block(mt[e], grad_states[e], states[e], grad_drive[e], grad_z0[e], n_relu, blk,
+                              alphas, mask)
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
-def pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk):
+def pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk, alphas, mask):
     """The whole backward time loop of :func:`pl_backward_kernel` for batch block ``blk``."""
     n_steps, n_batch, n = grad_states.shape
     n_lin = n - n_relu
-    b0, nv, zero, _ = batch_block(blk, n_batch, states)
+    b0, nv, zero, one = batch_block(blk, n_batch, states)
+    forced = alphas.shape[0] > 0
     g = np.zeros((KB, n), states.dtype)
     back = np.empty((KB, 2 * n), states.dtype)
     for t in range(n_steps - 1, -1, -1):
@@ -125,7 +148,7 @@ def pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk)
             row = b0 + k
             gs, gd = grad_states[t, row], grad_drive[t, row]
             for i in range(n):
-                v = g[k, i] + gs[i]
+                v = (g[k, i] * (one - alphas[t] * mask[i]) if forced else g[k, i]) + gs[i]
                 g[k, i] = v
                 gd[i] = v
         matvec_block(mt, g, back, zero)

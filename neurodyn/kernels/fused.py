@@ -9,6 +9,8 @@ fields stacked over networks, :func:`~neurodyn.kernels.stack_params`) run in the
 with the network as the outer parallel loop, so an ensemble's rollout is one call. Everything
 outside the recurrence (effective weights with masks and Dale's law, the input drive, the readout,
 the loss) stays in torch, so its gradients reach the raw parameters through autograd as usual.
+Teacher forcing of the state towards data (:func:`neurodyn.training.fit_teacher_forcing`) runs inside
+the same kernels for one shallow PLRNN, PLRNN or ALRNN (Numba; the shallow PLRNN in Triton too).
 """
 
 from __future__ import annotations
@@ -26,9 +28,23 @@ __all__ = ["FUSED_FAMILIES", "ReadoutForcing", "fused_backend", "fused_states"]
 #: families with a fused forward + backward on the CPU (Numba)
 FUSED_FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
 _TRAIN_BACKENDS = ("auto", "torch", "numba", "triton")
-#: kinds of forcing :func:`fused_backend` knows: of the state towards data (shallow PLRNN), or of
-#: the state through the readout towards the task's targets (leaky RNN)
-_FORCINGS = {"state": "shplrnn", "readout": "leaky"}
+#: kinds of forcing :func:`fused_backend` knows, with the families fused for each in Numba: of the
+#: state towards data (shallow PLRNN, PLRNN, ALRNN; one network), or of the state through the readout
+#: towards the task's targets (leaky RNN)
+_FORCINGS = {"state": ("shplrnn", "plrnn", "alrnn"), "readout": ("leaky",)}
+#: those fused in Triton
+_TRITON_FORCINGS = {"state": ("shplrnn",), "readout": ("leaky",)}
+#: how the refusals name the families of a kind of forcing
+_FORCED_NAMES = {"shplrnn": "the shallow PLRNN", "plrnn": "the PLRNN", "alrnn": "the ALRNN",
+                 "leaky": "the leaky RNN"}
+
+
+def _forcing_refusal(kind: str, families: tuple, name: str) -> str:
+    """Why ``kind`` forcing of family ``name`` has no fused path, when ``families`` have one."""
+    names = [_FORCED_NAMES[f] for f in families]
+    fused = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    what = "teacher-forced rollouts are" if kind == "state" else "forcing through the readout is"
+    return f"{what} fused for {fused} only, not {name!r}"
 
 
 class ReadoutForcing(NamedTuple):
@@ -116,8 +132,9 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         The training ``state_hook``; any hook rules the fused path out.
     forcing : bool or {"state", "readout"}
         Whether the rollout is forced: ``True`` or ``"state"``, teacher forcing of the state
-        towards data (fused, in Numba or Triton, for one shallow PLRNN only; such ensembles run on
-        torch); ``"readout"``, error or teacher forcing through the readout (:class:`ReadoutForcing`;
+        towards data (fused for one network: a shallow PLRNN in Numba or Triton, a PLRNN or
+        ALRNN in Numba; ensembles, and the PLRNN and ALRNN on a CUDA device, run on torch);
+        ``"readout"``, error or teacher forcing through the readout (:class:`ReadoutForcing`;
         fused for the leaky RNN, one network or an ensemble, in Numba and in Triton, the latter with a
         readout of at most 32 outputs).
 
@@ -154,6 +171,13 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]), forcing="readout")
     'numba'
 
+    Teacher forcing of the state (``fit_teacher_forcing``) runs fused for one PLRNN or ALRNN too:
+
+    >>> from neurodyn.models import ALRNN, PLRNN
+    >>> fused_backend(PLRNN(0, 4, 2).params(), forcing=True), fused_backend(ALRNN(0, 4, 2, n_relu=2).params(),
+    ...                                                                     forcing=True)
+    ('numba', 'numba')
+
     On a CUDA device (only the device type is read, so this runs without a GPU) a float32 leaky RNN,
     GRU, PLRNN, ALRNN or shallow PLRNN gets ``'triton'`` where Triton is installed (``'torch'``
     without it), the shallow PLRNN state-forced too, and so does a leaky RNN forced through its
@@ -178,10 +202,9 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     if family is None or family.name not in FUSED_FAMILIES:
         name = type(params).__name__ if family is None else family.name
         reason = f"model family {name!r} has no fused training kernel (fused: {', '.join(FUSED_FAMILIES)})"
-    elif forcing and family.name != _FORCINGS[_forcing_kind(forcing)]:
-        reason = (f"teacher-forced rollouts are fused for the shallow PLRNN only, not {family.name!r}"
-                  if _forcing_kind(forcing) == "state" else
-                  f"forcing through the readout is fused for the leaky RNN only, not {family.name!r}")
+    elif forcing and family.name not in _FORCINGS[_forcing_kind(forcing)]:
+        kind = _forcing_kind(forcing)
+        reason = _forcing_refusal(kind, _FORCINGS[kind], family.name)
     elif forcing and _forcing_kind(forcing) == "state" and is_ensemble(params, family):
         reason = "state-forced rollouts are fused for one network, not an ensemble"
     elif torch.device(device).type != "cpu":
@@ -208,10 +231,8 @@ def _triton_backend(params, family, backend, device, dtype, state_hook, forcing)
     name = family.name if family is not None else type(params).__name__
     reason = None
     kind = _forcing_kind(forcing) if forcing else None
-    if kind is not None and name != _FORCINGS[kind]:
-        reason = (f"forcing through the readout is fused for the leaky RNN only, not {name!r}"
-                  if kind == "readout" else
-                  f"teacher-forced rollouts are fused for the shallow PLRNN only, not {name!r}")
+    if kind is not None and name not in _TRITON_FORCINGS[kind]:
+        reason = _forcing_refusal(kind, _TRITON_FORCINGS[kind], name)
     elif kind == "state" and is_ensemble(params, family):
         reason = "state-forced rollouts are fused for one network, not an ensemble"
     elif state_hook is not None:
@@ -263,7 +284,9 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     ``z = p[t] + noise[t]`` and, with ``forcing``, the (generalised) teacher forcing
     ``c[t+1] = z + alphas[t] mask (target[t] - z)`` (Mikhaeil et al., NeurIPS 2022; Hess et al.,
     ICML 2023) — the step of ``neurodyn.training.teacher_forcing.forced_rollout``; without
-    ``forcing`` the states ``p[t] + noise[t]`` are returned (the model's own rollout). A leaky RNN
+    ``forcing`` the states ``p[t] + noise[t]`` are returned (the model's own rollout). A PLRNN or
+    ALRNN (one network, Numba) takes the same ``forcing``, with ``p[t] = F(c[t], u[t])`` its own step,
+    and then returns the predictions ``p[t]`` too. A leaky RNN
     with a :class:`ReadoutForcing` is forced through its readout after each step (and its noise),
     error or teacher forcing as in :func:`neurodyn.training.forcing.forced_task_rollout`, and the
     states *before* forcing are returned (what the task loss sees); the rollout continues from the
@@ -288,19 +311,21 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         Additive state noise of each step, already scaled (no gradient flows to it). Giving it as
         a tensor keeps the rollout reproducible and equal across backends.
     forcing : (targets, alphas, mask) or ReadoutForcing, optional
-        Shallow PLRNN: ``targets`` (batch, time, state) without grad, ``alphas`` (time,)
-        forcing strengths in [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN (one
+        Shallow PLRNN, PLRNN or ALRNN (one network; the PLRNN and ALRNN in Numba only):
+        ``targets`` (batch, time, state) without grad, ``alphas`` (time,) forcing strengths in
+        [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN (one
         network or an ensemble): a :class:`ReadoutForcing` (no gradient flows to its fields).
     backend : {"auto", "numba", "triton"}
         ``auto``: Triton for CUDA tensors, Numba for CPU ones (state forcing of the shallow PLRNN and
-        a ReadoutForcing of the leaky RNN run on both); ``triton`` on CPU tensors runs only
+        a ReadoutForcing of the leaky RNN run on both, state forcing of the PLRNN and ALRNN on Numba
+        only); ``triton`` on CPU tensors runs only
         under ``TRITON_INTERPRET=1`` (Triton's interpreter, for tests).
 
     Returns
     -------
     Tensor, shape (batch, time, state) or (network, batch, time, state)
         The state after each step, or with ``forcing`` the prediction ``p[t]`` before noise and
-        forcing (shallow PLRNN) or the state before forcing (leaky RNN).
+        forcing (shallow PLRNN, PLRNN, ALRNN) or the state before forcing (leaky RNN).
 
     Raises
     ------
@@ -310,13 +335,15 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         If the family, device or dtype is not supported (see :func:`fused_backend`; ``h0`` not
         float32 or float64), a shape does not match (``h0``'s last dim not the model's state size,
         ``inputs``' not its input count), forcing is given for a family other than the shallow
-        PLRNN (state forcing) or the leaky RNN (a ReadoutForcing), state forcing for an ensemble,
+        PLRNN, PLRNN and ALRNN (state forcing; the PLRNN and ALRNN not on Triton) or the leaky RNN
+        (a ReadoutForcing), state forcing for an ensemble,
         the forcing targets require grad, or ``backend`` is unknown.
 
     Notes
     -----
     The forward stores what the backward needs (states and ``alpha phi'(pre)``; states and the
-    GRU's gates ``r, z, n, W_hn h + b_hn``; states alone for the PLRNN / ALRNN; forced states,
+    GRU's gates ``r, z, n, W_hn h + b_hn``; states alone for the PLRNN / ALRNN, the carried
+    (forced) ones under forcing; forced states,
     hidden activations and ReLU slopes); the backward runs the adjoint recursion backwards in
     time (backpropagation through time, Werbos 1990). The leaky RNN's input drive
     ``W_in u[t] + b`` is formed inside each step, so no (time, batch, unit) drive array exists,
@@ -451,8 +478,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     xi = None if noise is None else noise.transpose(-3, -2)
     if family.name == "leaky":
         if forcing is not None and not readout:
-            raise ValueError("state forcing (targets, alphas, mask) is fused for the shallow PLRNN only; "
-                             "a leaky RNN takes a ReadoutForcing")
+            raise ValueError("state forcing (targets, alphas, mask) is fused for the shallow PLRNN, "
+                             "PLRNN and ALRNN only; a leaky RNN takes a ReadoutForcing")
         stacked = None if forcing is None else _stack_readout_forcing(forcing, shape, h0)
         recurrence = _fa.leaky_triton if ran == "triton" else _fa.leaky
         if lead:
@@ -461,9 +488,12 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         # squeeze, not [0]: its backward is a view, where indexing's fills a zero gradient to copy into
         states = recurrence(one, h0[None], u[None], None if xi is None else xi[None], stacked)
         return states.squeeze(0).transpose(0, 1)
+    if family.name in ("plrnn", "alrnn") and forcing is not None and not readout:
+        target, alphas, mask = _check_forcing(forcing, shape, h0)
+        return _fa.piecewise(params, h0, u, xi, (target, alphas, mask)).transpose(-3, -2)
     if family.name != "shplrnn" or readout:
         if forcing is not None:
-            raise ValueError("forcing is fused for the shallow PLRNN only; "
+            raise ValueError("state forcing is fused for the shallow PLRNN, PLRNN and ALRNN only; "
                              f"drop it for a {family.name!r} model"
                              + (" (a ReadoutForcing: the leaky RNN only)" if readout else ""))
         recurrence = _TRITON_RECURRENCES[family.name] if ran == "triton" else _RECURRENCES[family.name]

@@ -64,8 +64,9 @@ def forced_rollout(model, z0, zhat, alphas, mask, u=None, state_noise=None, *, b
 
     ``zhat[:, t]`` is the target of step ``t`` (data point ``t + 1``); ``alphas`` (time,) floats;
     ``state_noise`` (batch, time, state), optional, is added to the state carried to the next step
-    (after the prediction is taken, before forcing). ``backend="numba"`` or ``"triton"`` runs the same
-    map fused (:func:`neurodyn.kernels.fused_states`, shallow PLRNN only); ``"torch"`` is the reference.
+    (after the prediction is taken, before forcing). ``backend="numba"`` runs the same map fused
+    (:func:`neurodyn.kernels.fused_states`; shallow PLRNN, PLRNN and ALRNN, one network), as does
+    ``"triton"`` (shallow PLRNN only); ``"torch"`` is the reference.
     """
     if backend in ("numba", "triton"):
         return fused_states(model.params(), z0, u, noise=state_noise, forcing=(zhat, alphas, mask),
@@ -158,12 +159,12 @@ def fit_teacher_forcing(
     callback : callable ``(epoch, model) -> dict``, optional
         Called after each epoch (model in eval mode); returned numbers go into ``history``.
     backend : {"auto", "torch", "numba", "triton"}
-        Forced rollout: ``"auto"`` runs a shallow PLRNN (plain or clipped) fused, forward and
-        backpropagation through time with the forcing inside the kernel
-        (:func:`neurodyn.kernels.fused_states`; same losses to float tolerance): in Numba on the
-        CPU, in Triton on a CUDA device (float32, at most 64 latent and 64 hidden units); every
-        other model runs on torch; ``"torch"`` forces the reference; ``"numba"`` and ``"triton"``
-        raise where they cannot run.
+        Forced rollout: ``"auto"`` runs a shallow PLRNN (plain or clipped), a PLRNN or an ALRNN
+        fused on the CPU, forward and backpropagation through time with the forcing inside a Numba
+        kernel (:func:`neurodyn.kernels.fused_states`; same losses to float tolerance), and a
+        shallow PLRNN in Triton on a CUDA device (float32, at most 64 latent and 64 hidden units);
+        every other model, and the PLRNN and ALRNN on a CUDA device, runs on torch; ``"torch"``
+        forces the reference; ``"numba"`` and ``"triton"`` raise where they cannot run.
         ``result.config["backend"]`` records the one that ran.
 
     Returns

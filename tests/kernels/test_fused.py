@@ -169,7 +169,7 @@ def test_fused_forcing_errors():
         fused_states(p, z0, forcing=(target, [0.1] * 4, [1.0] * 3))
     with pytest.raises(ValueError, match="must not require grad"):
         fused_states(p, z0, forcing=(target.requires_grad_(), [0.1] * 5, [1.0] * 3))
-    with pytest.raises(ValueError, match="shallow PLRNN only"):
+    with pytest.raises(ValueError, match="shallow PLRNN, PLRNN and ALRNN only"):
         fused_states(LeakyRNN(1, 3, 1).params(), z0, torch.zeros(2, 5, 1),
                      forcing=(target, [0.1] * 5, [1.0] * 3))
     assert fused_backend(LeakyRNN(1, 3, 1).params(), forcing=True) == "torch"

@@ -71,10 +71,12 @@ def test_fused_family_backend_and_errors():
     for make in MODELS.values():
         assert fused_backend(make().params()) == "numba"
     gru = GRU(1, 4, 1).params()
-    assert fused_backend(gru, forcing=True) == "torch"  # teacher forcing: shallow PLRNN only
-    with pytest.raises(ValueError, match="teacher-forced rollouts are fused for the shallow PLRNN only"):
+    assert fused_backend(gru, forcing=True) == "torch"  # teacher forcing: the PL family only
+    with pytest.raises(ValueError, match="teacher-forced rollouts are fused for the shallow PLRNN, the PLRNN "
+                                         "and the ALRNN only, not 'gru'; use backend='auto'"):
         fused_backend(gru, backend="numba", forcing=True)
-    with pytest.raises(ValueError, match="forcing is fused for the shallow PLRNN only; drop it for a 'gru'"):
+    with pytest.raises(ValueError, match="forcing is fused for the shallow PLRNN, PLRNN and ALRNN only; "
+                                         "drop it for a 'gru'"):
         fused_states(gru, torch.zeros(2, 4), torch.zeros(2, 5, 1),
                      forcing=(torch.zeros(2, 5, 4), [0.1] * 5, [1.0] * 4))
 
@@ -181,3 +183,80 @@ def test_fused_states_refuses_wrong_widths_and_types(make, ensemble):
         with pytest.raises(ValueError, match=f"kernels run float32 or float64, not {dtype}; convert h0"):
             fused_states(params, h0.to(dtype), x)
     assert fused_states(params, h0, x).shape == (*lead, 3, 5, 8)
+
+
+FORCED = {"plrnn": lambda n_in: PLRNN(n_in, 6, 3, gain=1.5, seed=0),
+          "alrnn": lambda n_in: ALRNN(n_in, 6, 3, n_relu=3, gain=1.5, seed=1)}
+
+
+def _forced_gradients(model, z0, zhat, alphas, mask, u, eps, weights, backend):
+    """``(predictions, {parameter name or "z0": gradient})`` of ``sum(predictions * weights)`` under
+    teacher forcing through ``forced_rollout`` on ``backend``."""
+    from neurodyn.training.teacher_forcing import forced_rollout
+
+    model.zero_grad()
+    h0 = z0.clone().requires_grad_(True)
+    preds = forced_rollout(model, h0, zhat, alphas, mask, u, eps, backend=backend)
+    (preds * weights).sum().backward()
+    grads = {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+    return preds.detach(), {**grads, "z0": h0.grad}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", list(FORCED))
+@pytest.mark.parametrize("method", ["gtf", "sparse"])
+@pytest.mark.parametrize("with_noise", [False, True])
+@pytest.mark.parametrize("n_in", [0, 2])
+def test_fused_forced_plrnn_alrnn_match_autograd(case, method, with_noise, n_in, dtype):
+    # teacher forcing inside the PL kernels against autograd through forced_rollout on torch: GTF with
+    # a constant alpha or sparse forcing every tau = 4 steps, two of six latent units unobserved,
+    # state noise on or off, with or without inputs; batch 6 is not a multiple of the 4-row blocks
+    model = FORCED[case](n_in).to(dtype)
+    gen = torch.Generator().manual_seed(5)
+    with torch.no_grad():  # a non-zero bias h
+        model.h.copy_(0.3 * torch.randn(model.h.shape, generator=gen, dtype=dtype))
+    n_batch, n_steps, n = 6, 25, model.state_size
+    u = torch.randn(n_batch, n_steps, n_in, generator=gen, dtype=dtype) if n_in else None
+    zhat = torch.randn(n_batch, n_steps, n, generator=gen, dtype=dtype)
+    eps = 0.1 * torch.randn(n_batch, n_steps, n, generator=gen, dtype=dtype) if with_noise else None
+    weights = torch.randn(n_batch, n_steps, n, generator=gen, dtype=dtype)
+    z0 = torch.randn(n_batch, n, generator=gen, dtype=dtype)
+    sparse = [1.0 if (t + 1) % 4 == 0 else 0.0 for t in range(n_steps)]
+    alphas = [0.3] * n_steps if method == "gtf" else sparse
+    mask = torch.tensor([1.0, 1.0, 0.0, 1.0, 0.0, 1.0], dtype=dtype)
+    assert fused_backend(model.params(), dtype=dtype, forcing=True) == "numba"
+    got_p, got = _forced_gradients(model, z0, zhat, alphas, mask, u, eps, weights, "numba")
+    ref_p, ref = _forced_gradients(model, z0, zhat, alphas, mask, u, eps, weights, "torch")
+    free_p, _ = _forced_gradients(model, z0, zhat, [0.0] * n_steps, mask, u, eps, weights, "torch")
+    assert not torch.allclose(ref_p, free_p)  # the forcing acts
+    rtol = 1e-5 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(got_p, ref_p, rtol=rtol, atol=rtol * ref_p.abs().max())
+    assert set(got) == set(ref) and {"A", "W", "h", "z0"} | ({"C"} if n_in else set()) <= set(got)
+    for name in got:  # relative to each gradient's scale (float32 sums in another order)
+        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_fused_forced_plrnn_dispatch_and_refusals():
+    from neurodyn.kernels import stack_params
+
+    for case, make in FORCED.items():
+        p = make(1).params()
+        assert fused_backend(p, forcing=True) == fused_backend(p, forcing="state") == "numba"
+        assert fused_backend(p, forcing=True, dtype=torch.float16) == "torch"
+        assert fused_backend(p, forcing=True, device="cuda") == "torch"  # Triton: the shallow PLRNN only
+        refusal = f"teacher-forced rollouts are fused for the shallow PLRNN only, not '{case}'"
+        with pytest.raises(ValueError, match=f"^backend='triton' cannot train this model: {refusal}") as err:
+            fused_backend(p, backend="triton", forcing=True)
+        assert "\n" not in str(err.value)
+    ens = stack_params([PLRNN(0, 4, 2, seed=s) for s in range(2)])
+    assert fused_backend(ens) == "numba" and fused_backend(ens, forcing=True) == "torch"
+    with pytest.raises(ValueError, match="state-forced rollouts are fused for one network, not an ensemble"):
+        fused_backend(ens, backend="numba", forcing=True)
+    with pytest.raises(ValueError, match="forced rollouts are fused for one network, not an ensemble"):
+        fused_states(ens, torch.zeros(2, 3, 4), forcing=(torch.zeros(2, 3, 5, 4), [0.5] * 5, [1.0] * 4))
+    p, z0 = PLRNN(0, 4, 2).params(), torch.zeros(3, 4)
+    with pytest.raises(ValueError, match="forcing needs 5 alphas"):
+        fused_states(p, z0, forcing=(torch.zeros(3, 5, 4), [0.1] * 4, [1.0] * 4))
+    with pytest.raises(ValueError, match=r"forcing targets must have shape \(3, 5, 4\)"):
+        fused_states(p, z0, torch.zeros(3, 5, 0), forcing=(torch.zeros(3, 6, 4), [0.1] * 6, [1.0] * 4))

@@ -85,14 +85,26 @@ def test_fused_families_train_like_torch(family, dtype, tol):
     assert_backends_agree(lambda backend: train(model, task, backend=backend, **kw), tol)
 
 
+#: teacher-forced fits: a model with 5 latent units of which 3 observed, and the forcing method
+TF_FITS = {"shplrnn": (lambda: ShallowPLRNN(0, 5, 3, n_hidden=12, clipped=True, seed=0), "gtf"),
+           "plrnn": (lambda: PLRNN(0, 5, 3, gain=1.2, seed=0), "gtf"),
+           "alrnn": (lambda: ALRNN(0, 5, 3, n_relu=2, gain=1.2, seed=0), "gtf"),
+           "alrnn_sparse": (lambda: ALRNN(0, 5, 3, n_relu=2, gain=1.2, seed=0), "sparse"),
+           "plrnn_inputs": (lambda: PLRNN(2, 5, 3, gain=1.2, seed=0), "gtf")}
+
+
 @PRECISIONS
-def test_teacher_forcing_fit_same_losses_across_backends(dtype, tol):
-    from neurodyn.models import ShallowPLRNN
+@pytest.mark.parametrize("case", list(TF_FITS))
+def test_teacher_forcing_fit_same_losses_across_backends(case, dtype, tol):
+    from neurodyn.io import TimeSeries
     from neurodyn.training import fit_teacher_forcing
 
     t = np.arange(400) * 0.1
     data = np.stack([np.sin(t), np.cos(t), np.sin(2 * t)], 1)
-    model = ShallowPLRNN(0, 5, 3, n_hidden=12, clipped=True, seed=0).to(dtype)
+    make, method = TF_FITS[case]
+    model = make().to(dtype)
+    if model.n_inputs:  # external inputs drive the latent step
+        data = TimeSeries.from_arrays(data, inputs=np.stack([np.cos(3 * t), np.sign(np.sin(t / 4))], 1))
     kw = dict(n_epochs=2, batches_per_epoch=3, batch_size=4, seq_len=20, alpha=0.2, process_noise=0.05,
-              lr=1e-2, progress=False, seed=1)
+              lr=1e-2, progress=False, seed=1, method=method, tau=5)
     assert_backends_agree(lambda backend: fit_teacher_forcing(model, data, backend=backend, **kw), tol)
