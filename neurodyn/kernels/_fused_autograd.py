@@ -64,14 +64,32 @@ def shallow_triton(params, z0, u, xi, target, alphas, mask):
                      (alphas, mask, bool(params.clipped)), z0.ndim == 2)
 
 
-def gru(params, h0, u, xi):
+def gru(params, h0, u, xi, forcing=None):
     """GRU states (time, batch, unit); ``h0`` (batch, unit), ``u`` (time, batch, input), ``xi``
-    noise (time, batch, unit) or None; with ensemble params each has a leading network dim."""
+    noise (time, batch, unit) or None; with ensemble params each has a leading network dim.
+
+    ``forcing`` (a :class:`~neurodyn.kernels.fused.ReadoutForcing` stacked as :func:`leaky` takes it,
+    with a network dim of 1 for one network) forces each state through the readout after the step;
+    the states returned are then those before forcing."""
     from neurodyn.models.gru import gru_drive
 
     gi = _drive(gru_drive, params, u, h0).to(h0.dtype)
     gi = gi.expand(*h0.shape[:-2], u.shape[-3], h0.shape[-2], gi.shape[-1])
-    return _GRURecurrence.apply(params.w_hh.to(h0.dtype), params.b_hh.to(h0.dtype), gi, h0, xi)
+    return _GRURecurrence.apply(params.w_hh.to(h0.dtype), params.b_hh.to(h0.dtype), gi, h0, xi,
+                                _forcing_arrays(forcing, h0.dtype, h0.ndim == 2))
+
+
+def _forcing_arrays(forcing, dtype, one: bool):
+    """A stacked :class:`~neurodyn.kernels.fused.ReadoutForcing` as the Numba kernels take it:
+    ``(method code, strength, w_out, b_out, pinv_t, targets, mask)`` with NumPy arrays in ``dtype``
+    (without the network dim for ``one`` network); None stays None."""
+    from neurodyn.kernels._numba_bptt import ERROR_FORCING, TEACHER_FORCING
+
+    if forcing is None:
+        return None
+    method = {"error": ERROR_FORCING, "teacher": TEACHER_FORCING}[forcing.method]
+    fields = (forcing.w_out, forcing.b_out, forcing.pinv.mT, forcing.targets, forcing.mask)
+    return (method, float(forcing.strength), *(_np((t[0] if one else t).to(dtype)) for t in fields))
 
 
 def gru_triton(params, h0, u, xi):
@@ -343,13 +361,17 @@ def _batch_kernel(one, stack, lead, n_batch):
 
 
 class _GRURecurrence(torch.autograd.Function):
-    """``(w_hh, b_hh, gi, h0, noise) -> states`` (time, batch, unit), ``gi`` = ``W_ih u + b_ih``
+    """``(w_hh, b_hh, gi, h0, noise, forcing) -> states`` (time, batch, unit), ``gi`` = ``W_ih u + b_ih``
     (time, batch, 3 unit); the loops run in :mod:`~neurodyn.kernels._numba_bptt_gru`. With a
-    leading network dim on every tensor the stack kernels run one network per parallel item."""
+    leading network dim on every tensor the stack kernels run one network per parallel item.
+    ``forcing`` None or ``(method code, strength, w_out, b_out, pinv_t, targets, mask)`` with NumPy
+    arrays as the kernels take them (of :func:`_forcing_arrays`; no gradient flows to them): the
+    states returned are then those before forcing, the forced ones carried and saved for the backward."""
 
     @staticmethod
-    def forward(ctx, w_hh, b_hh, gi, h0, noise):  # type: ignore[override]
+    def forward(ctx, w_hh, b_hh, gi, h0, noise, forcing=None):  # type: ignore[override]
         from neurodyn.kernels import _numba_bptt_gru as k
+        from neurodyn.kernels._numba_bptt import NO_FORCING
 
         *lead, n_steps, n_batch, n3 = gi.shape
         n = n3 // 3
@@ -358,11 +380,19 @@ class _GRURecurrence(torch.autograd.Function):
         gates = empty("gru.gates", (*lead, n_steps, n_batch, 4 * n), h0.dtype)
         states[..., 0, :, :] = h0.detach()
         dt = states.numpy().dtype
+        if forcing is None:  # empty arrays the kernels do not read
+            none = np.empty((*lead, 0, 0), dt)
+            forcing = (NO_FORCING, 0.0, none, np.empty((*lead, 0), dt), none, np.empty((*lead, 0, 0, 0), dt),
+                       np.empty((*lead, 0, 0, 1), dt))
+        method, strength, *arrays = forcing
+        free = empty("gru.free", (*lead, n_steps if method != NO_FORCING else 0, n_batch, n), h0.dtype)
         kernel, items = _batch_kernel(k.gru_forward_kernel, k.gru_forward_stack, lead, n_batch)
         _parallel(kernel, items, w.numpy(), _np(b_hh), _np(gi), _noise(noise, lead, n_batch, n, dt),
-                  states.numpy(), gates.numpy(), dt == np.float64)
+                  states.numpy(), gates.numpy(), dt == np.float64, int(method), dt.type(strength), *arrays,
+                  free.numpy())
         ctx.save_for_backward(w, states, gates)
-        return states[..., 1:, :, :]
+        ctx.forcing = (int(method), dt.type(strength), arrays[-1])
+        return free if method != NO_FORCING else states[..., 1:, :, :]
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
@@ -375,8 +405,8 @@ class _GRURecurrence(torch.autograd.Function):
         grad_h0 = torch.empty((*lead, n_batch, n), dtype=w.dtype)
         kernel, items = _batch_kernel(k.gru_backward_kernel, k.gru_backward_stack, lead, n_batch)
         _parallel(kernel, items, _np(w.mT), _np(grad_states), states.numpy(), gates.numpy(), grad_gi.numpy(),
-                  grad_gh.numpy(), grad_h0.numpy())
-        return (*_gru_weight_grads(grad_gh, states), grad_gi, grad_h0, None)
+                  grad_gh.numpy(), grad_h0.numpy(), *ctx.forcing)
+        return (*_gru_weight_grads(grad_gh, states), grad_gi, grad_h0, None, None)
 
 
 def _gru_weight_grads(grad_gh: torch.Tensor, states: torch.Tensor):

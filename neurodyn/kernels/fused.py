@@ -30,13 +30,13 @@ FUSED_FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
 _TRAIN_BACKENDS = ("auto", "torch", "numba", "triton")
 #: kinds of forcing :func:`fused_backend` knows, with the families fused for each in Numba: of the
 #: state towards data (shallow PLRNN, PLRNN, ALRNN; one network), or of the state through the readout
-#: towards the task's targets (leaky RNN)
-_FORCINGS = {"state": ("shplrnn", "plrnn", "alrnn"), "readout": ("leaky",)}
+#: towards the task's targets (leaky RNN and GRU)
+_FORCINGS = {"state": ("shplrnn", "plrnn", "alrnn"), "readout": ("leaky", "gru")}
 #: those fused in Triton
 _TRITON_FORCINGS = {"state": ("shplrnn",), "readout": ("leaky",)}
 #: how the refusals name the families of a kind of forcing
 _FORCED_NAMES = {"shplrnn": "the shallow PLRNN", "plrnn": "the PLRNN", "alrnn": "the ALRNN",
-                 "leaky": "the leaky RNN"}
+                 "leaky": "the leaky RNN", "gru": "the GRU"}
 
 
 def _forcing_refusal(kind: str, families: tuple, name: str) -> str:
@@ -48,7 +48,8 @@ def _forcing_refusal(kind: str, families: tuple, name: str) -> str:
 
 
 class ReadoutForcing(NamedTuple):
-    """Forcing of a leaky RNN's state through its affine readout after every step, for :func:`fused_states`.
+    """Forcing of a leaky RNN's or GRU's state through its affine readout after each step, for
+    :func:`fused_states`.
 
     The two rules of :func:`neurodyn.training.forcing.forcing_step` with the readout
     ``y = h @ w_out.T + b_out`` and its (ridge) pseudo-inverse ``pinv``: ``"error"``,
@@ -57,7 +58,7 @@ class ReadoutForcing(NamedTuple):
     ``c = strength * max(mask)`` per batch row and the target state detached (the gradient through
     the state is scaled by ``1 - c``). No gradient flows to any field.
 
-    For an ensemble of leaky RNNs every tensor field has a leading network dim (each network
+    For an ensemble of leaky RNNs or GRUs every tensor field has a leading network dim (each network
     forced through its own readout, at the one ``strength``): ``targets`` (network, batch, time,
     output), ``mask`` (network, batch, time, output or 1), ``w_out`` (network, output, state),
     ``b_out`` (network, output), ``pinv`` (network, state, output).
@@ -123,9 +124,10 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         device the fused Triton path for a float32 leaky RNN, GRU, PLRNN, ALRNN or shallow PLRNN (one
         network or an ensemble) of at most 64 units (the shallow PLRNN: 64 latent and 64 hidden units)
         without hook, unforced, (the shallow PLRNN, one network) state-forced or (the leaky RNN, one
-        network or an ensemble, at most 32 outputs) forced through the readout, and torch
-        otherwise; ``torch`` always runs the reference; ``numba`` and ``triton`` insist on their
-        fused path (``triton`` on the CPU only under ``TRITON_INTERPRET=1``, for testing).
+        network or an ensemble, at most 32 outputs) forced through the readout (a GRU forced through
+        its readout runs on torch there), and torch otherwise; ``torch`` always runs the reference;
+        ``numba`` and ``triton`` insist on their fused path (``triton`` on the CPU only under
+        ``TRITON_INTERPRET=1``, for testing).
     device, dtype
         Where and in which dtype the rollout runs.
     state_hook : callable or None
@@ -135,8 +137,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         towards data (fused for one network: a shallow PLRNN in Numba or Triton, a PLRNN or
         ALRNN in Numba; ensembles, and the PLRNN and ALRNN on a CUDA device, run on torch);
         ``"readout"``, error or teacher forcing through the readout (:class:`ReadoutForcing`;
-        fused for the leaky RNN, one network or an ensemble, in Numba and in Triton, the latter with a
-        readout of at most 32 outputs).
+        fused for the leaky RNN and the GRU, one network or an ensemble, in Numba, and for the leaky
+        RNN alone in Triton, with a readout of at most 32 outputs).
 
     Returns
     -------
@@ -167,8 +169,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     'numba'
     >>> fused_backend(LeakyRNN(1, 4, 1).params(), forcing="readout"), fused_backend(GRU(1, 4, 1).params(),
     ...                                                                             forcing="readout")
-    ('numba', 'torch')
-    >>> fused_backend(stack_params([LeakyRNN(1, 4, 1, seed=s) for s in range(3)]), forcing="readout")
+    ('numba', 'numba')
+    >>> fused_backend(stack_params([GRU(1, 4, 1, seed=s) for s in range(3)]), forcing="readout")
     'numba'
 
     Teacher forcing of the state (``fit_teacher_forcing``) runs fused for one PLRNN or ALRNN too:
@@ -190,6 +192,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     True
     >>> fused_backend(LeakyRNN(1, 4, 1).params(), device="cuda", forcing="readout") == want
     True
+    >>> fused_backend(GRU(1, 4, 1).params(), device="cuda", forcing="readout")  # Triton: the leaky RNN only
+    'torch'
     """
     if backend not in _TRAIN_BACKENDS:
         raise ValueError(f"unknown training backend {backend!r}; choose one of {', '.join(_TRAIN_BACKENDS)}")
@@ -232,7 +236,8 @@ def _triton_backend(params, family, backend, device, dtype, state_hook, forcing)
     reason = None
     kind = _forcing_kind(forcing) if forcing else None
     if kind is not None and name not in _TRITON_FORCINGS[kind]:
-        reason = _forcing_refusal(kind, _TRITON_FORCINGS[kind], name)
+        reason = _forcing_refusal(kind, _TRITON_FORCINGS[kind], name) + (
+            ", in Triton (the GRU's runs fused in Numba on the CPU)" if name == "gru" else "")
     elif kind == "state" and is_ensemble(params, family):
         reason = "state-forced rollouts are fused for one network, not an ensemble"
     elif state_hook is not None:
@@ -287,9 +292,9 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     ``forcing`` the states ``p[t] + noise[t]`` are returned (the model's own rollout). A PLRNN or
     ALRNN (one network, Numba) takes the same ``forcing``, with ``p[t] = F(c[t], u[t])`` its own step,
     and then returns the predictions ``p[t]`` too. A leaky RNN
-    with a :class:`ReadoutForcing` is forced through its readout after each step (and its noise),
-    error or teacher forcing as in :func:`neurodyn.training.forcing.forced_task_rollout`, and the
-    states *before* forcing are returned (what the task loss sees); the rollout continues from the
+    or a GRU with a :class:`ReadoutForcing` is forced through its readout after each step (and its
+    noise), error or teacher forcing as in :func:`neurodyn.training.forcing.forced_task_rollout`, and
+    the states *before* forcing are returned (what the task loss sees); the rollout continues from the
     forced state, and the backward accounts for the forcing's Jacobian.
 
     Parameters
@@ -298,7 +303,7 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         Effective parameters of one network (``model.params()``), or ensemble params of any of
         these families whose tensor fields have a leading ``network`` dim (then every shape below
         has it too: ``h0`` (network, batch, state), ...; of ``forcing``, a stacked
-        :class:`ReadoutForcing` of leaky RNNs only); gradients flow to every
+        :class:`ReadoutForcing` of leaky RNNs or GRUs only); gradients flow to every
         weight and bias the step uses (``w_rec``, ``w_in``, ``b``; ``w_ih``, ``w_hh``, ``b_ih``,
         ``b_hh``; ``A``, ``W``, ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through
         them to the model's raw parameters (masks, Dale's law, a diagonal ``A``).
@@ -313,19 +318,19 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     forcing : (targets, alphas, mask) or ReadoutForcing, optional
         Shallow PLRNN, PLRNN or ALRNN (one network; the PLRNN and ALRNN in Numba only):
         ``targets`` (batch, time, state) without grad, ``alphas`` (time,) forcing strengths in
-        [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN (one
-        network or an ensemble): a :class:`ReadoutForcing` (no gradient flows to its fields).
+        [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN or GRU
+        (one network or an ensemble): a :class:`ReadoutForcing` (no gradient flows to its fields).
     backend : {"auto", "numba", "triton"}
         ``auto``: Triton for CUDA tensors, Numba for CPU ones (state forcing of the shallow PLRNN and
-        a ReadoutForcing of the leaky RNN run on both, state forcing of the PLRNN and ALRNN on Numba
-        only); ``triton`` on CPU tensors runs only
+        a ReadoutForcing of the leaky RNN run on both, state forcing of the PLRNN and ALRNN and a
+        ReadoutForcing of the GRU on Numba only); ``triton`` on CPU tensors runs only
         under ``TRITON_INTERPRET=1`` (Triton's interpreter, for tests).
 
     Returns
     -------
     Tensor, shape (batch, time, state) or (network, batch, time, state)
         The state after each step, or with ``forcing`` the prediction ``p[t]`` before noise and
-        forcing (shallow PLRNN, PLRNN, ALRNN) or the state before forcing (leaky RNN).
+        forcing (shallow PLRNN, PLRNN, ALRNN) or the state before forcing (leaky RNN, GRU).
 
     Raises
     ------
@@ -336,7 +341,7 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         float32 or float64), a shape does not match (``h0``'s last dim not the model's state size,
         ``inputs``' not its input count), forcing is given for a family other than the shallow
         PLRNN, PLRNN and ALRNN (state forcing; the PLRNN and ALRNN not on Triton) or the leaky RNN
-        (a ReadoutForcing), state forcing for an ensemble,
+        and the GRU (a ReadoutForcing; the GRU's not in Triton), state forcing for an ensemble,
         the forcing targets require grad, or ``backend`` is unknown.
 
     Notes
@@ -355,7 +360,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     weights staying in cache for its whole time loop; network ``e`` of the stack gets exactly what
     it would get alone (its input drive, formed in torch for the GRU and PL families, up to float
     rounding). float32 leaky and GRU rollouts use the kernels' rational tanh and sigmoid (absolute
-    error < 4e-7), float64 the exact ones.
+    error < 4e-7), float64 the exact ones. A :class:`ReadoutForcing` of a leaky RNN or GRU runs inside
+    the same loops: each step's state (after its noise) is stored before forcing, then forced through
+    the readout, and the forced state is carried on and stored for the backward, which passes the
+    carried gradient through the forcing step (unchanged for error forcing, scaled by ``1 - c m`` per
+    batch row for teacher forcing); unforced, the kernels take the same path as without forcing.
 
     On CUDA tensors the leaky RNN (float32, at most 64 units, one network or an ensemble) runs in
     Triton instead: one launch for the forward, storing states and ``alpha phi'(pre)``, one for BPTT,
@@ -367,7 +376,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     the forcing step (unchanged for error forcing, scaled by ``1 - c m`` per batch row for teacher
     forcing). So do the PLRNN and ALRNN (same limits): the forward stores the states,
     the BPTT launch writes the drive gradients, and the ``A``, ``W`` and drive (``h``, ``C``,
-    inputs) gradients are products of those in torch, as on the CPU. So does the GRU (same limits):
+    inputs) gradients are products of those in torch, as on the CPU. So does the GRU (same limits;
+    unforced only, a GRU's ReadoutForcing runs in Numba):
     the input drive ``W_ih u + b_ih`` is formed in torch, the forward stores the states and the gates
     ``r, z, n, W_hn h + b_hn``, the BPTT launch writes the gradients of the input drive and of the
     hidden gate pre-activations, and the ``W_hh``, ``b_hh``, ``W_ih``, ``b_ih`` and input gradients are
@@ -491,11 +501,13 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     if family.name in ("plrnn", "alrnn") and forcing is not None and not readout:
         target, alphas, mask = _check_forcing(forcing, shape, h0)
         return _fa.piecewise(params, h0, u, xi, (target, alphas, mask)).transpose(-3, -2)
+    if family.name == "gru" and readout:  # forced through the readout in Numba (Triton refused above)
+        return _fa.gru(params, h0, u, xi, _stack_readout_forcing(forcing, shape, h0)).transpose(-3, -2)
     if family.name != "shplrnn" or readout:
         if forcing is not None:
             raise ValueError("state forcing is fused for the shallow PLRNN, PLRNN and ALRNN only; "
                              f"drop it for a {family.name!r} model"
-                             + (" (a ReadoutForcing: the leaky RNN only)" if readout else ""))
+                             + (" (a ReadoutForcing: the leaky RNN and the GRU only)" if readout else ""))
         recurrence = _TRITON_RECURRENCES[family.name] if ran == "triton" else _RECURRENCES[family.name]
         return recurrence(params, h0, u, xi).transpose(-3, -2)
     target, alphas, mask = _check_forcing(forcing, shape, h0)

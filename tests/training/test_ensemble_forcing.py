@@ -62,18 +62,21 @@ def test_zero_strength_is_no_forcing(backend):
     assert forced.histories[0]["forcing_strength"] == [0.0] * KW["n_iterations"]
 
 
-def test_gru_ensemble_is_forced_on_torch_as_each_gru_alone():
+@pytest.mark.parametrize("method", ["error", "teacher"])
+def test_gru_ensemble_is_forced_fused_as_on_torch_and_as_each_gru_alone(method):
     def gru(seed):
         return GRU(TASK.n_inputs, 5, TASK.n_outputs, seed=seed).double()
 
-    res = train_ensemble(gru, TASK, seeds=[0, 6], forcing="error", **KW)
-    assert res.config["backend"] == "torch" and res.config["forcing"]["method"] == "error"
+    res = train_ensemble(gru, TASK, seeds=[0, 6], forcing=method, **FORCED, **KW)
+    assert res.config["backend"] == "numba" and res.config["forcing"]["method"] == method
+    _assert_same_ensembles(res, train_ensemble(gru, TASK, seeds=[0, 6], forcing=method, backend="torch",
+                                               **FORCED, **KW), 1e-10)
     for e, s in enumerate([0, 6]):
-        alone = train(gru(s), TASK, seed=s, forcing="error", **KW)
-        assert alone.config["backend"] == "torch"
+        alone = train(gru(s), TASK, seed=s, forcing=method, **FORCED, **KW)
+        assert alone.config["backend"] == "numba"
         assert _max_diff(res.models[e], alone.model) < 1e-8
-    with pytest.raises(ValueError, match="through the readout is fused for the leaky RNN only, not 'gru'"):
-        train_ensemble(gru, TASK, n_networks=2, forcing="error", backend="numba", **KW)
+    with pytest.raises(ValueError, match="fused for the leaky RNN only, not 'gru', in Triton"):
+        train_ensemble(gru, TASK, n_networks=2, forcing="error", backend="triton", **KW)
 
 
 @pytest.mark.parametrize("bad", [{"forcing": "errors"}, {"forcing": "teacher", "forcing_strength": 1.5},

@@ -169,3 +169,20 @@ def test_an_ill_conditioned_readout_warns_with_its_condition_number():
     x, y, m = FlipFlop(n_bits=2, n_steps=3).sample(2, seed=0).to_torch()
     with pytest.warns(RuntimeWarning, match=r"condition number 2e\+06.*raise forcing_ridge"):
         forced_task_rollout(model, x[..., :1], y, m, forcing=Forcing("error"), strength=0.5)
+
+
+@pytest.mark.parametrize("method", ["error", "teacher"])
+def test_a_forced_gru_trains_fused_as_on_torch(method):
+    # the fused Numba rollout forces the GRU as the torch loop does: same weights and losses
+    task = FlipFlop(n_bits=2, n_steps=10)
+    kw = dict(seed=4, forcing=method, forcing_strength=0.8, forcing_anneal="linear",
+              **{**TINY, "eval_every": 0})
+    runs = {b: train(GRU(2, 6, 2, train_h0=True, seed=1).double(), task, backend=b, **kw)
+            for b in ("auto", "torch")}
+    assert runs["auto"].config["backend"] == "numba" and runs["torch"].config["backend"] == "torch"
+    for (name, p), q in zip(runs["auto"].model.named_parameters(), runs["torch"].model.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-10, atol=1e-12, msg=lambda m, name=name: f"{name}: {m}")
+    assert runs["auto"].history["loss"] == pytest.approx(runs["torch"].history["loss"], rel=1e-10)
+    free = train(GRU(2, 6, 2, train_h0=True, seed=1).double(), task, seed=4, **{**TINY, "eval_every": 0})
+    forced = runs["auto"].model.parameters()
+    assert any(not torch.allclose(p, q) for p, q in zip(free.model.parameters(), forced))

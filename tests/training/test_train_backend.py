@@ -52,7 +52,9 @@ def test_rflo_stays_on_torch():
     with pytest.raises(ValueError, match="learning_rule='rflo' runs on the torch training rollout"):
         train(LeakyRNN(1, 4, 1, seed=0), task, backend="numba", **kw)
     forced_gru = train(GRU(1, 4, 1, seed=0), task, **{**kw, "learning_rule": "bptt"})
-    assert forced_gru.config["backend"] == "torch"  # forcing is fused for the leaky RNN only
+    assert forced_gru.config["backend"] == "numba"  # readout forcing is fused for the GRU too
+    forced_lstm = train(LSTM(1, 4, 1, seed=0), task, **{**kw, "learning_rule": "bptt"})
+    assert forced_lstm.config["backend"] == "torch"
 
 
 def test_unsupported_model_falls_back_and_explicit_numba_raises():
