@@ -30,8 +30,8 @@ FUSED_FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
 _TRAIN_BACKENDS = ("auto", "torch", "numba", "triton")
 #: kinds of forcing :func:`fused_backend` knows, with the families fused for each in Numba: of the
 #: state towards data (shallow PLRNN, PLRNN, ALRNN; one network), or of the state through the readout
-#: towards the task's targets (leaky RNN)
-_FORCINGS = {"state": ("shplrnn", "plrnn", "alrnn"), "readout": ("leaky",)}
+#: towards the task's targets (leaky RNN, PLRNN, ALRNN; one network or an ensemble)
+_FORCINGS = {"state": ("shplrnn", "plrnn", "alrnn"), "readout": ("leaky", "plrnn", "alrnn")}
 #: those fused in Triton
 _TRITON_FORCINGS = {"state": ("shplrnn",), "readout": ("leaky",)}
 #: how the refusals name the families of a kind of forcing
@@ -491,11 +491,15 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     if family.name in ("plrnn", "alrnn") and forcing is not None and not readout:
         target, alphas, mask = _check_forcing(forcing, shape, h0)
         return _fa.piecewise(params, h0, u, xi, (target, alphas, mask)).transpose(-3, -2)
+    if family.name in ("plrnn", "alrnn") and readout:
+        stacked = _stack_readout_forcing(forcing, shape, h0)
+        return _fa.piecewise(params, h0, u, xi, readout=stacked).transpose(-3, -2)
     if family.name != "shplrnn" or readout:
         if forcing is not None:
             raise ValueError("state forcing is fused for the shallow PLRNN, PLRNN and ALRNN only; "
                              f"drop it for a {family.name!r} model"
-                             + (" (a ReadoutForcing: the leaky RNN only)" if readout else ""))
+                             + (" (a ReadoutForcing: the leaky RNN, PLRNN and ALRNN only)"
+                                if readout else ""))
         recurrence = _TRITON_RECURRENCES[family.name] if ran == "triton" else _RECURRENCES[family.name]
         return recurrence(params, h0, u, xi).transpose(-3, -2)
     target, alphas, mask = _check_forcing(forcing, shape, h0)
