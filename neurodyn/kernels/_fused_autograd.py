@@ -103,14 +103,27 @@ def gru_triton(params, h0, u, xi):
     return _as_stack(_GRURecurrenceTriton.apply, (w, b, gi, h0, xi), (), h0.ndim == 2)
 
 
-def piecewise(params, h0, u, xi, forcing=None):
+def piecewise(params, h0, u, xi, forcing=None, readout=None):
     """PLRNN or ALRNN states (time, batch, latent); shapes as in :func:`gru`. With ``forcing``
     ``(target, alphas, mask)`` (one network; ``target`` time-major, detached; ``u`` may then be None)
-    the predictions under teacher forcing (see ``fused_states``)."""
-    if forcing is None:
+    the predictions under teacher forcing (see ``fused_states``). With ``readout`` (a
+    :class:`~neurodyn.kernels.fused.ReadoutForcing` stacked as :func:`leaky` takes it: a leading
+    network dim, of 1 for one network; ``u`` may then be None) each state is forced through the
+    readout after the step and the states before forcing are returned."""
+    if forcing is None and readout is None:
         return _PiecewiseRecurrence.apply(*_piecewise_args(params, h0, u), h0, xi, _n_relu(params, h0))
-    a, w, d = _piecewise_args(params, h0, u, forcing[0].shape[-3])
-    return _PiecewiseRecurrence.apply(a, w, d, h0, xi, _n_relu(params, h0), forcing)
+    if forcing is not None:
+        a, w, d = _piecewise_args(params, h0, u, forcing[0].shape[-3])
+        return _PiecewiseRecurrence.apply(a, w, d, h0, xi, _n_relu(params, h0), forcing)
+    from neurodyn.kernels._numba_bptt import ERROR_FORCING, TEACHER_FORCING
+
+    a, w, d = _piecewise_args(params, h0, u, readout.targets.shape[-3])
+    one = slice(None) if h0.ndim == 3 else 0  # one network runs the batch-blocked kernel, no network dim
+    fields = (readout.w_out, readout.b_out, readout.pinv.mT, readout.targets, readout.mask)
+    arrays = (_np(t.to(h0.dtype)[one]) for t in fields)
+    method = {"error": ERROR_FORCING, "teacher": TEACHER_FORCING}[readout.method]
+    return _PiecewiseRecurrence.apply(a, w, d, h0, xi, _n_relu(params, h0), None,
+                                      (method, float(readout.strength), *arrays))
 
 
 def piecewise_triton(params, h0, u, xi):
@@ -153,6 +166,8 @@ def _drive(fn, params, u, h0):
         return fn(params, u)
     from neurodyn.kernels._families import family_of, lift
 
+    if u is None:  # the bias alone (PL families forced through the readout, no inputs given)
+        return fn(lift(params, family_of(params)), None)[:, None, None]
     n_net, n_steps, n_batch = u.shape[:3]
     d = fn(lift(params, family_of(params)), u.reshape(n_net, n_steps * n_batch, u.shape[-1]))
     return d.reshape(n_net, n_steps, n_batch, -1) if d.shape[-2] == n_steps * n_batch else d[:, None]
@@ -449,34 +464,46 @@ class _GRURecurrenceTriton(torch.autograd.Function):
 
 
 class _PiecewiseRecurrence(torch.autograd.Function):
-    """``(A, W, drive, z0, noise, n_relu, forcing) -> states`` (time, batch, latent) of the PLRNN / ALRNN;
-    the loops run in :mod:`~neurodyn.kernels._numba_bptt_plrnn`. With a leading network dim on
+    """``(A, W, drive, z0, noise, n_relu, forcing, readout) -> states`` (time, batch, latent) of the PLRNN /
+    ALRNN; the loops run in :mod:`~neurodyn.kernels._numba_bptt_plrnn`. With a leading network dim on
     every tensor the stack kernels run one network per parallel item. ``forcing`` None or
     ``(target, alphas, mask)`` (time-major target without grad, alphas (time,), mask (latent,); one
     network): the rollout is teacher-forced inside the kernels and the predictions before noise and
-    forcing are returned, the forced states carried (and saved for the backward)."""
+    forcing are returned, the forced states carried (and saved for the backward). ``readout`` None or
+    ``(method code, strength, w_out, b_out, pinv_t, targets, mask)`` with NumPy arrays as
+    :func:`~neurodyn.kernels._numba_bptt_plrnn.pl_forward_kernel` (one network) or ``pl_forward_stack``
+    takes them (no gradient flows to them): each state is forced through the readout after the step,
+    the states before forcing are returned and the forced ones carried (and saved)."""
 
     @staticmethod
-    def forward(ctx, a, w, drive, z0, noise, n_relu, forcing=None):  # type: ignore[override]
+    def forward(ctx, a, w, drive, z0, noise, n_relu, forcing=None, readout=None):  # type: ignore[override]
         from neurodyn.kernels import _numba_bptt_plrnn as k
+        from neurodyn.kernels._numba_bptt import NO_FORCING
 
         *lead, n_steps, n_batch, n = drive.shape
         joined = torch.cat([a.detach(), w.detach()], dim=-1).contiguous()  # [A | W] (latent, 2 latent)
         states = empty("pl.states", (*lead, n_steps + 1, n_batch, n), z0.dtype)
         states[..., 0, :, :] = z0.detach()
         dt = states.numpy().dtype
+        none = np.empty((*lead, 0, n_batch, n), dt)
         if forcing is None:
-            none = np.empty((*lead, 0, n_batch, n), dt)
             target, alphas, mask, preds = none, np.empty(0, dt), np.empty(0, dt), None
         else:
             target, alphas, mask = (_np(t.to(z0.dtype)) for t in forcing)
             preds = empty("pl.preds", (*lead, n_steps, n_batch, n), z0.dtype)
+        if readout is None:
+            empty_out = np.empty((*lead, 0, n), dt)
+            readout = (NO_FORCING, 0.0, empty_out, np.empty((*lead, 0), dt), empty_out,
+                       np.empty((*lead, 0, 0, 0), dt), np.empty((*lead, 0, 0, 1), dt))
+        method, strength, *arrays = readout
+        free = empty("pl.free", (*lead, n_steps if method != NO_FORCING else 0, n_batch, n), z0.dtype)
         kernel, items = _batch_kernel(k.pl_forward_kernel, k.pl_forward_stack, lead, n_batch)
         _parallel(kernel, items, joined.numpy(), _np(drive), _noise(noise, lead, n_batch, n, dt),
-                  states.numpy(), n_relu, target, alphas, mask, none if preds is None else preds.numpy())
+                  states.numpy(), n_relu, target, alphas, mask, none if preds is None else preds.numpy(),
+                  int(method), dt.type(strength), *arrays, free.numpy())
         ctx.save_for_backward(joined, states)
-        ctx.n_relu, ctx.forcing = n_relu, (alphas, mask)
-        return states[..., 1:, :, :] if preds is None else preds
+        ctx.n_relu, ctx.forcing = n_relu, (alphas, mask, int(method), dt.type(strength), arrays[-1])
+        return free if method != NO_FORCING else states[..., 1:, :, :] if preds is None else preds
 
     @staticmethod
     def backward(ctx, grad_states):  # type: ignore[override]
@@ -489,7 +516,8 @@ class _PiecewiseRecurrence(torch.autograd.Function):
         kernel, items = _batch_kernel(k.pl_backward_kernel, k.pl_backward_stack, lead, n_batch)
         _parallel(kernel, items, _np(joined.mT), _np(grad_states), states.numpy(), grad_drive.numpy(),
                   grad_z0.numpy(), ctx.n_relu, *ctx.forcing)
-        return (*_pl_weight_grads(grad_drive, states, ctx.n_relu), grad_drive, grad_z0, None, None, None)
+        return (*_pl_weight_grads(grad_drive, states, ctx.n_relu), grad_drive, grad_z0,
+                None, None, None, None)
 
 
 def _pl_weight_grads(grad_drive: torch.Tensor, states: torch.Tensor, n_relu: int):

@@ -22,6 +22,18 @@ latent)), the forward writes the predictions ``p[t]`` to ``preds`` and carries t
 ``1 - alphas[t] mask``. Unforced, those arrays are empty (time 0), as the leaky kernels' forcing
 arrays are.
 
+They also force the state through the affine readout (error or teacher forcing during task
+training, :mod:`neurodyn.training.forcing`) as the leaky kernels do: given ``method``
+(:data:`~neurodyn.kernels._numba_bptt.ERROR_FORCING` or ``TEACHER_FORCING``), ``strength``, the
+readout ``w_out`` (output, latent), ``b_out`` (output,), its transposed pseudo-inverse ``pinv_t``
+(output, latent), ``rtarget`` (time, batch, output) and ``rmask`` (time, batch, output or 1), the
+forward copies each new state (after its noise) to ``free[t]`` (time, batch, latent; what the loss
+sees), forces the block's rows with :func:`~neurodyn.kernels._numba_bptt.force_states` and carries
+the forced state in ``states[t+1]``; the backward passes the carried gradient through the forcing
+unchanged (error forcing) or scaled by ``1 - forcing_gain(rmask[t, row])`` (teacher forcing). With
+``method`` :data:`~neurodyn.kernels._numba_bptt.NO_FORCING` those arrays are not read (``free``,
+``rtarget`` and ``rmask`` may have time 0).
+
 One step of the (clipped) shallow PLRNN (Hess et al., ICML 2023) followed by (generalised) teacher
 forcing (Mikhaeil, Monfared & Durstewitz, NeurIPS 2022; Hess et al. 2023):
 
@@ -36,7 +48,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from neurodyn.kernels._numba_bptt import input_product, recurrent_product
+from neurodyn.kernels._numba_bptt import (
+    NO_FORCING,
+    TEACHER_FORCING,
+    force_states,
+    forcing_gain,
+    input_product,
+    recurrent_product,
+)
 from neurodyn.kernels._numba_rnn import KB, batch_block, matvec_block, n_blocks
 
 __all__ = ["pl_backward_block", "pl_backward_kernel", "pl_backward_stack", "pl_forward_block",
@@ -46,42 +65,51 @@ __all__ = ["pl_backward_block", "pl_backward_kernel", "pl_backward_stack", "pl_f
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def pl_forward_kernel(m, drive, noise, states, n_relu, target, alphas, mask, preds):
+def pl_forward_kernel(m, drive, noise, states, n_relu, target, alphas, mask, preds, method, strength, w_out,
+                      b_out, pinv_t, rtarget, rmask, free):
     """Fill ``states[1:]`` (time + 1, batch, latent) with ``z' = [A | W] [z; phi*(z)] + d[t] + noise[t]``.
 
     ``m`` = ``[A | W]`` (latent, 2 latent); ``drive`` (time, batch, latent); ``states[0]`` holds
     ``z0`` on entry; ``noise`` (time or 0, batch, latent). With forcing (``alphas`` of time
     entries; see the module docstring) ``preds`` gets ``z' - noise[t]`` before forcing and
     ``states[t+1]`` the forced state; unforced, ``target``, ``alphas``, ``mask`` and ``preds`` are
-    empty.
+    empty. ``method`` to ``free``: forcing through the readout (see the module docstring).
     """
     for blk in prange(n_blocks(drive.shape[1], KB)):
-        pl_forward_block(m, drive, noise, states, n_relu, blk, target, alphas, mask, preds)
+        pl_forward_block(m, drive, noise, states, n_relu, blk, target, alphas, mask, preds, method, strength,
+                         w_out, b_out, pinv_t, rtarget, rmask, free)
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def pl_forward_stack(m, drive, noise, states, n_relu, target, alphas, mask, preds):
+def pl_forward_stack(m, drive, noise, states, n_relu, target, alphas, mask, preds, method, strength, w_out,
+                     b_out, pinv_t, rtarget, rmask, free):
     """:func:`pl_forward_kernel` for every network of a stack, one network per parallel item (its
     blocks in turn); every array but the shared ``alphas`` and ``mask`` has a leading network dim:
     ``m`` (network, latent, 2 latent), ``drive`` (network, time, batch, latent), ``noise`` (network,
     time or 0, batch, latent), ``states`` (network, time + 1, batch, latent), ``target`` and
-    ``preds`` (network, time or 0, batch, latent)."""
+    ``preds`` (network, time or 0, batch, latent); so do the readout-forcing arrays ``w_out`` to
+    ``free`` (each network forced through its own readout, at the one ``strength``)."""
     for e in prange(m.shape[0]):
         for blk in range(n_blocks(drive.shape[2], KB)):
             pl_forward_block(m[e], drive[e], noise[e], states[e], n_relu, blk, target[e], alphas, mask,
-                             preds[e])
+                             preds[e], method, strength, w_out[e], b_out[e], pinv_t[e], rtarget[e], rmask[e],
+                             free[e])
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
-def pl_forward_block(m, drive, noise, states, n_relu, blk, target, alphas, mask, preds):
+def pl_forward_block(m, drive, noise, states, n_relu, blk, target, alphas, mask, preds, method, strength,
+                     w_out, b_out, pinv_t, rtarget, rmask, free):
     """The whole time loop of :func:`pl_forward_kernel` for batch block ``blk`` (``KB`` rows)."""
     n_steps, n_batch, n = drive.shape
     with_noise = noise.shape[0] > 0
     forced = alphas.shape[0] > 0
+    readout = method != NO_FORCING
     n_lin = n - n_relu
     b0, nv, zero, _ = batch_block(blk, n_batch, states)
     x = np.empty((KB, 2 * n), states.dtype)
     pre = np.empty((KB, n), states.dtype)
+    err = np.empty(w_out.shape[0], states.dtype)
+    delta = np.empty(n, states.dtype)
     for k in range(KB):
         x[k, :n] = states[0, b0 + min(k, nv - 1), :]
     for t in range(n_steps):
@@ -103,12 +131,19 @@ def pl_forward_block(m, drive, noise, states, n_relu, blk, target, alphas, mask,
                     v += (alphas[t] * mask[i]) * (target[t, row, i] - v)
                 nxt[i] = v
                 x[k, i] = v
+        if readout:  # the block's rows: the state the loss sees, then the forced one carried on
+            rows = states[t + 1, b0:b0 + nv]
+            free[t, b0:b0 + nv] = rows
+            force_states(rows, w_out, b_out, pinv_t, rtarget[t, b0:b0 + nv], rmask[t, b0:b0 + nv], strength,
+                         method, err, delta)
+            x[:nv, :n] = rows
         for k in range(nv, KB):  # the tail block repeats its last row
             x[k, :n] = x[nv - 1, :n]
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def pl_backward_kernel(mt, grad_states, states, grad_drive, grad_z0, n_relu, alphas, mask):
+def pl_backward_kernel(mt, grad_states, states, grad_drive, grad_z0, n_relu, alphas, mask, method, strength,
+                       rmask):
     """BPTT of :func:`pl_forward_kernel`.
 
     ``mt`` = ``[A | W].T`` (2 latent, latent); ``grad_states[t]`` is ``dL/dz[t+1]`` from everything
@@ -117,33 +152,45 @@ def pl_backward_kernel(mt, grad_states, states, grad_drive, grad_z0, n_relu, alp
     ``dL/dz[t] = g A + (g W) * phi*'(z[t])`` with ``relu'(0) = 0`` as in torch. With forcing
     (``alphas`` (time,), ``mask`` (latent,); empty unforced) ``grad_states[t]`` is ``dL/dp[t]``,
     ``grad_drive[t]`` gets ``dL/dp[t] + (1 - alphas[t] mask) dL/dc[t+1]`` and ``states`` are the
-    carried (forced) states.
+    carried (forced) states. Under forcing through the readout (``method``, ``strength`` and
+    ``rmask`` as in :func:`pl_forward_kernel`) ``grad_states[t]`` is the gradient at the state
+    before forcing and the carried gradient passes the forcing step first, as in
+    :func:`~neurodyn.kernels._numba_bptt.leaky_backward_kernel`.
     """
     for blk in prange(n_blocks(grad_states.shape[1], KB)):
-        pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk, alphas, mask)
+        pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk, alphas, mask, method,
+                          strength, rmask)
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def pl_backward_stack(mt, grad_states, states, grad_drive, grad_z0, n_relu, alphas, mask):
+def pl_backward_stack(mt, grad_states, states, grad_drive, grad_z0, n_relu, alphas, mask, method, strength,
+                      rmask):
     """:func:`pl_backward_kernel` for every network of a stack, one network per parallel item
     (shapes as in :func:`pl_forward_stack`, ``mt`` (network, 2 latent, latent), ``grad_z0``
-    (network, batch, latent); ``alphas`` and ``mask`` shared)."""
+    (network, batch, latent); ``alphas`` and ``mask`` shared, ``rmask`` per network)."""
     for e in prange(mt.shape[0]):
         for blk in range(n_blocks(grad_states.shape[2], KB)):
             pl_backward_block(mt[e], grad_states[e], states[e], grad_drive[e], grad_z0[e], n_relu, blk,
-                              alphas, mask)
+                              alphas, mask, method, strength, rmask[e])
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
-def pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk, alphas, mask):
+def pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk, alphas, mask, method,
+                      strength, rmask):
     """The whole backward time loop of :func:`pl_backward_kernel` for batch block ``blk``."""
     n_steps, n_batch, n = grad_states.shape
     n_lin = n - n_relu
     b0, nv, zero, one = batch_block(blk, n_batch, states)
     forced = alphas.shape[0] > 0
+    teacher = method == TEACHER_FORCING
     g = np.zeros((KB, n), states.dtype)
     back = np.empty((KB, 2 * n), states.dtype)
     for t in range(n_steps - 1, -1, -1):
+        if teacher:  # the carried gradient through teacher forcing's step: scaled by 1 - c m
+            for k in range(nv):
+                c = forcing_gain(rmask[t, b0 + k], strength)
+                for i in range(n):
+                    g[k, i] = g[k, i] - c * g[k, i]
         for k in range(nv):
             row = b0 + k
             gs, gd = grad_states[t, row], grad_drive[t, row]

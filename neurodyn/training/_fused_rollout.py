@@ -27,7 +27,7 @@ def fused_rollout(model: Any, x: torch.Tensor, *, generator: torch.Generator | N
     generator : torch.Generator or None
         Source of the state noise.
     forcing : ReadoutForcing, optional
-        Forcing through the readout after each step (leaky RNN, GRU); the rollout then holds the
+        Forcing through the readout after each step (leaky RNN, GRU, PLRNN, ALRNN); the rollout then holds the
         states and outputs before forcing.
     backend : {"auto", "numba", "triton"}
         The fused kernels (:func:`~neurodyn.kernels.fused_states`); ``"auto"`` picks by device.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from _autograd_reference import assert_stack_matches, gradients
+from _autograd_reference import assert_stack_matches, gradients, reference_states
 
 from neurodyn.kernels import fused_backend, fused_states
 from neurodyn.models import ALRNN, GRU, PLRNN, LeakyRNN, ShallowPLRNN
@@ -260,3 +260,125 @@ def test_fused_forced_plrnn_dispatch_and_refusals():
         fused_states(p, z0, forcing=(torch.zeros(3, 5, 4), [0.1] * 4, [1.0] * 4))
     with pytest.raises(ValueError, match=r"forcing targets must have shape \(3, 5, 4\)"):
         fused_states(p, z0, torch.zeros(3, 5, 0), forcing=(torch.zeros(3, 6, 4), [0.1] * 6, [1.0] * 4))
+
+
+# forcing through the readout (error and teacher forcing of task training): a PLRNN with inputs and an
+# ALRNN with ReLU on some latents, each with a non-affine-identity readout of 2 outputs
+READOUT_FORCED = {"plrnn": lambda s: PLRNN(2, 6, 2, gain=1.5, seed=s),
+                  "alrnn": lambda s: ALRNN(2, 7, 2, n_relu=3, gain=1.5, seed=s)}
+
+
+def _pl_model(case, seed, dtype, gen):
+    model = READOUT_FORCED[case](seed).to(dtype)
+    with torch.no_grad():  # a non-zero bias h
+        model.h.copy_(0.3 * torch.randn(model.h.shape, generator=gen, dtype=dtype))
+    return model
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", list(READOUT_FORCED))
+@pytest.mark.parametrize("method", ["error", "teacher"])
+@pytest.mark.parametrize("per_output", [True, False])
+@pytest.mark.parametrize("strength", [0.6, 1.0])
+@pytest.mark.parametrize("with_noise", [False, True])
+def test_fused_readout_forced_plrnn_alrnn_match_autograd(case, method, per_output, strength, with_noise,
+                                                         dtype):
+    # forcing through the readout after the step and its noise, with a 0/1 mask per output or per
+    # step: the states before forcing and the gradients of A, W, h, C and z0 against autograd
+    # through the forced torch rollout; batch 6 is not a multiple of the kernels' 4-row blocks
+    from test_fused import _readout_forcing
+
+    gen = torch.Generator().manual_seed(6)
+    model = _pl_model(case, 0, dtype, gen)
+    n = model.state_size
+    x = torch.randn(6, 25, 2, generator=gen, dtype=dtype)
+    h0 = 0.5 * torch.randn(6, n, generator=gen, dtype=dtype)
+    noise = 0.1 * torch.randn(6, 25, n, generator=gen, dtype=dtype) if with_noise else None
+    weights = torch.randn(6, 25, n, generator=gen, dtype=dtype)
+    forcing = _readout_forcing(model, method, per_output, gen, 6, 25, strength=strength)
+    assert fused_backend(model.params(), dtype=dtype, forcing="readout") == "numba"
+    got_states, got = gradients(model, h0, x, noise, weights, fused=True, forcing=forcing)
+    ref_states, ref = gradients(model, h0, x, noise, weights, fused=False, forcing=forcing)
+    free_states, _ = gradients(model, h0, x, noise, weights, fused=False)
+    assert not torch.allclose(ref_states, free_states)  # the forcing acts
+    rtol = 1e-5 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(got_states, ref_states, rtol=rtol, atol=rtol * ref_states.abs().max())
+    assert set(got) == set(ref) == {"A", "W", "h", "C", "h0"}
+    for name in got:  # relative to each gradient's scale (float32 sums in another order)
+        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_fused_readout_forced_plrnn_input_gradient_matches_autograd():
+    # the gradient of the inputs too (teacher forcing per step, float64)
+    from test_fused import _readout_forcing
+
+    gen = torch.Generator().manual_seed(8)
+    model = _pl_model("alrnn", 1, torch.float64, gen)
+    x = torch.randn(5, 15, 2, generator=gen, dtype=torch.float64)
+    forcing = _readout_forcing(model, "teacher", False, gen, 5, 15)
+    grads = []
+    for fused in (True, False):
+        xg = x.clone().requires_grad_(True)
+        h0 = model.initial_state(5)
+        states = (fused_states(model.params(), h0, xg, forcing=forcing) if fused
+                  else reference_states(model, h0, xg, None, forcing))
+        states.square().sum().backward()
+        grads.append(xg.grad)
+    torch.testing.assert_close(grads[0], grads[1], rtol=1e-10, atol=1e-10 * grads[1].abs().max())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", list(READOUT_FORCED))
+@pytest.mark.parametrize("method", ["error", "teacher"])
+def test_fused_readout_forced_plrnn_alrnn_ensemble_matches_autograd_per_network(case, method, dtype):
+    # three networks, each forced through its own readout towards its own targets after the noise
+    # (per-output masks for error forcing, shared ones for teacher forcing), in one stacked call:
+    # against autograd through each network's forced torch rollout, and network e equal to the
+    # same network forced alone by the one-network kernel
+    from test_fused import _readout_forcing, _stack_forcings
+
+    gen = torch.Generator().manual_seed(9)
+    models = [_pl_model(case, s, dtype, gen) for s in range(3)]
+    n = models[0].state_size
+    x = torch.randn(3, 6, 12, 2, generator=gen, dtype=dtype)
+    h0 = (0.5 * torch.randn(3, 6, n, generator=gen, dtype=dtype)).requires_grad_(True)
+    noise = 0.1 * torch.randn(3, 6, 12, n, generator=gen, dtype=dtype)
+    weights = torch.randn(3, 6, 12, n, generator=gen, dtype=dtype)
+    forcings = [_readout_forcing(m, method, method == "error", gen, 6, 12) for m in models]
+    params = _stack_with_graph(models)
+    assert fused_backend(params, dtype=dtype, forcing="readout") == "numba"
+    states = fused_states(params, h0, x, noise=noise, forcing=_stack_forcings(forcings))
+    assert not torch.allclose(states, fused_states(params, h0, x, noise=noise))  # the forcing acts
+    for e, model in enumerate(models):
+        with torch.no_grad():
+            alone = fused_states(model.params(), h0[e], x[e], noise=noise[e], forcing=forcings[e])
+        rtol = 1e-6 if dtype == torch.float32 else 1e-12
+        torch.testing.assert_close(states[e].detach(), alone, rtol=rtol, atol=rtol * alone.abs().max())
+    (states * weights).sum().backward()
+    assert_stack_matches(models, states, h0, x, noise, weights, dtype, names={"A", "W", "h", "C", "h0"},
+                         forcings=forcings)
+
+
+def test_fused_readout_forced_plrnn_dispatch_and_refusals():
+    from test_fused import _readout_forcing
+
+    from neurodyn.kernels import stack_params
+
+    for case, make in READOUT_FORCED.items():
+        p, ens = make(0).params(), stack_params([make(s) for s in range(2)])
+        assert fused_backend(p, forcing="readout") == fused_backend(ens, forcing="readout") == "numba"
+        assert fused_backend(p, forcing="readout", device="cuda") == "torch"  # Triton: the leaky RNN only
+        refusal = f"forcing through the readout is fused for the leaky RNN only, not '{case}'"
+        with pytest.raises(ValueError, match=f"^backend='triton' cannot train this model: {refusal}") as err:
+            fused_backend(p, backend="triton", forcing="readout")
+        assert "\n" not in str(err.value)
+    model = PLRNN(0, 4, 2, seed=0)  # no inputs: the forcing targets set the number of steps
+    forcing = _readout_forcing(model, "error", True, torch.Generator().manual_seed(0), 3, 5)
+    assert fused_states(model.params(), torch.zeros(3, 4), forcing=forcing).shape == (3, 5, 4)
+    with pytest.raises(ValueError, match=r"ReadoutForcing.targets must have shape \(3, 5, 2\)"):
+        fused_states(model.params(), torch.zeros(3, 4), torch.zeros(3, 5, 0),
+                     forcing=forcing._replace(targets=torch.zeros(3, 4, 2)))
+    with pytest.raises(ValueError, match="a ReadoutForcing: the leaky RNN, GRU, PLRNN and ALRNN only"):
+        shallow = ShallowPLRNN(0, 4, 2, n_hidden=3, seed=0)
+        fused_states(shallow.params(), torch.zeros(3, 4), torch.zeros(3, 5, 0), forcing=forcing)

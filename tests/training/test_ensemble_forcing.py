@@ -6,7 +6,7 @@ import pytest
 import torch
 from test_ensemble import KW, TASK, _assert_same_ensembles, _max_diff
 
-from neurodyn.models import GRU, LeakyRNN
+from neurodyn.models import ALRNN, GRU, PLRNN, LeakyRNN
 from neurodyn.tasks import DelayedDiscrimination, FlipFlop
 from neurodyn.training import train
 from neurodyn.training.ensemble import train_ensemble
@@ -48,6 +48,21 @@ def test_fused_forced_ensemble_equals_torch_forced_ensemble(method, dtype, tol):
 
     kw = {"seeds": [2, 5], "hyperparameters": {"n_active": [7, 5]}, "forcing": method,
           "forcing_strength": 0.8, **KW}
+    fused = train_ensemble(factory, TASK, **kw)
+    _assert_same_ensembles(fused, train_ensemble(factory, TASK, backend="torch", **kw), tol)
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
+@pytest.mark.parametrize("family,method", [("plrnn", "error"), ("alrnn", "teacher")])
+def test_fused_forced_pl_ensemble_equals_torch_forced_ensemble(family, method, dtype, tol):
+    # a PLRNN (trained h0) or ALRNN ensemble with state noise, each network forced through its own
+    # readout inside the fused PL kernels, against the torch loop
+    def factory(seed):
+        if family == "plrnn":
+            return PLRNN(TASK.n_inputs, 6, TASK.n_outputs, noise_std=0.1, train_h0=True, seed=seed).to(dtype)
+        return ALRNN(TASK.n_inputs, 7, TASK.n_outputs, n_relu=3, noise_std=0.1, seed=seed).to(dtype)
+
+    kw = {"seeds": [2, 5], "forcing": method, "forcing_strength": 0.8, "forcing_anneal": "linear", **KW}
     fused = train_ensemble(factory, TASK, **kw)
     _assert_same_ensembles(fused, train_ensemble(factory, TASK, backend="torch", **kw), tol)
 

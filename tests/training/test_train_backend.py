@@ -45,6 +45,20 @@ def test_forced_training_same_losses_and_weights_across_backends(forcing, anneal
     assert_backends_agree(lambda backend: train(model, task, backend=backend, **kw), tol)
 
 
+@PRECISIONS
+@pytest.mark.parametrize("family,forcing,anneal", [
+    ("plrnn", "error", "linear"), ("plrnn", "teacher", "none"), ("alrnn", "teacher", "linear"),
+    ("alrnn", "error", "none")])
+def test_forced_pl_training_same_losses_and_weights_across_backends(family, forcing, anneal, dtype, tol):
+    # error and teacher forcing of a PLRNN (trained h0) and an ALRNN through their readouts run inside
+    # the fused PL kernels: same forcing, noise and weights as the torch rollout
+    model = FAMILIES[family]().to(dtype)
+    task = FlipFlop(n_bits=2, n_steps=10)
+    kw = {**KW, "n_iterations": 3, "batch_size": 6, "forcing": forcing, "forcing_strength": 0.7,
+          "forcing_anneal": anneal}
+    assert_backends_agree(lambda backend: train(model, task, backend=backend, **kw), tol)
+
+
 def test_rflo_stays_on_torch():
     task = FlipFlop(n_bits=1, n_steps=5)
     kw = {**KW, "n_iterations": 1, "forcing": "error", "learning_rule": "rflo"}
