@@ -323,7 +323,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         Initial state, CPU (float32 or float64) or CUDA (float32), the dtype of the rollout; may
         require grad.
     inputs : Tensor, shape (batch, time, input), optional
-        External input; sets the number of steps (else the forcing targets do).
+        External input; sets the number of steps (else the forcing targets do, and the rollout runs
+        without external input, as with zero inputs).
     noise : Tensor, shape (batch, time, state), optional
         Additive state noise of each step, already scaled (no gradient flows to it). Giving it as
         a tensor keeps the rollout reproducible and equal across backends.
@@ -500,6 +501,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
                          f"got {tuple(noise.shape)}")
     # time-major (time, batch, state) throughout, so each kernel step reads one contiguous slab
     u = None if inputs is None else inputs.transpose(-3, -2)
+    if u is None and family.name in ("leaky", "gru"):  # their kernels read an input array: zeros
+        u = h0.new_zeros((*lead, n_steps, n_batch, family.n_inputs(params)))
     xi = None if noise is None else noise.transpose(-3, -2)
     if family.name == "leaky":
         if forcing is not None and not readout:

@@ -249,3 +249,32 @@ def test_fused_ensemble_shape_errors_and_backend():
     assert fused_backend(p) == "numba" and fused_backend(shallow) == "numba"  # every fused family
     with pytest.raises(ValueError, match="forced rollouts are fused for one network, not an ensemble"):
         fused_backend(shallow, backend="numba", forcing=True)
+
+
+@pytest.mark.parametrize("family", ["leaky", "gru"])
+@pytest.mark.parametrize("n_inputs", [0, 2])
+def test_readout_forcing_without_inputs_runs_as_zero_inputs(family, n_inputs):
+    # the forcing targets set the number of steps; no inputs is the same rollout as zero inputs
+    from neurodyn.kernels import stack_params
+    from neurodyn.kernels.fused import ReadoutForcing
+    from neurodyn.models import GRU
+
+    make = (lambda s: LeakyRNN(n_inputs, 6, 2, alpha=0.5, seed=s)) if family == "leaky" else \
+        (lambda s: GRU(n_inputs, 6, 2, seed=s))
+    model = make(0).double()
+    p = model.params()
+    targets = torch.randn(3, 5, 2, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    forcing = ReadoutForcing("teacher", 0.6, targets, torch.ones(3, 5, 1, dtype=torch.float64), p.w_out,
+                             p.b_out, torch.linalg.pinv(p.w_out))
+    h0 = model.initial_state(3)
+    zeros = torch.zeros(3, 5, n_inputs, dtype=torch.float64)
+    got = fused_states(p, h0, forcing=forcing)
+    assert torch.equal(got, fused_states(p, h0, zeros, forcing=forcing))
+    nets = [make(s).double() for s in range(2)]
+    stacked = stack_params(nets)
+    mask = torch.ones(2, 3, 5, 2, dtype=torch.float64)
+    fs = ReadoutForcing("error", 1.0, targets.expand(2, -1, -1, -1), mask, stacked.w_out, stacked.b_out,
+                        torch.linalg.pinv(stacked.w_out))
+    h0s = h0.expand(2, -1, -1).contiguous()
+    both = fused_states(stacked, h0s, forcing=fs)
+    assert torch.equal(both, fused_states(stacked, h0s, zeros.expand(2, -1, -1, -1), forcing=fs))
