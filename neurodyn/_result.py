@@ -18,6 +18,7 @@ booleans, dicts, nested or mixed lists) as JSON text prefixed ``json:``.
 from __future__ import annotations
 
 import glob
+import hashlib
 import importlib
 import json
 import os
@@ -121,7 +122,8 @@ class Result:
 
         The file is written to a temporary name beside ``path`` and moved into place, so an
         existing file is replaced only by a complete one, and only with ``overwrite=True`` (as
-        :func:`neurodyn.io.save_checkpoint` and the command line). Returns ``path``.
+        :func:`neurodyn.io.save_checkpoint` and the command line); it carries a checksum of its
+        values that loading verifies (:func:`write_result_file`). Returns ``path``.
 
         Raises
         ------
@@ -133,7 +135,7 @@ class Result:
             raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
         ds = self.to_xarray()
         ds.attrs.update(self.format_attrs())
-        write_atomically(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
+        write_atomically(path, lambda tmp: write_result_file(ds, tmp))
         return path
 
     @classmethod
@@ -163,6 +165,68 @@ class TorchResult:
         from neurodyn.io._torch_result import read_torch_result
 
         return read_torch_result(path, expect=cls)
+
+
+#: attribute holding the SHA-256 of a result file's values (:func:`content_digest`), checked on reading
+DIGEST_ATTR = "content_sha256"
+
+
+def write_result_file(ds, path: str | Path) -> None:
+    """Write ``ds`` as a netCDF-4 file (engine h5netcdf) that :func:`read_result` can verify.
+
+    Text variables are stored as fixed-width character arrays (NetCDF ``char``, decoded back to
+    strings on reading) rather than HDF5 variable-length strings, whose heap pointers a damaged
+    file can turn into an endless read inside HDF5. The file is then read back and the SHA-256 of
+    its decoded values (:func:`content_digest`) is stored as the attribute ``content_sha256``, so a
+    value changed on disk later (a flipped byte, a bad copy) is refused on reading instead of being
+    returned. Writes in place: use it through :func:`write_atomically`.
+    """
+    import h5py
+    import xarray as xr
+
+    encoding = {name: {**var.encoding, "dtype": "S1"} for name, var in ds.variables.items()
+                if var.dtype.kind in "OUS" and "dtype" not in var.encoding}
+    ds.to_netcdf(path, engine="h5netcdf", encoding=encoding)
+    with xr.open_dataset(path, engine="h5netcdf") as back:
+        digest = content_digest(back.load())
+    with h5py.File(path, "r+") as f:
+        f.attrs[DIGEST_ATTR] = np.bytes_(digest)
+
+
+def content_digest(ds) -> str:
+    """SHA-256 (hex) of every variable of ``ds``, coordinates included, in name order: its name, dims,
+    shape and values (every NaN counted as the same NaN; text as UTF-8, whatever its NumPy dtype).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import xarray as xr
+    >>> a = xr.Dataset({"x": ("t", [1.0, np.nan]), "s": ("t", np.array(["ab", "c"], dtype=object))})
+    >>> b = a.copy(deep=True)
+    >>> content_digest(a) == content_digest(b)
+    True
+    >>> b["x"][0] = 2.0
+    >>> content_digest(a) == content_digest(b)
+    False
+    """
+    h = hashlib.sha256()
+    for name in sorted(map(str, ds.variables)):
+        var = ds.variables[name]
+        values = np.asarray(var.values)
+        text = values.dtype.kind in "OUS"
+        kind = "text" if text else values.dtype.str
+        h.update(f"{name}\x1f{','.join(map(str, var.dims))}\x1f{values.shape}\x1f{kind}\x1e".encode())
+        if text:
+            h.update("\x1f".join(_text(v) for v in values.ravel()).encode("utf-8", "surrogatepass"))
+        else:
+            if values.dtype.kind in "fc":
+                values = np.where(np.isnan(values), np.nan, values).astype(values.dtype, copy=False)
+            h.update(np.ascontiguousarray(values).tobytes())
+    return h.hexdigest()
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
 
 
 def write_atomically(path: str | Path, write: Callable[[str], Any]) -> Path:
@@ -385,7 +449,8 @@ def read_result(path: str | os.PathLike, expect: type | None = None):
     FileNotFoundError
         If ``path`` does not exist.
     ResultFileError
-        For a file that is not netCDF-4/HDF5, a truncated or damaged one, no format attribute, an
+        For a file that is not netCDF-4/HDF5, a truncated or damaged one (also one whose values no
+        longer match the checksum :meth:`Result.save` stored), no format attribute, an
         unknown format (the message lists those this version reads), a format or version attribute
         stored with another type, a version newer than this neurodyn reads, missing variables, or
         (with ``expect``) a file of another type.
@@ -406,6 +471,7 @@ def read_result(path: str | os.PathLike, expect: type | None = None):
     except Exception as err:  # h5py raises OSError, KeyError, ValueError, RuntimeError on damage
         reason = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
         raise ResultFileError(f"{path} is truncated or damaged ({reason}); write it again") from None
+    _verify_digest(ds, path)
     cls = expect if expect is not None else result_type(identify(ds, str(path))[0])
     check_format(ds, cls, str(path))
     try:
@@ -416,6 +482,20 @@ def read_result(path: str | os.PathLike, expect: type | None = None):
         reason = " ".join(str(err).split())[:160] or type(err).__name__
         raise ResultFileError(f"{path} is a {cls.FORMAT} file whose contents do not fit its format "
                               f"({reason}); it is damaged or was edited: write it again") from None
+
+
+def _verify_digest(ds, path: Path) -> None:
+    """Refuse a file whose values differ from the checksum stored when it was written (files of earlier
+    releases carry none); the attribute is dropped from ``ds.attrs`` once checked."""
+    stored = ds.attrs.pop(DIGEST_ATTR, None)
+    if stored is None:
+        return
+    if isinstance(stored, bytes):
+        stored = stored.decode("ascii", "replace")
+    if not isinstance(stored, str) or stored != content_digest(ds):
+        raise ResultFileError(f"{path} is damaged: its values no longer match the checksum stored when it "
+                              f"was written; write it again (a file edited on purpose: delete its "
+                              f"{DIGEST_ATTR} attribute to read it)")
 
 
 def _check_hdf5(path: Path) -> None:

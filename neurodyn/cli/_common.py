@@ -261,11 +261,11 @@ def parse_vector(text: str, n: int, what: str = "--input") -> np.ndarray:
 def write_result_and_figure(ds, out: str | Path | None, fig, plot: str | Path | None) -> None:
     """Write a dataset (netCDF, to ``out``) and a figure (to ``plot``) as a pair: both are replaced or,
     after a failure or a kill, neither. Either may be None. The figure is closed."""
-    from neurodyn._result import write_atomically_together
+    from neurodyn._result import write_atomically_together, write_result_file
 
     writes = {}
     if out is not None:
-        writes[out] = lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf")
+        writes[out] = lambda tmp: write_result_file(ds, tmp)
     if plot is not None:
         fmt = Path(plot).suffix.lower().lstrip(".") or None
         writes[plot] = lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight", format=fmt)

@@ -23,6 +23,7 @@ from neurodyn.analysis import (
     load_fixed_points,
     lyapunov_spectrum,
 )
+from neurodyn.io import ResultFileError, load
 from neurodyn.kernels import RolloutResult, rollout
 from neurodyn.models import PLRNN, LeakyRNN, PLSystem
 from neurodyn.tasks import FlipFlop
@@ -229,3 +230,59 @@ def test_every_result_type_refuses_an_existing_file_by_default():
     assert len(kinds) >= 5 and FORMATS
     defaults = {k.__name__: inspect.signature(k.save).parameters["overwrite"].default for k in kinds}
     assert set(defaults.values()) == {False}, defaults
+
+
+def _fixed_points():
+    from neurodyn.analysis import find_fixed_points
+    from neurodyn.models import PLRNN
+
+    model = PLRNN.from_arrays([0.5, 0.2], [[0.0, 0.3], [-0.4, 0.0]], [1.0, -0.5])
+    return find_fixed_points(model, initial_states=np.random.default_rng(0).normal(size=(8, 2)), seed=0)
+
+
+def test_a_value_changed_on_disk_is_refused_not_returned(tmp_path):
+    import struct
+
+    import h5py
+
+    res = _fixed_points()
+    path = res.save(tmp_path / "fp.nc")
+    with h5py.File(path) as f:
+        offset = f["state"].id.get_offset()  # the raw bytes of the first state value
+        assert f["stability"].dtype == np.dtype("S1")  # text as char arrays, not HDF5 variable-length strings
+    raw = bytearray(path.read_bytes())
+    raw[offset:offset + 8] = struct.pack("<d", 123.0)
+    (tmp_path / "bad.nc").write_bytes(bytes(raw))
+    with pytest.raises(ResultFileError, match="is damaged: its values no longer match the checksum") as err:
+        load(tmp_path / "bad.nc")
+    assert "\n" not in str(err.value)
+    back = load(path)
+    assert np.array_equal(back.states, res.states) and list(back.stability) == list(res.stability)
+
+
+def test_a_file_edited_with_xarray_is_refused_until_its_checksum_is_dropped(tmp_path):
+    path = _fixed_points().save(tmp_path / "fp.nc")
+    ds = xr.load_dataset(path, engine="h5netcdf")
+    ds["q"] = ds["q"] + 1.0
+    ds.to_netcdf(tmp_path / "edited.nc", engine="h5netcdf")
+    with pytest.raises(ResultFileError, match="delete its content_sha256 attribute to read it"):
+        load(tmp_path / "edited.nc")
+    del ds.attrs["content_sha256"]
+    ds.to_netcdf(tmp_path / "edited.nc", engine="h5netcdf", mode="w")
+    assert np.array_equal(load(tmp_path / "edited.nc").q, load(path).q + 1.0)
+
+
+def test_damaged_files_never_hang_or_load_changed_values(tmp_path):
+    # flip 8 bytes at every 64th offset of a small result file: each copy loads unchanged or is refused
+    res = _fixed_points()
+    raw = res.save(tmp_path / "fp.nc").read_bytes()
+    for offset in range(0, len(raw), 64):
+        damaged = bytearray(raw)
+        damaged[offset:offset + 8] = bytes(b ^ 0xA5 for b in damaged[offset:offset + 8])
+        (tmp_path / "d.nc").write_bytes(bytes(damaged))
+        try:
+            back = load(tmp_path / "d.nc")
+        except ResultFileError:
+            continue
+        assert np.array_equal(back.states, res.states) and np.array_equal(back.q, res.q)
+        assert list(back.stability) == list(res.stability) and list(back.status) == list(res.status)
