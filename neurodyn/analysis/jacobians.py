@@ -38,18 +38,22 @@ def _check_size(h: torch.Tensor, inputs: Any, wrt: str) -> None:
 
 
 def _as_inputs(inputs: Any, h: torch.Tensor, n_inputs: int | None) -> torch.Tensor | None:
-    """``inputs`` in the dtype and device of ``h``, broadcast to ``(*h.shape[:-1], input)``."""
+    """``inputs`` in the dtype and device of ``h``, one vector ``(input,)`` expanded to
+    ``(*h.shape[:-1], input)``; any other shape (a last dim of the wrong width included) is refused."""
     if inputs is None:
         return None
     u = torch.as_tensor(inputs.detach() if isinstance(inputs, torch.Tensor) else inputs)
+    if n_inputs == 0 and u.numel() > 0:
+        raise ValueError(f"the model takes no inputs but inputs of shape {tuple(u.shape)} were given; "
+                         "drop inputs=")
+    n_in = (u.shape[-1] if u.ndim else 1) if n_inputs is None else n_inputs
+    want = (*h.shape[:-1], n_in)
+    if u.ndim == 0 or (u.shape[-1] != n_in) or (u.ndim > 1 and tuple(u.shape) != want):
+        raise ValueError(f"inputs must have shape (input,) or (..., input) = {want} with input = {n_in}, "
+                         f"got {tuple(u.shape)}")
     u = u.to(dtype=h.dtype, device=h.device)
     check_finite(u, "inputs", "pass finite inputs")
-    n_in = u.shape[-1] if n_inputs is None else n_inputs
-    try:
-        return torch.broadcast_to(u, (*h.shape[:-1], n_in))
-    except RuntimeError:
-        raise ValueError(f"inputs must have shape (input,) or {(*h.shape[:-1], n_in)} with input = {n_in}, "
-                         f"got {tuple(u.shape)}") from None
+    return u.expand(want)
 
 
 def _autodiff(step: Callable, h: torch.Tensor, u: torch.Tensor | None, wrt: str) -> torch.Tensor:
@@ -135,9 +139,10 @@ def jacobians(model: Any, states: Any, inputs: Any = None, *, wrt: str = "state"
     ------
     ValueError
         On an unknown ``wrt``, states that are not float32/float64 or of the wrong length, NaN or
-        Inf in the states or inputs, inputs of the wrong shape, ensemble params with states not
-        shaped (network, batch, state), or Jacobians estimated at more than the memory available
-        (the message gives the estimate).
+        Inf in the states or inputs, inputs of the wrong shape (neither one vector of the model's
+        input width nor one such vector per state; a last dim of 1 is not stretched) or given to a
+        model without inputs, ensemble params with states not shaped (network, batch, state), or
+        Jacobians estimated at more than the memory available (the message gives the estimate).
     TypeError
         For params of a type no family is registered for (register it with
         :func:`neurodyn.kernels.register_family`, or pass a callable ``F(h, u)``).

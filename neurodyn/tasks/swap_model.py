@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
+from neurodyn._checks import check_setting
 from neurodyn._lazy import numpy as np
 from neurodyn._result import Result
 from neurodyn._seed import SeedLike, numpy_rng
@@ -146,7 +147,8 @@ def _a1_inverse(r: float) -> float:
         return 2 * r + r ** 3 + 5 * r ** 5 / 6
     if r < 0.85:
         return -0.4 + 1.39 * r + 0.43 / (1 - r)
-    return 1 / (r ** 3 - 4 * r ** 2 + 3 * r) if r < 1 else 1e6
+    # factored, so that r just below 1 cannot round the denominator to 0; capped at 1e6 (r -> 1)
+    return min(1 / (r * (1 - r) * (3 - r)), 1e6) if r < 1 else 1e6
 
 
 def _components(err, nt_err, kappa, pt, pn, pu):
@@ -202,12 +204,16 @@ def fit_mixture_model(responses: Any, targets: Any, non_targets: Any, *, max_ite
     ----------
     responses, targets : array-like, shape (trial,)
         Reported and cued angles in radians (any range within ±2π; wrapped internally).
+        At least one trial more than the model has free parameters: 4 trials with non-targets
+        (``kappa``, ``p_target``, ``p_swap``), 3 without (``kappa``, ``p_target``); with fewer the
+        maximum-likelihood fit is not identified (one trial drives ``kappa`` to 0 or to its cap).
     non_targets : array-like, shape (trial,) or (trial, non_target)
         The uncued items' angles in radians; zero columns fit the two-component model (no swaps).
     max_iter : int
-        EM iterations per starting point.
+        EM iterations per starting point, at least 1.
     tol : float
-        Stop when the log-likelihood (nats) changes by less than this.
+        Stop when the log-likelihood (nats) changes by less than this (finite, >= 0; 0 runs all
+        ``max_iter`` iterations unless the log-likelihood stops changing exactly).
 
     Returns
     -------
@@ -218,7 +224,8 @@ def fit_mixture_model(responses: Any, targets: Any, non_targets: Any, *, max_ite
     Raises
     ------
     ValueError
-        On mismatched shapes, NaN/Inf, or angles beyond ±2π (degrees passed for radians).
+        On mismatched shapes, NaN/Inf, angles beyond ±2π (degrees passed for radians), fewer trials
+        than the minimum above, ``max_iter < 1`` or a ``tol`` that is negative or not finite.
 
     Examples
     --------
@@ -236,7 +243,14 @@ def fit_mixture_model(responses: Any, targets: Any, non_targets: Any, *, max_ite
     ...
     ValueError: responses reach |...| > 2 pi: they look like degrees; pass radians (np.deg2rad)
     """
+    check_setting("max_iter", max_iter, 1, integer=True, hint=" (EM iterations per starting point)")
+    check_setting("tol", tol, 0, hint=" (the log-likelihood change, in nats, that stops EM)")
     r, t, nt = _check(responses, targets, non_targets)
+    free = ("kappa", "p_target", "p_swap") if nt.shape[1] else ("kappa", "p_target")
+    if r.size <= len(free):
+        raise ValueError(f"fit_mixture_model needs at least {len(free) + 1} trials to fit its {len(free)} "
+                         f"free parameters ({', '.join(free)}; fewer leave the fit unidentified), got "
+                         f"{r.size}; pool more trials")
     err, nt_err = _wrap(r - t), _wrap(r[:, None] - nt)
     starts = _STARTS if nt.shape[1] else tuple((k, pt, 0.0) for k, pt, _ in _STARTS)
     best = max((_em(err, nt_err, s, max_iter, tol) for s in starts), key=lambda f: f[4])

@@ -18,8 +18,8 @@ import numpy as np
 import torch
 
 __all__ = [
-    "OBSERVATIONS", "affine_readout", "check_observation", "forcing_mask", "forcing_targets", "invert",
-    "observation_loss", "observe", "prepare_observation", "readout_pinv",
+    "OBSERVATIONS", "affine_readout", "check_counts", "check_observation", "forcing_mask", "forcing_targets",
+    "invert", "observation_loss", "observe", "prepare_observation", "readout_pinv",
 ]
 
 OBSERVATIONS = ("identity", "affine", "poisson")
@@ -42,6 +42,29 @@ def check_observation(observation: str) -> None:
     if observation not in OBSERVATIONS:
         raise ValueError(
             f"unknown observation model {observation!r}; choose one of {', '.join(OBSERVATIONS)}")
+
+
+def check_counts(x: np.ndarray) -> None:
+    """Raise a one-line ``ValueError`` unless ``x`` holds non-negative integer counts (integer-valued
+    floats such as ``3.0`` are counts), as the Poisson observation model's data must.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.training.observation import check_counts
+    >>> check_counts(np.array([0.0, 3.0, 7.0]))
+    >>> check_counts(np.array([1.0, 0.5]))
+    Traceback (most recent call last):
+    ...
+    ValueError: Poisson observation needs non-negative integer counts; got non-integer values (e.g. 0.5): \
+bin spikes into counts or use observation='identity'
+    """
+    x = np.asarray(x)
+    for what, bad in (("negative", x < 0), ("non-integer", x != np.round(x))):
+        if np.any(bad):
+            example = x[bad].flat[0]
+            raise ValueError(f"Poisson observation needs non-negative integer counts; got {what} values "
+                             f"(e.g. {example:g}): bin spikes into counts or use observation='identity'")
 
 
 def affine_readout(model) -> tuple[torch.Tensor, torch.Tensor]:

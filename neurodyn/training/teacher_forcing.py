@@ -177,8 +177,9 @@ def fit_teacher_forcing(
     Raises
     ------
     ValueError
-        On mismatched channel or input counts, recordings shorter than ``seq_len + 1``, or settings
-        out of range (see also :class:`~neurodyn.training.TrainConfig`).
+        On mismatched channel or input counts, recordings shorter than ``seq_len + 1``, data that are
+        not non-negative integer counts with ``observation="poisson"`` (integer-valued floats are),
+        or settings out of range (see also :class:`~neurodyn.training.TrainConfig`).
 
     Examples
     --------
@@ -212,6 +213,8 @@ def fit_teacher_forcing(
                       deterministic=deterministic, backend=backend)
     device = cfg.device
     x_np, u_np = _as_arrays(data)
+    if observation == "poisson":
+        obs.check_counts(x_np)
     n_trials, n_t, n_ch = x_np.shape
     if n_t < seq_len + 1:
         raise ValueError(f"trials have {n_t} time points but seq_len + 1 = {seq_len + 1} are needed; "

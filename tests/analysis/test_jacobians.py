@@ -12,7 +12,7 @@ from problems import RotationModel
 
 from neurodyn.analysis import jacobians
 from neurodyn.kernels import FAMILIES, Family, register_family, stack_params
-from neurodyn.models import GRU, LSTM, LeakyRNN, ShallowPLRNN
+from neurodyn.models import GRU, LSTM, PLRNN, LeakyRNN, ShallowPLRNN
 
 
 def _states(model, n=6, seed=0, dtype=torch.float64):
@@ -126,6 +126,26 @@ def test_bad_arguments_raise_clear_errors():
     with pytest.raises(ValueError, match="needs inputs"):
         jacobians(lambda h, u: h, torch.zeros(3, 2), wrt="input")
 
+
+
+@pytest.mark.parametrize("model, u", [
+    (LeakyRNN(2, 6, 1, alpha=0.3, seed=0), torch.tensor([1.5])),      # width 1 for 2 inputs
+    (PLRNN(2, 5, 2, seed=0), torch.ones(3, 1)),                       # (batch, 1) for 2 inputs
+    (LeakyRNN(2, 6, 1, seed=0), torch.ones(5, 2)),                    # 5 rows for 3 states
+])
+def test_inputs_of_the_wrong_width_are_refused_not_broadcast(model, u):
+    h = torch.zeros(3, model.state_size, dtype=torch.float64)
+    shape = r"inputs must have shape \(input,\) or \(\.\.\., input\).* input = 2, got"
+    with pytest.raises(ValueError, match=shape) as err:
+        jacobians(model, h, u)
+    assert "\n" not in str(err.value)
+
+
+def test_inputs_to_a_model_without_inputs_are_refused():
+    model, h = GRU(0, 5, 1, seed=0), torch.zeros(3, 5, dtype=torch.float64)
+    with pytest.raises(ValueError, match="takes no inputs .*drop inputs="):
+        jacobians(model, h, torch.tensor([3.0]))
+    torch.testing.assert_close(jacobians(model, h, torch.zeros(0)), jacobians(model, h))
 
 
 def test_nan_states_and_inputs_are_one_line_errors():

@@ -85,3 +85,41 @@ def test_a_fit_saved_and_loaded_is_the_same_fit(tmp_path):
     other.to_netcdf(tmp_path / "bad.nc", engine="h5netcdf")
     with pytest.raises(ResultFileError, match="without the variables p_swap"):
         neurodyn.io.load(tmp_path / "bad.nc")
+
+
+@pytest.mark.parametrize("n_trials, n_non_targets, message", [
+    (1, 1, r"needs at least 4 trials to fit its 3 free parameters \(kappa, p_target, p_swap;.*\), got 1"),
+    (3, 1, r"needs at least 4 trials .* got 3"),
+    (2, 0, r"needs at least 3 trials to fit its 2 free parameters \(kappa, p_target;.*\), got 2"),
+])
+def test_too_few_trials_are_refused_with_the_minimum(n_trials, n_non_targets, message):
+    t, nt = _items(n_trials, n_non_targets, 0)
+    with pytest.raises(ValueError, match=message) as err:
+        fit_mixture_model(t + 0.1, t, nt)
+    assert "\n" not in str(err.value)
+    minimum = 4 if n_non_targets else 3
+    t, nt = _items(minimum, n_non_targets, 0)  # the minimum itself fits
+    fit = fit_mixture_model(t + 0.1, t, nt)
+    assert np.isfinite(fit.log_likelihood) and fit.n_trials == minimum
+
+
+def test_kappa_update_survives_a_resultant_length_just_below_one():
+    from neurodyn.tasks.swap_model import _a1_inverse
+
+    r = 0.9999999999999999  # r**3 - 4 r**2 + 3 r rounds to 0 here
+    assert _a1_inverse(r) == 1e6 and _a1_inverse(1.0) == 1e6
+    assert _a1_inverse(0.9) == pytest.approx(1 / (0.9**3 - 4 * 0.9**2 + 3 * 0.9), rel=1e-12)
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"max_iter": 0}, r"max_iter must be an integer >= 1, got 0"),
+    ({"max_iter": 2.5}, r"max_iter must be an integer >= 1"),
+    ({"tol": float("nan")}, r"tol must be a finite number >= 0, got nan"),
+    ({"tol": -1e-3}, r"tol must be a finite number >= 0"),
+    ({"tol": float("inf")}, r"tol must be a finite number >= 0"),
+])
+def test_bad_em_settings_are_refused(kw, message):
+    t, nt = _items(50, 1, 1)
+    with pytest.raises(ValueError, match=message) as err:
+        fit_mixture_model(t + 0.1, t, nt, **kw)
+    assert "\n" not in str(err.value)

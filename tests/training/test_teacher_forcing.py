@@ -130,8 +130,20 @@ def test_bad_settings_raise():
         fit_teacher_forcing(LeakyRNN(0, 1, 2), sine_data(), observation="identity", **TINY)
     with pytest.raises(ValueError, match="unknown observation"):
         fit_teacher_forcing(model, sine_data(), observation="gauss", **TINY)
-    with pytest.raises(ValueError, match="non-negative counts"):
+    with pytest.raises(ValueError, match="non-negative integer counts; got negative values"):
         fit_teacher_forcing(model, sine_data(), observation="poisson", **TINY)
+
+
+def test_poisson_observation_refuses_non_integer_counts_before_training():
+    counts = np.random.default_rng(0).poisson(2.0, (60, 2)).astype(float)
+    counts[0, 0] = 0.0  # the first non-integer value named is then 0.5
+    model = PLRNN(0, 4, 2, seed=0)
+    with pytest.raises(ValueError, match=r"^Poisson observation needs non-negative integer counts; got "
+                                         r"non-integer values \(e\.g\. 0\.5\): bin spikes into counts or use "
+                                         r"observation='identity'$"):
+        fit_teacher_forcing(model, counts + 0.5, observation="poisson", **TINY)
+    res = fit_teacher_forcing(model, counts, observation="poisson", **TINY)  # 3.0 is a count
+    assert res.status == "completed"
 
 
 def test_external_inputs_are_aligned_with_the_predicted_step():

@@ -79,7 +79,8 @@ def compute_stability(
     Raises
     ------
     ValueError
-        On states that are not (point, state) float32/float64, a non-finite state or input, a negative
+        On states that are not (point, state) float32/float64, inputs that are neither one vector
+        nor one per state (or of the wrong width), a non-finite state or input, a negative
         ``marginal_tol``, more points than the memory available holds their results for (the
         message gives the estimate), or what :func:`neurodyn.analysis.jacobians` rejects.
 
@@ -121,6 +122,9 @@ def compute_stability(
     u = None
     if inputs is not None:
         u = torch.as_tensor(inputs.detach() if isinstance(inputs, torch.Tensor) else inputs)
+        if u.ndim not in (1, 2) or (u.ndim == 2 and u.shape[0] != h.shape[0]):
+            raise ValueError(f"inputs must have shape (input,) or (point, input) with point = {h.shape[0]}, "
+                             f"got {tuple(u.shape)}; pass one input vector or one per state")
         u = u.to(dtype=h.dtype, device=h.device)
         check_finite(u, "inputs", "pass finite inputs")
     n_points, n_state = h.shape

@@ -29,7 +29,13 @@ from neurodyn.analysis.similarity._procrustes import (
 )
 from neurodyn.analysis.similarity._rdm import rdm
 from neurodyn.analysis.similarity._validate import as_matrix, check_choice, check_variance, to_numpy
-from neurodyn.analysis.similarity.dsa import SCORES, align_scores, operator_distance, prepare_pairs
+from neurodyn.analysis.similarity.dsa import (
+    SCORES,
+    align_scores,
+    dsa_distance,
+    operator_distance,
+    prepare_pairs,
+)
 
 PER_PAIR: dict[str, Callable[..., float]] = {
     "procrustes": procrustes_distance, "cka": cka, "cca": cca_similarity, "svcca": svcca, "pwcca": pwcca,
@@ -259,6 +265,8 @@ def prepare_activity(activity: Any, *, metric: str, **kwargs: Any) -> PreparedAc
     ------
     ValueError
         For another metric, bad activity or options (as the measure itself).
+    TypeError
+        For ``metric="dsa"`` without ``n_delays``.
 
     Examples
     --------
@@ -282,6 +290,7 @@ def prepare_activity(activity: Any, *, metric: str, **kwargs: Any) -> PreparedAc
 
 def _prepare(activity: Any, metric: str, name: str, kwargs: dict[str, Any]) -> PreparedActivity:
     if metric == "dsa":
+        _check_n_delays(kwargs)
         return _prepare_dsa(as_trajectories(activity, name), **kwargs)
     return _prepare_procrustes(_flat(activity, name), **kwargs)
 
@@ -313,6 +322,50 @@ def _check_prepared(prepared: Sequence[PreparedActivity], metric: Any, kwargs: d
         if name in kwargs and json_safe(kwargs[name]) not in values:
             raise ValueError(f"{name}={kwargs[name]!r} differs from the {name} the activity was prepared "
                              f"with ({values.pop()!r}); drop it or prepare again")
+
+
+def _check_n_delays(kwargs: dict[str, Any]) -> None:
+    if "n_delays" not in kwargs:
+        raise TypeError("metric='dsa' needs n_delays= (the number of delay-embedded copies of the activity, "
+                        "as for dsa_distance; a few, e.g. n_delays=5, is typical)")
+
+
+def _options(metric: Any) -> tuple[str, ...] | None:
+    """The keyword options a named measure takes (those of its per-pair function); None for a callable."""
+    import inspect
+
+    if not isinstance(metric, str):
+        return None
+    fn = {"rsa": _rsa, "dsa": dsa_distance}.get(metric, PER_PAIR.get(metric))
+    if fn is None:
+        return None
+    return tuple(k for k, v in inspect.signature(fn).parameters.items()
+                 if v.kind is inspect.Parameter.KEYWORD_ONLY and k not in ("device", "progress"))
+
+
+def _check_options(metric: Any, kwargs: dict[str, Any]) -> None:
+    """A one-line ``TypeError`` for an option the measure does not take (every path, fast ones included)."""
+    if isinstance(metric, str) and metric not in (*PER_PAIR, "dsa", "rsa"):
+        choices = sorted([*PER_PAIR, "dsa", "rsa"])
+        raise ValueError(f"unknown metric {metric!r}; choose one of {choices} or pass a callable")
+    allowed = _options(metric)
+    unknown = sorted(set(kwargs) - set(allowed)) if allowed is not None else []
+    if unknown:
+        raise TypeError(f"metric={metric!r} got an unexpected keyword argument {unknown[0]!r}; its options "
+                        f"are {list(allowed)}")
+
+
+def _check_layouts(activity: Sequence[Any]) -> None:
+    """Refuse (trial, time, unit) activity whose (trial, time) layouts differ: flattened to samples, they
+    would pair samples that do not correspond, even when the sample counts agree."""
+    shapes = [(k, tuple(np.shape(a))) for k, a in enumerate(activity)]
+    three = [(k, shape[:2]) for k, shape in shapes if len(shape) == 3]
+    for k, lead in three[1:]:
+        if lead != three[0][1]:
+            first, lead0 = three[0]
+            raise ValueError(f"all networks need the same samples for this measure, which pairs them: "
+                             f"activity[{first}] has (trial, time) = {lead0} but activity[{k}] has {lead}; "
+                             "use the same trials and times for every network (dsa does not pair them)")
 
 
 def json_safe(v: Any) -> Any:
@@ -356,7 +409,8 @@ def pairwise_distances(
         tqdm progress bar over blocks of pairs.
     **kwargs
         Options of the per-pair function (:func:`procrustes_distance`, :func:`cka`, :func:`dsa_distance`,
-        ...); ``dsa`` needs ``n_delays``.
+        ...); an option the measure does not take is refused. ``dsa`` needs ``n_delays`` (as
+        :func:`dsa_distance`; there is no default).
 
     Returns
     -------
@@ -368,7 +422,10 @@ def pairwise_distances(
     Raises
     ------
     ValueError
-        For fewer than 2 networks, mismatched sample counts, bad inputs or an unknown metric.
+        For fewer than 2 networks, mismatched sample counts or (trial, time) layouts (for the measures
+        that pair samples, all but ``dsa``), bad inputs or an unknown metric.
+    TypeError
+        For an option the measure does not take (e.g. a misspelt one), or ``dsa`` without ``n_delays``.
 
     Examples
     --------
@@ -397,6 +454,9 @@ def pairwise_distances(
     similarity = label in ("cka", "cca", "svcca", "pwcca", "rsa")
     i, j = _pairs(n)
     diagonal = 1.0 if similarity else 0.0
+    _check_options(metric, kwargs)
+    if metric != "dsa" and not any(isinstance(a, PreparedActivity) for a in activity):
+        _check_layouts(activity)
     if any(isinstance(a, PreparedActivity) for a in activity):
         _check_prepared(activity, metric, kwargs)
         pair_kw = {k: v for k, v in kwargs.items() if k not in (*DSA_FIT, "alpha", "center")}
@@ -416,13 +476,11 @@ def pairwise_distances(
             kwargs = {"rdm_method": "euclidean", "compare_method": "spearman", **kwargs}
             S = _rsa(mats, device=device, progress=progress, **kwargs)
             values, diagonal = S[i, j], np.diag(S)
-        elif metric == "cka" and kwargs.get("kernel", "linear") == "linear" and not kwargs.get("debiased"):
+        elif (metric == "cka" and kwargs.get("kernel", "linear") == "linear" and not kwargs.get("debiased")
+              and kwargs.get("sigma") is None):  # cka itself refuses sigma with the linear kernel
             values = _linear_cka(mats, device=device, progress=progress)
         else:
-            fn = metric if callable(metric) else PER_PAIR.get(metric)
-            if fn is None:
-                choices = sorted([*PER_PAIR, "dsa", "rsa"])
-                raise ValueError(f"unknown metric {metric!r}; choose one of {choices} or pass a callable")
+            fn = metric if callable(metric) else PER_PAIR[metric]
             values = np.array([fn(mats[a], mats[b], **kwargs) for a, b in zip(i, j)])
     D = np.zeros((n, n))
     D[i, j] = D[j, i] = values

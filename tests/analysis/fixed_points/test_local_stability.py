@@ -92,6 +92,16 @@ def test_nan_inputs_are_one_line_errors(labels_only):
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("u", [np.zeros((6, 2)), np.zeros((4, 1)), np.zeros(1), np.zeros((1, 4, 2))])
+def test_inputs_of_the_wrong_shape_are_refused(u):
+    model = LeakyRNN(2, 8, 1, seed=0)
+    X = np.random.default_rng(0).normal(size=(4, 8))
+    with pytest.raises(ValueError, match=r"inputs must have shape \(input,\) or \((point|\.\.\.), input\)") \
+            as err:
+        compute_stability(model, X, u)
+    assert "\n" not in str(err.value)
+
+
 def test_too_many_states_are_refused_before_allocating():
     model = LeakyRNN(2, 8, 1, seed=0)
     huge = torch.zeros(1, 8, dtype=torch.float64).expand(10**10, 8)

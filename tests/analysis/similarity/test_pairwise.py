@@ -92,3 +92,48 @@ def test_errors():
         pairwise_distances([nets[0], nets[1][:, :10]], progress=False)
     with pytest.raises(ValueError, match="symmetric"):
         embed_distances(np.array([[0.0, 1.0], [2.0, 0.0]]))
+
+
+@pytest.mark.parametrize("metric, kw", [
+    ("cka", {"kernal": "rbf"}),                # the fast linear-CKA path
+    ("procrustes", {"kindd": "euclidean"}),    # the prepared Procrustes path
+    ("rsa", {"rdm": "euclidean"}),
+    ("dsa", {"n_delays": 2, "scor": "euclidean"}),
+    ("svcca", {"kep": 2}),
+])
+def test_unknown_options_are_refused_on_every_path(metric, kw):
+    nets = _networks(n_networks=2, n_trials=2, n_steps=8)
+    bad = next(k for k in kw if k != "n_delays")
+    with pytest.raises(TypeError, match=f"metric='{metric}' got an unexpected keyword argument '{bad}'; its "
+                                        "options are") as err:
+        pairwise_distances(nets, metric=metric, progress=False, **kw)
+    assert "\n" not in str(err.value)
+
+
+def test_linear_cka_refuses_sigma_like_cka():
+    nets = _networks(n_networks=2, n_trials=2, n_steps=8)
+    with pytest.raises(ValueError, match="sigma is the RBF bandwidth"):
+        pairwise_distances(nets, metric="cka", sigma=1.0, progress=False)
+
+
+@pytest.mark.parametrize("metric", ["cka", "procrustes", "rsa", "cca", cka])
+def test_different_trial_time_layouts_are_refused_for_paired_measures(metric):
+    rng = np.random.default_rng(0)
+    acts = [rng.normal(size=(3, 10, 5)), rng.normal(size=(5, 6, 4))]  # both 30 samples
+    with pytest.raises(ValueError, match=r"same samples.*activity\[0\] has \(trial, time\) = \(3, 10\) but "
+                                         r"activity\[1\] has \(5, 6\)") as err:
+        pairwise_distances(acts, metric=metric, progress=False)
+    assert "\n" not in str(err.value)
+    flat = [a.reshape(30, -1) for a in acts]  # flattened by the caller: their pairing, accepted
+    assert pairwise_distances(flat, metric="cka", progress=False).shape == (2, 2)
+
+
+def test_dsa_without_n_delays_says_so():
+    from neurodyn.analysis.similarity import prepare_activity
+
+    nets = _networks(n_networks=2, n_trials=2, n_steps=8)
+    with pytest.raises(TypeError, match=r"metric='dsa' needs n_delays= .*e\.g\. n_delays=5") as err:
+        pairwise_distances(nets, metric="dsa", progress=False)
+    assert "\n" not in str(err.value)
+    with pytest.raises(TypeError, match=r"metric='dsa' needs n_delays="):
+        prepare_activity(nets[0], metric="dsa")
