@@ -12,7 +12,12 @@ from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.plrnn import _cycle_algebra as alg
 from neurodyn.analysis.plrnn._cycle_collect import Collector, Tolerances
-from neurodyn.analysis.plrnn._cycle_search import Exhaustive, exhaustive_affordable, search_heuristic
+from neurodyn.analysis.plrnn._cycle_search import (
+    MAX_TRANSITION_LPS,
+    Exhaustive,
+    exhaustive_affordable,
+    search_heuristic,
+)
 from neurodyn.analysis.plrnn.cycle_result import CycleResult
 from neurodyn.models.piecewise import PLSystem, pl_system
 
@@ -101,7 +106,8 @@ def find_cycles(
     ValueError
         For non-positive ``max_order``/``n_restarts``/``max_iter``, negative or non-finite
         tolerances, ``max_condition <= 1``, a wrong ``u``, or (exhaustive) too many regions or
-        sequences.
+        sequences (an order with more than ``max_sequences`` region sequences is refused before
+        any order is searched, naming the highest order that fits).
 
     Examples
     --------
@@ -144,12 +150,14 @@ def find_cycles(
                   if exhaustive else None)
     if enumerator is not None:
         n_regions = enumerator.codes.shape[0]
-        too_high = [k for k in range(1, int(max_order) + 1) if not exhaustive_affordable(n_regions, k)]
-        if too_high:
+        orders = range(1, int(max_order) + 1) if n_regions**2 > MAX_TRANSITION_LPS else ()
+        too_high = next((k for k in orders if not exhaustive_affordable(n_regions, k)), None)
+        if too_high is not None:
             raise ValueError(
-                f"exhaustive search over {n_regions} regions is not affordable for order {too_high[0]}; "
-                f"lower max_order to {too_high[0] - 1} or use the heuristic (exhaustive=False)"
+                f"exhaustive search over {n_regions} regions is not affordable for order {too_high}; "
+                f"lower max_order to {too_high - 1} or use the heuristic (exhaustive=False)"
             )
+        enumerator.check_orders(int(max_order))
     stats: list = []
     pool: dict[bytes, np.ndarray] = {}
     for k in range(1, int(max_order) + 1):
