@@ -122,6 +122,8 @@ def search_heuristic(col: Collector, k: int, *, rng: np.random.Generator, n_rest
         seen: set[bytes] = set()
         found = False
         for iteration in range(max_iter):
+            if iteration and time.perf_counter() > deadline:
+                break
             key = codes.tobytes()
             if key in seen:
                 break

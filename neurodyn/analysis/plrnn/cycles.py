@@ -74,8 +74,11 @@ def find_cycles(
     seed : int, Generator or None
         Seed of the restarts (same seed ⇒ same result, unless ``time_budget`` cuts the search).
     time_budget : float, optional
-        Wall-clock limit in seconds for the whole search; orders not finished are reported with
-        ``search["complete"] == False`` (exhaustive) and a smaller ``n_solves``.
+        Wall-clock limit in seconds for the whole search, checked between restarts, chunks and
+        orders (the call returns about then, however large ``max_order``); orders not finished are
+        reported with ``search["complete"] == False`` (exhaustive) and a smaller ``n_solves``, orders
+        not started with ``n_solves == 0`` (and ``complete`` False); ``summary()`` lists them in one
+        line.
     exhaustive : bool
         Enumerate all regions / region sequences instead of the heuristic.
     u : array, shape (input,), optional
@@ -161,6 +164,8 @@ def find_cycles(
     stats: list = []
     pool: dict[bytes, np.ndarray] = {}
     for k in range(1, int(max_order) + 1):
+        if time.perf_counter() > deadline:
+            break  # the orders left are reported unsearched (no solves, not complete)
         if enumerator is not None:
             stats.append(enumerator.search(k, deadline=deadline))
         else:
@@ -172,7 +177,7 @@ def find_cycles(
         "time_budget": float("inf") if time_budget is None else float(time_budget),
         **search_attrs(system, tol, model, u, start),
     }
-    return _assemble(col, stats, attrs)
+    return _assemble(col, stats, attrs, n_orders=int(max_order))
 
 
 def search_attrs(system: PLSystem, tol: Tolerances, model: Any, u: Any, start: float) -> dict[str, Any]:
@@ -188,8 +193,9 @@ def search_attrs(system: PLSystem, tol: Tolerances, model: Any, u: Any, start: f
     }
 
 
-def _assemble(col: Collector, stats: list, attrs: dict[str, Any]) -> CycleResult:
-    """Flatten the collected cycles into one row per point."""
+def _assemble(col: Collector, stats: list, attrs: dict[str, Any], n_orders: int | None = None) -> CycleResult:
+    """Flatten the collected cycles into one row per point; the ``search`` counts of orders past
+    ``stats`` (up to ``n_orders``, the orders a time budget left unsearched) are zeros, not complete."""
     n, H = col.system.n_latent, col.system.n_hyperplanes
     rows: dict[str, list] = {k: [] for k in ("states", "q", "eig", "stab", "nu", "conv", "order",
                                              "cid", "step", "margin", "code", "mode", "iter")}
@@ -217,9 +223,12 @@ def _assemble(col: Collector, stats: list, attrs: dict[str, Any]) -> CycleResult
         return np.array(rows[key], dtype=dtype).reshape(shape)
 
     m = len(rows["states"])
-    search = {name: np.array([getattr(s, name) for s in stats])
-              for name in ("n_regions_visited", "n_solves", "n_ill_conditioned", "complete",
-                           "wall_time")}
+    n_left = 0 if n_orders is None else n_orders - len(stats)
+    search = {name: np.concatenate([np.array([getattr(s, name) for s in stats], dtype=dtype),
+                                    np.zeros(n_left, dtype=dtype)])
+              for name, dtype in (("n_regions_visited", np.int64), ("n_solves", np.int64),
+                                  ("n_ill_conditioned", np.int64), ("complete", bool),
+                                  ("wall_time", np.float64))}
     return CycleResult(
         states=arr("states", np.float64, (m, n)), q=arr("q", np.float64, (m,)),
         eigenvalues=arr("eig", np.complex128, (m, n)), stability=np.array(rows["stab"], dtype=object),
