@@ -123,3 +123,12 @@ def test_exhaustive_plrnn_search_of_a_huge_order_is_a_one_line_input_error(tmp_p
     err = capsys.readouterr().err
     assert "too many region sequences" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "x.nc").exists()
+
+
+def test_a_huge_max_order_is_a_one_line_input_error(linear_ckpt, tmp_path, capsys):
+    path, _ = linear_ckpt
+    out = tmp_path / "x.nc"
+    assert run_cli(path, "--n-inits", 4, "--max-order", 1000000, "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "lower --max-order" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
