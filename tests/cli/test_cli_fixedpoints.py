@@ -132,3 +132,12 @@ def test_a_huge_max_order_is_a_one_line_input_error(linear_ckpt, tmp_path, capsy
     err = capsys.readouterr().err
     assert "lower --max-order" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_a_huge_max_order_of_the_plrnn_cycle_search_is_a_one_line_input_error(tmp_path, capsys):
+    model, out = tmp_path / "one.npz", tmp_path / "x.nc"
+    np.savez(model, A=[0.5], W=[[-2.0]], h=[1.0])
+    assert run_cli(model, "--arch", "plrnn", "--max-order", 1000000, "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "lower --max-order (to 199 or less)" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()

@@ -153,6 +153,27 @@ def search_heuristic(col: Collector, k: int, *, rng: np.random.Generator, n_rest
     return stats
 
 
+#: each order k of the region iteration takes at least n_restarts restarts of at least one k-region
+#: solve; about 1 ms per restart and region on a 1-unit PLRNN (max_order=40, n_restarts=100: 82,000
+#: in 72 s). Without a time budget, a search with more than this many (about half an hour at that
+#: rate; max_order above 199 at n_restarts=100) is refused up front
+MAX_RESTART_STEPS = 2e6
+
+
+def check_heuristic_cost(max_order: int, n_restarts: int) -> None:
+    """One-line ``ValueError`` when a region iteration without a time budget needs more than
+    :data:`MAX_RESTART_STEPS` restart steps (``n_restarts`` x ``k`` for each order ``k =
+    1..max_order``, a lower bound); names the largest ``max_order`` that fits."""
+    steps = n_restarts * max_order * (max_order + 1) / 2.0
+    if steps > MAX_RESTART_STEPS:
+        fits = int((math.sqrt(1.0 + 8.0 * MAX_RESTART_STEPS / n_restarts) - 1.0) / 2.0)
+        raise ValueError(
+            f"find_cycles: max_order={max_order} without a time_budget needs at least {steps:.2g} restart "
+            f"steps (n_restarts={n_restarts} restarts x k regions for each order k = 1..{max_order}; about "
+            f"{steps * 1e-3 / 3600:.2g} h at 1 ms a step), more than {MAX_RESTART_STEPS:.0e}; lower "
+            f"max_order (to {fits} or less) or n_restarts, or pass time_budget (seconds)")
+
+
 FULL_GRAPH_SEQUENCES = 2_000_000  # enumerate all R**k sequences up to this many
 MAX_TRANSITION_LPS = 5_000  # else prune by the transition graph, up to this many LPs
 

@@ -15,6 +15,7 @@ from neurodyn.analysis.plrnn._cycle_collect import Collector, Tolerances
 from neurodyn.analysis.plrnn._cycle_search import (
     MAX_TRANSITION_LPS,
     Exhaustive,
+    check_heuristic_cost,
     exhaustive_affordable,
     search_heuristic,
 )
@@ -110,7 +111,10 @@ def find_cycles(
         For non-positive ``max_order``/``n_restarts``/``max_iter``, negative or non-finite
         tolerances, ``max_condition <= 1``, a wrong ``u``, or (exhaustive) too many regions or
         sequences (an order with more than ``max_sequences`` region sequences is refused before
-        any order is searched, naming the highest order that fits).
+        any order is searched, naming the highest order that fits). Without ``time_budget``, the
+        region iteration is refused up front when it needs more than ``MAX_RESTART_STEPS`` (2·10⁶)
+        restart steps, ``n_restarts × k`` for each order ``k = 1..max_order`` (about 1 ms each, so
+        half an hour; ``max_order`` above 199 at the default ``n_restarts``).
 
     Examples
     --------
@@ -139,6 +143,8 @@ def find_cycles(
             raise ValueError(f"{name} must be >= 1, got {value}")
     if time_budget is not None and not time_budget > 0:
         raise ValueError(f"time_budget must be positive seconds, got {time_budget}")
+    if time_budget is None and not exhaustive:
+        check_heuristic_cost(int(max_order), int(n_restarts))
     system = model if isinstance(model, PLSystem) else pl_system(model, u=u)
     if isinstance(model, PLSystem) and u is not None:
         raise ValueError("u is folded into a PLSystem's bias already; pass the model instead")
