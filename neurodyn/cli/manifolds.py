@@ -44,7 +44,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--box", type=float, default=None,
                    help="half-width of the bounding box (default 10 + 2 max|z| over the cycles)")
     p.add_argument("--input", default=None, help="constant input, comma-separated (default zeros)")
-    p.add_argument("--dims", default="0,1", help="state dimensions to plot, 2 or 3 (default 0,1)")
+    p.add_argument("--dims", default="0,1",
+                   help="state dimensions to plot with --plot, 2 or 3 (default 0,1)")
     p.add_argument("--seed", type=int, default=0)
     add_result_files(p, what="manifolds", stem="manifolds")
 
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.model} holds a {type(model).__name__}; manifolds need a PLRNN, "
                          "ShallowPLRNN or ALRNN (use `neurodyn fixedpoints` for smooth models)")
     u = parse_vector(args.input, model.n_inputs) if args.input is not None else None
-    if len(dims) not in (2, 3) or max(dims) >= model.state_size or min(dims) < 0:
+    if args.plot and (len(dims) not in (2, 3) or max(dims) >= model.state_size or min(dims) < 0):
         raise ValueError(f"--dims must name 2 or 3 of the {model.state_size} state dimensions")
     cycles = find_cycles(model, max_order=args.max_order, exhaustive=args.exhaustive, u=u,
                          seed=args.seed)

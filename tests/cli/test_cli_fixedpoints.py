@@ -113,3 +113,31 @@ def test_never_overwrites_without_flag(linear_ckpt, tmp_path, capsys):
     assert out.read_text() == "precious"
     assert run_cli(path, "--n-inits", 4, "--out", out, "--overwrite") == 0
     assert xr.load_dataset(out, engine="h5netcdf").sizes["unit"] == 4
+
+
+def test_exhaustive_plrnn_search_of_a_huge_order_is_a_one_line_input_error(tmp_path, capsys):
+    model = tmp_path / "one.npz"
+    np.savez(model, A=[0.5], W=[[-2.0]], h=[1.0])
+    out = tmp_path / "x.nc"
+    assert run_cli(model, "--arch", "plrnn", "--max-order", 1000000, "--exhaustive", "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "too many region sequences" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.nc").exists()
+
+
+def test_a_huge_max_order_is_a_one_line_input_error(linear_ckpt, tmp_path, capsys):
+    path, _ = linear_ckpt
+    out = tmp_path / "x.nc"
+    assert run_cli(path, "--n-inits", 4, "--max-order", 1000000, "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "lower --max-order" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_a_huge_max_order_of_the_plrnn_cycle_search_is_a_one_line_input_error(tmp_path, capsys):
+    model, out = tmp_path / "one.npz", tmp_path / "x.nc"
+    np.savez(model, A=[0.5], W=[[-2.0]], h=[1.0])
+    assert run_cli(model, "--arch", "plrnn", "--max-order", 1000000, "--out", out) == 2
+    err = capsys.readouterr().err
+    assert "lower --max-order (to 199 or less)" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()

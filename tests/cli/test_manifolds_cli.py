@@ -75,3 +75,14 @@ def test_max_seconds_cap_is_recorded_as_truncated(lozi_npz, tmp_path, capsys):
 def test_max_seconds_must_be_positive(lozi_npz, capsys, bad):
     assert run_cli(lozi_npz, "--arch", "plrnn", "--max-seconds", bad) == 2
     assert "--max-seconds" in capsys.readouterr().err
+
+
+def test_one_dimensional_model_runs_without_plot_and_dims_are_checked_only_for_a_plot(tmp_path, capsys):
+    model, out = tmp_path / "one.npz", tmp_path / "mf.nc"
+    np.savez(model, A=[0.5], W=[[-2.0]], h=[1.0])  # z' = z / 2 - 2 relu(z) + 1: one unit
+    assert run_cli(model, "--arch", "plrnn", "--max-order", 2, "--out", out) == 0
+    assert xr.load_dataset(out, engine="h5netcdf").attrs["format"] == "neurodyn.manifolds"
+    capsys.readouterr()
+    assert run_cli(model, "--arch", "plrnn", "--plot", tmp_path / "mf.png") == 2
+    assert "--dims must name 2 or 3 of the 1 state dimensions" in capsys.readouterr().err
+    assert not (tmp_path / "mf.png").exists()

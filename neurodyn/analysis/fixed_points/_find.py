@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +52,12 @@ NEWTON_CHUNK_ELEMENTS = 1 << 20
 NEWTON_MIN_CHUNK = 64
 #: (candidate, state) arrays the search holds at once, for the memory estimate of free rollouts
 _STATE_COPIES = 8
+#: the search at order k evaluates F^k and its Jacobian as k one-step maps in sequence, so every
+#: Newton iteration of every chunk costs about k steps whatever the state size (about 0.2 ms each on
+#: a 1-unit PLRNN: max_order=100, 15 x 5050 = 75,750 such steps, took 15.7 s); a search estimated at
+#: more than this many steps (about half an hour at that rate; max_order above about 1150 with one
+#: chunk) is refused up front
+MAX_MAP_STEPS = 1e7
 
 
 def find_fixed_points(
@@ -183,7 +190,11 @@ def find_fixed_points(
         when one candidate's Jacobians need more than ``max_memory``, or the ``n_inits`` free
         rollouts more than the memory available (the messages give the estimate). A search
         estimated at more than about 10¹³ operations warns first (``RuntimeWarning``, one line
-        with the estimate and how to reduce it).
+        with the estimate and how to reduce it). Also, before any work, when ``max_order`` asks
+        for more than ``MAX_MAP_STEPS`` (10⁷) one-step maps in sequence: chunks × about 15
+        iterations × ``k`` steps for each period ``k = 1..max_order`` (about 0.2 ms a step, so
+        half an hour; with one chunk, ``max_order`` above 1154); the message names the largest
+        ``max_order`` that fits.
         Also for a ``dtype`` other than float32/float64, a ``device`` that is not available, a plain
         callable with ``state_size`` not a positive int or that does not return a tensor (batch,
         state_size) on a probe batch, or inputs given to a model without inputs.
@@ -213,6 +224,7 @@ def find_fixed_points(
     _check_settings(n_inits=n_inits, max_iters=max_iters, max_order=max_order, tol_q=tol_q, lr_init=lr_init,
                     tol_unique=tol_unique, outlier_distance_scale=outlier_distance_scale,
                     noise_scale=noise_scale, tol_dq=tol_dq, marginal_tol=marginal_tol, max_memory=max_memory)
+    _check_map_steps(int(max_order), 1)  # a lower bound (one chunk), before any state is built
     seed_int = resolve_seed(seed)
     dtype = _search_dtype(dtype)
     if task is not None:
@@ -307,11 +319,13 @@ def _plan(method: str, n_cand: int, n_state: int, max_order: int, max_memory: fl
     ``NEWTON_CHUNK_ELEMENTS / state²`` (at least ``NEWTON_MIN_CHUNK``), and never more than fit in
     ``max_memory``.
 
-    Raises a one-line ``ValueError`` when even one candidate's blocks exceed ``max_memory``;
-    warns in one line when the estimated work is large (see :mod:`neurodyn._budget`).
+    Raises a one-line ``ValueError`` when even one candidate's blocks exceed ``max_memory`` or the
+    chunks need more than ``MAX_MAP_STEPS`` one-step maps in sequence; warns in one line when the
+    estimated work is large (see :mod:`neurodyn._budget`).
     """
     if method not in ("newton", "levenberg_marquardt"):
         return None
+    preferred = max(NEWTON_MIN_CHUNK, NEWTON_CHUNK_ELEMENTS // n_state**2)
     per = NEWTON_COPIES * 8.0 * n_state * n_state
     gib = 2.0**30
     if per > max_memory:
@@ -322,13 +336,30 @@ def _plan(method: str, n_cand: int, n_state: int, max_order: int, max_memory: fl
         raise ValueError(f"method='levenberg_marquardt' holds every candidate's Jacobians at once "
                          f"(about {per * n_cand / gib:.3g} GiB for {n_cand} candidates) but max_memory is "
                          f"{max_memory / gib:.3g} GiB; use method='newton' (chunked) or fewer n_inits")
+    chunk = int(max(1, min(n_cand, max_memory // per, preferred)))
+    if method == "newton":
+        _check_map_steps(max_order, -(-n_cand // chunk))
     flops = n_cand * _EST_ITERS * sum(k * 2.0 * n_state**3 + 2.0 / 3.0 * n_state**3
                                       for k in range(1, max_order + 1))
     warn_flops("find_fixed_points", flops, f"{n_cand} candidates x about {_EST_ITERS} Newton steps of "
                f"{n_state} dims, periods up to {max_order}", "lower n_inits or max_order, or use "
                "method='gradient' (cheaper steps, slower convergence)", stacklevel=4)
-    preferred = max(NEWTON_MIN_CHUNK, NEWTON_CHUNK_ELEMENTS // n_state**2)
-    return int(max(1, min(n_cand, max_memory // per, preferred)))
+    return chunk
+
+
+def _check_map_steps(max_order: int, n_chunks: int) -> None:
+    """One-line ``ValueError`` when the search would take more than :data:`MAX_MAP_STEPS` one-step
+    maps in sequence: ``n_chunks`` x about ``_EST_ITERS`` iterations x ``k`` steps for each order
+    ``k = 1..max_order``; names the largest ``max_order`` that fits."""
+    steps = n_chunks * _EST_ITERS * max_order * (max_order + 1) / 2.0
+    if steps > MAX_MAP_STEPS:
+        fits = int((math.sqrt(1.0 + 8.0 * MAX_MAP_STEPS / (n_chunks * _EST_ITERS)) - 1.0) / 2.0)
+        raise ValueError(
+            f"find_fixed_points: max_order={max_order} needs about {steps:.2g} one-step maps in sequence "
+            f"({n_chunks} chunk(s) x about {_EST_ITERS} iterations x k steps for each period k = "
+            f"1..{max_order}; about {steps * 2e-4 / 3600:.2g} h at 0.2 ms a step), more than "
+            f"{MAX_MAP_STEPS:.0e}; lower max_order (to {fits} or less) or n_inits, or use find_cycles for a "
+            "PLRNN-family model")
 
 
 def _step_jacobian(shell, F, u_star):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -121,6 +122,8 @@ def search_heuristic(col: Collector, k: int, *, rng: np.random.Generator, n_rest
         seen: set[bytes] = set()
         found = False
         for iteration in range(max_iter):
+            if iteration and time.perf_counter() > deadline:
+                break
             key = codes.tobytes()
             if key in seen:
                 break
@@ -150,13 +153,59 @@ def search_heuristic(col: Collector, k: int, *, rng: np.random.Generator, n_rest
     return stats
 
 
+#: each order k of the region iteration takes at least n_restarts restarts of at least one k-region
+#: solve; about 1 ms per restart and region on a 1-unit PLRNN (max_order=40, n_restarts=100: 82,000
+#: in 72 s). Without a time budget, a search with more than this many (about half an hour at that
+#: rate; max_order above 199 at n_restarts=100) is refused up front
+MAX_RESTART_STEPS = 2e6
+
+
+def check_heuristic_cost(max_order: int, n_restarts: int) -> None:
+    """One-line ``ValueError`` when a region iteration without a time budget needs more than
+    :data:`MAX_RESTART_STEPS` restart steps (``n_restarts`` x ``k`` for each order ``k =
+    1..max_order``, a lower bound); names the largest ``max_order`` that fits."""
+    steps = n_restarts * max_order * (max_order + 1) / 2.0
+    if steps > MAX_RESTART_STEPS:
+        fits = int((math.sqrt(1.0 + 8.0 * MAX_RESTART_STEPS / n_restarts) - 1.0) / 2.0)
+        raise ValueError(
+            f"find_cycles: max_order={max_order} without a time_budget needs at least {steps:.2g} restart "
+            f"steps (n_restarts={n_restarts} restarts x k regions for each order k = 1..{max_order}; about "
+            f"{steps * 1e-3 / 3600:.2g} h at 1 ms a step), more than {MAX_RESTART_STEPS:.0e}; lower "
+            f"max_order (to {fits} or less) or n_restarts, or pass time_budget (seconds)")
+
+
 FULL_GRAPH_SEQUENCES = 2_000_000  # enumerate all R**k sequences up to this many
 MAX_TRANSITION_LPS = 5_000  # else prune by the transition graph, up to this many LPs
 
 
+def full_graph(n_regions: int, k: int) -> bool:
+    """Whether all ``n_regions**k`` sequences of order ``k`` are few enough to enumerate without the
+    transition graph (compared in logs: no overflow for any order)."""
+    return k * math.log(max(n_regions, 1)) <= math.log(FULL_GRAPH_SEQUENCES)
+
+
 def exhaustive_affordable(n_regions: int, k: int) -> bool:
     """Whether an exhaustive search of order ``k`` over ``n_regions`` regions will be attempted."""
-    return float(n_regions) ** k <= FULL_GRAPH_SEQUENCES or n_regions**2 <= MAX_TRANSITION_LPS
+    return full_graph(n_regions, k) or n_regions**2 <= MAX_TRANSITION_LPS
+
+
+def _mobius(n: int) -> int:
+    """The Möbius function μ(n)."""
+    out, p = 1, 2
+    while p * p <= n:
+        if n % p == 0:
+            n //= p
+            if n % p == 0:
+                return 0
+            out = -out
+        p += 1
+    return -out if n > 1 else out
+
+
+def primitive_cycle_count(traces: list[float], k: int) -> float:
+    """Rotation classes of primitive closed walks of length ``k`` (what ``cyclic_sequences``
+    returns), ``(1/k) Σ_{d | k} μ(d) tr(A^{k/d})`` from ``traces[j] = tr(A^j)``."""
+    return sum(_mobius(d) * traces[k // d] for d in range(1, k + 1) if k % d == 0) / k
 
 
 class Exhaustive:
@@ -178,7 +227,7 @@ class Exhaustive:
             When neither is affordable (more than ``MAX_TRANSITION_LPS`` linear programmes).
         """
         R = self.codes.shape[0]
-        if self._adj is None and float(R) ** k > FULL_GRAPH_SEQUENCES:
+        if self._adj is None and not full_graph(R, k):
             if R * R > MAX_TRANSITION_LPS:
                 raise ValueError(
                     f"exhaustive search of order {k} over {R} regions needs {R}**{k} sequences or "
@@ -186,6 +235,40 @@ class Exhaustive:
                 )
             self._adj = reg.transition_graph(self.col.system, self.codes, self.J, self.c)
         return self._adj if self._adj is not None else np.ones((R, R), dtype=bool)
+
+    def check_orders(self, max_order: int) -> None:
+        """One-line ``ValueError`` before any order is searched when some order up to ``max_order``
+        has more than ``max_sequences`` region sequences, counted exactly from the graph the search
+        will walk (the full graph, or the transition graph where that is used).
+
+        Raises
+        ------
+        ValueError
+            Naming the first such order and how to avoid it.
+        """
+        R = self.codes.shape[0]
+        traces: dict[bool, list[float]] = {}
+        powers: dict[bool, np.ndarray] = {}
+        for k in range(2, int(max_order) + 1):
+            full = full_graph(R, k)
+            A = np.ones((R, R)) if full else self.adjacency(k).astype(np.float64)
+            if full not in traces:
+                traces[full], powers[full] = [float(R), float(np.trace(A))], A
+                if not full and np.max(np.abs(np.linalg.eigvals(A)), initial=0.0) <= 1.0 + 1e-9:
+                    return  # disjoint cycles only: at most R closed walks of any length
+            t = traces[full]
+            while len(t) <= k:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    powers[full] = powers[full] @ A
+                t.append(float(np.trace(powers[full])))
+            count = primitive_cycle_count(t, k)
+            if not count <= self.max_sequences:  # NaN/inf: overflowed, far too many
+                raise ValueError(
+                    f"too many region sequences for an exhaustive search of order {k}: about {count:.3g} "
+                    f"(of up to {R}^{k}) over {R} regions, more than max_sequences={self.max_sequences}; "
+                    f"lower max_order to {k - 1} or use the heuristic (exhaustive=False)")
+            if R <= 1:
+                return
 
     def search(self, k: int, *, deadline: float, chunk: int = 2048) -> OrderStats:
         """Solve every primitive region sequence of length ``k`` (one per rotation class)."""

@@ -99,7 +99,13 @@ class CycleResult(PointResult):
         """A printable table of the cycles found per order and stability."""
         lines = [f"{'order':>5} {'stable':>7} {'saddle':>7} {'unstable':>9} {'marginal':>9} {'complete':>9}"]
         orbits = self.attrs.get("method") == "orbits"
-        for i, k in enumerate(range(1, int(self.attrs.get("max_order", 0)) + 1)):
+        max_order = int(self.attrs.get("max_order", 0))
+        searched = max_order
+        if not orbits and {"n_solves", "complete"} <= set(self.search) and len(self.search["n_solves"]):
+            started = (np.asarray(self.search["n_solves"]) > 0) | np.asarray(self.search["complete"], bool)
+            started[: int(self.order.max(initial=0))] = True
+            searched = min(max_order, int(np.flatnonzero(started).max(initial=-1)) + 1)
+        for i, k in enumerate(range(1, searched + 1)):
             first = (self.order == k) & (self.cycle_step == 0)
             if orbits and not first.any():
                 continue  # only the orders the orbits settled on
@@ -108,6 +114,9 @@ class CycleResult(PointResult):
             done = bool(self.search["complete"][i]) if "complete" in self.search else False
             lines.append(f"{k:>5} {counts[0]:>7} {counts[1]:>7} {counts[2]:>9} {counts[3]:>9} "
                          f"{'yes' if done else 'no':>9}")
+        if searched < max_order:
+            left = f"order {max_order}" if searched + 1 == max_order else f"orders {searched + 1}-{max_order}"
+            lines.append(f"{left}: not searched (the time budget ran out)")
         if orbits:
             n = {k: self.attrs.get(f"n_{k}", 0) for k in ("closed", "not_closed", "diverged", "inconsistent",
                                                           "ill_conditioned")}

@@ -12,7 +12,13 @@ from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis.plrnn import _cycle_algebra as alg
 from neurodyn.analysis.plrnn._cycle_collect import Collector, Tolerances
-from neurodyn.analysis.plrnn._cycle_search import Exhaustive, exhaustive_affordable, search_heuristic
+from neurodyn.analysis.plrnn._cycle_search import (
+    MAX_TRANSITION_LPS,
+    Exhaustive,
+    check_heuristic_cost,
+    exhaustive_affordable,
+    search_heuristic,
+)
 from neurodyn.analysis.plrnn.cycle_result import CycleResult
 from neurodyn.models.piecewise import PLSystem, pl_system
 
@@ -69,8 +75,11 @@ def find_cycles(
     seed : int, Generator or None
         Seed of the restarts (same seed ⇒ same result, unless ``time_budget`` cuts the search).
     time_budget : float, optional
-        Wall-clock limit in seconds for the whole search; orders not finished are reported with
-        ``search["complete"] == False`` (exhaustive) and a smaller ``n_solves``.
+        Wall-clock limit in seconds for the whole search, checked between restarts, chunks and
+        orders (the call returns about then, however large ``max_order``); orders not finished are
+        reported with ``search["complete"] == False`` (exhaustive) and a smaller ``n_solves``, orders
+        not started with ``n_solves == 0`` (and ``complete`` False); ``summary()`` lists them in one
+        line.
     exhaustive : bool
         Enumerate all regions / region sequences instead of the heuristic.
     u : array, shape (input,), optional
@@ -101,7 +110,11 @@ def find_cycles(
     ValueError
         For non-positive ``max_order``/``n_restarts``/``max_iter``, negative or non-finite
         tolerances, ``max_condition <= 1``, a wrong ``u``, or (exhaustive) too many regions or
-        sequences.
+        sequences (an order with more than ``max_sequences`` region sequences is refused before
+        any order is searched, naming the highest order that fits). Without ``time_budget``, the
+        region iteration is refused up front when it needs more than ``MAX_RESTART_STEPS`` (2·10⁶)
+        restart steps, ``n_restarts × k`` for each order ``k = 1..max_order`` (about 1 ms each, so
+        half an hour; ``max_order`` above 199 at the default ``n_restarts``).
 
     Examples
     --------
@@ -130,6 +143,8 @@ def find_cycles(
             raise ValueError(f"{name} must be >= 1, got {value}")
     if time_budget is not None and not time_budget > 0:
         raise ValueError(f"time_budget must be positive seconds, got {time_budget}")
+    if time_budget is None and not exhaustive:
+        check_heuristic_cost(int(max_order), int(n_restarts))
     system = model if isinstance(model, PLSystem) else pl_system(model, u=u)
     if isinstance(model, PLSystem) and u is not None:
         raise ValueError("u is folded into a PLSystem's bias already; pass the model instead")
@@ -144,15 +159,19 @@ def find_cycles(
                   if exhaustive else None)
     if enumerator is not None:
         n_regions = enumerator.codes.shape[0]
-        too_high = [k for k in range(1, int(max_order) + 1) if not exhaustive_affordable(n_regions, k)]
-        if too_high:
+        orders = range(1, int(max_order) + 1) if n_regions**2 > MAX_TRANSITION_LPS else ()
+        too_high = next((k for k in orders if not exhaustive_affordable(n_regions, k)), None)
+        if too_high is not None:
             raise ValueError(
-                f"exhaustive search over {n_regions} regions is not affordable for order {too_high[0]}; "
-                f"lower max_order to {too_high[0] - 1} or use the heuristic (exhaustive=False)"
+                f"exhaustive search over {n_regions} regions is not affordable for order {too_high}; "
+                f"lower max_order to {too_high - 1} or use the heuristic (exhaustive=False)"
             )
+        enumerator.check_orders(int(max_order))
     stats: list = []
     pool: dict[bytes, np.ndarray] = {}
     for k in range(1, int(max_order) + 1):
+        if time.perf_counter() > deadline:
+            break  # the orders left are reported unsearched (no solves, not complete)
         if enumerator is not None:
             stats.append(enumerator.search(k, deadline=deadline))
         else:
@@ -164,7 +183,7 @@ def find_cycles(
         "time_budget": float("inf") if time_budget is None else float(time_budget),
         **search_attrs(system, tol, model, u, start),
     }
-    return _assemble(col, stats, attrs)
+    return _assemble(col, stats, attrs, n_orders=int(max_order))
 
 
 def search_attrs(system: PLSystem, tol: Tolerances, model: Any, u: Any, start: float) -> dict[str, Any]:
@@ -180,8 +199,9 @@ def search_attrs(system: PLSystem, tol: Tolerances, model: Any, u: Any, start: f
     }
 
 
-def _assemble(col: Collector, stats: list, attrs: dict[str, Any]) -> CycleResult:
-    """Flatten the collected cycles into one row per point."""
+def _assemble(col: Collector, stats: list, attrs: dict[str, Any], n_orders: int | None = None) -> CycleResult:
+    """Flatten the collected cycles into one row per point; the ``search`` counts of orders past
+    ``stats`` (up to ``n_orders``, the orders a time budget left unsearched) are zeros, not complete."""
     n, H = col.system.n_latent, col.system.n_hyperplanes
     rows: dict[str, list] = {k: [] for k in ("states", "q", "eig", "stab", "nu", "conv", "order",
                                              "cid", "step", "margin", "code", "mode", "iter")}
@@ -209,9 +229,12 @@ def _assemble(col: Collector, stats: list, attrs: dict[str, Any]) -> CycleResult
         return np.array(rows[key], dtype=dtype).reshape(shape)
 
     m = len(rows["states"])
-    search = {name: np.array([getattr(s, name) for s in stats])
-              for name in ("n_regions_visited", "n_solves", "n_ill_conditioned", "complete",
-                           "wall_time")}
+    n_left = 0 if n_orders is None else n_orders - len(stats)
+    search = {name: np.concatenate([np.array([getattr(s, name) for s in stats], dtype=dtype),
+                                    np.zeros(n_left, dtype=dtype)])
+              for name, dtype in (("n_regions_visited", np.int64), ("n_solves", np.int64),
+                                  ("n_ill_conditioned", np.int64), ("complete", bool),
+                                  ("wall_time", np.float64))}
     return CycleResult(
         states=arr("states", np.float64, (m, n)), q=arr("q", np.float64, (m,)),
         eigenvalues=arr("eig", np.complex128, (m, n)), stability=np.array(rows["stab"], dtype=object),

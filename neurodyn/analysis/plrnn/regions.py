@@ -10,6 +10,7 @@ maximise the slack ``t`` with ``s_i (n_i z + o_i) / ||n_i|| >= t``; the cell is 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -149,7 +150,7 @@ def cyclic_sequences(adj: np.ndarray, k: int, *, max_sequences: int) -> np.ndarr
     [[0, 0, 1]]
     """
     R = adj.shape[0]
-    if adj.all() and float(R) ** k <= 2_000_000:
+    if adj.all() and k * math.log(max(R, 1)) <= math.log(2_000_000):  # logs: no overflow
         return _all_necklaces(R, k, max_sequences)
     nbrs = [np.flatnonzero(adj[a]) for a in range(R)]
     out: list[tuple[int, ...]] = []

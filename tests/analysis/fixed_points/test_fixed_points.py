@@ -85,6 +85,15 @@ def test_two_cycle_found_and_not_reported_as_fixed_point():
     assert only.fixed_points().n_points == 1 and (only.order == 1).all()
 
 
+def test_huge_max_order_is_refused_up_front_with_the_estimate():
+    from neurodyn.models import PLRNN
+
+    one_unit = PLRNN.from_arrays([0.5], [[-2.0]], [1.0])
+    for order in (10**9, 1155):  # 1155: just above 1e7 one-step maps (15 iterations x 1155 x 1156 / 2)
+        with pytest.raises(ValueError, match=rf"max_order={order} needs about .* lower max_order \(to 1154"):
+            find_fixed_points(one_unit, initial_states=np.zeros((4, 1)), max_order=order)
+
+
 def test_complex_eigenvalues_sorted_by_modulus():
     problem = Rotation(rho=0.9, theta=0.7)
     res = find_fixed_points(problem, state_size=2, initial_states=np.eye(2))

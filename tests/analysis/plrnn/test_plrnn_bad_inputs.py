@@ -98,3 +98,18 @@ def test_find_cycles_rejects_non_integer_counts_and_impossible_tolerances(kwargs
 def test_pl_models_reject_negative_or_nan_noise(cls, noise_std):
     with pytest.raises(ValueError, match="noise_std must be finite"):
         cls(1, 3, 1, noise_std=noise_std, seed=0)
+
+
+def test_exhaustive_search_refuses_huge_orders_in_one_line_without_overflow():
+    one_unit = PLRNN.from_arrays([0.5], [[-2.0]], [1.0])  # 2 regions, every transition possible
+    too_many = r"too many region sequences .* order 26: .*2\^26.*lower max_order to 25"
+    with pytest.raises(ValueError, match=too_many):
+        find_cycles(one_unit, max_order=10**6, exhaustive=True)
+
+
+def test_region_iteration_without_a_time_budget_refuses_huge_orders_up_front():
+    one_unit = PLRNN.from_arrays([0.5], [[-2.0]], [1.0])
+    for order in (10**6, 200):  # 200: just above 2e6 restart steps (100 restarts x 200 x 201 / 2)
+        too_long = rf"max_order={order} without a time_budget .* \(to 199 or less\)"
+        with pytest.raises(ValueError, match=too_long):
+            find_cycles(one_unit, max_order=order)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -185,3 +186,16 @@ def test_time_budget_and_bad_arguments() -> None:
         find_cycles(eight, max_order=3, exhaustive=True)
     with pytest.raises(ValueError, match="max_sequences"):
         find_cycles(two_cycle_saddle(), max_order=4, exhaustive=True, max_sequences=10)
+
+
+def test_time_budget_bounds_a_search_of_a_huge_max_order() -> None:
+    one_unit = PLRNN.from_arrays([0.5], [[-2.0]], [1.0])
+    start = time.perf_counter()
+    result = find_cycles(one_unit, max_order=10**6, time_budget=0.5, n_restarts=2)
+    assert time.perf_counter() - start < 3.0  # was minutes: every order past the budget was set up
+    solves = result.search["n_solves"]
+    assert solves.shape == (10**6,) and solves[0] > 0 and solves[-1] == 0
+    assert not result.search["complete"].any()
+    last = int(np.flatnonzero(solves).max()) + 1
+    left = f"orders {last + 1}-1000000: not searched (the time budget ran out)"
+    assert result.summary().splitlines()[-2] == left
