@@ -57,29 +57,18 @@ def run_fit(data, size, batch, seq_len, n_batches, backend, kind="shplrnn") -> l
 
 
 def plain_gtf(data, n_hidden, batch, seq_len, n_batches) -> None:
-    """GTF written out in torch: one autograd node per operation and time step."""
+    """GTF of the clipped shallow PLRNN written out in torch: one autograd node per operation and step."""
     gen = torch.Generator().manual_seed(0)
     a = torch.full((N_LATENT,), 0.9).requires_grad_()
     w1 = (0.1 * torch.randn(N_LATENT, n_hidden, generator=gen)).requires_grad_()
     w2 = (torch.randn(n_hidden, N_LATENT, generator=gen) / N_LATENT ** 0.5).requires_grad_()
     h1, h2 = torch.zeros(N_LATENT, requires_grad=True), torch.randn(n_hidden, generator=gen).requires_grad_()
-    opt = torch.optim.RAdam([a, w1, w2, h1, h2], lr=1e-3)
-    x = torch.as_tensor(data)
-    rng = np.random.default_rng(0)
-    for _ in range(n_batches):
-        start = rng.integers(0, len(data) - seq_len - 1, batch)
-        xb = x[start[:, None] + np.arange(seq_len + 1)]  # (batch, time, channel)
-        z = torch.cat([xb[:, 0], torch.zeros(batch, N_LATENT - N_CH)], 1)
-        preds = []
-        for t in range(seq_len):
-            pre = z @ w2.T
-            z = a * z + (torch.relu(pre + h2) - torch.relu(pre)) @ w1.T + h1
-            preds.append(z[:, :N_CH])
-            z = torch.cat([z[:, :N_CH] + ALPHA * (xb[:, t + 1] - z[:, :N_CH]), z[:, N_CH:]], 1)
-        loss = ((torch.stack(preds, 1) - xb[:, 1:]) ** 2).mean()
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+
+    def step(z):
+        pre = z @ w2.T
+        return a * z + (torch.relu(pre + h2) - torch.relu(pre)) @ w1.T + h1
+
+    _plain_loop(step, [a, w1, w2, h1, h2], N_LATENT, data, batch, seq_len, n_batches)
 
 
 def plain_pl_gtf(data, n_latent, batch, seq_len, n_batches, n_relu) -> None:
@@ -90,17 +79,27 @@ def plain_pl_gtf(data, n_latent, batch, seq_len, n_batches, n_relu) -> None:
     a = torch.full((n_latent,), 0.9).requires_grad_()
     w = (0.1 * torch.randn(n_latent, n_latent, generator=gen)).requires_grad_()
     h = torch.zeros(n_latent, requires_grad=True)
-    opt = torch.optim.RAdam([a, w, h], lr=1e-3)
+    n_lin = n_latent - n_relu
+
+    def step(z):
+        return a * z + torch.cat([z[:, :n_lin], torch.relu(z[:, n_lin:])], 1) @ w.T + h
+
+    _plain_loop(step, [a, w, h], n_latent, data, batch, seq_len, n_batches)
+
+
+def _plain_loop(step, params, n_latent, data, batch, seq_len, n_batches) -> None:
+    """RAdam on the GTF loss of ``step`` (latent -> latent), the first ``N_CH`` latents observed and
+    forced with ``ALPHA``, windows drawn with NumPy."""
+    opt = torch.optim.RAdam(params, lr=1e-3)
     x = torch.as_tensor(data)
     rng = np.random.default_rng(0)
-    n_lin = n_latent - n_relu
     for _ in range(n_batches):
         start = rng.integers(0, len(data) - seq_len - 1, batch)
         xb = x[start[:, None] + np.arange(seq_len + 1)]  # (batch, time, channel)
         z = torch.cat([xb[:, 0], torch.zeros(batch, n_latent - N_CH)], 1)
         preds = []
         for t in range(seq_len):
-            z = a * z + torch.cat([z[:, :n_lin], torch.relu(z[:, n_lin:])], 1) @ w.T + h
+            z = step(z)
             preds.append(z[:, :N_CH])
             z = torch.cat([z[:, :N_CH] + ALPHA * (xb[:, t + 1] - z[:, :N_CH]), z[:, N_CH:]], 1)
         loss = ((torch.stack(preds, 1) - xb[:, 1:]) ** 2).mean()

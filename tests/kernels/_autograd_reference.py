@@ -57,3 +57,19 @@ def assert_stack_matches(models, states, h0, x, noise, weights, dtype, names=Non
         for name in got:
             torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
                                        msg=lambda m, name=name, e=e: f"network {e} {name}: {m}")
+
+
+def assert_forced_like_torch(model, h0, x, noise, weights, forcing, names):
+    """The fused forced rollout's states and the gradients ``names`` equal those of the torch forced
+    rollout (rtol 1e-5 in float32, 1e-10 in float64, relative to each one's scale), and the forcing
+    changes the states."""
+    got_states, got = gradients(model, h0, x, noise, weights, fused=True, forcing=forcing)
+    ref_states, ref = gradients(model, h0, x, noise, weights, fused=False, forcing=forcing)
+    free_states, _ = gradients(model, h0, x, noise, weights, fused=False)
+    assert not torch.allclose(ref_states, free_states)  # the forcing acts
+    rtol = 1e-5 if h0.dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(got_states, ref_states, rtol=rtol, atol=rtol * ref_states.abs().max())
+    assert set(got) == set(ref) == names
+    for name in got:  # relative to each gradient's scale (float32 sums in another order)
+        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
+                                   msg=lambda m, name=name: f"{name}: {m}")

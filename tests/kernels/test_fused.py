@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from _autograd_reference import assert_stack_matches, gradients
+from _autograd_reference import assert_forced_like_torch, assert_stack_matches, gradients
 
 from neurodyn.kernels import fused_backend, fused_states
 from neurodyn.kernels.fused import ReadoutForcing
@@ -65,16 +65,7 @@ def test_fused_forced_gradients_match_autograd(method, per_output, dtype):
     noise = 0.1 * torch.randn(5, 40, 9, generator=gen, dtype=dtype)
     weights = torch.randn(5, 40, 9, generator=gen, dtype=dtype)
     forcing = _readout_forcing(model, method, per_output, gen, 5, 40)
-    got_states, got = gradients(model, h0, x, noise, weights, fused=True, forcing=forcing)
-    ref_states, ref = gradients(model, h0, x, noise, weights, fused=False, forcing=forcing)
-    free_states, _ = gradients(model, h0, x, noise, weights, fused=False)
-    assert not torch.allclose(ref_states, free_states)  # the forcing acts
-    rtol = 1e-5 if dtype == torch.float32 else 1e-10
-    torch.testing.assert_close(got_states, ref_states, rtol=rtol, atol=rtol * ref_states.abs().max())
-    assert set(got) == set(ref) == {"w_in", "w_rec", "b", "h0"}
-    for name in got:
-        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
-                                   msg=lambda m, name=name: f"{name}: {m}")
+    assert_forced_like_torch(model, h0, x, noise, weights, forcing, {"w_in", "w_rec", "b", "h0"})
 
 
 def test_fused_readout_forcing_errors():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from _autograd_reference import assert_stack_matches, gradients, reference_states
+from _autograd_reference import assert_forced_like_torch, assert_stack_matches, gradients, reference_states
 
 from neurodyn.kernels import fused_backend, fused_states
 from neurodyn.models import ALRNN, GRU, PLRNN, LeakyRNN, ShallowPLRNN
@@ -297,16 +297,7 @@ def test_fused_readout_forced_plrnn_alrnn_match_autograd(case, method, per_outpu
     weights = torch.randn(6, 25, n, generator=gen, dtype=dtype)
     forcing = _readout_forcing(model, method, per_output, gen, 6, 25, strength=strength)
     assert fused_backend(model.params(), dtype=dtype, forcing="readout") == "numba"
-    got_states, got = gradients(model, h0, x, noise, weights, fused=True, forcing=forcing)
-    ref_states, ref = gradients(model, h0, x, noise, weights, fused=False, forcing=forcing)
-    free_states, _ = gradients(model, h0, x, noise, weights, fused=False)
-    assert not torch.allclose(ref_states, free_states)  # the forcing acts
-    rtol = 1e-5 if dtype == torch.float32 else 1e-10
-    torch.testing.assert_close(got_states, ref_states, rtol=rtol, atol=rtol * ref_states.abs().max())
-    assert set(got) == set(ref) == {"A", "W", "h", "C", "h0"}
-    for name in got:  # relative to each gradient's scale (float32 sums in another order)
-        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
-                                   msg=lambda m, name=name: f"{name}: {m}")
+    assert_forced_like_torch(model, h0, x, noise, weights, forcing, {"A", "W", "h", "C", "h0"})
 
 
 def test_fused_readout_forced_plrnn_input_gradient_matches_autograd():
