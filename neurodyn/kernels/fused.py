@@ -34,7 +34,7 @@ _TRAIN_BACKENDS = ("auto", "torch", "numba", "triton")
 #: kinds of forcing :func:`fused_backend` knows, with the families fused for each in Numba: of the
 #: state towards data (shallow PLRNN, PLRNN, ALRNN; one network), or of the state through the readout
 #: towards the task's targets (leaky RNN, GRU, PLRNN, ALRNN; one network or an ensemble)
-_FORCINGS = {"state": ("shplrnn", "plrnn", "alrnn"), "readout": ("leaky", "gru", "plrnn", "alrnn")}
+_FORCINGS = {"state": ("shplrnn", "plrnn", "alrnn"), "readout": ("leaky", "gru", "plrnn", "alrnn", "shplrnn")}
 #: those fused in Triton
 _TRITON_FORCINGS = {"state": ("shplrnn",), "readout": ("leaky",)}
 #: how the refusals name the families of a kind of forcing
@@ -521,12 +521,14 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     if family.name in ("plrnn", "alrnn") and readout:
         stacked = _stack_readout_forcing(forcing, shape, h0)
         return _fa.piecewise(params, h0, u, xi, readout=stacked).transpose(-3, -2)
-    if family.name != "shplrnn" or readout:
+    if family.name == "shplrnn" and readout:  # forced through the readout in Numba (Triton refused above)
+        target, alphas, mask = _check_forcing(None, shape, h0)
+        stacked = _stack_readout_forcing(forcing, shape, h0)
+        return _fa.shallow(params, h0, u, xi, target, alphas, mask, readout=stacked).transpose(-3, -2)
+    if family.name != "shplrnn":
         if forcing is not None:
             raise ValueError("state forcing is fused for the shallow PLRNN, PLRNN and ALRNN only; "
-                             f"drop it for a {family.name!r} model"
-                             + (" (a ReadoutForcing: the leaky RNN, GRU, PLRNN and ALRNN only)"
-                                if readout else ""))
+                             f"drop it for a {family.name!r} model")
         recurrence = _TRITON_RECURRENCES[family.name] if ran == "triton" else _RECURRENCES[family.name]
         return recurrence(params, h0, u, xi).transpose(-3, -2)
     target, alphas, mask = _check_forcing(forcing, shape, h0)
