@@ -41,6 +41,11 @@ forcing (Mikhaeil, Monfared & Durstewitz, NeurIPS 2022; Hess et al. 2023):
     c[t+1] = z + f[t] * (target[t] - z),  z = p[t] + noise[t],  f[t] = alphas[t] * mask
 
 ``p`` are the predictions (what the loss sees), ``c`` the forced states carried on, ``c[0] = z0``.
+Forced through the readout instead (the same ``method`` to ``free`` arrays as the PL kernels, zero
+``alphas``), ``free[t]`` gets ``z`` and ``c[t+1]`` is ``z`` forced by
+:func:`~neurodyn.kernels._numba_bptt.force_states`, the whole batch at once (these kernels are not
+batch-blocked); the backward scales the carried gradient by ``1 - forcing_gain(rmask[t, row])``
+under teacher forcing and leaves it unchanged under error forcing.
 """
 
 from __future__ import annotations
