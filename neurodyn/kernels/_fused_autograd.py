@@ -42,14 +42,25 @@ def leaky_triton(params, h0, u, xi, forcing=None):
                                         params.activation, forcing)
 
 
-def shallow(params, z0, u, xi, target, alphas, mask):
+def shallow(params, z0, u, xi, target, alphas, mask, readout=None):
     """Shallow-PLRNN predictions (time, batch, latent) under forcing (see ``fused_states``); with
-    ensemble params every tensor but ``alphas`` and ``mask`` has a leading network dim."""
+    ensemble params every tensor but ``alphas`` and ``mask`` has a leading network dim. With
+    ``readout`` (a :class:`~neurodyn.kernels.fused.ReadoutForcing` stacked as :func:`leaky` takes
+    it: a leading network dim, of 1 for one network) each state is forced through the readout after
+    the step (its noise and its state forcing) and the states before that forcing are returned."""
     from neurodyn.models.shplrnn import shplrnn_drive
 
     d = _drive(shplrnn_drive, params, u, z0).to(z0.dtype).expand(target.shape)
     p = [getattr(params, f).to(z0.dtype) for f in ("a", "W1", "W2", "h2")]
-    return _ShallowForced.apply(*p, d, z0, xi, target, alphas, mask, bool(params.clipped))
+    arrays = None
+    if readout is not None:
+        from neurodyn.kernels._numba_bptt import ERROR_FORCING, TEACHER_FORCING
+
+        one = slice(None) if z0.ndim == 3 else 0  # one network runs the serial kernel, no network dim
+        fields = (readout.w_out, readout.b_out, readout.pinv.mT, readout.targets, readout.mask)
+        method = {"error": ERROR_FORCING, "teacher": TEACHER_FORCING}[readout.method]
+        arrays = (method, float(readout.strength), *(_np(t.to(z0.dtype)[one]) for t in fields))
+    return _ShallowForced.apply(*p, d, z0, xi, target, alphas, mask, bool(params.clipped), arrays)
 
 
 def shallow_triton(params, z0, u, xi, target, alphas, mask):
@@ -286,13 +297,19 @@ class _LeakyRecurrenceTriton(torch.autograd.Function):
 
 
 class _ShallowForced(torch.autograd.Function):
-    """``(a, W1, W2, h2, drive, z0, noise, target, alphas, mask) -> predictions``, time-major, with
-    the loops in :mod:`~neurodyn.kernels._numba_bptt_plrnn`; with a leading network dim on every
-    tensor but ``alphas`` and ``mask`` the stack runs one network per parallel item."""
+    """``(a, W1, W2, h2, drive, z0, noise, target, alphas, mask, clipped, readout) -> predictions``,
+    time-major, with the loops in :mod:`~neurodyn.kernels._numba_bptt_plrnn`; with a leading network
+    dim on every tensor but ``alphas`` and ``mask`` the stack runs one network per parallel item.
+    ``readout`` None or ``(method code, strength, w_out, b_out, pinv_t, targets, mask)`` with NumPy
+    arrays as :func:`~neurodyn.kernels._numba_bptt_plrnn.shallow_forced_forward` (one network) or its
+    ``_stack`` takes them (no gradient flows to them): each state is forced through the readout after
+    the step, the states before that forcing are returned and the forced ones carried (and saved)."""
 
     @staticmethod
-    def forward(ctx, a, w1, w2, h2, drive, z0, noise, target, alphas, mask, clipped):  # type: ignore[override]
+    def forward(ctx, a, w1, w2, h2, drive, z0, noise, target, alphas, mask, clipped,  # type: ignore[override]
+                readout=None):
         from neurodyn.kernels import _numba_bptt_plrnn as k
+        from neurodyn.kernels._numba_bptt import NO_FORCING
 
         *lead, n_steps, n_batch, n = target.shape
         n_hid, dtype = w2.shape[-2], z0.dtype
@@ -302,17 +319,25 @@ class _ShallowForced(torch.autograd.Function):
         preds = empty("shallow.preds", (*lead, n_steps, n_batch, n), dtype)
         acts = empty("shallow.acts", (*lead, n_steps, n_batch, n_hid), dtype)
         s1, s2 = (empty(f"shallow.{s}", (*lead, n_steps, n_batch, n_hid), torch.bool) for s in ("s1", "s2"))
-        xi = _np(noise) if noise is not None else np.empty((*lead, 0, n_batch, n), carried.numpy().dtype)
+        dt = carried.numpy().dtype
+        xi = _np(noise) if noise is not None else np.empty((*lead, 0, n_batch, n), dt)
+        if readout is None:
+            empty_out = np.empty((*lead, 0, n), dt)
+            readout = (NO_FORCING, 0.0, empty_out, np.empty((*lead, 0), dt), empty_out,
+                       np.empty((*lead, 0, 0, 0), dt), np.empty((*lead, 0, 0, 1), dt))
+        method, strength, *arrays = readout
+        free = empty("shallow.free", (*lead, n_steps if method != NO_FORCING else 0, n_batch, n), dtype)
         args = (w1.numpy(), _np(w2.mT), _np(h2), a.numpy(), _np(drive), _np(target), _np(alphas), _np(mask),
-                xi, carried.numpy(), preds.numpy(), acts.numpy(), s1.numpy(), s2.numpy(), clipped)
+                xi, carried.numpy(), preds.numpy(), acts.numpy(), s1.numpy(), s2.numpy(), clipped,
+                int(method), dt.type(strength), *arrays, free.numpy())
         if lead:
             _parallel(k.shallow_forced_forward_stack, lead[0], *args)
         else:
             with blas_threads(1):  # the per-step GEMMs are too small to share
                 k.shallow_forced_forward(*args)
         ctx.save_for_backward(a, w1, w2, alphas, mask, carried, acts, s1, s2)
-        ctx.clipped = clipped
-        return preds
+        ctx.clipped, ctx.readout = clipped, (int(method), dt.type(strength), arrays[-1])
+        return free if method != NO_FORCING else preds
 
     @staticmethod
     def backward(ctx, grad_preds):  # type: ignore[override]
@@ -326,14 +351,15 @@ class _ShallowForced(torch.autograd.Function):
         grad_h2 = torch.zeros((*lead, n_hid), dtype=a.dtype)
         grad_z0 = torch.zeros((*lead, n_batch, n), dtype=a.dtype)
         args = (w1.numpy(), _np(w2.mT), a.numpy(), alphas.numpy(), mask.numpy(), _np(grad_preds), s1.numpy(),
-                s2.numpy(), grad_p.numpy(), grad_pre.numpy(), grad_h2.numpy(), grad_z0.numpy(), ctx.clipped)
+                s2.numpy(), grad_p.numpy(), grad_pre.numpy(), grad_h2.numpy(), grad_z0.numpy(), ctx.clipped,
+                *ctx.readout)
         if lead:
             _parallel(k.shallow_forced_backward_stack, lead[0], *args)
         else:
             with blas_threads(1):
                 k.shallow_forced_backward(*args)
         return (*_shallow_weight_grads(grad_p, grad_pre, carried, acts), grad_h2, grad_p, grad_z0,
-                None, None, None, None, None)
+                None, None, None, None, None, None)
 
 
 def _shallow_weight_grads(grad_p: torch.Tensor, grad_pre: torch.Tensor, carried: torch.Tensor,

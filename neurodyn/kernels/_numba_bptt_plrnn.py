@@ -41,6 +41,11 @@ forcing (Mikhaeil, Monfared & Durstewitz, NeurIPS 2022; Hess et al. 2023):
     c[t+1] = z + f[t] * (target[t] - z),  z = p[t] + noise[t],  f[t] = alphas[t] * mask
 
 ``p`` are the predictions (what the loss sees), ``c`` the forced states carried on, ``c[0] = z0``.
+Forced through the readout instead (the same ``method`` to ``free`` arrays as the PL kernels, zero
+``alphas``), ``free[t]`` gets ``z`` and ``c[t+1]`` is ``z`` forced by
+:func:`~neurodyn.kernels._numba_bptt.force_states`, the whole batch at once (these kernels are not
+batch-blocked); the backward scales the carried gradient by ``1 - forcing_gain(rmask[t, row])``
+under teacher forcing and leaves it unchanged under error forcing.
 """
 
 from __future__ import annotations
@@ -210,18 +215,23 @@ def pl_backward_block(mt, grad_states, states, grad_drive, grad_z0, n_relu, blk,
 
 @njit(fastmath=True, cache=True, error_model="numpy")
 def shallow_forced_forward(w1, w2t, h2, a, drive, target, alphas, mask, noise, carried, preds, acts,
-                           s1, s2, clipped):
+                           s1, s2, clipped, method, strength, w_out, b_out, pinv_t, rtarget, rmask, free):
     """Fill ``preds`` (time, batch, latent), ``carried[1:]``, ``acts`` and the ReLU slopes
     ``s1 = [W2 c + h2 > 0]``, ``s2 = [W2 c > 0]`` (time, batch, hidden; bool: a quarter of the
     memory traffic of float slopes); ``carried[0]`` is ``z0``;
-    ``w1`` is ``W1`` (latent, hidden), ``w2t`` is ``W2.T`` (latent, hidden)."""
+    ``w1`` is ``W1`` (latent, hidden), ``w2t`` is ``W2.T`` (latent, hidden). ``method`` to ``free``:
+    forcing through the readout (see the module docstring) after the step, its noise and its
+    state forcing: ``free[t]`` gets the state before it, ``carried[t + 1]`` the forced one."""
     n_steps, n_batch, n = preds.shape
     n_hid = w2t.shape[1]
     zero = a[0] - a[0]
     pre = np.empty((n_batch, n_hid), a.dtype)
     tin_h = np.empty((KB, n_hid), a.dtype)
     tout_l = np.empty((KB, n), a.dtype)
+    err = np.empty(w_out.shape[0], a.dtype)
+    delta = np.empty(n, a.dtype)
     with_noise = noise.shape[0] > 0
+    readout = method != NO_FORCING
     for t in range(n_steps):
         c = carried[t]
         input_product(w2t, c, pre)  # inner dim: latent (short)
@@ -241,27 +251,40 @@ def shallow_forced_forward(w1, w2t, h2, a, drive, target, alphas, mask, noise, c
                 p[k, i] += a[i] * c[k, i] + d[k, i]
                 z = p[k, i] + noise[t, k, i] if with_noise else p[k, i]
                 nxt[k, i] = z + (alphas[t] * mask[i]) * (y[k, i] - z)
+        if readout:  # the state the loss sees, then the forced one carried on
+            free[t] = nxt
+            force_states(nxt, w_out, b_out, pinv_t, rtarget[t], rmask[t], strength, method, err, delta)
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
 def shallow_forced_backward(w1, w2t, a, alphas, mask, grad_preds, s1, s2, grad_p, grad_pre, grad_h2,
-                            grad_c, clipped):
+                            grad_c, clipped, method, strength, rmask):
     """BPTT of :func:`shallow_forced_forward`.
 
     Fills ``grad_p[t] = dL/dp[t]`` (also the drive's gradient), ``grad_pre[t] = dL/d(W2 c[t])``,
     adds ``dL/dh2`` to ``grad_h2`` and leaves ``dL/dz0`` in ``grad_c`` (zero on entry); ``w1`` is
-    ``W1`` (latent, hidden), ``w2t`` is ``W2.T`` (latent, hidden).
+    ``W1`` (latent, hidden), ``w2t`` is ``W2.T`` (latent, hidden). Under forcing through the
+    readout (``method``, ``strength`` and ``rmask`` as in :func:`shallow_forced_forward`)
+    ``grad_preds[t]`` is the gradient at the state before that forcing and the carried gradient
+    passes the forcing step first: unchanged (error forcing) or scaled by
+    ``1 - forcing_gain(rmask[t, row])`` (teacher forcing).
     """
     n_steps, n_batch, n = grad_preds.shape
     n_hid = w1.shape[1]
     zero = a[0] - a[0]
     one = zero + 1
+    teacher = method == TEACHER_FORCING
     gact = np.empty((n_batch, n_hid), a.dtype)
     carry = np.empty((n_batch, n), a.dtype)
     tin_h = np.empty((KB, n_hid), a.dtype)
     tout_l = np.empty((KB, n), a.dtype)
     for t in range(n_steps - 1, -1, -1):
         gp, g = grad_p[t], grad_preds[t]
+        if teacher:  # the carried gradient through teacher forcing's step: scaled by 1 - c m
+            for k in range(n_batch):
+                cm = forcing_gain(rmask[t, k], strength)
+                for i in range(n):
+                    grad_c[k, i] = grad_c[k, i] - cm * grad_c[k, i]
         for k in range(n_batch):
             for i in range(n):
                 gp[k, i] = g[k, i] + (one - alphas[t] * mask[i]) * grad_c[k, i]
@@ -281,22 +304,25 @@ def shallow_forced_backward(w1, w2t, a, alphas, mask, grad_preds, s1, s2, grad_p
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def shallow_forced_forward_stack(w1, w2t, h2, a, drive, target, alphas, mask, noise, carried, preds, acts,
-                                 s1, s2, clipped):
+                                 s1, s2, clipped, method, strength, w_out, b_out, pinv_t, rtarget, rmask,
+                                 free):
     """:func:`shallow_forced_forward` for every network of a stack, one network per parallel item.
 
     Every array but the shared ``alphas`` (time,) and ``mask`` (latent,) has a leading network dim
-    (``noise`` (network, time or 0, batch, latent)).
+    (``noise`` (network, time or 0, batch, latent)); so do the readout-forcing arrays ``w_out`` to
+    ``free`` (each network forced through its own readout, at the one ``strength``).
     """
     for e in prange(w1.shape[0]):
         shallow_forced_forward(w1[e], w2t[e], h2[e], a[e], drive[e], target[e], alphas, mask, noise[e],
-                               carried[e], preds[e], acts[e], s1[e], s2[e], clipped)
+                               carried[e], preds[e], acts[e], s1[e], s2[e], clipped, method, strength,
+                               w_out[e], b_out[e], pinv_t[e], rtarget[e], rmask[e], free[e])
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def shallow_forced_backward_stack(w1, w2t, a, alphas, mask, grad_preds, s1, s2, grad_p, grad_pre, grad_h2,
-                                  grad_c, clipped):
+                                  grad_c, clipped, method, strength, rmask):
     """:func:`shallow_forced_backward` for every network of a stack, one network per parallel item
-    (shapes as in :func:`shallow_forced_forward_stack`)."""
+    (shapes as in :func:`shallow_forced_forward_stack`, ``rmask`` per network)."""
     for e in prange(w1.shape[0]):
         shallow_forced_backward(w1[e], w2t[e], a[e], alphas, mask, grad_preds[e], s1[e], s2[e], grad_p[e],
-                                grad_pre[e], grad_h2[e], grad_c[e], clipped)
+                                grad_pre[e], grad_h2[e], grad_c[e], clipped, method, strength, rmask[e])

@@ -12,7 +12,8 @@ the loss) stays in torch, so its gradients reach the raw parameters through auto
 Teacher forcing of the state towards data (:func:`neurodyn.training.fit_teacher_forcing`) runs inside
 the same kernels for one shallow PLRNN, PLRNN or ALRNN (Numba; the shallow PLRNN in Triton too).
 Error and teacher forcing of the state through the readout during task training
-(:class:`ReadoutForcing`) runs inside them for the leaky RNN, PLRNN and ALRNN, one network or an
+(:class:`ReadoutForcing`) runs inside them for the leaky RNN, GRU, PLRNN, ALRNN and shallow PLRNN, one
+network or an
 ensemble (Numba; the leaky RNN in Triton too).
 """
 
@@ -33,8 +34,8 @@ FUSED_FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
 _TRAIN_BACKENDS = ("auto", "torch", "numba", "triton")
 #: kinds of forcing :func:`fused_backend` knows, with the families fused for each in Numba: of the
 #: state towards data (shallow PLRNN, PLRNN, ALRNN; one network), or of the state through the readout
-#: towards the task's targets (leaky RNN, GRU, PLRNN, ALRNN; one network or an ensemble)
-_FORCINGS = {"state": ("shplrnn", "plrnn", "alrnn"), "readout": ("leaky", "gru", "plrnn", "alrnn")}
+#: towards the task's targets (leaky RNN, GRU, PLRNN, ALRNN, shallow PLRNN; one network or an ensemble)
+_FORCINGS = {"state": ("shplrnn", "plrnn", "alrnn"), "readout": ("leaky", "gru", "plrnn", "alrnn", "shplrnn")}
 #: those fused in Triton
 _TRITON_FORCINGS = {"state": ("shplrnn",), "readout": ("leaky",)}
 #: how the refusals name the families of a kind of forcing
@@ -51,8 +52,8 @@ def _forcing_refusal(kind: str, families: tuple, name: str) -> str:
 
 
 class ReadoutForcing(NamedTuple):
-    """Forcing of a leaky RNN's, GRU's, PLRNN's or ALRNN's state through its affine readout after every
-    step, for :func:`fused_states`.
+    """Forcing of a leaky RNN's, GRU's, PLRNN's, ALRNN's or shallow PLRNN's state through its affine
+    readout after every step, for :func:`fused_states`.
 
     The two rules of :func:`neurodyn.training.forcing.forcing_step` with the readout
     ``y = h @ w_out.T + b_out`` and its (ridge) pseudo-inverse ``pinv``: ``"error"``,
@@ -61,10 +62,10 @@ class ReadoutForcing(NamedTuple):
     ``c = strength * max(mask)`` per batch row and the target state detached (the gradient through
     the state is scaled by ``1 - c``). No gradient flows to any field.
 
-    For an ensemble (leaky RNNs, GRUs, PLRNNs or ALRNNs) every tensor field has a leading network dim
-    (each network forced through its own readout, at the one ``strength``): ``targets`` (network, batch, time,
-    output), ``mask`` (network, batch, time, output or 1), ``w_out`` (network, output, state),
-    ``b_out`` (network, output), ``pinv`` (network, state, output).
+    For an ensemble (leaky RNNs, GRUs, PLRNNs, ALRNNs or shallow PLRNNs) every tensor field has a
+    leading network dim (each network forced through its own readout, at the one ``strength``):
+    ``targets`` (network, batch, time, output), ``mask`` (network, batch, time, output or 1),
+    ``w_out`` (network, output, state), ``b_out`` (network, output), ``pinv`` (network, state, output).
 
     Attributes
     ----------
@@ -140,7 +141,8 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
         towards data (fused for one network: a shallow PLRNN in Numba or Triton, a PLRNN or
         ALRNN in Numba; ensembles, and the PLRNN and ALRNN on a CUDA device, run on torch);
         ``"readout"``, error or teacher forcing through the readout (:class:`ReadoutForcing`;
-        fused for the leaky RNN, GRU, PLRNN and ALRNN, one network or an ensemble, in Numba, and for
+        fused for the leaky RNN, GRU, PLRNN, ALRNN and shallow PLRNN, one network or an ensemble, in
+        Numba, and for
         the leaky RNN in Triton too, with a readout of at most 32 outputs; the others on a CUDA
         device run on torch).
 
@@ -185,9 +187,12 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     ('numba', 'numba')
 
     and so does forcing through the readout (task training with error or teacher forcing), for one
-    PLRNN or ALRNN or an ensemble:
+    PLRNN, ALRNN or shallow PLRNN or an ensemble:
 
+    >>> from neurodyn.models import ShallowPLRNN
     >>> fused_backend(PLRNN(1, 4, 2).params(), forcing="readout")
+    'numba'
+    >>> fused_backend(ShallowPLRNN(1, 4, 2, n_hidden=8, clipped=True).params(), forcing="readout")
     'numba'
     >>> fused_backend(stack_params([ALRNN(1, 4, 2, n_relu=2, seed=s) for s in range(3)]), forcing="readout")
     'numba'
@@ -303,7 +308,7 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     ICML 2023) — the step of ``neurodyn.training.teacher_forcing.forced_rollout``; without
     ``forcing`` the states ``p[t] + noise[t]`` are returned (the model's own rollout). A PLRNN or
     ALRNN (one network, Numba) takes the same ``forcing``, with ``p[t] = F(c[t], u[t])`` its own step,
-    and then returns the predictions ``p[t]`` too. A leaky RNN, GRU, PLRNN or ALRNN
+    and then returns the predictions ``p[t]`` too. A leaky RNN, GRU, PLRNN, ALRNN or shallow PLRNN
     with a :class:`ReadoutForcing` is forced through its readout after each step (and its noise),
     error or teacher forcing as in :func:`neurodyn.training.forcing.forced_task_rollout`, and the
     states *before* forcing are returned (what the task loss sees); the rollout continues from the
@@ -315,7 +320,7 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         Effective parameters of one network (``model.params()``), or ensemble params of any of
         these families whose tensor fields have a leading ``network`` dim (then every shape below
         has it too: ``h0`` (network, batch, state), ...; of ``forcing``, a stacked
-        :class:`ReadoutForcing` of leaky RNNs, GRUs, PLRNNs or ALRNNs); gradients flow to every
+        :class:`ReadoutForcing` of any of them); gradients flow to every
         weight and bias the step uses (``w_rec``, ``w_in``, ``b``; ``w_ih``, ``w_hh``, ``b_ih``,
         ``b_hh``; ``A``, ``W``, ``h``, ``C``; ``a``, ``W1``, ``W2``, ``h1``, ``h2``) and through
         them to the model's raw parameters (masks, Dale's law, a diagonal ``A``).
@@ -331,21 +336,21 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     forcing : (targets, alphas, mask) or ReadoutForcing, optional
         Shallow PLRNN, PLRNN or ALRNN (one network; the PLRNN and ALRNN in Numba only):
         ``targets`` (batch, time, state) without grad, ``alphas`` (time,) forcing strengths in
-        [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN, GRU, PLRNN or ALRNN (one
+        [0, 1], ``mask`` (state,) 0/1 of the forced states. Leaky RNN, GRU, PLRNN, ALRNN or shallow PLRNN (one
         network or an ensemble; all but the leaky RNN in Numba only): a :class:`ReadoutForcing` (no
         gradient flows to its fields).
     backend : {"auto", "numba", "triton"}
         ``auto``: Triton for CUDA tensors, Numba for CPU ones (state forcing of the shallow PLRNN and
         a ReadoutForcing of the leaky RNN run on both; state forcing of the PLRNN and ALRNN and a
-        ReadoutForcing of the GRU, PLRNN and ALRNN on Numba only); ``triton`` on CPU tensors runs only
-        under ``TRITON_INTERPRET=1`` (Triton's interpreter, for tests).
+        ReadoutForcing of the GRU, PLRNN, ALRNN and shallow PLRNN on Numba only); ``triton`` on CPU
+        tensors runs only under ``TRITON_INTERPRET=1`` (Triton's interpreter, for tests).
 
     Returns
     -------
     Tensor, shape (batch, time, state) or (network, batch, time, state)
         The state after each step, or with ``forcing`` the prediction ``p[t]`` before noise and
         forcing (shallow PLRNN, PLRNN, ALRNN) or, with a :class:`ReadoutForcing`, the state before
-        forcing (leaky RNN, GRU, PLRNN, ALRNN).
+        forcing (leaky RNN, GRU, PLRNN, ALRNN, shallow PLRNN).
 
     Raises
     ------
@@ -356,8 +361,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         float32 or float64), a shape does not match (``h0``'s last dim not the model's state size,
         ``inputs``' not its input count), forcing is given for a family other than the shallow
         PLRNN, PLRNN and ALRNN (state forcing; the PLRNN and ALRNN not on Triton) or the leaky RNN,
-        GRU, PLRNN and ALRNN (a ReadoutForcing; all but the leaky RNN not on Triton), state forcing
-        for an ensemble,
+        GRU, PLRNN, ALRNN and shallow PLRNN (a ReadoutForcing; all but the leaky RNN not on Triton), state
+        forcing for an ensemble,
         the forcing targets require grad, or ``backend`` is unknown.
 
     Notes
@@ -376,11 +381,12 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     weights staying in cache for its whole time loop; network ``e`` of the stack gets exactly what
     it would get alone (its input drive, formed in torch for the GRU and PL families, up to float
     rounding). float32 leaky and GRU rollouts use the kernels' rational tanh and sigmoid (absolute
-    error < 4e-7), float64 the exact ones. A :class:`ReadoutForcing` of a leaky RNN or GRU runs inside
-    the same loops: each step's state (after its noise) is stored before forcing, then forced through
-    the readout, and the forced state is carried on and stored for the backward, which passes the
-    carried gradient through the forcing step (unchanged for error forcing, scaled by ``1 - c m`` per
-    batch row for teacher forcing); unforced, the kernels take the same path as without forcing.
+    error < 4e-7), float64 the exact ones. A :class:`ReadoutForcing` of a leaky RNN, GRU, PLRNN, ALRNN
+    or shallow PLRNN runs inside the same loops: each step's state (after its noise) is stored before
+    forcing, then forced through the readout, and the forced state is carried on and stored for the
+    backward, which passes the carried gradient through the forcing step (unchanged for error
+    forcing, scaled by ``1 - c m`` per batch row for teacher forcing); unforced, the kernels take the
+    same path as without forcing.
 
     On CUDA tensors the leaky RNN (float32, at most 64 units, one network or an ensemble) runs in
     Triton instead: one launch for the forward, storing states and ``alpha phi'(pre)``, one for BPTT,
@@ -524,12 +530,14 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     if family.name in ("plrnn", "alrnn") and readout:
         stacked = _stack_readout_forcing(forcing, shape, h0)
         return _fa.piecewise(params, h0, u, xi, readout=stacked).transpose(-3, -2)
-    if family.name != "shplrnn" or readout:
+    if family.name == "shplrnn" and readout:  # forced through the readout in Numba (Triton refused above)
+        target, alphas, mask = _check_forcing(None, shape, h0)
+        stacked = _stack_readout_forcing(forcing, shape, h0)
+        return _fa.shallow(params, h0, u, xi, target, alphas, mask, readout=stacked).transpose(-3, -2)
+    if family.name != "shplrnn":
         if forcing is not None:
             raise ValueError("state forcing is fused for the shallow PLRNN, PLRNN and ALRNN only; "
-                             f"drop it for a {family.name!r} model"
-                             + (" (a ReadoutForcing: the leaky RNN, GRU, PLRNN and ALRNN only)"
-                                if readout else ""))
+                             f"drop it for a {family.name!r} model")
         recurrence = _TRITON_RECURRENCES[family.name] if ran == "triton" else _RECURRENCES[family.name]
         return recurrence(params, h0, u, xi).transpose(-3, -2)
     target, alphas, mask = _check_forcing(forcing, shape, h0)

@@ -27,8 +27,8 @@ def fused_rollout(model: Any, x: torch.Tensor, *, generator: torch.Generator | N
     generator : torch.Generator or None
         Source of the state noise.
     forcing : ReadoutForcing, optional
-        Forcing through the readout after each step (leaky RNN, GRU, PLRNN, ALRNN); the rollout then holds the
-        states and outputs before forcing.
+        Forcing through the readout after each step (leaky RNN, GRU, PLRNN, ALRNN, shallow PLRNN); the rollout
+        then holds the states and outputs before forcing.
     backend : {"auto", "numba", "triton"}
         The fused kernels (:func:`~neurodyn.kernels.fused_states`); ``"auto"`` picks by device.
 

@@ -9,7 +9,8 @@ the CPU runs its time loop and backpropagation through time in one fused Numba c
 (:func:`neurodyn.kernels.fused_states`, one network per parallel item), the same per-network kernel
 body a lone ``train(..., backend="auto")`` runs; the optimiser step stays the engine's one batched step.
 Error and teacher forcing (:mod:`neurodyn.training.forcing`) force each network through its own
-readout, in the fused kernel for leaky RNNs, GRUs, PLRNNs and ALRNNs and in the batched torch loop for
+readout, in the fused kernel for leaky RNNs, GRUs, PLRNNs, ALRNNs and shallow PLRNNs and in the batched
+torch loop for
 the other families.
 """
 
@@ -141,10 +142,10 @@ def train_ensemble(
         networks in one call per step
         (:func:`neurodyn.kernels.fused_backend`), and every other case on torch; ``"numba"`` and
         ``"triton"`` raise where they cannot run. ``result.config["backend"]`` records the one that ran.
-        Under ``forcing`` a leaky-RNN, GRU, PLRNN or ALRNN ensemble runs fused, the forcing inside the
-        kernels: in Numba on the CPU, and a leaky-RNN one in Triton on a CUDA GPU (float32, at most 64
-        units and 32 outputs); every other family, or a larger ensemble or another family on CUDA, runs
-        the batched torch loop.
+        Under ``forcing`` a leaky-RNN, GRU, PLRNN, ALRNN or shallow-PLRNN ensemble runs fused, the forcing
+        inside the kernels: in Numba on the CPU, and a leaky-RNN one in Triton on a CUDA GPU (float32, at
+        most 64 units and 32 outputs); every other family, or a larger ensemble or another family on CUDA,
+        runs the batched torch loop.
     forcing : {"error", "teacher"}, optional
         Nudge each training state towards the targets through a ridge pseudo-inverse of its own
         network's readout: error forcing ``h ← h + c W⁺ m ⊙ (y* - y)`` (Sağtekin, Bredenberg &

@@ -14,7 +14,8 @@ pseudo-inverse ``W⁺`` of the (affine) readout ``y = W h + b``:
 ``m`` is the task's loss mask (per output for error forcing; for teacher forcing 1 at a step where
 any output counts), so nothing is forced where the target is undefined. The loss is taken on the
 outputs *before* forcing, and forcing exists only in training rollouts: evaluation, analyses and
-saved models never see it. For a leaky RNN, GRU, PLRNN or ALRNN trained by BPTT both rules run inside
+saved models never see it. For a leaky RNN, GRU, PLRNN, ALRNN or shallow PLRNN trained by BPTT both rules
+run inside
 the fused Numba kernels (``backend="auto"``, :class:`~neurodyn.kernels.fused.ReadoutForcing`; the leaky
 RNN on a GPU in Triton too); RFLO, a ``state_hook`` and the other model families run the torch rollout
 below. :func:`~neurodyn.training.train_ensemble` forces each network of an ensemble through its own
@@ -201,7 +202,8 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
     Iterates the model family's one step map with the model's noise (drawn from ``generator`` as
     :meth:`~neurodyn.models.RecurrentModel.forward` draws it), applies ``state_hook``, records the
     state, then forces it. With ``strength = 0`` and ``rule = "bptt"`` it returns what the model's
-    own forward returns. With ``backend="numba"`` (a leaky RNN, GRU, PLRNN or ALRNN) or ``"triton"``
+    own forward returns. With ``backend="numba"`` (a leaky RNN, GRU, PLRNN, ALRNN or shallow PLRNN) or
+    ``"triton"``
     (a leaky RNN), ``rule = "bptt"`` and no ``state_hook`` (what
     :func:`~neurodyn.kernels.fused_backend` with ``forcing="readout"`` allows)
     the same rollout, forcing included, runs in the fused Numba or Triton kernels

@@ -93,14 +93,15 @@ def train(
         fused in Numba on the CPU for the leaky RNN, GRU, PLRNN, ALRNN and shallow PLRNN
         (:func:`neurodyn.kernels.fused_states`; same noise, same gradients to float tolerance)
         and falls back to torch for every other model (LSTM, low-rank, ...), a ``state_hook``,
-        ``learning_rule="rflo"``, ``forcing`` of any model but the leaky RNN, GRU, PLRNN and ALRNN or a
+        ``learning_rule="rflo"``, ``forcing`` of any model but the leaky RNN, GRU, PLRNN, ALRNN and shallow
+        PLRNN or a
         dtype other than float32/float64. On a CUDA GPU ``"auto"`` runs a float32 leaky RNN, GRU,
         PLRNN, ALRNN or shallow PLRNN of at most 64 units (no hook; the leaky RNN also under
         ``forcing``, with at most 32 outputs; the other families run forced on torch there) in the fused
         Triton kernels and everything else on torch. ``"torch"`` forces the reference, ``"numba"`` and
-        ``"triton"`` raise where they cannot run. Error and teacher forcing of a leaky RNN, GRU, PLRNN
-        or ALRNN with ``learning_rule="bptt"`` run inside the fused kernel (same forcing, same gradients
-        to float tolerance; all but the leaky RNN in Numba only).
+        ``"triton"`` raise where they cannot run. Error and teacher forcing of a leaky RNN, GRU, PLRNN,
+        ALRNN or shallow PLRNN with ``learning_rule="bptt"`` run inside the fused kernel (same forcing,
+        same gradients to float tolerance; all but the leaky RNN in Numba only).
         ``result.config["backend"]`` records the one that ran.
     forcing : {"error", "teacher"}, optional
         Nudge each training state towards the targets through a ridge pseudo-inverse of the readout:

@@ -84,11 +84,10 @@ def test_fused_readout_forcing_errors():
                      forcing=_stack_forcings([forcing, forcing])._replace(w_out=forcing.w_out))
     assert fused_backend(model.params(), forcing="readout") == "numba"
     assert fused_backend(stack_params([model, model]), forcing="readout") == "numba"
-    with pytest.raises(ValueError, match="through the readout is fused for the leaky RNN,.* only, "
-                                         "not 'shplrnn'"):
-        from neurodyn.models import ShallowPLRNN
+    with pytest.raises(ValueError, match="model family 'lstm' has no fused training kernel"):
+        from neurodyn.models import LSTM
 
-        fused_backend(ShallowPLRNN(1, 4, 1, n_hidden=4).params(), backend="numba", forcing="readout")
+        fused_backend(LSTM(1, 4, 1).params(), backend="numba", forcing="readout")
 
 
 def test_fused_gradcheck_float64():

@@ -370,6 +370,122 @@ def test_fused_readout_forced_plrnn_dispatch_and_refusals():
     with pytest.raises(ValueError, match=r"ReadoutForcing.targets must have shape \(3, 5, 2\)"):
         fused_states(model.params(), torch.zeros(3, 4), torch.zeros(3, 5, 0),
                      forcing=forcing._replace(targets=torch.zeros(3, 4, 2)))
-    with pytest.raises(ValueError, match="a ReadoutForcing: the leaky RNN, GRU, PLRNN and ALRNN only"):
-        shallow = ShallowPLRNN(0, 4, 2, n_hidden=3, seed=0)
-        fused_states(shallow.params(), torch.zeros(3, 4), torch.zeros(3, 5, 0), forcing=forcing)
+
+
+
+# the shallow PLRNN forced through its readout: plain and clipped, with inputs, 2 outputs
+SHALLOW_READOUT = {"plain": lambda s: ShallowPLRNN(2, 5, 2, n_hidden=11, seed=s),
+                   "clipped": lambda s: ShallowPLRNN(2, 5, 2, n_hidden=11, clipped=True, seed=s)}
+SHALLOW_NAMES = {"a", "W1", "W2", "h1", "h2", "C", "h0"}
+
+
+def _shallow_model(case, seed, dtype, gen):
+    model = SHALLOW_READOUT[case](seed).to(dtype)
+    with torch.no_grad():  # non-zero biases h1 and h2
+        model.h1.copy_(0.3 * torch.randn(model.h1.shape, generator=gen, dtype=dtype))
+        model.h2.copy_(0.3 * torch.randn(model.h2.shape, generator=gen, dtype=dtype))
+    return model
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", list(SHALLOW_READOUT))
+@pytest.mark.parametrize("method", ["error", "teacher"])
+@pytest.mark.parametrize("per_output", [True, False])
+@pytest.mark.parametrize("strength", [0.6, 1.0])
+@pytest.mark.parametrize("with_noise", [False, True])
+def test_fused_readout_forced_shplrnn_matches_autograd(case, method, per_output, strength, with_noise, dtype):
+    # forcing through the readout after the step and its noise, with a 0/1 mask per output or per
+    # step: the states before forcing and the gradients of a, W1, W2, h1, h2, C and z0 against
+    # autograd through the forced torch rollout
+    from test_fused import _readout_forcing
+
+    gen = torch.Generator().manual_seed(6)
+    model = _shallow_model(case, 0, dtype, gen)
+    x = torch.randn(6, 25, 2, generator=gen, dtype=dtype)
+    h0 = 0.5 * torch.randn(6, 5, generator=gen, dtype=dtype)
+    noise = 0.1 * torch.randn(6, 25, 5, generator=gen, dtype=dtype) if with_noise else None
+    weights = torch.randn(6, 25, 5, generator=gen, dtype=dtype)
+    forcing = _readout_forcing(model, method, per_output, gen, 6, 25, strength=strength)
+    assert fused_backend(model.params(), dtype=dtype, forcing="readout") == "numba"
+    got_states, got = gradients(model, h0, x, noise, weights, fused=True, forcing=forcing)
+    ref_states, ref = gradients(model, h0, x, noise, weights, fused=False, forcing=forcing)
+    free_states, _ = gradients(model, h0, x, noise, weights, fused=False)
+    assert not torch.allclose(ref_states, free_states)  # the forcing acts
+    rtol = 1e-5 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(got_states, ref_states, rtol=rtol, atol=rtol * ref_states.abs().max())
+    assert set(got) == set(ref) == SHALLOW_NAMES
+    for name in got:  # relative to each gradient's scale (float32 sums in another order)
+        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
+                                   msg=lambda m, name=name: f"{name}: {m}")
+
+
+@pytest.mark.parametrize("case", list(SHALLOW_READOUT))
+@pytest.mark.parametrize("method", ["error", "teacher"])
+def test_fused_readout_forced_shplrnn_input_gradient_matches_autograd(case, method):
+    # the gradient of the inputs too (a mask per step, float64)
+    from test_fused import _readout_forcing
+
+    gen = torch.Generator().manual_seed(8)
+    model = _shallow_model(case, 1, torch.float64, gen)
+    x = torch.randn(5, 15, 2, generator=gen, dtype=torch.float64)
+    forcing = _readout_forcing(model, method, False, gen, 5, 15)
+    grads = []
+    for fused in (True, False):
+        xg = x.clone().requires_grad_(True)
+        h0 = model.initial_state(5)
+        states = (fused_states(model.params(), h0, xg, forcing=forcing) if fused
+                  else reference_states(model, h0, xg, None, forcing))
+        states.square().sum().backward()
+        grads.append(xg.grad)
+    torch.testing.assert_close(grads[0], grads[1], rtol=1e-10, atol=1e-10 * grads[1].abs().max())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", list(SHALLOW_READOUT))
+@pytest.mark.parametrize("method", ["error", "teacher"])
+def test_fused_readout_forced_shplrnn_ensemble_matches_autograd_per_network(case, method, dtype):
+    # three networks, each forced through its own readout towards its own targets after the noise
+    # (per-output masks for error forcing, shared ones for teacher forcing), in one stacked call:
+    # against autograd through each network's forced torch rollout, and network e equal to the
+    # same network forced alone by the one-network kernel
+    from test_fused import _readout_forcing, _stack_forcings
+
+    gen = torch.Generator().manual_seed(9)
+    models = [_shallow_model(case, s, dtype, gen) for s in range(3)]
+    x = torch.randn(3, 6, 12, 2, generator=gen, dtype=dtype)
+    h0 = (0.5 * torch.randn(3, 6, 5, generator=gen, dtype=dtype)).requires_grad_(True)
+    noise = 0.1 * torch.randn(3, 6, 12, 5, generator=gen, dtype=dtype)
+    weights = torch.randn(3, 6, 12, 5, generator=gen, dtype=dtype)
+    forcings = [_readout_forcing(m, method, method == "error", gen, 6, 12) for m in models]
+    params = _stack_with_graph(models)
+    assert fused_backend(params, dtype=dtype, forcing="readout") == "numba"
+    states = fused_states(params, h0, x, noise=noise, forcing=_stack_forcings(forcings))
+    assert not torch.allclose(states, fused_states(params, h0, x, noise=noise))  # the forcing acts
+    for e, model in enumerate(models):
+        with torch.no_grad():
+            alone = fused_states(model.params(), h0[e], x[e], noise=noise[e], forcing=forcings[e])
+        rtol = 1e-6 if dtype == torch.float32 else 1e-12
+        torch.testing.assert_close(states[e].detach(), alone, rtol=rtol, atol=rtol * alone.abs().max())
+    (states * weights).sum().backward()
+    assert_stack_matches(models, states, h0, x, noise, weights, dtype, names=SHALLOW_NAMES, forcings=forcings)
+
+
+def test_fused_readout_forced_shplrnn_dispatch_and_refusals():
+    from test_fused import _readout_forcing
+
+    from neurodyn.kernels import stack_params
+
+    for make in SHALLOW_READOUT.values():
+        p, ens = make(0).params(), stack_params([make(s) for s in range(2)])
+        assert fused_backend(p, forcing="readout") == fused_backend(ens, forcing="readout") == "numba"
+        assert fused_backend(p, forcing="readout", device="cuda") == "torch"  # Triton: the leaky RNN only
+        refusal = "forcing through the readout is fused for the leaky RNN only, not 'shplrnn'"
+        with pytest.raises(ValueError, match=f"^backend='triton' cannot train this model: {refusal}") as err:
+            fused_backend(p, backend="triton", forcing="readout")
+        assert "\n" not in str(err.value)
+    model = ShallowPLRNN(0, 4, 2, n_hidden=3, seed=0)  # no inputs: the forcing targets set the steps
+    forcing = _readout_forcing(model, "teacher", True, torch.Generator().manual_seed(0), 3, 5)
+    assert fused_states(model.params(), torch.zeros(3, 4), forcing=forcing).shape == (3, 5, 4)
+    with pytest.raises(ValueError, match=r"ReadoutForcing.targets must have shape \(3, 5, 2\)"):
+        fused_states(model.params(), torch.zeros(3, 4), torch.zeros(3, 5, 0),
+                     forcing=forcing._replace(targets=torch.zeros(3, 4, 2)))

@@ -6,7 +6,7 @@ import pytest
 import torch
 from test_ensemble import KW, TASK, _assert_same_ensembles, _max_diff
 
-from neurodyn.models import ALRNN, GRU, PLRNN, LeakyRNN
+from neurodyn.models import ALRNN, GRU, PLRNN, LeakyRNN, ShallowPLRNN
 from neurodyn.tasks import DelayedDiscrimination, FlipFlop
 from neurodyn.training import train
 from neurodyn.training.ensemble import train_ensemble
@@ -64,6 +64,21 @@ def test_fused_forced_pl_ensemble_equals_torch_forced_ensemble(family, method, d
 
     kw = {"seeds": [2, 5], "forcing": method, "forcing_strength": 0.8, "forcing_anneal": "linear", **KW}
     fused = train_ensemble(factory, TASK, **kw)
+    _assert_same_ensembles(fused, train_ensemble(factory, TASK, backend="torch", **kw), tol)
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
+@pytest.mark.parametrize("clipped,method", [(True, "error"), (False, "teacher")])
+def test_fused_forced_shallow_ensemble_equals_torch_forced_ensemble(clipped, method, dtype, tol):
+    # a shallow PLRNN ensemble (plain or clipped) with state noise, each network forced through its
+    # own readout inside the fused shallow kernels, against the torch loop
+    def factory(seed):
+        return ShallowPLRNN(TASK.n_inputs, 6, TASK.n_outputs, n_hidden=10, clipped=clipped, noise_std=0.1,
+                            seed=seed).to(dtype)
+
+    kw = {"seeds": [2, 5], "forcing": method, "forcing_strength": 0.8, "forcing_anneal": "linear", **KW}
+    fused = train_ensemble(factory, TASK, **kw)
+    assert fused.config["backend"] == "numba"
     _assert_same_ensembles(fused, train_ensemble(factory, TASK, backend="torch", **kw), tol)
 
 

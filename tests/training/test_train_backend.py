@@ -59,6 +59,19 @@ def test_forced_pl_training_same_losses_and_weights_across_backends(family, forc
     assert_backends_agree(lambda backend: train(model, task, backend=backend, **kw), tol)
 
 
+@PRECISIONS
+@pytest.mark.parametrize("clipped,forcing,anneal", [(True, "error", "linear"), (True, "teacher", "none"),
+                                                     (False, "teacher", "linear"), (False, "error", "none")])
+def test_forced_shallow_training_same_losses_and_weights(clipped, forcing, anneal, dtype, tol):
+    # error and teacher forcing of a shallow PLRNN (plain or clipped, with noise) through its readout
+    # run inside the fused shallow kernels: same forcing, noise and weights as the torch rollout
+    model = ShallowPLRNN(2, 6, 2, n_hidden=12, clipped=clipped, noise_std=0.1, seed=0).to(dtype)
+    task = FlipFlop(n_bits=2, n_steps=10)
+    kw = {**KW, "n_iterations": 3, "batch_size": 6, "forcing": forcing, "forcing_strength": 0.7,
+          "forcing_anneal": anneal}
+    assert_backends_agree(lambda backend: train(model, task, backend=backend, **kw), tol)
+
+
 def test_rflo_stays_on_torch():
     task = FlipFlop(n_bits=1, n_steps=5)
     kw = {**KW, "n_iterations": 1, "forcing": "error", "learning_rule": "rflo"}
