@@ -275,21 +275,43 @@ def _pl_model(case, seed, dtype, gen):
     return model
 
 
+SHALLOW_READOUT = {"plain": lambda s: ShallowPLRNN(2, 5, 2, n_hidden=11, seed=s),
+                   "clipped": lambda s: ShallowPLRNN(2, 5, 2, n_hidden=11, clipped=True, seed=s)}
+SHALLOW_NAMES = {"a", "W1", "W2", "h1", "h2", "C", "h0"}
+
+
+def _shallow_model(case, seed, dtype, gen):
+    model = SHALLOW_READOUT[case](seed).to(dtype)
+    with torch.no_grad():  # non-zero biases h1 and h2
+        model.h1.copy_(0.3 * torch.randn(model.h1.shape, generator=gen, dtype=dtype))
+        model.h2.copy_(0.3 * torch.randn(model.h2.shape, generator=gen, dtype=dtype))
+    return model
+
+
+def _forced_model(case, seed, dtype, gen):
+    """A PLRNN / ALRNN of ``READOUT_FORCED`` or a shallow PLRNN of ``SHALLOW_READOUT``, and the names of
+    its parameter gradients."""
+    if case in READOUT_FORCED:
+        return _pl_model(case, seed, dtype, gen), {"A", "W", "h", "C", "h0"}
+    return _shallow_model(case, seed, dtype, gen), SHALLOW_NAMES
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("case", list(READOUT_FORCED))
+@pytest.mark.parametrize("case", [*READOUT_FORCED, *SHALLOW_READOUT])
 @pytest.mark.parametrize("method", ["error", "teacher"])
 @pytest.mark.parametrize("per_output", [True, False])
 @pytest.mark.parametrize("strength", [0.6, 1.0])
 @pytest.mark.parametrize("with_noise", [False, True])
-def test_fused_readout_forced_plrnn_alrnn_match_autograd(case, method, per_output, strength, with_noise,
+def test_fused_readout_forced_pl_family_matches_autograd(case, method, per_output, strength, with_noise,
                                                          dtype):
     # forcing through the readout after the step and its noise, with a 0/1 mask per output or per
-    # step: the states before forcing and the gradients of A, W, h, C and z0 against autograd
-    # through the forced torch rollout; batch 6 is not a multiple of the kernels' 4-row blocks
+    # step: the states before forcing and the gradients of every parameter (PLRNN / ALRNN: A, W, h,
+    # C, z0; shallow PLRNN: a, W1, W2, h1, h2, C, z0) against autograd through the forced torch
+    # rollout; batch 6 is not a multiple of the PL kernels' 4-row blocks
     from test_fused import _readout_forcing
 
     gen = torch.Generator().manual_seed(6)
-    model = _pl_model(case, 0, dtype, gen)
+    model, names = _forced_model(case, 0, dtype, gen)
     n = model.state_size
     x = torch.randn(6, 25, 2, generator=gen, dtype=dtype)
     h0 = 0.5 * torch.randn(6, n, generator=gen, dtype=dtype)
@@ -297,58 +319,7 @@ def test_fused_readout_forced_plrnn_alrnn_match_autograd(case, method, per_outpu
     weights = torch.randn(6, 25, n, generator=gen, dtype=dtype)
     forcing = _readout_forcing(model, method, per_output, gen, 6, 25, strength=strength)
     assert fused_backend(model.params(), dtype=dtype, forcing="readout") == "numba"
-    assert_forced_like_torch(model, h0, x, noise, weights, forcing, {"A", "W", "h", "C", "h0"})
-
-
-def test_fused_readout_forced_plrnn_input_gradient_matches_autograd():
-    # the gradient of the inputs too (teacher forcing per step, float64)
-    from test_fused import _readout_forcing
-
-    gen = torch.Generator().manual_seed(8)
-    model = _pl_model("alrnn", 1, torch.float64, gen)
-    x = torch.randn(5, 15, 2, generator=gen, dtype=torch.float64)
-    forcing = _readout_forcing(model, "teacher", False, gen, 5, 15)
-    grads = []
-    for fused in (True, False):
-        xg = x.clone().requires_grad_(True)
-        h0 = model.initial_state(5)
-        states = (fused_states(model.params(), h0, xg, forcing=forcing) if fused
-                  else reference_states(model, h0, xg, None, forcing))
-        states.square().sum().backward()
-        grads.append(xg.grad)
-    torch.testing.assert_close(grads[0], grads[1], rtol=1e-10, atol=1e-10 * grads[1].abs().max())
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("case", list(READOUT_FORCED))
-@pytest.mark.parametrize("method", ["error", "teacher"])
-def test_fused_readout_forced_plrnn_alrnn_ensemble_matches_autograd_per_network(case, method, dtype):
-    # three networks, each forced through its own readout towards its own targets after the noise
-    # (per-output masks for error forcing, shared ones for teacher forcing), in one stacked call:
-    # against autograd through each network's forced torch rollout, and network e equal to the
-    # same network forced alone by the one-network kernel
-    from test_fused import _readout_forcing, _stack_forcings
-
-    gen = torch.Generator().manual_seed(9)
-    models = [_pl_model(case, s, dtype, gen) for s in range(3)]
-    n = models[0].state_size
-    x = torch.randn(3, 6, 12, 2, generator=gen, dtype=dtype)
-    h0 = (0.5 * torch.randn(3, 6, n, generator=gen, dtype=dtype)).requires_grad_(True)
-    noise = 0.1 * torch.randn(3, 6, 12, n, generator=gen, dtype=dtype)
-    weights = torch.randn(3, 6, 12, n, generator=gen, dtype=dtype)
-    forcings = [_readout_forcing(m, method, method == "error", gen, 6, 12) for m in models]
-    params = _stack_with_graph(models)
-    assert fused_backend(params, dtype=dtype, forcing="readout") == "numba"
-    states = fused_states(params, h0, x, noise=noise, forcing=_stack_forcings(forcings))
-    assert not torch.allclose(states, fused_states(params, h0, x, noise=noise))  # the forcing acts
-    for e, model in enumerate(models):
-        with torch.no_grad():
-            alone = fused_states(model.params(), h0[e], x[e], noise=noise[e], forcing=forcings[e])
-        rtol = 1e-6 if dtype == torch.float32 else 1e-12
-        torch.testing.assert_close(states[e].detach(), alone, rtol=rtol, atol=rtol * alone.abs().max())
-    (states * weights).sum().backward()
-    assert_stack_matches(models, states, h0, x, noise, weights, dtype, names={"A", "W", "h", "C", "h0"},
-                         forcings=forcings)
+    assert_forced_like_torch(model, h0, x, noise, weights, forcing, names)
 
 
 def test_fused_readout_forced_plrnn_dispatch_and_refusals():
@@ -373,103 +344,6 @@ def test_fused_readout_forced_plrnn_dispatch_and_refusals():
 
 
 
-# the shallow PLRNN forced through its readout: plain and clipped, with inputs, 2 outputs
-SHALLOW_READOUT = {"plain": lambda s: ShallowPLRNN(2, 5, 2, n_hidden=11, seed=s),
-                   "clipped": lambda s: ShallowPLRNN(2, 5, 2, n_hidden=11, clipped=True, seed=s)}
-SHALLOW_NAMES = {"a", "W1", "W2", "h1", "h2", "C", "h0"}
-
-
-def _shallow_model(case, seed, dtype, gen):
-    model = SHALLOW_READOUT[case](seed).to(dtype)
-    with torch.no_grad():  # non-zero biases h1 and h2
-        model.h1.copy_(0.3 * torch.randn(model.h1.shape, generator=gen, dtype=dtype))
-        model.h2.copy_(0.3 * torch.randn(model.h2.shape, generator=gen, dtype=dtype))
-    return model
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("case", list(SHALLOW_READOUT))
-@pytest.mark.parametrize("method", ["error", "teacher"])
-@pytest.mark.parametrize("per_output", [True, False])
-@pytest.mark.parametrize("strength", [0.6, 1.0])
-@pytest.mark.parametrize("with_noise", [False, True])
-def test_fused_readout_forced_shplrnn_matches_autograd(case, method, per_output, strength, with_noise, dtype):
-    # forcing through the readout after the step and its noise, with a 0/1 mask per output or per
-    # step: the states before forcing and the gradients of a, W1, W2, h1, h2, C and z0 against
-    # autograd through the forced torch rollout
-    from test_fused import _readout_forcing
-
-    gen = torch.Generator().manual_seed(6)
-    model = _shallow_model(case, 0, dtype, gen)
-    x = torch.randn(6, 25, 2, generator=gen, dtype=dtype)
-    h0 = 0.5 * torch.randn(6, 5, generator=gen, dtype=dtype)
-    noise = 0.1 * torch.randn(6, 25, 5, generator=gen, dtype=dtype) if with_noise else None
-    weights = torch.randn(6, 25, 5, generator=gen, dtype=dtype)
-    forcing = _readout_forcing(model, method, per_output, gen, 6, 25, strength=strength)
-    assert fused_backend(model.params(), dtype=dtype, forcing="readout") == "numba"
-    got_states, got = gradients(model, h0, x, noise, weights, fused=True, forcing=forcing)
-    ref_states, ref = gradients(model, h0, x, noise, weights, fused=False, forcing=forcing)
-    free_states, _ = gradients(model, h0, x, noise, weights, fused=False)
-    assert not torch.allclose(ref_states, free_states)  # the forcing acts
-    rtol = 1e-5 if dtype == torch.float32 else 1e-10
-    torch.testing.assert_close(got_states, ref_states, rtol=rtol, atol=rtol * ref_states.abs().max())
-    assert set(got) == set(ref) == SHALLOW_NAMES
-    for name in got:  # relative to each gradient's scale (float32 sums in another order)
-        torch.testing.assert_close(got[name], ref[name], rtol=rtol, atol=rtol * ref[name].abs().max(),
-                                   msg=lambda m, name=name: f"{name}: {m}")
-
-
-@pytest.mark.parametrize("case", list(SHALLOW_READOUT))
-@pytest.mark.parametrize("method", ["error", "teacher"])
-def test_fused_readout_forced_shplrnn_input_gradient_matches_autograd(case, method):
-    # the gradient of the inputs too (a mask per step, float64)
-    from test_fused import _readout_forcing
-
-    gen = torch.Generator().manual_seed(8)
-    model = _shallow_model(case, 1, torch.float64, gen)
-    x = torch.randn(5, 15, 2, generator=gen, dtype=torch.float64)
-    forcing = _readout_forcing(model, method, False, gen, 5, 15)
-    grads = []
-    for fused in (True, False):
-        xg = x.clone().requires_grad_(True)
-        h0 = model.initial_state(5)
-        states = (fused_states(model.params(), h0, xg, forcing=forcing) if fused
-                  else reference_states(model, h0, xg, None, forcing))
-        states.square().sum().backward()
-        grads.append(xg.grad)
-    torch.testing.assert_close(grads[0], grads[1], rtol=1e-10, atol=1e-10 * grads[1].abs().max())
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("case", list(SHALLOW_READOUT))
-@pytest.mark.parametrize("method", ["error", "teacher"])
-def test_fused_readout_forced_shplrnn_ensemble_matches_autograd_per_network(case, method, dtype):
-    # three networks, each forced through its own readout towards its own targets after the noise
-    # (per-output masks for error forcing, shared ones for teacher forcing), in one stacked call:
-    # against autograd through each network's forced torch rollout, and network e equal to the
-    # same network forced alone by the one-network kernel
-    from test_fused import _readout_forcing, _stack_forcings
-
-    gen = torch.Generator().manual_seed(9)
-    models = [_shallow_model(case, s, dtype, gen) for s in range(3)]
-    x = torch.randn(3, 6, 12, 2, generator=gen, dtype=dtype)
-    h0 = (0.5 * torch.randn(3, 6, 5, generator=gen, dtype=dtype)).requires_grad_(True)
-    noise = 0.1 * torch.randn(3, 6, 12, 5, generator=gen, dtype=dtype)
-    weights = torch.randn(3, 6, 12, 5, generator=gen, dtype=dtype)
-    forcings = [_readout_forcing(m, method, method == "error", gen, 6, 12) for m in models]
-    params = _stack_with_graph(models)
-    assert fused_backend(params, dtype=dtype, forcing="readout") == "numba"
-    states = fused_states(params, h0, x, noise=noise, forcing=_stack_forcings(forcings))
-    assert not torch.allclose(states, fused_states(params, h0, x, noise=noise))  # the forcing acts
-    for e, model in enumerate(models):
-        with torch.no_grad():
-            alone = fused_states(model.params(), h0[e], x[e], noise=noise[e], forcing=forcings[e])
-        rtol = 1e-6 if dtype == torch.float32 else 1e-12
-        torch.testing.assert_close(states[e].detach(), alone, rtol=rtol, atol=rtol * alone.abs().max())
-    (states * weights).sum().backward()
-    assert_stack_matches(models, states, h0, x, noise, weights, dtype, names=SHALLOW_NAMES, forcings=forcings)
-
-
 def test_fused_readout_forced_shplrnn_dispatch_and_refusals():
     from test_fused import _readout_forcing
 
@@ -489,3 +363,56 @@ def test_fused_readout_forced_shplrnn_dispatch_and_refusals():
     with pytest.raises(ValueError, match=r"ReadoutForcing.targets must have shape \(3, 5, 2\)"):
         fused_states(model.params(), torch.zeros(3, 4), torch.zeros(3, 5, 0),
                      forcing=forcing._replace(targets=torch.zeros(3, 4, 2)))
+
+
+@pytest.mark.parametrize("case", [*READOUT_FORCED, *SHALLOW_READOUT])
+@pytest.mark.parametrize("method", ["error", "teacher"])
+def test_fused_readout_forced_pl_family_input_gradient_matches_autograd(case, method):
+    # the gradient of the inputs too (a mask per step, float64)
+    from test_fused import _readout_forcing
+
+    gen = torch.Generator().manual_seed(8)
+    model, _ = _forced_model(case, 1, torch.float64, gen)
+    x = torch.randn(5, 15, 2, generator=gen, dtype=torch.float64)
+    forcing = _readout_forcing(model, method, False, gen, 5, 15)
+    grads = []
+    for fused in (True, False):
+        xg = x.clone().requires_grad_(True)
+        h0 = model.initial_state(5)
+        states = (fused_states(model.params(), h0, xg, forcing=forcing) if fused
+                  else reference_states(model, h0, xg, None, forcing))
+        states.square().sum().backward()
+        grads.append(xg.grad)
+    torch.testing.assert_close(grads[0], grads[1], rtol=1e-10, atol=1e-10 * grads[1].abs().max())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", [*READOUT_FORCED, *SHALLOW_READOUT])
+@pytest.mark.parametrize("method", ["error", "teacher"])
+def test_fused_readout_forced_pl_family_ensemble_matches_autograd_per_network(case, method, dtype):
+    # three networks, each forced through its own readout towards its own targets after the noise
+    # (per-output masks for error forcing, shared ones for teacher forcing), in one stacked call:
+    # against autograd through each network's forced torch rollout, and network e equal to the
+    # same network forced alone by the one-network kernel
+    from test_fused import _readout_forcing, _stack_forcings
+
+    gen = torch.Generator().manual_seed(9)
+    built = [_forced_model(case, s, dtype, gen) for s in range(3)]
+    models, names = [m for m, _ in built], built[0][1]
+    n = models[0].state_size
+    x = torch.randn(3, 6, 12, 2, generator=gen, dtype=dtype)
+    h0 = (0.5 * torch.randn(3, 6, n, generator=gen, dtype=dtype)).requires_grad_(True)
+    noise = 0.1 * torch.randn(3, 6, 12, n, generator=gen, dtype=dtype)
+    weights = torch.randn(3, 6, 12, n, generator=gen, dtype=dtype)
+    forcings = [_readout_forcing(m, method, method == "error", gen, 6, 12) for m in models]
+    params = _stack_with_graph(models)
+    assert fused_backend(params, dtype=dtype, forcing="readout") == "numba"
+    states = fused_states(params, h0, x, noise=noise, forcing=_stack_forcings(forcings))
+    assert not torch.allclose(states, fused_states(params, h0, x, noise=noise))  # the forcing acts
+    for e, model in enumerate(models):
+        with torch.no_grad():
+            alone = fused_states(model.params(), h0[e], x[e], noise=noise[e], forcing=forcings[e])
+        rtol = 1e-6 if dtype == torch.float32 else 1e-12
+        torch.testing.assert_close(states[e].detach(), alone, rtol=rtol, atol=rtol * alone.abs().max())
+    (states * weights).sum().backward()
+    assert_stack_matches(models, states, h0, x, noise, weights, dtype, names=names, forcings=forcings)
