@@ -135,7 +135,7 @@ class Result:
             raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
         ds = self.to_xarray()
         ds.attrs.update(self.format_attrs())
-        write_atomically(path, lambda tmp: write_result_file(ds, tmp))
+        write_atomically(path, lambda tmp: write_result_file(ds, tmp, check=type(self)))
         return path
 
     @classmethod
@@ -171,31 +171,49 @@ class TorchResult:
 DIGEST_ATTR = "content_sha256"
 
 
-def write_result_file(ds, path: str | Path) -> None:
+def write_result_file(ds, path: str | Path, check: type | None = None) -> None:
     """Write ``ds`` as a netCDF-4 file (engine h5netcdf) that :func:`read_result` can verify.
 
     Text variables are stored as fixed-width character arrays (NetCDF ``char``, decoded back to
     strings on reading) rather than HDF5 variable-length strings, whose heap pointers a damaged
     file can turn into an endless read inside HDF5. The file is then read back and the SHA-256 of
     its decoded values (:func:`content_digest`) is stored as the attribute ``content_sha256``, so a
-    value changed on disk later (a flipped byte, a bad copy) is refused on reading instead of being
-    returned. Writes in place: use it through :func:`write_atomically`.
+    value or setting changed on disk later (a flipped byte, a bad copy, an edit) is refused on reading
+    instead of being returned. With ``check`` (a result type) the file read back must also pass that
+    type's reading checks, so that nothing is saved that cannot be loaded. Writes in place: use it
+    through :func:`write_atomically`.
+
+    Raises
+    ------
+    ValueError
+        For text that a file cannot hold as it is (a NUL character, a lone surrogate), naming the
+        variable or setting, or (with ``check``) a result that would not read back.
     """
     import h5py
     import xarray as xr
 
+    _check_text(ds)
     encoding = {name: {**var.encoding, "dtype": "S1"} for name, var in ds.variables.items()
                 if var.dtype.kind in "OUS" and "dtype" not in var.encoding}
     ds.to_netcdf(path, engine="h5netcdf", encoding=encoding)
     with xr.open_dataset(path, engine="h5netcdf") as back:
-        digest = content_digest(back.load())
+        back = back.load()
+    if check is not None:  # what reading the file will do, so that a result is never saved unreadable
+        try:
+            check_format(back, check, "the file")
+            check.from_xarray(back)
+        except (ValueError, TypeError, KeyError, IndexError) as err:
+            reason = " ".join(str(err).split())[:200] or type(err).__name__
+            raise ValueError(f"this {check.__name__} cannot be saved: it would not read back "
+                             f"({reason})") from None
     with h5py.File(path, "r+") as f:
-        f.attrs[DIGEST_ATTR] = np.bytes_(digest)
+        f.attrs[DIGEST_ATTR] = np.bytes_(content_digest(back))
 
 
 def content_digest(ds) -> str:
-    """SHA-256 (hex) of every variable of ``ds``, coordinates included, in name order: its name, dims,
-    shape and values (every NaN counted as the same NaN; text as UTF-8, whatever its NumPy dtype).
+    """SHA-256 (hex) of the attributes of ``ds`` (but ``content_sha256``) and of every variable,
+    coordinates included, in name order: its name, dims, shape and values (every NaN counted as the
+    same NaN; text as UTF-8, whatever its NumPy dtype).
 
     Examples
     --------
@@ -210,6 +228,10 @@ def content_digest(ds) -> str:
     False
     """
     h = hashlib.sha256()
+    for key in sorted(k for k in map(str, ds.attrs) if k != DIGEST_ATTR):
+        value = ds.attrs[key]
+        value = value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else _python(value)
+        h.update(f"{key}\x1f{value!r}\x1e".encode("utf-8", "surrogatepass"))
     for name in sorted(map(str, ds.variables)):
         var = ds.variables[name]
         values = np.asarray(var.values)
@@ -223,6 +245,25 @@ def content_digest(ds) -> str:
                 values = np.where(np.isnan(values), np.nan, values).astype(values.dtype, copy=False)
             h.update(np.ascontiguousarray(values).tobytes())
     return h.hexdigest()
+
+
+def _check_text(ds) -> None:
+    """A one-line ``ValueError`` for text in ``ds`` (variables or settings) that a result file cannot
+    hold unchanged: a NUL character (a char array ends there) or a lone surrogate (not UTF-8)."""
+    items = [(f"variable {name!r}", v) for name, var in ds.variables.items() if var.dtype.kind in "OU"
+             for v in np.asarray(var.values).ravel()]
+    items += [(f"setting {key!r}", v) for key, v in ds.attrs.items()]
+    for where, value in items:
+        if not isinstance(value, str):
+            continue
+        if "\x00" in value:
+            raise ValueError(f"the {where} holds a NUL character ({value!r}), which a result file cannot "
+                             "store; remove it")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"the {where} holds text that is not valid Unicode ({value!r}); "
+                             "remove the lone surrogate") from None
 
 
 def _text(value: Any) -> str:

@@ -27,7 +27,7 @@ from neurodyn.kernels import _fused_autograd as _fa
 from neurodyn.kernels._api import backend_available
 from neurodyn.kernels._families import family_of, is_ensemble
 
-__all__ = ["FUSED_FAMILIES", "ReadoutForcing", "fused_backend", "fused_states"]
+__all__ = ["FUSED_FAMILIES", "ReadoutForcing", "finite_targets", "fused_backend", "fused_states"]
 
 #: families with a fused forward + backward on the CPU (Numba)
 FUSED_FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
@@ -60,7 +60,8 @@ class ReadoutForcing(NamedTuple):
     ``h <- h + strength * pinv @ (mask * (targets - y))``, the correction detached (the gradient
     sees ``h`` alone); ``"teacher"``, ``h <- h + c (pinv @ (targets - b_out) - h)`` with
     ``c = strength * max(mask)`` per batch row and the target state detached (the gradient through
-    the state is scaled by ``1 - c``). No gradient flows to any field.
+    the state is scaled by ``1 - c``). No gradient flows to any field. Targets where the mask is 0
+    may be NaN (:func:`finite_targets`).
 
     For an ensemble (leaky RNNs, GRUs, PLRNNs, ALRNNs or shallow PLRNNs) every tensor field has a
     leading network dim (each network forced through its own readout, at the one ``strength``):
@@ -108,6 +109,41 @@ class ReadoutForcing(NamedTuple):
     w_out: torch.Tensor
     b_out: torch.Tensor
     pinv: torch.Tensor
+
+
+def finite_targets(targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The forcing ``targets`` with their non-finite entries where ``mask`` is 0 set to 0: nothing is
+    forced there, and a NaN left in them would reach every state through the forcing's product.
+
+    Parameters
+    ----------
+    targets : Tensor, shape (..., output)
+    mask : Tensor, shape (..., output) or (..., 1)
+        0 where a target does not count.
+
+    Returns
+    -------
+    Tensor, shape of ``targets``
+        ``targets`` itself when all are finite.
+
+    Raises
+    ------
+    ValueError
+        If a target is NaN or infinite where the mask counts it.
+
+    Examples
+    --------
+    >>> import torch
+    >>> finite_targets(torch.tensor([[1.0, float("nan")]]), torch.tensor([[1.0, 0.0]])).tolist()
+    [[1.0, 0.0]]
+    """
+    bad = ~torch.isfinite(targets)
+    if not bool(bad.any()):
+        return targets
+    if bool((bad & (mask != 0)).any()):
+        raise ValueError("forcing targets are NaN or infinite where the mask counts them; give finite "
+                         "targets or set the mask to 0 there")
+    return torch.where(bad, torch.zeros_like(targets), targets)
 
 
 def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
@@ -474,6 +510,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         raise ValueError(f"the fused kernels run float32 or float64, not {h0.dtype}; convert h0 "
                          "(h0.float() or h0.double())")
     family = family_of(params)
+    if forcing is not None and not isinstance(forcing, ReadoutForcing) and (
+            not isinstance(forcing, (tuple, list)) or len(forcing) != 3):
+        raise TypeError("forcing is (targets, alphas, mask) for state forcing or a ReadoutForcing(...) for "
+                        f"forcing through the readout, got {type(forcing).__name__}"
+                        + (f" of {len(forcing)} fields" if isinstance(forcing, (tuple, list)) else ""))
     if (forcing is not None and not isinstance(forcing, ReadoutForcing) and family is not None
             and is_ensemble(params, family)):
         raise ValueError("state-forced rollouts are fused for one network, not an ensemble; force each "
@@ -494,6 +535,10 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     if inputs is None and forcing is None:
         raise ValueError("give inputs (batch, time, input) or forcing targets to set the number of steps")
     readout = isinstance(forcing, ReadoutForcing)
+    if readout:
+        _check_readout_fields(forcing)
+    if inputs is not None:  # the drive is formed in the parameters' dtype, then run in h0's
+        inputs = inputs.to(getattr(params, family.recurrent).dtype)
     n_steps = (inputs if inputs is not None else forcing.targets if readout else forcing[0]).shape[-2]
     if inputs is not None and (inputs.ndim != 3 + len(lead) or tuple(inputs.shape[:-2]) != (*lead, n_batch)):
         raise ValueError(f"inputs must have shape {(*lead, n_batch)} + (time, input), "
@@ -559,11 +604,14 @@ def _stack_readout_forcing(forcing: ReadoutForcing, shape: tuple, h0: torch.Tens
     takes). ``shape`` is the states' ([network,] batch, time, state)."""
     *lead, n_batch, n_steps, n_state = shape
     lead = tuple(lead)
-    n_out = forcing.w_out.shape[-2]
     if forcing.method not in ("error", "teacher"):
         raise ValueError(f"unknown forcing method {forcing.method!r}; choose 'error' or 'teacher'")
     if not 0.0 <= float(forcing.strength) <= 1.0:
         raise ValueError(f"forcing strength must be in [0, 1], got {forcing.strength}")
+    if forcing.w_out.ndim != len(lead) + 2 or forcing.w_out.shape[-1] != n_state:  # named before the targets
+        want = (*lead, forcing.targets.shape[-1], n_state)
+        raise ValueError(f"ReadoutForcing.w_out must have shape {want}, got {tuple(forcing.w_out.shape)}")
+    n_out = forcing.w_out.shape[-2]
     expected = {"targets": (*lead, n_batch, n_steps, n_out), "w_out": (*lead, n_out, n_state),
                 "b_out": (*lead, n_out), "pinv": (*lead, n_state, n_out)}
     for name, want in expected.items():
@@ -575,8 +623,23 @@ def _stack_readout_forcing(forcing: ReadoutForcing, shape: tuple, h0: torch.Tens
         raise ValueError(f"ReadoutForcing.mask must have shape {masks[0]} or {masks[1]}, "
                          f"got {tuple(forcing.mask.shape)}")
     fields = {k: getattr(forcing, k).detach().to(h0.dtype) for k in ("w_out", "b_out", "pinv")}
+    forcing = forcing._replace(targets=finite_targets(forcing.targets.detach(), forcing.mask.detach()))
     time_major = {k: getattr(forcing, k).detach().to(h0.dtype).transpose(-3, -2) for k in ("targets", "mask")}
     return forcing._replace(**{k: v if lead else v[None] for k, v in {**fields, **time_major}.items()})
+
+
+def _check_readout_fields(forcing: ReadoutForcing) -> None:
+    """A one-line ``TypeError`` unless the tensor fields of ``forcing`` are tensors and its strength a
+    number."""
+    for name in ("targets", "mask", "w_out", "b_out", "pinv"):
+        value = getattr(forcing, name)
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"ReadoutForcing.{name} must be a torch.Tensor, got {type(value).__name__}; "
+                            "convert it with torch.as_tensor")
+    strength = forcing.strength
+    if isinstance(strength, (bool, str, bytes)) or not hasattr(strength, "__float__"):
+        raise TypeError(f"ReadoutForcing.strength must be a number in [0, 1], got {type(strength).__name__} "
+                        f"{strength!r}")
 
 
 def _check_forcing(forcing, shape, h0):

@@ -39,6 +39,7 @@ from typing import Any
 
 import torch
 
+from neurodyn.kernels.fused import finite_targets
 from neurodyn.models._base import Rollout
 from neurodyn.training._config import check_setting
 from neurodyn.training.observation import affine_readout, prepare_observation, readout_pinv
@@ -153,7 +154,9 @@ def forcing_step(h: torch.Tensor, outputs: torch.Tensor, targets: torch.Tensor, 
     outputs, targets : Tensor, shape (batch, output)
         The readout of ``h`` and the task's targets at this step.
     mask : Tensor, shape (batch, output) or (batch, 1)
-        The task's loss mask at this step (0: not forced).
+        The task's loss mask at this step (0: not forced; a target there may be NaN, see
+        :func:`~neurodyn.kernels.fused.finite_targets`, which raises for a non-finite target the
+        mask counts).
     method : {"error", "teacher"}
     strength : float
         ``c`` in [0, 1].
@@ -186,6 +189,7 @@ def forcing_step(h: torch.Tensor, outputs: torch.Tensor, targets: torch.Tensor, 
     ...              bias=b).tolist()
     [[1.0, 1.0]]
     """
+    targets = finite_targets(targets, mask)
     if method == "error":
         return h + (strength * (mask * (targets - outputs)) @ pinv.mT).detach()
     m = strength * mask.amax(-1, keepdim=True)
@@ -321,6 +325,9 @@ def _readout_inverse(model: Any, ridge: float) -> tuple[torch.Tensor, torch.Tens
     (network, state, output), one per network, and the warning is for the worst of them."""
     W, b = model if isinstance(model, tuple) else affine_readout(model)
     W, b = W.detach(), b.detach()
+    if W.dtype not in (torch.float32, torch.float64):
+        raise ValueError(f"forcing through the readout needs a float32 or float64 model (its readout's "
+                         f"pseudo-inverse), not {W.dtype}; convert the model (model.float()) or drop forcing")
     pinv, condition = readout_pinv(W, ridge=ridge)
     if condition > CONDITION_LIMIT:
         which = "the readout" if W.ndim == 2 else "a network's readout"

@@ -286,3 +286,28 @@ def test_damaged_files_never_hang_or_load_changed_values(tmp_path):
             continue
         assert np.array_equal(back.states, res.states) and np.array_equal(back.q, res.q)
         assert list(back.stability) == list(res.stability) and list(back.status) == list(res.status)
+
+
+def test_an_edited_setting_is_refused_like_an_edited_value(tmp_path):
+    path = _fixed_points().save(tmp_path / "fp.nc")
+    ds = xr.load_dataset(path, engine="h5netcdf")
+    ds.attrs["tol_q"] = 0.5
+    ds.to_netcdf(tmp_path / "edited.nc", engine="h5netcdf")
+    with pytest.raises(ResultFileError, match="no longer match the checksum"):
+        load(tmp_path / "edited.nc")
+
+
+@pytest.mark.parametrize("text, match", [("a\x00b", "NUL character"), ("a\udcffb", "not valid Unicode")])
+def test_text_a_file_cannot_hold_is_refused_before_writing(tmp_path, text, match):
+    res = dataclasses.replace(_fixed_points(), attrs={"note": text})
+    with pytest.raises(ValueError, match=f"setting 'note' holds {'a' if 'NUL' in match else 'text'}"):
+        res.save(tmp_path / "fp.nc")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_result_that_would_not_read_back_is_not_saved(tmp_path):
+    res = _fixed_points()
+    bad = dataclasses.replace(res, q=np.full_like(res.q, np.nan))  # converged points with NaN q
+    with pytest.raises(ValueError, match="cannot be saved: it would not read back"):
+        bad.save(tmp_path / "fp.nc")
+    assert list(tmp_path.iterdir()) == []

@@ -268,3 +268,58 @@ def test_readout_forcing_without_inputs_runs_as_zero_inputs(family, n_inputs):
     h0s = h0.expand(2, -1, -1).contiguous()
     both = fused_states(stacked, h0s, forcing=fs)
     assert torch.equal(both, fused_states(stacked, h0s, zeros.expand(2, -1, -1, -1), forcing=fs))
+
+
+def _plrnn_forcing(**change):
+    from neurodyn.models import PLRNN
+
+    model = PLRNN(2, 5, 3, seed=0).double()
+    gen = torch.Generator().manual_seed(0)
+    forcing = _readout_forcing(model, "error", True, gen, 3, 6, strength=0.5)
+    forcing = forcing._replace(mask=torch.ones_like(forcing.targets), **change)
+    return model, torch.randn(3, 6, 2, generator=gen, dtype=torch.float64), forcing
+
+
+def test_readout_forcing_fields_get_one_line_errors_naming_the_field():
+    model, x, forcing = _plrnn_forcing()
+    p, h0 = model.params(), model.initial_state(3)
+    with pytest.raises(ValueError, match=r"ReadoutForcing.w_out must have shape \(3, 5\), got \(5, 3\)"):
+        fused_states(p, h0, x, forcing=forcing._replace(w_out=forcing.w_out.T))
+    with pytest.raises(TypeError, match="ReadoutForcing.targets must be a torch.Tensor, got ndarray"):
+        fused_states(p, h0, x, forcing=forcing._replace(targets=forcing.targets.numpy()))
+    with pytest.raises(TypeError, match="ReadoutForcing.strength must be a number"):
+        fused_states(p, h0, x, forcing=forcing._replace(strength="0.5"))
+    with pytest.raises(TypeError, match="got tuple of 7 fields"):
+        fused_states(p, h0, x, forcing=tuple(forcing))
+
+
+def test_non_finite_targets_where_the_mask_is_zero_are_not_forced():
+    # fused and torch alike: a NaN target the mask leaves out changes nothing; one it counts is refused
+    from neurodyn.training.forcing import Forcing, forced_task_rollout
+
+    model, x, forcing = _plrnn_forcing()
+    mask = forcing.mask.clone()
+    mask[0, 2, 1] = 0.0
+    clean, dirty = forcing.targets.clone(), forcing.targets.clone()
+    clean[0, 2, 1], dirty[0, 2, 1] = 0.0, float("nan")
+    p, h0 = model.params(), model.initial_state(3)
+    for method in ("error", "teacher"):
+        got = fused_states(p, h0, x, forcing=forcing._replace(method=method, targets=dirty, mask=mask))
+        assert torch.isfinite(got).all()
+        assert torch.equal(got, fused_states(p, h0, x, forcing=forcing._replace(method=method, targets=clean,
+                                                                                  mask=mask)))
+        ref = forced_task_rollout(model, x, dirty, mask, forcing=Forcing(method, ridge=1e-3), strength=0.5,
+                                  backend="torch")
+        torch.testing.assert_close(ref.states, got, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="NaN or infinite where the mask counts them"):
+        fused_states(p, h0, x, forcing=forcing._replace(targets=dirty))
+
+
+def test_inputs_in_another_dtype_run_in_the_rollout_dtype():
+    from neurodyn.models import GRU, PLRNN
+
+    for model in (PLRNN(2, 5, 3, seed=0), GRU(2, 5, 3, seed=0)):
+        x = torch.randn(3, 6, 2, generator=torch.Generator().manual_seed(0))
+        want = fused_states(model.params(), model.initial_state(3), x)
+        got = fused_states(model.params(), model.initial_state(3), x.double())
+        assert got.dtype == torch.float32 and torch.allclose(got, want, atol=1e-6)

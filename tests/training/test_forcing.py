@@ -186,3 +186,12 @@ def test_a_forced_gru_trains_fused_as_on_torch(method):
     free = train(GRU(2, 6, 2, train_h0=True, seed=1).double(), task, seed=4, **{**TINY, "eval_every": 0})
     forced = runs["auto"].model.parameters()
     assert any(not torch.allclose(p, q) for p, q in zip(free.model.parameters(), forced))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_forcing_a_half_precision_model_is_a_one_line_error(dtype):
+    model = GRU(2, 4, 2, seed=0).to(dtype)
+    with pytest.raises(ValueError, match=f"needs a float32 or float64 model .*not {dtype}") as err:
+        train(model, FlipFlop(n_bits=2, n_steps=8), forcing="error", n_iterations=2, batch_size=2,
+              eval_every=0, progress=False)
+    assert "\n" not in str(err.value)
