@@ -17,19 +17,12 @@ def leaky(params, h0, u, xi, forcing=None):
     ``forcing`` (a :class:`~neurodyn.kernels.fused.ReadoutForcing` whose tensors have the leading
     network dim, targets and mask time-major) forces each state through the readout after the step;
     the states returned are then those before forcing."""
-    from neurodyn.kernels._numba_bptt import ERROR_FORCING, TEACHER_FORCING
     from neurodyn.kernels._numba_math import ACTIVATION_CODES
 
     dtype = h0.dtype
     weights = (params.w_rec.to(dtype), params.w_in.to(dtype), params.b.to(dtype))
-    arrays = None
-    if forcing is not None:
-        method = {"error": ERROR_FORCING, "teacher": TEACHER_FORCING}[forcing.method]
-        arrays = (method, float(forcing.strength),
-                  *(_np(t.to(dtype)) for t in (forcing.w_out, forcing.b_out, forcing.pinv.mT, forcing.targets,
-                                               forcing.mask)))
     return _LeakyRecurrence.apply(*weights, u.to(dtype), h0, xi, float(params.alpha),
-                                  ACTIVATION_CODES[params.activation], arrays)
+                                  ACTIVATION_CODES[params.activation], _forcing_arrays(forcing, dtype, False))
 
 
 def leaky_triton(params, h0, u, xi, forcing=None):
@@ -52,14 +45,7 @@ def shallow(params, z0, u, xi, target, alphas, mask, readout=None):
 
     d = _drive(shplrnn_drive, params, u, z0).to(z0.dtype).expand(target.shape)
     p = [getattr(params, f).to(z0.dtype) for f in ("a", "W1", "W2", "h2")]
-    arrays = None
-    if readout is not None:
-        from neurodyn.kernels._numba_bptt import ERROR_FORCING, TEACHER_FORCING
-
-        one = slice(None) if z0.ndim == 3 else 0  # one network runs the serial kernel, no network dim
-        fields = (readout.w_out, readout.b_out, readout.pinv.mT, readout.targets, readout.mask)
-        method = {"error": ERROR_FORCING, "teacher": TEACHER_FORCING}[readout.method]
-        arrays = (method, float(readout.strength), *(_np(t.to(z0.dtype)[one]) for t in fields))
+    arrays = _forcing_arrays(readout, z0.dtype, z0.ndim == 2)  # one network: no network dim
     return _ShallowForced.apply(*p, d, z0, xi, target, alphas, mask, bool(params.clipped), arrays)
 
 
@@ -103,6 +89,16 @@ def _forcing_arrays(forcing, dtype, one: bool):
     return (method, float(forcing.strength), *(_np((t[0] if one else t).to(dtype)) for t in fields))
 
 
+def _no_forcing(lead: tuple, dt) -> tuple:
+    """The forcing arguments of an unforced kernel call, as :func:`_forcing_arrays` gives them: the
+    code for no forcing and empty arrays (with the ``lead`` dims) that the kernels do not read."""
+    from neurodyn.kernels._numba_bptt import NO_FORCING
+
+    none = np.empty((*lead, 0, 0), dt)
+    return (NO_FORCING, 0.0, none, np.empty((*lead, 0), dt), none, np.empty((*lead, 0, 0, 0), dt),
+            np.empty((*lead, 0, 0, 1), dt))
+
+
 def gru_triton(params, h0, u, xi):
     """:func:`gru` with the time loop and its BPTT in Triton (float32, CUDA or ``TRITON_INTERPRET=1``);
     one network runs as a stack of one."""
@@ -126,15 +122,10 @@ def piecewise(params, h0, u, xi, forcing=None, readout=None):
     if forcing is not None:
         a, w, d = _piecewise_args(params, h0, u, forcing[0].shape[-3])
         return _PiecewiseRecurrence.apply(a, w, d, h0, xi, _n_relu(params, h0), forcing)
-    from neurodyn.kernels._numba_bptt import ERROR_FORCING, TEACHER_FORCING
-
     a, w, d = _piecewise_args(params, h0, u, readout.targets.shape[-3])
-    one = slice(None) if h0.ndim == 3 else 0  # one network runs the batch-blocked kernel, no network dim
-    fields = (readout.w_out, readout.b_out, readout.pinv.mT, readout.targets, readout.mask)
-    arrays = (_np(t.to(h0.dtype)[one]) for t in fields)
-    method = {"error": ERROR_FORCING, "teacher": TEACHER_FORCING}[readout.method]
+    # one network runs the batch-blocked kernel, without the network dim
     return _PiecewiseRecurrence.apply(a, w, d, h0, xi, _n_relu(params, h0), None,
-                                      (method, float(readout.strength), *arrays))
+                                      _forcing_arrays(readout, h0.dtype, h0.ndim == 2))
 
 
 def piecewise_triton(params, h0, u, xi):
@@ -219,11 +210,7 @@ class _LeakyRecurrence(torch.autograd.Function):
         slopes = empty("leaky.slopes", (n_net, n_steps, n_batch, n_unit), h0.dtype)
         states[:, 0] = h0.detach()
         xi = _np(noise) if noise is not None else np.empty((n_net, 0, n_batch, n_unit), dt)
-        if forcing is None:
-            none = np.empty((n_net, 0, 0), dt)
-            forcing = (NO_FORCING, 0.0, none, np.empty((n_net, 0), dt), none, np.empty((n_net, 0, 0, 0), dt),
-                       np.empty((n_net, 0, 0, 1), dt))
-        method, strength, *arrays = forcing
+        method, strength, *arrays = _no_forcing((n_net,), dt) if forcing is None else forcing
         free = empty("leaky.free", (n_net, n_steps if method != NO_FORCING else 0, n_batch, n_unit), h0.dtype)
         _parallel(leaky_forward_stack, n_net, w.numpy(), _np(w_in.mT), b.numpy(), u.numpy(), xi,
                   states.numpy(), slopes.numpy(), dt(alpha), int(code), dt is np.float64, int(method),
@@ -321,11 +308,7 @@ class _ShallowForced(torch.autograd.Function):
         s1, s2 = (empty(f"shallow.{s}", (*lead, n_steps, n_batch, n_hid), torch.bool) for s in ("s1", "s2"))
         dt = carried.numpy().dtype
         xi = _np(noise) if noise is not None else np.empty((*lead, 0, n_batch, n), dt)
-        if readout is None:
-            empty_out = np.empty((*lead, 0, n), dt)
-            readout = (NO_FORCING, 0.0, empty_out, np.empty((*lead, 0), dt), empty_out,
-                       np.empty((*lead, 0, 0, 0), dt), np.empty((*lead, 0, 0, 1), dt))
-        method, strength, *arrays = readout
+        method, strength, *arrays = _no_forcing(tuple(lead), dt) if readout is None else readout
         free = empty("shallow.free", (*lead, n_steps if method != NO_FORCING else 0, n_batch, n), dtype)
         args = (w1.numpy(), _np(w2.mT), _np(h2), a.numpy(), _np(drive), _np(target), _np(alphas), _np(mask),
                 xi, carried.numpy(), preds.numpy(), acts.numpy(), s1.numpy(), s2.numpy(), clipped,
@@ -421,11 +404,7 @@ class _GRURecurrence(torch.autograd.Function):
         gates = empty("gru.gates", (*lead, n_steps, n_batch, 4 * n), h0.dtype)
         states[..., 0, :, :] = h0.detach()
         dt = states.numpy().dtype
-        if forcing is None:  # empty arrays the kernels do not read
-            none = np.empty((*lead, 0, 0), dt)
-            forcing = (NO_FORCING, 0.0, none, np.empty((*lead, 0), dt), none, np.empty((*lead, 0, 0, 0), dt),
-                       np.empty((*lead, 0, 0, 1), dt))
-        method, strength, *arrays = forcing
+        method, strength, *arrays = _no_forcing(tuple(lead), dt) if forcing is None else forcing
         free = empty("gru.free", (*lead, n_steps if method != NO_FORCING else 0, n_batch, n), h0.dtype)
         kernel, items = _batch_kernel(k.gru_forward_kernel, k.gru_forward_stack, lead, n_batch)
         _parallel(kernel, items, w.numpy(), _np(b_hh), _np(gi), _noise(noise, lead, n_batch, n, dt),
@@ -517,11 +496,7 @@ class _PiecewiseRecurrence(torch.autograd.Function):
         else:
             target, alphas, mask = (_np(t.to(z0.dtype)) for t in forcing)
             preds = empty("pl.preds", (*lead, n_steps, n_batch, n), z0.dtype)
-        if readout is None:
-            empty_out = np.empty((*lead, 0, n), dt)
-            readout = (NO_FORCING, 0.0, empty_out, np.empty((*lead, 0), dt), empty_out,
-                       np.empty((*lead, 0, 0, 0), dt), np.empty((*lead, 0, 0, 1), dt))
-        method, strength, *arrays = readout
+        method, strength, *arrays = _no_forcing(tuple(lead), dt) if readout is None else readout
         free = empty("pl.free", (*lead, n_steps if method != NO_FORCING else 0, n_batch, n), z0.dtype)
         kernel, items = _batch_kernel(k.pl_forward_kernel, k.pl_forward_stack, lead, n_batch)
         _parallel(kernel, items, joined.numpy(), _np(drive), _noise(noise, lead, n_batch, n, dt),
