@@ -24,7 +24,7 @@ import torch
 
 from neurodyn._seed import torch_generator
 from neurodyn.kernels._families import check_shared, family_of, lift
-from neurodyn.kernels.fused import ReadoutForcing, fused_backend, fused_states
+from neurodyn.kernels.fused import ReadoutForcing, finite_targets, fused_backend, fused_states
 from neurodyn.kernels.reference import draw_noise
 from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task, _resolve_seeds, check_task
@@ -260,6 +260,7 @@ def train_ensemble(
                                                                            now["it"], n_iterations)
         if c > 0:  # each network forced through its own readout, as train forces one network
             W, b, pinv = forcing_mod._readout_inverse(_affine_readouts(p, n, n_unit, x), spec.ridge)
+            y = finite_targets(y, m)  # once, not per step
         if ran != "torch":  # one fused call for all networks; noise drawn as the torch loop draws it
             xi = (noise[..., None] * torch.stack([draw_noise(g, (batch_size, n_unit), x.shape[2], dtype)
                                                   for g in gens]) if noisy else None)

@@ -154,9 +154,9 @@ def forcing_step(h: torch.Tensor, outputs: torch.Tensor, targets: torch.Tensor, 
     outputs, targets : Tensor, shape (batch, output)
         The readout of ``h`` and the task's targets at this step.
     mask : Tensor, shape (batch, output) or (batch, 1)
-        The task's loss mask at this step (0: not forced; a target there may be NaN, see
-        :func:`~neurodyn.kernels.fused.finite_targets`, which raises for a non-finite target the
-        mask counts).
+        The task's loss mask at this step (0: not forced). Targets must be finite; the rollouts
+        first pass theirs through :func:`~neurodyn.kernels.fused.finite_targets` (once, not per
+        step), which zeroes non-finite targets the mask leaves out.
     method : {"error", "teacher"}
     strength : float
         ``c`` in [0, 1].
@@ -189,7 +189,6 @@ def forcing_step(h: torch.Tensor, outputs: torch.Tensor, targets: torch.Tensor, 
     ...              bias=b).tolist()
     [[1.0, 1.0]]
     """
-    targets = finite_targets(targets, mask)
     if method == "error":
         return h + (strength * (mask * (targets - outputs)) @ pinv.mT).detach()
     m = strength * mask.amax(-1, keepdim=True)
@@ -280,6 +279,7 @@ def forced_task_rollout(model: Any, inputs: torch.Tensor, targets: torch.Tensor,
     forced = forcing.method is not None and strength > 0
     if forced:
         W, b, pinv = _readout_inverse(model, forcing.ridge)
+        targets = finite_targets(targets, mask)
     if backend in ("numba", "triton"):
         if rflo or state_hook is not None:
             raise ValueError("the fused forced rollout runs learning_rule='bptt' without a state_hook; "
