@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed, torch_generator
 from neurodyn.models._base import RecurrentModel, eval_mode
 from neurodyn.tasks._base import Task, TaskBatch
@@ -313,8 +314,9 @@ def train_diffusion(
     Raises
     ------
     ValueError
-        If the task has no ring-coded report, the model's sizes do not fit, or ``behaviour`` is
-        invalid (see :func:`~neurodyn.tasks.sample_mixture_responses`).
+        If the task has no ring-coded report, the model's sizes do not fit, ``behaviour`` is
+        invalid (see :func:`~neurodyn.tasks.sample_mixture_responses`), or evaluations are asked for
+        with fewer ``n_eval_trials`` than the swap model's fit needs (4 with two items, 3 with one).
 
     Examples
     --------
@@ -333,6 +335,10 @@ def train_diffusion(
         sample_mixture_responses(behaviour, np.zeros(1), np.zeros(1))
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, clip_grad_norm=clip_grad_norm,
                       seed=seed, eval_every=eval_every, progress=progress, device=device)
+    if cfg.eval_every:  # the swap model's fit needs one trial more than its free parameters
+        need = 4 if getattr(task, "n_items", 2) > 1 else 3
+        check_setting("n_eval_trials", n_eval_trials, need, integer=True,
+                      hint=f" (the swap model fitted at each evaluation needs at least {need} reports)")
     model, gen = _engine.start(model, cfg)
     k_levels = _response_steps(task.sample(1, seed=cfg.seed))[1]
     beta = torch.as_tensor(noise_schedule(k_levels), dtype=torch.float32, device=cfg.device)

@@ -7,6 +7,7 @@ import torch
 
 from neurodyn.models import LeakyRNN
 from neurodyn.tasks import ContinuousReport
+from neurodyn.training import _engine
 from neurodyn.training.diffusion import (
     _training_batch,
     denoising_loss,
@@ -118,6 +119,22 @@ def test_bad_input_raises_one_line_errors(model, task, message):
 def test_invalid_behaviour_is_refused_before_training():
     with pytest.raises(ValueError, match="sum to 1"):
         train_diffusion(_model(), TASK, behaviour={**SWAPS, "p_guess": 0.5}, n_iterations=1, progress=False)
+
+
+def test_too_few_evaluation_reports_are_refused_before_training(monkeypatch):
+    # the swap model of each evaluation needs one report more than its three free parameters (two items)
+    monkeypatch.setattr(_engine, "start", lambda *a, **k: pytest.fail("training started"))
+    assert TASK.n_items == 2
+    with pytest.raises(ValueError, match=r"n_eval_trials must be an integer >= 4, got 3 \(the swap model"):
+        train_diffusion(_model(), TASK, n_iterations=1, eval_every=1, n_eval_trials=3, progress=False)
+    with pytest.raises(ValueError, match="n_eval_trials must be an integer"):
+        train_diffusion(_model(), TASK, n_iterations=1, eval_every=1, n_eval_trials=4.5, progress=False)
+
+
+def test_the_smallest_evaluation_reports_fit_the_swap_model():
+    result = train_diffusion(_model(), TASK, n_iterations=1, batch_size=4, eval_every=1, n_eval_trials=4,
+                             progress=False)
+    assert len(result.history["eval_kappa"]) == 1
 
 
 @pytest.mark.slow

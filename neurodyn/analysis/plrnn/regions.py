@@ -159,24 +159,34 @@ def cyclic_sequences(adj: np.ndarray, k: int, *, max_sequences: int) -> np.ndarr
         rots = [seq[r:] + seq[:r] for r in range(1, k)]
         return all(seq < rot for rot in rots)  # strict: also rejects periodic sequences
 
-    def walk(seq: list[int]) -> None:
-        if len(seq) == k:
-            if adj[seq[-1], seq[0]] and minimal(tuple(seq)):
-                out.append(tuple(seq))
-                if len(out) > max_sequences:
-                    raise ValueError(
-                        f"more than max_sequences={max_sequences} region sequences of order {k}; "
-                        "lower max_order or use the heuristic search (exhaustive=False)"
-                    )
-            return
-        for b in nbrs[seq[-1]]:
-            if b >= seq[0]:
-                seq.append(int(b))
-                walk(seq)
-                seq.pop()
+    def close(seq: list[int]) -> None:
+        if adj[seq[-1], seq[0]] and minimal(tuple(seq)):
+            out.append(tuple(seq))
+            if len(out) > max_sequences:
+                raise ValueError(
+                    f"more than max_sequences={max_sequences} region sequences of order {k}; "
+                    "lower max_order or use the heuristic search (exhaustive=False)"
+                )
 
-    for s in range(R):
-        walk([s])
+    for s in range(R):  # depth-first walks from s over regions >= s, with an explicit stack (any k)
+        seq, stack = [s], [iter(nbrs[s])]
+        if k == 1:
+            close(seq)
+            continue
+        while stack:
+            b = next(stack[-1], None)
+            if b is None:
+                stack.pop()
+                seq.pop()
+                continue
+            if b < s:
+                continue
+            seq.append(int(b))
+            if len(seq) == k:
+                close(seq)
+                seq.pop()
+            else:
+                stack.append(iter(nbrs[int(b)]))
     return np.array(out, dtype=np.int64).reshape(-1, k)
 
 
