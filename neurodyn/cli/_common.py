@@ -19,6 +19,7 @@ def check_outputs(
     overwrite: bool = False,
     inputs: Iterable[str | Path | None] = (),
     figures: Iterable[str | Path | None] = (),
+    netcdf: Iterable[tuple[str, str | Path | None]] = (),
 ) -> None:
     """Refuse unusable outputs; called before any work starts, so nothing is computed in vain.
 
@@ -34,6 +35,9 @@ def check_outputs(
         Files the command reads; an output may not be one of them, even with ``overwrite``.
     figures : iterable of path-like
         Outputs that are figures; their suffix must be a format matplotlib writes.
+    netcdf : iterable of (flag, path-like)
+        Outputs written as netCDF, each with the flag that names it; their suffix must be ``.nc``
+        (so that a result never lands in, or replaces, a file of another format).
 
     Raises
     ------
@@ -43,7 +47,7 @@ def check_outputs(
     PermissionError
         An output's folder cannot be written.
     ValueError
-        A figure's suffix is not an image format.
+        A figure's suffix is not an image format, or a netCDF output's is not ``.nc``.
     """
     given = [Path(p) for p in paths if p is not None]
     for p in [*given, *(Path(f) for f in figures if f is not None)]:
@@ -63,6 +67,8 @@ def check_outputs(
         if p.exists() and not overwrite:
             raise FileExistsError(f"{p} exists; pass --overwrite to replace it")
         _check_folder(p)
+    for flag, p in netcdf:
+        check_result_suffix(flag, p)
     for f in figures:
         if f is not None:
             check_figure_suffix(f)
@@ -88,7 +94,9 @@ _FLAGS = {"lr (now": "--lr (now", "clip_grad_norm": "--clip-grad-norm", "lower l
 _LOADER_FLAGS = {"drop them with .select_channels(...) or the loader's drop_constant=True":
                  "drop them with --drop-constant (or keep others with --channels)",
                  "choose one with key=": "choose one with --key",
-                 "inputs were asked for (input_key / --input-key": "inputs were asked for (--input-key"}
+                 "inputs were asked for (input_key / --input-key": "inputs were asked for (--input-key",
+                 "a key (key= / --key": "a key (--key",
+                 "a bin size (bin_size= / --bin-size": "a bin size (--bin-size"}
 
 
 def load_recording(path: str | Path, **options: Any) -> Any:
@@ -195,6 +203,13 @@ def warn_training_status(command: str, path: str | Path, checkpoint: Any) -> Non
     elif status == "untrained":
         print(f"neurodyn {command}: warning: {path} holds an untrained model (no iteration finished); "
               "the results describe its initial weights", file=sys.stderr)
+
+
+def check_result_suffix(flag: str, path: str | Path | None) -> None:
+    """Raise ``ValueError`` unless the netCDF output ``path`` (given with ``flag``; None: none) ends in
+    ``.nc``, so that a result never lands in, or replaces, a file of another format."""
+    if path is not None and Path(path).suffix.lower() != ".nc":
+        raise ValueError(f"{flag} {path}: results are written as netCDF; end the name in .nc")
 
 
 def progress_enabled(quiet: bool = False) -> bool:

@@ -17,6 +17,7 @@ from neurodyn.cli._common import (
     add_command,
     check_bounds,
     check_outputs,
+    check_result_suffix,
     load_for_analysis,
     load_recording,
     write_netcdf,
@@ -261,6 +262,7 @@ def run(args: argparse.Namespace) -> int:
         if Path(args.out).resolve() == training_file(extra, args.fit).resolve():
             raise FileExistsError(f"--out {args.out} is the training data of {args.fit}; "
                                   f"choose another output name")
+    check_result_suffix("--out", args.out)
     train, (test, u_test) = held_out_data(extra, args.data, args.key, args.fit)
     train, u_train = (None, None) if train is None else train
     if args.max_steps is not None:

@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     (0, [[2.0]])
     """
     check_outputs(args.out, args.plot, overwrite=args.overwrite, inputs=[args.model, args.states],
-                  figures=[args.plot])
+                  figures=[args.plot], netcdf=[("--out", args.out)])
     if args.out:
         check_netcdf_writer()
     check_bounds(args, (("--n-inits", "n_inits", 1, True), ("--max-order", "max_order", 1, True),

@@ -87,13 +87,21 @@ def run(args: argparse.Namespace) -> int:
     from neurodyn.analysis.plrnn.manifolds import find_manifolds
     from neurodyn.models.piecewise import is_piecewise_linear
 
-    check_outputs(args.out, args.plot, overwrite=args.overwrite)
+    check_outputs(args.out, args.plot, overwrite=args.overwrite, inputs=[args.model], figures=[args.plot],
+                  netcdf=[("--out", args.out)])
     if args.max_order < 1 or args.max_depth < 0 or args.max_pieces < 1:
         raise ValueError("need --max-order >= 1, --max-depth >= 0 and --max-pieces >= 1")
     if args.max_seconds is not None and not 0 < args.max_seconds < float("inf"):
         raise ValueError(f"--max-seconds must be a positive number of CPU seconds, got {args.max_seconds}; "
                          "leave it out for no time cap")
-    dims = tuple(int(d) for d in args.dims.split(","))
+    try:
+        dims = tuple(int(d) for d in args.dims.split(","))
+    except ValueError:
+        raise ValueError(f"--dims must be 2 or 3 comma-separated state dimensions, got {args.dims!r}"
+                         ) from None
+    if args.plot and len(set(dims)) != len(dims):
+        raise ValueError(f"--dims {args.dims} names a dimension twice; give 2 or 3 different state "
+                         "dimensions")
     model = load_for_analysis("manifolds", args.model, arch=args.arch).model
     if not is_piecewise_linear(model):
         raise ValueError(f"{args.model} holds a {type(model).__name__}; manifolds need a PLRNN, "

@@ -61,8 +61,9 @@ def load_timeseries(
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        For an unknown suffix, a missing or ambiguous ``key`` (the message lists the names
-        found), or bad data (NaN/Inf, constant channels, mismatched input length).
+        For a directory, an unknown suffix, a missing or ambiguous ``key`` (the message lists the
+        names found), a ``key`` for a one-array file (.npy, text tables) or a ``bin_size`` for a
+        file other than .nwb, or bad data (NaN/Inf, constant channels, mismatched input length).
     ImportError
         For ``.nwb`` without pynwb (install the extra ``neurodyn[nwb]``).
 
@@ -82,9 +83,17 @@ def load_timeseries(
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no such file: {p}")
+    if p.is_dir():
+        raise ValueError(f"{p} is a directory, not a recording file; give a file inside it")
     suffix = p.suffix.lower()
     if suffix not in SUFFIXES:
         raise ValueError(f"cannot read {p.name}: unknown suffix {suffix!r}; supported: {', '.join(SUFFIXES)}")
+    if key is not None and suffix in (".npy", ".csv", ".tsv", ".txt"):
+        raise ValueError(f"{p.name} holds one array, so a key (key= / --key {key}) picks nothing; a key "
+                         "names an array in .npz/.mat/.nc files or a series in .nwb files: drop it")
+    if bin_size is not None and suffix != ".nwb":
+        raise ValueError(f"a bin size (bin_size= / --bin-size {bin_size}) bins the spike times of .nwb units "
+                         f"tables; {p.name} holds sampled data: drop it")
     if suffix == ".nwb":
         from neurodyn.io.nwb import read_nwb
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -115,6 +117,10 @@ class Task:
     checks: ClassVar[tuple[Check, ...]] = ()
 
     def __post_init__(self) -> None:
+        dt = getattr(self, "dt", None)  # every task's time step (ms), checked before its own rules
+        if dt is not None and not (isinstance(dt, numbers.Real) and not isinstance(dt, bool)
+                                   and 0 < dt < math.inf):
+            raise ValueError(f"dt must be a finite number > 0 (ms per time step), got {dt!r}")
         for check in self.checks:
             check(self)
 

@@ -48,29 +48,28 @@ def non_negative(*names: str) -> Check:
 def delayed_response(*, positive: tuple[str, ...], answer: str) -> Check:
     """The timeline of a task that answers after a variable delay (DMS, Romo, continuous report).
 
-    ``0 <= delay_min_ms <= delay_max_ms`` (finite), the ``positive`` durations (ms) and ``dt`` must be
-    > 0, and ``grace_ms`` must leave at least one step of the ``answer`` period (the field ``<answer>_ms``).
+    ``0 <= delay_min_ms <= delay_max_ms`` (finite), the ``positive`` durations (ms) must be finite and
+    > 0 (``dt`` is checked for every task by :class:`~neurodyn.tasks.Task`), and ``grace_ms`` must leave
+    at least one step of the ``answer`` period (the field ``<answer>_ms``).
     """
     def check(task: Any) -> None:
         if not 0 <= task.delay_min_ms <= task.delay_max_ms < math.inf:
             raise ValueError(f"need 0 <= delay_min_ms <= delay_max_ms, both finite (ms); "
                              f"got {task.delay_min_ms}, {task.delay_max_ms}")
-        if min(*(getattr(task, name) for name in positive), task.dt) <= 0:
-            raise ValueError(f"{', '.join(positive)} and dt must be positive")
+        if not all(0 < getattr(task, name) < math.inf for name in positive):  # NaN fails too
+            raise ValueError(f"{', '.join(positive)} must be positive and finite (ms)")
         if ms_to_steps(getattr(task, f"{answer}_ms") - task.grace_ms, task.dt) < 1:
             raise ValueError(f"grace_ms must leave at least one step of the {answer} period")
     return check
 
 
 def durations(*names: str, whole_steps: tuple[str, ...]) -> Check:
-    """The fields ``names`` must be finite and >= 0, ``dt`` > 0 ms, and the ``whole_steps`` durations (ms)
-    must last at least one step of ``dt``."""
+    """The fields ``names`` must be finite and >= 0 and the ``whole_steps`` durations (ms) must last at
+    least one step of ``dt`` (itself checked for every task by :class:`~neurodyn.tasks.Task`)."""
     finite = non_negative(*names)
 
     def check(task: Any) -> None:
         finite(task)
-        if not task.dt > 0:
-            raise ValueError(f"dt must be > 0 ms, got {task.dt}")
         for name in whole_steps:
             if ms_to_steps(getattr(task, name), task.dt) < 1:
                 raise ValueError(f"{name} = {getattr(task, name)} ms is shorter than one step "

@@ -57,7 +57,9 @@ def python_names_left(line: str, argv: list[str]) -> list[str]:
      "--early-stopping, --curriculum and --target-accuracy need evaluations; set --eval-every > 0"),
     (["train", "flipflop", "--seed", "-1"], "--seed must be non-negative"),
     (["train", "continuous_report", "--stimulus-ms", "0"],
-     "--stimulus-ms, --response-ms and --dt must be positive"),
+     "--stimulus-ms, --response-ms must be positive and finite"),
+    *[(["train", task, "--dt", value], f"--dt must be a finite number > 0 (ms per time step), got {value}")
+      for task in ("flipflop", "romo", "sine_wave", "path_integration") for value in ("nan", "0", "-1")],
     (["train", "continuous_report", "--n-ring", "2"], "--n-ring must be >= 3"),
     (["train", "romo", "--input-noise", "nan"], "--input-noise must be a finite number >= 0, got nan"),
     *[(["train", task, "--delay-max-ms", "inf"],  # was an OverflowError traceback
@@ -78,11 +80,21 @@ def test_train_errors_name_flags(tmp_path, capsys, argv, expected):
     ("fixedpoints", "plrnn.pt", ["--seed", "-1"], "--seed must be non-negative"),
     ("manifolds", "plrnn.pt", ["--seed", "-1"], "--seed must be non-negative"),
     ("fit", "d.npy", ["--dt", "0"], "--dt must be a positive number of seconds"),
+    ("fit", "d.npy", ["--key", "foo"], "d.npy holds one array, so a key (--key foo) picks nothing"),
+    ("fit", "d.npy", ["--bin-size", "0.1"], "a bin size (--bin-size 0.1) bins the spike times of .nwb units"),
+    ("fixedpoints", "leaky.pt", ["--out", "fp.txt"],
+     "fp.txt: results are written as netCDF; end the name in .nc"),
+    ("manifolds", "plrnn.pt", ["--out", "rec.npy"],
+     "rec.npy: results are written as netCDF; end the name in .nc"),
+    ("manifolds", "plrnn.pt", ["--dims", "0,0", "--plot", "m.png"], "--dims 0,0 names a dimension twice"),
+    ("manifolds", "plrnn.pt", ["--dims", "a,b"], "--dims must be 2 or 3 comma-separated state dimensions"),
     ("fit", "d.npy", ["--seed", "-1", "--epochs", "1", "--batches-per-epoch", "1", "--seq-len", "10",
                       "--no-progress"], "--seed must be non-negative"),
 ])
 def test_other_commands_name_flags(files, tmp_path, capsys, command, model, extra, expected):
-    argv = [command, str(files / model), *extra, "--out", str(tmp_path / "out.x")]
+    out = [] if "--out" in extra else ["--out", str(tmp_path / ("out.nc" if command != "fit" else "out.x"))]
+    argv = [command, str(files / model), *(str(tmp_path / e) if e in ("fp.txt", "rec.npy", "m.png") else e
+                                           for e in extra), *out]
     line = error_line(capsys, argv)
     assert expected in line
     assert python_names_left(line, argv) == []

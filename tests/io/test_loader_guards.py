@@ -330,3 +330,18 @@ def test_mat_file_with_a_damaged_data_tag_does_not_crash_the_reader(tmp_path, co
     with pytest.raises(ValueError, match=match):
         load_timeseries(tmp_path / "bad.mat")
     assert load_timeseries(good).n_steps == 50
+
+
+def test_recording_options_that_would_be_ignored_are_refused(tmp_path):
+    data = np.random.default_rng(0).normal(size=(30, 2))
+    np.save(tmp_path / "rec.npy", data)
+    np.savetxt(tmp_path / "rec.csv", data, delimiter=",")
+    (tmp_path / "folder.npy").mkdir()
+    with pytest.raises(ValueError, match="folder.npy is a directory, not a recording file"):
+        load_timeseries(tmp_path / "folder.npy")
+    for name in ("rec.npy", "rec.csv"):
+        with pytest.raises(ValueError, match=rf"{name} holds one array, so a key \(key= / --key x\) picks"):
+            load_timeseries(tmp_path / name, key="x")
+        with pytest.raises(ValueError, match=r"a bin size \(bin_size= / --bin-size 0.1\) bins the spike"):
+            load_timeseries(tmp_path / name, bin_size=0.1)
+        assert load_timeseries(tmp_path / name).data.shape[-1] == 2  # without them the file loads

@@ -37,9 +37,13 @@ def test_masks_of_a_hand_worked_trial():
 
 
 @pytest.mark.parametrize(("name", "config", "message"), [
-    ("dms", {"dt": 0.0}, "fixation_ms, sample_ms, test_ms, decision_ms and dt must be positive"),
-    ("romo", {"stimulus_ms": -1.0}, "fixation_ms, stimulus_ms, decision_ms and dt must be positive"),
-    ("continuous_report", {"response_ms": 0.0}, "stimulus_ms, response_ms and dt must be positive"),
+    ("dms", {"dt": 0.0}, r"dt must be a finite number > 0 \(ms per time step\), got 0.0"),
+    ("romo", {"dt": float("nan")}, r"dt must be a finite number > 0 \(ms per time step\), got nan"),
+    ("romo", {"stimulus_ms": -1.0},
+     r"fixation_ms, stimulus_ms, decision_ms must be positive and finite \(ms\)"),
+    ("romo", {"stimulus_ms": float("nan")},
+     "fixation_ms, stimulus_ms, decision_ms must be positive and finite"),
+    ("continuous_report", {"response_ms": 0.0}, "stimulus_ms, response_ms must be positive and finite"),
     ("dms", {"grace_ms": 200.0}, "grace_ms must leave at least one step of the decision period"),
     ("continuous_report", {"grace_ms": 290.0},
      "grace_ms must leave at least one step of the response period"),
