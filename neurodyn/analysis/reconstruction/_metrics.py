@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn._checks import check_finite
+from neurodyn._checks import check_finite, check_setting
 from neurodyn._seed import SeedLike, numpy_rng
 
 __all__ = ["normalized_power_spectrum", "power_spectrum_distance", "prediction_error",
@@ -162,7 +162,8 @@ def state_space_divergence(
     Raises
     ------
     ValueError
-        On shape mismatches, NaN/Inf in ``x_true`` or an unknown ``method``.
+        On shape mismatches, NaN/Inf in ``x_true``, an unknown ``method``, or (``method="gmm"``)
+        ``n_samples`` or ``max_points`` not an integer >= 1.
 
     Examples
     --------
@@ -187,6 +188,8 @@ def state_space_divergence(
     if method == "gmm":
         if gmm_variance <= 0:
             raise ValueError(f"gmm_variance must be positive, got {gmm_variance}")
+        check_setting("n_samples", n_samples, 1, integer=True, hint=" (Monte-Carlo samples)")
+        check_setting("max_points", max_points, 1, integer=True, hint=" (mixture centres per series)")
         return _gmm_kl(a, b, gmm_variance, n_samples, max_points, seed)
     raise ValueError(f"unknown method {method!r}; choose 'binned' or 'gmm'")
 
@@ -300,7 +303,7 @@ def power_spectrum_distance(x_true: Any, x_gen: Any, *, smoothing: float = 20.0,
     Parameters
     ----------
     x_true, x_gen : array, shape (time, channel)
-        Both are cut to the shorter length so the frequency grids match.
+        Both are cut to the shorter length so the frequency grids match; at least 4 time points each.
     smoothing : float
         Standard deviation of the Gaussian kernel, in frequency bins (0: none).
     per_channel : bool
@@ -315,7 +318,8 @@ def power_spectrum_distance(x_true: Any, x_gen: Any, *, smoothing: float = 20.0,
     Raises
     ------
     ValueError
-        On shape mismatches or NaN/Inf in ``x_true``.
+        On shape mismatches, NaN/Inf in ``x_true``, fewer than 4 time points in either series or a
+        negative or non-finite ``smoothing``.
 
     Examples
     --------
@@ -329,10 +333,14 @@ def power_spectrum_distance(x_true: Any, x_gen: Any, *, smoothing: float = 20.0,
     >>> bool(power_spectrum_distance(x, np.sin(1.2 * t)[:, None]) > 0.9)  # another frequency
     True
     """
+    check_setting("smoothing", smoothing, 0.0, hint=" (Gaussian kernel width in frequency bins; 0: none)")
     a, b = _pair(x_true, x_gen)
+    n = min(len(a), len(b))
+    if n < 4:
+        raise ValueError(f"power_spectrum_distance needs at least 4 time points in each series (below that "
+                         f"every z-scored spectrum is the same); got {len(a)} and {len(b)}")
     if not np.all(np.isfinite(b)):
         return np.ones(a.shape[1]) if per_channel else 1.0
-    n = min(len(a), len(b))
     pa, pb = normalized_power_spectrum(a[:n], smoothing), normalized_power_spectrum(b[:n], smoothing)
     # 1 - sum sqrt(p q) = sum (sqrt p - sqrt q)^2 / 2 for normalised spectra; the right side is exactly 0
     # for equal spectra, the left loses ~1e-16 to cancellation (a distance of ~1e-8)

@@ -51,6 +51,8 @@ def canonical_correlations(X: Any, Y: Any) -> np.ndarray:
     ------
     ValueError
         For non-2-D inputs, differing sample counts or NaN/Inf.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     Examples
     --------
@@ -94,6 +96,8 @@ def cca_similarity(X: Any, Y: Any, *, kind: Literal["mean_rho", "mean_rho2"] = "
     ------
     ValueError
         For bad inputs or an unknown ``kind``.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     Examples
     --------
@@ -147,6 +151,8 @@ def svcca(X: Any, Y: Any, *, keep: float | int = 0.99) -> float:
     ------
     ValueError
         For bad inputs or an invalid ``keep``.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     References
     ----------
@@ -191,6 +197,8 @@ def pwcca(X: Any, Y: Any) -> float:
     ------
     ValueError
         For bad inputs.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     References
     ----------

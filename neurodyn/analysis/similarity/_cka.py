@@ -38,6 +38,8 @@ def rbf_bandwidth(X: Any, *, factor: float = 1.0) -> float:
     ------
     ValueError
         If ``factor <= 0``, for bad input, or if all samples coincide (the median distance is 0).
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     Examples
     --------
@@ -144,6 +146,8 @@ def cka(
     ValueError
         For bad inputs, unknown ``kernel``, non-positive bandwidths, a ``sigma`` that is not one value
         or a pair, ``sigma`` given with ``kernel="linear"``, or fewer than 4 samples when debiased.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     References
     ----------

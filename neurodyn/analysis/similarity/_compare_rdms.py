@@ -20,6 +20,8 @@ def upper_triangle(R: Any, name: str = "R") -> np.ndarray:
     ------
     ValueError
         If ``R`` is neither 1-D nor square 2-D, is not symmetric, or holds NaN/Inf.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
     """
     a = to_numpy(R, name)
     check_finite(a, name)
@@ -156,6 +158,8 @@ def compare_rdms(
     ------
     ValueError
         For non-symmetric or differently sized RDMs, NaN/Inf, constant RDMs or an unknown ``method``.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     References
     ----------

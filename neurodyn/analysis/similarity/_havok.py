@@ -7,6 +7,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from neurodyn._checks import check_setting
 from neurodyn.analysis.similarity._validate import check_choice, check_finite, to_numpy
 
 
@@ -58,6 +59,20 @@ def as_trajectories(X: Any, name: str) -> np.ndarray:
     return a
 
 
+def embedded_length(a: np.ndarray, n_delays: int, delay_interval: int, name: str) -> int:
+    """Time steps left after delay-embedding the ``(trial, time, unit)`` array ``a`` (named ``name``);
+    ``ValueError`` unless ``n_delays`` and ``delay_interval`` are integers >= 1 leaving at least 3."""
+    check_setting("n_delays", n_delays, 1, integer=True, hint=" (number of delay-embedded copies)")
+    check_setting("delay_interval", delay_interval, 1, integer=True, hint=" (time steps between copies)")
+    n_time = a.shape[1] - (int(n_delays) - 1) * int(delay_interval)
+    if n_time < 3:
+        raise ValueError(
+            f"{int(n_delays)} delays at interval {int(delay_interval)} need more than the {a.shape[1]} time "
+            f"steps of {name}; reduce n_delays or delay_interval"
+        )
+    return n_time
+
+
 def delay_embed(X: Any, *, n_delays: int, delay_interval: int = 1) -> np.ndarray:
     """Hankel (delay) embedding of trajectories.
 
@@ -78,7 +93,10 @@ def delay_embed(X: Any, *, n_delays: int, delay_interval: int = 1) -> np.ndarray
     Raises
     ------
     ValueError
-        For bad shapes, NaN/Inf, or more delays than the trajectories are long.
+        For bad shapes, NaN/Inf, ``n_delays`` or ``delay_interval`` not an integer >= 1, or more delays
+        than the trajectories are long.
+    TypeError
+        For complex trajectories.
 
     Examples
     --------
@@ -92,15 +110,8 @@ def delay_embed(X: Any, *, n_delays: int, delay_interval: int = 1) -> np.ndarray
     [[2.0, 1.0, 0.0], [3.0, 2.0, 1.0], [4.0, 3.0, 2.0]]
     """
     a = as_trajectories(X, "X")
+    n_time = embedded_length(a, n_delays, delay_interval, "X")
     n_delays, delay_interval = int(n_delays), int(delay_interval)
-    if n_delays < 1 or delay_interval < 1:
-        raise ValueError(f"n_delays and delay_interval must be >= 1; got {n_delays}, {delay_interval}")
-    n_time = a.shape[1] - (n_delays - 1) * delay_interval
-    if n_time < 3:
-        raise ValueError(
-            f"{n_delays} delays at interval {delay_interval} need more than {a.shape[1]} time steps; "
-            "reduce n_delays or delay_interval"
-        )
     blocks = [a[:, (n_delays - 1 - d) * delay_interval:][:, :n_time] for d in range(n_delays)]
     return np.concatenate(blocks, axis=2)
 
@@ -148,6 +159,8 @@ def fit_havok(
     ------
     ValueError
         For bad inputs, ``rank`` outside ``[1, full_rank]`` or negative ``ridge``.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     Examples
     --------

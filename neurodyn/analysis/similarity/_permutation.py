@@ -105,6 +105,8 @@ def permutation_distance(
     ------
     ValueError
         For non-2-D inputs, differing sample counts, NaN/Inf or an unknown ``kind``.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     Examples
     --------
@@ -161,6 +163,8 @@ def soft_matching_distance(
         For bad inputs (see :func:`permutation_distance`) or an unknown option.
     ImportError
         If ``solver="pot"`` and POT is not installed.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     References
     ----------

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.similarity._validate import (
     ParamsMixin,
@@ -199,8 +200,10 @@ def linear_predictivity(
     Raises
     ------
     ValueError
-        For bad inputs, ``cv`` out of range, negative ``alpha``, an unknown ``direction``, or a
-        predicted representation that is constant across samples (``R^2`` undefined).
+        For bad inputs, ``cv`` not an integer in ``[2, n_sample]``, negative ``alpha``, an unknown
+        ``direction``, or a predicted representation that is constant across samples (``R^2`` undefined).
+    TypeError
+        For complex ``X`` or ``Y``.
 
     Examples
     --------
@@ -219,8 +222,7 @@ def linear_predictivity(
 
     check_choice(direction, ("x_to_y", "y_to_x", "both"), "direction")
     Xa, Ya = as_pair(X, Y)
-    if not 2 <= int(cv) <= Xa.shape[0]:
-        raise ValueError(f"cv must be between 2 and n_sample={Xa.shape[0]}; got {cv}")
+    check_setting("cv", cv, 2, high=Xa.shape[0], integer=True, hint=" (folds, at most n_sample)")
     seed_int = resolve_seed(seed)
     folds = list(KFold(n_splits=int(cv), shuffle=True, random_state=seed_int % 2**32).split(Xa))
     nan_x, nan_y = np.full(Xa.shape[1], np.nan), np.full(Ya.shape[1], np.nan)

@@ -205,6 +205,8 @@ def procrustes_distance(
     ------
     ValueError
         For non-2-D inputs, differing sample counts, NaN/Inf, unknown ``kind`` or ``alpha`` outside [0, 1].
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     See Also
     --------

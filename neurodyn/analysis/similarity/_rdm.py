@@ -100,6 +100,8 @@ def rdm(
     ValueError
         For bad shapes, NaN/Inf, an unknown ``method``, missing ``conditions``/``runs`` for ``crossnobis``,
         a singular ``noise_cov``, or a run lacking a condition.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     References
     ----------

@@ -70,13 +70,27 @@ def fitted_centred_pair(estimator: ParamsMixin, X: Any, Y: Any) -> tuple[np.ndar
 
 
 def to_numpy(x: Any, name: str) -> np.ndarray:
-    """A new float64 NumPy array holding ``x`` (NumPy array, torch tensor or nested sequence)."""
+    """A new float64 NumPy array holding ``x`` (NumPy array, torch tensor or nested sequence).
+
+    Raises ``TypeError`` for complex values (a cast to float would silently drop the imaginary part) and
+    ``ValueError`` for anything non-numeric.
+    """
     if type(x).__module__.startswith("torch"):
+        if x.is_complex():
+            raise TypeError(complex_message(name))
         x = x.detach().cpu().double().numpy()
     try:
-        return np.array(x, dtype=np.float64, copy=True)
+        a = np.asarray(x)
+        if not np.iscomplexobj(a):
+            return np.array(a, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as err:
         raise ValueError(f"{name} must be a numeric array or tensor; got {type(x).__name__}") from err
+    raise TypeError(complex_message(name))
+
+
+def complex_message(name: str) -> str:
+    """The one-line refusal of complex input named ``name``."""
+    return f"{name} is complex; pass real data (e.g. {name}.real or abs({name}))"
 
 
 def check_finite(a: np.ndarray, name: str) -> None:

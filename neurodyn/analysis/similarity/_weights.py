@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from neurodyn._checks import check_setting
 from neurodyn.analysis.similarity._align import pad_pair
 from neurodyn.analysis.similarity._validate import angle, as_square, check_choice
 
@@ -87,7 +88,9 @@ def match_recurrent_units(W1: Any, W2: Any, *, n_iter: int = 20) -> np.ndarray:
     Raises
     ------
     ValueError
-        For non-square matrices or NaN/Inf.
+        For non-square matrices, NaN/Inf or ``n_iter`` not an integer >= 0.
+    TypeError
+        For complex matrices.
 
     Examples
     --------
@@ -103,6 +106,7 @@ def match_recurrent_units(W1: Any, W2: Any, *, n_iter: int = 20) -> np.ndarray:
     """
     from scipy.optimize import quadratic_assignment
 
+    check_setting("n_iter", n_iter, 0, integer=True, hint=" (refinement iterations; 0: none)")
     A, B = _weight_pair(W1, W2)
     n = A.shape[0]
     if n == 1:
@@ -150,7 +154,10 @@ def weight_distance(
     Raises
     ------
     ValueError
-        For non-square matrices, NaN/Inf, zero matrices with ``kind="angular"`` or an unknown ``kind``.
+        For non-square matrices, NaN/Inf, zero matrices with ``kind="angular"``, an unknown ``kind`` or
+        ``n_iter`` not an integer >= 0.
+    TypeError
+        For complex matrices.
 
     References
     ----------
@@ -167,6 +174,7 @@ def weight_distance(
     (0.0, True)
     """
     check_choice(kind, ("angular", "euclidean"), "kind")
+    check_setting("n_iter", n_iter, 0, integer=True, hint=" (refinement iterations; 0: none)")
     A, B = _weight_pair(W1, W2)
     n = A.shape[0]
     perm = match_recurrent_units(A, B, n_iter=n_iter) if permutation_invariant else np.arange(n)

@@ -16,7 +16,7 @@ from neurodyn.analysis.similarity._align import (
     pad_pair,
     random_orthogonal,
 )
-from neurodyn.analysis.similarity._havok import fit_havok
+from neurodyn.analysis.similarity._havok import as_trajectories, embedded_length, fit_havok
 from neurodyn.analysis.similarity._validate import angle, as_square, check_choice
 
 SCORES = ("angular", "euclidean", "wasserstein")
@@ -172,6 +172,8 @@ def operator_distance(
     ------
     ValueError
         For non-square, non-finite or all-zero operators or an unknown ``score``.
+    TypeError
+        For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
     Examples
     --------
@@ -249,7 +251,10 @@ def dsa_distance(
     Raises
     ------
     ValueError
-        For bad shapes, NaN/Inf, too many delays for the trajectory length or a bad ``rank``.
+        For bad shapes, NaN/Inf, ``n_delays`` or ``delay_interval`` not an integer >= 1, too many delays
+        for the trajectory length or a bad ``rank``; the message names ``X`` or ``Y``.
+    TypeError
+        For complex trajectories.
 
     References
     ----------
@@ -271,8 +276,11 @@ def dsa_distance(
     >>> bool(dsa_distance(X, Z, n_delays=1, n_restarts=4) > 0.05)
     True
     """
+    pair = [as_trajectories(Z, name) for Z, name in ((X, "X"), (Y, "Y"))]  # errors name the array
+    for Z, name in zip(pair, ("X", "Y")):
+        embedded_length(Z, n_delays, delay_interval, name)
     fits = [fit_havok(Z, n_delays=n_delays, rank=rank, delay_interval=delay_interval, method=method,
-                      ridge=ridge) for Z in (X, Y)]
+                      ridge=ridge) for Z in pair]
     return operator_distance(fits[0].operator, fits[1].operator, score=score, n_restarts=n_restarts,
                              max_rounds=max_rounds, max_iter=max_iter, seed=seed, device=device)
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.similarity import _compare_rdms as crdm
 from neurodyn.analysis.similarity._cca import cca_similarity, pwcca, svcca
@@ -16,6 +17,7 @@ from neurodyn.analysis.similarity._cka import cka
 from neurodyn.analysis.similarity._havok import (
     as_trajectories,
     check_fit_options,
+    embedded_length,
     hankel_coordinates,
     lagged_grams,
     operator_from_grams,
@@ -266,7 +268,7 @@ def prepare_activity(activity: Any, *, metric: str, **kwargs: Any) -> PreparedAc
     ValueError
         For another metric, bad activity or options (as the measure itself).
     TypeError
-        For ``metric="dsa"`` without ``n_delays``.
+        For ``metric="dsa"`` without ``n_delays``; or complex input (pass real data, e.g. ``.real``).
 
     Examples
     --------
@@ -291,7 +293,9 @@ def prepare_activity(activity: Any, *, metric: str, **kwargs: Any) -> PreparedAc
 def _prepare(activity: Any, metric: str, name: str, kwargs: dict[str, Any]) -> PreparedActivity:
     if metric == "dsa":
         _check_n_delays(kwargs)
-        return _prepare_dsa(as_trajectories(activity, name), **kwargs)
+        a = as_trajectories(activity, name)
+        embedded_length(a, kwargs["n_delays"], kwargs.get("delay_interval", 1), name)
+        return _prepare_dsa(a, **kwargs)
     return _prepare_procrustes(_flat(activity, name), **kwargs)
 
 
@@ -425,7 +429,8 @@ def pairwise_distances(
         For fewer than 2 networks, mismatched sample counts or (trial, time) layouts (for the measures
         that pair samples, all but ``dsa``), bad inputs or an unknown metric.
     TypeError
-        For an option the measure does not take (e.g. a misspelt one), or ``dsa`` without ``n_delays``.
+        For an option the measure does not take (e.g. a misspelt one), ``dsa`` without ``n_delays``, or
+        complex input (pass real data, e.g. ``.real``).
 
     Examples
     --------
@@ -500,6 +505,7 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
         Symmetric distances with zero diagonal (e.g. from :func:`pairwise_distances`); a tensor may be on
         any device.
     n_components : int
+        Dimensions of the embedding, ``1 <= n_components <= network``.
     method : {"mds"}
         Metric multidimensional scaling (``sklearn.manifold.MDS``, precomputed dissimilarities).
     seed : SeedLike
@@ -512,7 +518,10 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
     Raises
     ------
     ValueError
-        For a non-numeric, non-square, asymmetric or non-finite matrix, or an unknown method.
+        For a non-numeric, non-square, asymmetric or non-finite matrix, fewer than 2 networks,
+        ``n_components`` not an integer in ``[1, network]``, or an unknown method.
+    TypeError
+        For a complex matrix.
 
     Examples
     --------
@@ -529,6 +538,10 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
     M = to_numpy(D.values if type(D).__module__.startswith("xarray") else D, "D")
     if M.ndim != 2 or M.shape[0] != M.shape[1] or not np.all(np.isfinite(M)):
         raise ValueError(f"D must be a finite square (network, network) matrix; got shape {M.shape}")
+    if M.shape[0] < 2:
+        raise ValueError(f"D must hold the distances of at least 2 networks; got shape {M.shape}")
+    check_setting("n_components", n_components, 1, high=M.shape[0], integer=True,
+                  hint=f" (at most the {M.shape[0]} networks of D)")
     if not np.allclose(M, M.T, atol=1e-10):
         raise ValueError("D must be symmetric; symmetrise it first, e.g. (D + D.T) / 2")
     if np.any(M < 0) or not np.allclose(np.diag(M), 0.0, atol=1e-6):

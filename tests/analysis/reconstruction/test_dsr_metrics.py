@@ -154,3 +154,24 @@ def test_prediction_error_takes_reversed_views():
     assert prediction_error(model, x[::-1], 1, observation="identity") == 0.0
     errors = np.array([0.375, 0.75, 1.5])  # 0.5 x + 1 - x' along the reversed series
     assert prediction_error(model, x, 1, observation="identity") == pytest.approx(np.mean(errors**2))
+
+
+def test_gmm_sample_counts_must_be_positive_integers():
+    x = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(ValueError, match="n_samples must be an integer >= 1, got 0"):
+        state_space_divergence(x, x, method="gmm", n_samples=0)
+    with pytest.raises(ValueError, match="n_samples must be an integer >= 1, got 2.5"):
+        state_space_divergence(x, x, method="gmm", n_samples=2.5)
+    with pytest.raises(ValueError, match="max_points must be an integer >= 1, got 0"):
+        state_space_divergence(x, x, method="gmm", max_points=0)
+
+
+def test_power_spectrum_distance_refuses_negative_smoothing_and_too_short_series():
+    x = np.random.default_rng(0).normal(size=(20, 2))
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="smoothing must be a finite number >= 0"):
+            power_spectrum_distance(x, x[::-1], smoothing=bad)
+    for n in (2, 3):  # z-scored spectra of 2 or 3 points are all the same: the distance would be 0
+        with pytest.raises(ValueError, match=f"at least 4 time points in each series.*got 20 and {n}"):
+            power_spectrum_distance(x, x[:n])
+    assert power_spectrum_distance(x[:4], x[:4], smoothing=0.0) == 0.0

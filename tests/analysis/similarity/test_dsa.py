@@ -163,3 +163,20 @@ def test_eigenvalue_wasserstein_unequal_counts_by_optimal_transport():
     # half of A's mass stays at 0.5, the other half moves from 0.9 to 0.5
     assert eigenvalue_wasserstein(A, B) == pytest.approx(np.sqrt(0.5 * 0.4**2))
     assert operator_distance(A, B, score="wasserstein") == operator_distance(B, A, score="wasserstein")
+
+
+def test_errors_about_y_name_y():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    Y_inf = X.copy()
+    Y_inf[3, 0] = np.inf
+    with pytest.raises(ValueError, match="^Y contains 1 NaN/Inf"):
+        dsa_distance(X, Y_inf, n_delays=2)
+    with pytest.raises(ValueError, match="^X contains 1 NaN/Inf"):
+        dsa_distance(Y_inf, X, n_delays=2)
+    with pytest.raises(ValueError, match="^Y must have shape"):
+        dsa_distance(X, X[None, None], n_delays=2)
+    with pytest.raises(ValueError, match="^Y needs at least 3 time steps"):
+        dsa_distance(X, X[:2], n_delays=2)
+    with pytest.raises(ValueError, match="the 3 time steps of Y; reduce n_delays"):
+        dsa_distance(X, X[:3], n_delays=2)

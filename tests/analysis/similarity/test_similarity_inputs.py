@@ -10,7 +10,10 @@ from neurodyn.analysis import (
     cca_similarity,
     cka,
     compare_rdms,
+    dsa_distance,
+    embed_distances,
     linear_predictivity,
+    pairwise_distances,
     permutation_distance,
     procrustes_distance,
     pwcca,
@@ -108,7 +111,7 @@ def test_unknown_options_raise():
         svcca(X, Y, keep=1.5)
     with pytest.raises(ValueError, match="method must be one of"):
         rdm(X, method="cityblock")
-    with pytest.raises(ValueError, match="cv must be between"):
+    with pytest.raises(ValueError, match="cv must be an integer in"):
         linear_predictivity(X, Y, cv=1)
     with pytest.raises(RuntimeError, match="not fitted"):
         ProcrustesMetric().score(X, Y)
@@ -136,3 +139,58 @@ def test_full_whitening_warns_when_samples_do_not_exceed_units():
     X, Y = rng.normal(size=(6, 4)), rng.normal(size=(6, 8))
     with pytest.warns(UserWarning, match="all 4 canonical correlations are 1 for any data"):
         procrustes_distance(X, Y, alpha=0.0)
+
+
+@pytest.mark.parametrize("name", sorted(PAIRED))
+@pytest.mark.parametrize("as_torch", [False, True])
+def test_complex_input_refused_not_cast(name, as_torch):
+    X, Y = _pair()
+    Xc = X + 5j * np.random.default_rng(1).normal(size=X.shape)
+    Xc = torch.as_tensor(Xc) if as_torch else Xc
+    with pytest.raises(TypeError, match=r"^X is complex; pass real data \(e\.g\. X\.real or abs\(X\)\)$"):
+        PAIRED[name](Xc, Y)
+    with pytest.raises(TypeError, match="^Y is complex"):
+        PAIRED[name](Y, Xc)
+
+
+def test_complex_input_refused_by_dsa_weights_and_pairwise():
+    rng = np.random.default_rng(0)
+    T = rng.normal(size=(20, 2))
+    with pytest.raises(TypeError, match="^Y is complex"):
+        dsa_distance(T, T + 1j, n_delays=2, n_restarts=2)
+    W = rng.normal(size=(3, 3))
+    with pytest.raises(TypeError, match="^W2 is complex"):
+        weight_distance(W, W.astype(complex))
+    with pytest.raises(TypeError, match=r"^activity\[1\] is complex"):
+        pairwise_distances([T, T + 1j], metric="cka", progress=False)
+    with pytest.raises(TypeError, match="^D is complex"):
+        embed_distances(np.zeros((3, 3), dtype=complex))
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda X, Y: linear_predictivity(X, Y, cv=2.5), r"cv must be an integer in \[2, 30\], got 2\.5"),
+        (lambda X, Y: linear_predictivity(X, Y, cv=31), r"cv must be an integer in \[2, 30\], got 31"),
+        (lambda X, Y: weight_distance(X[:4], Y[:4], n_iter=-1), "n_iter must be an integer >= 0, got -1"),
+        (lambda X, Y: weight_distance(X[:4], Y[:4], n_iter=1.5), "n_iter must be an integer >= 0, got 1.5"),
+        (lambda X, Y: dsa_distance(X, Y, n_delays=1.5), "n_delays must be an integer >= 1, got 1.5"),
+        (lambda X, Y: dsa_distance(X, Y, n_delays=2, delay_interval=0.5),
+         "delay_interval must be an integer >= 1, got 0.5"),
+    ],
+)
+def test_non_integer_or_out_of_range_counts_refused(call, match):
+    X, Y = _pair()
+    with pytest.raises(ValueError, match=match):
+        call(X, Y)
+
+
+def test_embed_distances_checks_n_components_and_size():
+    D = np.array([[0.0, 3.0, 4.0], [3.0, 0.0, 5.0], [4.0, 5.0, 0.0]])
+    for bad in (10, 4, 0, 1.5):
+        with pytest.raises(ValueError, match=rf"n_components must be an integer in \[1, 3\], got {bad}"):
+            embed_distances(D, n_components=bad)
+    for small in (np.zeros((0, 0)), np.zeros((1, 1))):
+        with pytest.raises(ValueError, match="at least 2 networks"):
+            embed_distances(small)
+    assert embed_distances(D, n_components=3, seed=0).shape == (3, 3)
