@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from neurodyn._checks import check_setting
 from neurodyn.cli._flags import to_flag
 
 
@@ -26,7 +27,8 @@ def train(args: argparse.Namespace, model: Any, task: Any):
     Raises
     ------
     ValueError
-        If a reference is trained on another task, or an option that deflated training does not take
+        If a reference is trained on another task or sized for another one, ``--lambda``,
+        ``--deflate-ridge`` or ``--activity-penalty`` is negative or not finite, or an option that deflated training does not take
         was given (curriculum, early stopping, target accuracy, weight penalties, weight decay).
     """
     from neurodyn.cli._common import warn_training_status
@@ -41,12 +43,20 @@ def train(args: argparse.Namespace, model: Any, task: Any):
     ) if given]
     if unsupported:
         raise ValueError(f"{', '.join(unsupported)} cannot be combined with --deflate-against")
+    for flag, value in (("--lambda", args.deflate_lambda), ("--deflate-ridge", args.deflate_ridge),
+                        ("--activity-penalty", args.activity_penalty)):
+        check_setting(flag, value, 0)
     refs = []
     for path in args.deflate_against:
         ckpt = load_checkpoint(path)
         warn_training_status("train", path, ckpt)
         if ckpt.task is not None and ckpt.task.name != task.name:
-            raise ValueError(f"{path} was trained on {ckpt.task.name!r}, not {task.name!r}")
+            raise ValueError(f"--deflate-against {path} was trained on {ckpt.task.name!r}, not {task.name!r}")
+        sizes = (int(ckpt.model.n_inputs), int(ckpt.model.n_outputs))
+        if sizes != (task.n_inputs, task.n_outputs):
+            raise ValueError(f"--deflate-against {path} holds a {type(ckpt.model).__name__} with {sizes[0]} "
+                             f"inputs / {sizes[1]} outputs, not a network for {task.name!r} "
+                             f"({task.n_inputs} / {task.n_outputs}); give checkpoints trained on this task")
         refs.append(ckpt.model)
     result = train_deflated(
         model, task, reference_models=refs, lam=args.deflate_lambda, ridge=args.deflate_ridge,

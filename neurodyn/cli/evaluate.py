@@ -83,7 +83,8 @@ def held_out_data(extra: dict, data: str | None, key: str | None, fit_path: str 
     from neurodyn.io import apply_preprocessing
 
     if extra.get("kind") != "dsr_fit":
-        raise ValueError("this checkpoint was not written by 'neurodyn fit'; it has no data record")
+        raise ValueError(f"{fit_path} was not written by 'neurodyn fit' (it has no data record); evaluate "
+                         "takes the .pt file that `neurodyn fit` saved")
     extra = {**extra, "data": str(training_file(extra, fit_path))}
     opts = dict(extra["load_options"])
     prep = {"channels": extra.get("channels"), "delay_lags": extra.get("delay_lags"),

@@ -149,6 +149,12 @@ def prepare_data(ts, *, channels=None, delay_lags=None, standardize=True, holdou
         ts = ts.downsample(downsample)
     if not 0.0 <= holdout < 1.0:
         raise ValueError(f"--holdout must be in [0, 1), got {holdout}")
+    if holdout > 0:
+        cut = int(round(ts.n_steps * (1.0 - holdout)))
+        if min(cut, ts.n_steps - cut) < 2:
+            raise ValueError(f"--holdout {holdout} splits the {ts.n_steps} time points (after preprocessing) "
+                             f"into {cut} for training and {ts.n_steps - cut} held out; each part needs at "
+                             "least 2: use longer data or change --holdout (0 holds none out)")
     train, test = ts.split(1.0 - holdout) if holdout > 0 else (ts, None)
     if standardize:
         train = train.standardize()

@@ -205,6 +205,8 @@ def load_spec(source: str | Path | Mapping[str, Any] | SweepSpec) -> SweepSpec:
         return source
     if isinstance(source, (str, Path)):
         path = Path(source)
+        if path.is_dir():
+            raise SpecError(f"{path} is a directory, not a sweep spec; give the .toml file")
         if not path.is_file():
             raise FileNotFoundError(f"no such sweep spec: {path}")
         try:

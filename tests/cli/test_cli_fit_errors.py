@@ -167,3 +167,32 @@ def test_timeseries_channel_selection_and_statistics_mismatch_messages():
     with pytest.raises(ValueError, match="statistics cover 2 channels but the data have 3"):
         ts.standardize([0.0, 0.0], [1.0, 1.0])
     np.testing.assert_array_equal(ts.select_channels([2, 0]).data, ts.data[:, :, [2, 0]])
+
+
+def test_holdout_too_short_for_the_data_names_both_parts(tmp_path, capsys):
+    np.save(tmp_path / "short.npy", _three_channels(4))
+    err = one_line_error(capsys, ["fit", str(tmp_path / "short.npy"), "--model", "plrnn", "--out",
+                                  str(tmp_path / "o.pt"), *TINY])
+    assert "--holdout 0.2 splits the 4 time points (after preprocessing) into 3 for training and 1 held out" in err
+
+
+def test_evaluate_names_a_checkpoint_not_written_by_fit_and_a_plain_state_dict(tmp_path, capsys):
+    import torch
+
+    trained, plain = tmp_path / "ff.pt", tmp_path / "rnn.pt"
+    assert main(["train", "flipflop", "--n-bits", "1", "--n-units", "4", "--n-iterations", "1", "--no-progress",
+                 "--out", str(trained)]) == 0
+    torch.save(torch.nn.RNN(1, 4, batch_first=True).state_dict(), plain)
+    err = one_line_error(capsys, ["evaluate", str(trained)])
+    assert f"{trained} was not written by 'neurodyn fit'" in err
+    err = one_line_error(capsys, ["evaluate", str(plain)])
+    assert "holds a plain torch.nn.RNN state_dict; `neurodyn evaluate` needs the .pt file" in err
+    assert "--arch" not in err
+    err = one_line_error(capsys, ["manifolds", str(plain)])
+    assert "`neurodyn manifolds` needs a PLRNN, ShallowPLRNN or ALRNN" in err
+
+
+def test_sweep_spec_that_is_a_directory(tmp_path, capsys):
+    (tmp_path / "spec.toml").mkdir()
+    err = one_line_error(capsys, ["sweep", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "runs")])
+    assert "spec.toml is a directory, not a sweep spec; give the .toml file" in err

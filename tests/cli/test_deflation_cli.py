@@ -1,5 +1,7 @@
 """``neurodyn train ... --deflate-against a.pt --lambda L`` writes a deflated checkpoint."""
 
+import numpy as np
+
 from neurodyn.cli.main import main
 from neurodyn.io import load_checkpoint
 
@@ -30,3 +32,19 @@ def test_deflation_refuses_unsupported_options(tmp_path, capsys):
                  "--out", str(tmp_path / "d.pt")])
     assert code == 2
     assert "trained on 'flipflop'" in capsys.readouterr().err
+
+
+def test_deflation_names_a_reference_sized_for_another_task_and_its_flags(tmp_path, capsys):
+    a, fit = tmp_path / "a.pt", tmp_path / "fit.pt"
+    assert main(["train", "flipflop", *TINY, "--out", str(a)]) == 0
+    np.save(tmp_path / "rec.npy", np.sin(np.arange(120)[:, None] * [0.1, 0.2, 0.3]))
+    assert main(["fit", str(tmp_path / "rec.npy"), "--model", "plrnn", "--epochs", "1", "--batches-per-epoch",
+                 "1", "--batch-size", "2", "--seq-len", "10", "--no-progress", "--out", str(fit)]) == 0
+    capsys.readouterr()
+    assert main(["train", "flipflop", *TINY, "--deflate-against", str(fit), "--out", str(tmp_path / "c.pt")]) == 2
+    err = capsys.readouterr().err
+    assert f"--deflate-against {fit} holds a PLRNN with 0 inputs / 3 outputs, not a network for 'flipflop'" in err
+    assert main(["train", "flipflop", *TINY, "--deflate-against", str(a), "--lambda", "nan",
+                 "--out", str(tmp_path / "c.pt")]) == 2
+    assert "--lambda must be a finite number >= 0, got nan" in capsys.readouterr().err
+    assert not (tmp_path / "c.pt").exists()
