@@ -9,8 +9,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from neurodyn._budget import check_memory
+from neurodyn._checks import check_finite
+
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
+
+
+def _check_trials(x: np.ndarray, what: str) -> None:
+    """One-line ``ValueError`` for (trial, time, ...) states without a trial or a step, or with NaN/Inf."""
+    if x.shape[0] < 1 or x.shape[1] < 1:
+        raise ValueError(f"{what} needs at least 1 trial of at least 1 step; states has shape {x.shape}")
+    check_finite(x, "states", "drop or repair the trials that diverged")
 
 
 def compute_orbit(
@@ -46,7 +56,8 @@ def compute_orbit(
     Raises
     ------
     ValueError
-        For fewer than 2 units or ``n_bins < 2``, or mismatched shapes.
+        For fewer than 2 units or ``n_bins < 2``, mismatched shapes, no trial or step, NaN/Inf in
+        ``states``, or more bins than the memory available can hold (estimated before allocating).
 
     Examples
     --------
@@ -67,6 +78,10 @@ def compute_orbit(
     if x.ndim != 3 or x.shape[-1] < 2 or int(n_bins) < 2:
         raise ValueError(f"states must be (trial, time, unit) with >= 2 units and n_bins >= 2; "
                          f"got {x.shape}, {n_bins}")
+    _check_trials(x, "compute_orbit")
+    n_symbols = 0 if emissions is None else int(np.shape(emissions)[-1])
+    check_memory("compute_orbit", 8.0 * int(n_bins) * (2 * (x.shape[-1] + n_symbols) + 8),
+                 f"n_bins={int(n_bins)} phase bins of {x.shape[-1]} units", "lower n_bins (default 24)")
     flat = x.reshape(-1, x.shape[-1])
     centred = flat - flat.mean(0)
     _, sv, vt = np.linalg.svd(centred, full_matrices=False)
@@ -153,7 +168,8 @@ def compute_transition_triggered_average(
     Raises
     ------
     ValueError
-        For mismatched shapes, ``window < 2`` or when no transition is found (lower ``window`` or
+        For mismatched shapes, ``window < 2``, no trial, NaN/Inf in ``states``, a window longer than
+        the trials allow (``2 * window`` steps) or when no transition is found (lower ``window`` or
         give longer trajectories).
 
     Examples
@@ -179,6 +195,10 @@ def compute_transition_triggered_average(
         raise ValueError(f"states must be (trial, time, unit), symbols (trial, time) alike and window >= 2; "
                          f"got {x.shape}, {y.shape}, {window}")
     w = int(window)
+    _check_trials(x, "compute_transition_triggered_average")
+    if 2 * w > x.shape[1]:
+        raise ValueError(f"window longer than the trials: window={w} needs 2 * window = {2 * w} steps but "
+                         f"the trials have {x.shape[1]}; lower window to at most {x.shape[1] // 2}")
     trial, time = _transitions(y, w)
     if trial.size == 0:
         raise ValueError(f"no symbol transition with {w} steady steps on each side; lower window or give "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -144,15 +144,18 @@ def compute_decodability_over_time(states: Any, variables: Any, *, names: Sequen
     Returns
     -------
     xarray.Dataset
-        ``r2`` (time, variable): out-of-fold ``R^2`` (1 perfect, 0 no better than the mean, NaN for a
-        constant variable). Coords ``time`` (steps) and ``variable``; attrs ``n_trials``, ``n_folds``,
+        ``r2`` (time, variable): out-of-fold ``R^2`` (1 perfect, 0 no better than the mean).
+        Coords ``time`` (steps) and ``variable``; attrs ``n_trials``, ``n_folds``,
         ``alpha``, ``seed``.
 
     Raises
     ------
+    TypeError
+        For ``states`` or ``variables`` given as a mapping (e.g. a dict of variables).
     ValueError
-        For arrays of the wrong dimensions or mismatched trials, ``n_folds < 2``, fewer trials than
-        folds or a negative ``alpha``.
+        For arrays of the wrong dimensions or mismatched trials, NaN/Inf in ``states`` or
+        ``variables``, a constant variable (``R^2`` undefined), ``names`` of another length than the
+        variables, ``n_folds < 2``, fewer trials than folds or a negative ``alpha``.
 
     Examples
     --------
@@ -171,10 +174,26 @@ def compute_decodability_over_time(states: Any, variables: Any, *, names: Sequen
     """
     import xarray as xr
 
-    h, y = np.asarray(states, dtype=np.float64), np.asarray(variables, dtype=np.float64)
+    from neurodyn.analysis.similarity._validate import check_finite, to_numpy
+
+    for value, name in ((states, "states"), (variables, "variables")):
+        if isinstance(value, Mapping):
+            raise TypeError(f"{name} must be an array, got a {type(value).__name__}; stack its values, e.g. "
+                            f"np.column_stack(list(d.values())), and pass names=list(d)")
+    h, y = to_numpy(states, "states"), to_numpy(variables, "variables")
     if h.ndim != 3 or y.ndim != 2 or h.shape[0] != y.shape[0]:
         raise ValueError(f"states must be (trial, time, unit) and variables (trial, variable) with the same "
                          f"trials, got {h.shape} and {y.shape}")
+    labels = list(names) if names is not None else list(range(y.shape[1]))
+    if len(labels) != y.shape[1]:
+        raise ValueError(f"names has {len(labels)} entries for {y.shape[1]} variables; give one name per "
+                         "column of variables")
+    check_finite(h, "states")
+    check_finite(y, "variables")
+    constant = np.flatnonzero(np.all(y == y[:1], axis=0)) if len(y) else []
+    if len(constant):
+        raise ValueError(f"variable {labels[constant[0]]!r} is constant over trials ({len(constant)} "
+                         "constant variable(s)); R^2 is undefined for it: drop it or give values that vary")
     n_trials = h.shape[0]
     if int(n_folds) < 2 or n_trials < int(n_folds) or not alpha >= 0:
         raise ValueError(f"need n_folds >= 2, trials >= n_folds and alpha >= 0; got n_folds={n_folds}, "
@@ -183,7 +202,6 @@ def compute_decodability_over_time(states: Any, variables: Any, *, names: Sequen
     trial = np.arange(n_trials)
     r2 = np.stack([_cross_validated(h[:, t], y, trial, n_trials, int(n_folds), alpha, seed)[1]
                    for t in range(h.shape[1])])
-    labels = list(names) if names is not None else list(range(y.shape[1]))
     return xr.Dataset({"r2": (("time", "variable"), r2)},
                       coords={"time": np.arange(h.shape[1]), "variable": labels},
                       attrs={"n_trials": n_trials, "n_folds": int(n_folds), "alpha": float(alpha),

@@ -481,6 +481,11 @@ def compare_to_references(
         linear CKA), ``procrustes`` (mean angular Procrustes distance, radians), ``activity`` (mean squared
         state) and the model's task metrics prefixed ``task_``.
 
+    Raises
+    ------
+    ValueError
+        For an empty ``references``.
+
     Examples
     --------
     >>> from neurodyn.analysis import compare_to_references
@@ -495,6 +500,9 @@ def compare_to_references(
     """
     from neurodyn.analysis.similarity import cka, linear_predictivity, procrustes_distance
     from neurodyn.training import evaluate
+
+    if len(references) == 0:
+        raise ValueError("references is empty; give at least one model")
 
     batch = task.sample(n_trials, seed=seed)
     h = _run(model, batch, "cpu")[1]

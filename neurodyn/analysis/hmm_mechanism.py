@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from neurodyn._checks import check_finite, check_setting
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis._hmm_dynamics import (
@@ -123,7 +124,7 @@ def compute_noise_free_collapse(
     Raises
     ------
     ValueError
-        For ``n_steps < 1`` or states of the wrong width.
+        For ``n_steps < 1``, ``n_inits < 1``, states of the wrong width or with NaN/Inf.
 
     Examples
     --------
@@ -142,6 +143,8 @@ def compute_noise_free_collapse(
     x0 = np.asarray(initial_states, dtype=np.float64)
     if x0.ndim != 2 or x0.shape[1] != model.state_size:
         raise ValueError(f"initial_states must be (n, {model.state_size}), got {x0.shape}")
+    check_finite(x0, "initial_states", "drop or repair the states that diverged")
+    check_setting("n_inits", n_inits, 1, integer=True, hint="; the fixed-point searches started (default 64)")
     G, _ = _zero_input_map(model)
     h = torch.as_tensor(x0)
     with torch.no_grad():

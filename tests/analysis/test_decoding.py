@@ -62,3 +62,25 @@ def test_decodability_over_time_finds_when_a_variable_enters_the_states():
     np.testing.assert_allclose(again.r2.values[1:, 0], r2[1:, 0], atol=1e-3)
     with pytest.raises(ValueError, match="same trials"):
         compute_decodability_over_time(states, v[:-1])
+
+
+def test_decodability_over_time_refuses_bad_names_dicts_constants_and_nan_by_name():
+    from neurodyn.analysis import compute_decodability_over_time
+
+    rng = np.random.default_rng(0)
+    states, v = rng.standard_normal((12, 3, 4)), rng.standard_normal((12, 6))
+    with pytest.raises(ValueError, match=r"^names has 2 entries for 6 variables"):
+        compute_decodability_over_time(states, v, names=["a", "b"], n_folds=3)
+    with pytest.raises(TypeError, match=r"^variables must be an array, got a dict"):
+        compute_decodability_over_time(states, {"a": v[:, 0], "b": v[:, 1]}, n_folds=3)
+    const = v.copy()
+    const[:, 4] = 2.0
+    with pytest.raises(ValueError, match=r"^variable 'e' is constant over trials"):
+        compute_decodability_over_time(states, const, names=list("abcdef"), n_folds=3)
+    bad = states.copy()
+    bad[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"^states contains 1 NaN/Inf"):
+        compute_decodability_over_time(bad, v, n_folds=3)
+    v[1, 1] = np.inf
+    with pytest.raises(ValueError, match=r"^variables contains 1 NaN/Inf"):
+        compute_decodability_over_time(states, v, n_folds=3)

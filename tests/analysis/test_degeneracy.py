@@ -132,3 +132,10 @@ def test_features_with_other_options_are_refused():
              for s in range(2)]
     with pytest.raises(ValueError, match=r"other options \(differ in: n_trials\)"):
         compute_solution_degeneracy(feats, task, n_trials=8, dynamics_metric="procrustes")
+
+
+def test_compare_to_references_refuses_an_empty_reference_list():
+    from neurodyn.analysis.degeneracy import compare_to_references
+
+    with pytest.raises(ValueError, match=r"^references is empty; give at least one model$"):
+        compare_to_references(_net(0), [], TASK, n_trials=4)

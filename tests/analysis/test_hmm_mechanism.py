@@ -105,3 +105,22 @@ def test_period_two_flip_is_reported():
         model.w_rec.fill_(-1.0)  # h -> -h: every state but 0 is on a period-2 cycle
     out = compute_noise_free_collapse(model, np.array([[0.5], [-1.0]]), n_steps=10)
     assert not out["collapsed"] and out["period"] == 2
+
+
+def test_bad_trials_windows_and_settings_are_refused_in_one_line():
+    rng = np.random.default_rng(0)
+    S, sym = rng.normal(size=(20, 6, 4)), rng.integers(0, 2, size=(20, 6))
+    with pytest.raises(ValueError, match=r"^states contains NaN or Inf"):
+        compute_orbit(np.where(S > 2, np.nan, S), n_bins=4)
+    with pytest.raises(ValueError, match=r"needs at least 1 trial"):
+        compute_orbit(np.zeros((0, 6, 4)), n_bins=4)
+    with pytest.raises(ValueError, match=r"^compute_orbit needs about .* GiB .*lower n_bins"):
+        compute_orbit(S, n_bins=10**12)
+    with pytest.raises(ValueError, match=r"^window longer than the trials: .*at most 3$"):
+        compute_transition_triggered_average(S, sym, window=100, n_kick=1)
+    with pytest.raises(ValueError, match=r"^states contains NaN or Inf"):
+        compute_transition_triggered_average(np.where(S > 2, np.inf, S), sym, window=2, n_kick=1)
+    with pytest.raises(ValueError, match=r"^n_inits must be an integer >= 1, got 0"):
+        compute_noise_free_collapse(_linear(), S[:, 0], n_steps=5, n_inits=0)
+    with pytest.raises(ValueError, match=r"^initial_states contains NaN or Inf"):
+        compute_noise_free_collapse(_linear(), np.full((3, 4), np.nan), n_steps=5)

@@ -89,3 +89,10 @@ def test_kaplan_yorke_dimension_with_a_collapsed_direction():
     res = _result([[0.2, -np.inf]], [False])
     assert res.kaplan_yorke_dimension()[0] == 1.0  # 1 + 0.2 / inf
     assert res.status.tolist() == ["underflow"]
+
+
+@pytest.mark.parametrize("backend", ["torch", "numba"])
+@pytest.mark.parametrize("bad", [0, -1, 2.5, None])
+def test_n_checkpoints_below_one_is_refused_first(backend, bad):
+    with pytest.raises(ValueError, match=r"^n_checkpoints must be an integer >= 1, got"):
+        lyapunov_spectrum(LeakyRNN(1, 4, 1), n_steps=50, n_transient=10, n_checkpoints=bad, backend=backend)

@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._checks import check_finite
+
 __all__ = ["latent_map", "mean_field_latent_map"]
 
 #: Gauss-Hermite nodes used for the Gaussian averages of the mean-field map
@@ -25,13 +27,24 @@ def check_low_rank(model: Any) -> None:
                          f"(random_gain={model.random_gain}) has no low-rank description")
 
 
-def _drive(kappa: Any, inputs: Any, n_inputs: int) -> torch.Tensor:
-    """Stack ``[kappa, u, 1]`` into (..., drive) float64; ``inputs=None`` means zero input."""
+def _drive(kappa: Any, inputs: Any, n_inputs: int, rank: int) -> torch.Tensor:
+    """Stack ``[kappa, u, 1]`` into (..., drive) float64; ``inputs=None`` means zero input. A one-line
+    ``ValueError`` for a wrong shape or NaN/Inf in ``kappa`` or ``inputs``."""
     k = torch.as_tensor(kappa, dtype=torch.float64)
+    if k.ndim < 1 or k.shape[-1] != rank:
+        raise ValueError(f"kappa must have shape (..., rank={rank}), got {tuple(k.shape)}")
+    check_finite(k, "kappa")
     if inputs is None:
         u = k.new_zeros(*k.shape[:-1], n_inputs)
     else:
-        u = torch.as_tensor(inputs, dtype=torch.float64).expand(*k.shape[:-1], n_inputs)
+        u = torch.as_tensor(inputs, dtype=torch.float64)
+        try:
+            u = u.expand(*k.shape[:-1], n_inputs)
+        except RuntimeError:
+            raise ValueError(f"inputs must have shape (..., input={n_inputs}) or (input={n_inputs},) "
+                             f"matching kappa's batch shape {tuple(k.shape[:-1])}, "
+                             f"got {tuple(u.shape)}") from None
+        check_finite(u, "inputs")
     return torch.cat([k, u, k.new_ones(*k.shape[:-1], 1)], dim=-1)
 
 
@@ -63,7 +76,8 @@ def latent_map(model: Any, kappa: Any, inputs: Any = None) -> torch.Tensor:
     TypeError
         For a model that is not a ``LowRankRNN``.
     ValueError
-        For ``random_gain != 0`` (the latent dynamics do not close).
+        For ``random_gain != 0`` (the latent dynamics do not close), a ``kappa`` whose last axis is
+        not ``rank``, ``inputs`` of the wrong shape, or NaN/Inf in either.
 
     Examples
     --------
@@ -78,7 +92,7 @@ def latent_map(model: Any, kappa: Any, inputs: Any = None) -> torch.Tensor:
     """
     check_low_rank(model)
     rank, rows = model.rank, model.loadings().double()
-    drive = _drive(kappa, inputs, model.n_inputs)
+    drive = _drive(kappa, inputs, model.n_inputs, rank)
     x = torch.cat([rows[:, :rank], rows[:, 2 * rank:]], dim=1)  # (unit, drive)
     from neurodyn.models._base import activation_fn
 
@@ -108,6 +122,12 @@ def mean_field_latent_map(statistics: Any, kappa: Any, inputs: Any = None) -> to
     -------
     Tensor, float64, shape (..., rank)
 
+    Raises
+    ------
+    ValueError
+        For a ``kappa`` whose last axis is not ``rank``, ``inputs`` of the wrong shape, or NaN/Inf in
+        either.
+
     Examples
     --------
     >>> import torch
@@ -126,7 +146,7 @@ def mean_field_latent_map(statistics: Any, kappa: Any, inputs: Any = None) -> to
     rank, n_inputs = s.sizes["rank"], int(s.attrs["n_inputs"])
     phi = activation_fn(s.attrs["activation"])
     dphi = activation_fn(s.attrs["activation"], slope=True)
-    v = _drive(kappa, inputs, n_inputs)  # (..., drive)
+    v = _drive(kappa, inputs, n_inputs, rank)  # (..., drive)
     nodes, weights = np.polynomial.hermite_e.hermegauss(N_QUADRATURE)
     z = torch.as_tensor(nodes, dtype=torch.float64)
     wq = torch.as_tensor(weights / np.sqrt(2.0 * np.pi), dtype=torch.float64)

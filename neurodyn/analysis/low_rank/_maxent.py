@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from neurodyn._checks import check_finite
 from neurodyn._result import TorchResult
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn.analysis.low_rank._latent import check_low_rank, latent_map
@@ -262,7 +263,7 @@ def fit_maxent_loadings(
     ------
     TypeError, ValueError
         For a model that is not a purely low-rank ``LowRankRNN``, NaN loadings, too few neurons
-        for the flow, or points of the wrong shape.
+        for the flow, or points of the wrong shape or with NaN/Inf.
 
     Examples
     --------
@@ -290,6 +291,7 @@ def fit_maxent_loadings(
     points = torch.as_tensor(points, dtype=torch.float64)
     if points.ndim != 2 or points.shape[1] != rank:
         raise ValueError(f"points must have shape (point, rank={rank}), got {tuple(points.shape)}")
+    check_finite(points, "points", "give finite latent states or leave points=None")
     reference = latent_map(model, points)
     kwargs = {"alpha": model.alpha, "activation": model.activation}
     width = rows.shape[1]

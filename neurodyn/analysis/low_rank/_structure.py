@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from neurodyn._budget import check_memory
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 
 __all__ = ["compute_loading_structure"]
@@ -63,8 +64,10 @@ def compute_loading_structure(
     Raises
     ------
     ValueError
-        For rows that are not 2-D, hold NaN/Inf, have fewer than 4 units, or a reference with
-        another number of components; a ``level`` outside (0, 1) or too few permutations for it.
+        For rows that are not 2-D, hold NaN/Inf, have fewer than 4 units or fewer than 2
+        non-constant components, or a reference with another number of components; a ``level``
+        outside (0, 1), too few permutations for it, or more than the memory available can hold
+        (the estimate is made before allocating).
 
     Examples
     --------
@@ -86,6 +89,9 @@ def compute_loading_structure(
     if int(n_permutations) < 1 / float(level):
         raise ValueError(f"n_permutations = {n_permutations} is too few for level {level}; "
                          f"use at least {int(np.ceil(1 / level))}")
+    check_memory("compute_loading_structure", 8.0 * int(n_permutations),
+                 f"one maximum per permutation, n_permutations={int(n_permutations)}",
+                 "lower n_permutations (default 200)")
     x, default_names = _rows(loadings, "loadings")
     if reference is not None:
         y, reference_names = _rows(reference, "reference")
@@ -130,6 +136,10 @@ def _rows(obj: Any, what: str) -> tuple[np.ndarray, list[str]]:
         raise ValueError(f"{what} has {x.shape[0]} units; correlations need at least 4")
     if not np.isfinite(x).all():
         raise ValueError(f"{what} contain NaN or Inf; drop or repair those units first")
+    n_varying = int((x.std(0) > 1e-12 * (1 + np.abs(x).max(0))).sum())  # as _corr_and_threshold
+    if n_varying < 2:
+        raise ValueError(f"{what} has {n_varying} non-constant component(s) of {x.shape[1]}; correlations "
+                         "need at least 2 that vary across units")
     return x, names
 
 

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from neurodyn._budget import MAX_MEMORY, warn_flops
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn.analysis.lyapunov._result import LyapunovResult
 
@@ -362,7 +363,8 @@ def lyapunov_spectrum(
     Raises
     ------
     ValueError
-        On a wrong ``h0``/``inputs`` shape, NaN/Inf in them, non-positive step counts, an unknown
+        On a wrong ``h0``/``inputs`` shape, NaN/Inf in them, non-positive step counts, an
+        ``n_checkpoints`` that is not an integer >= 1, an unknown
         ``jacobian`` or ``backend``, ``jacobian="analytic"`` for a model without closed forms, or
         when one trajectory's block for one step exceeds ``max_memory`` (the message gives the
         estimate and what to change).
@@ -394,6 +396,9 @@ def lyapunov_spectrum(
     """
     if n_steps < 1 or n_transient < 0:
         raise ValueError(f"need n_steps >= 1 and n_transient >= 0, got {n_steps}, {n_transient}")
+    check_setting("n_checkpoints", n_checkpoints, 1, integer=True,
+                  hint="; the number of running estimates kept (default 20)")
+    n_checkpoints = int(n_checkpoints)
     seed_int = resolve_seed(seed)
     rng = numpy_rng(seed_int)
     n_state = int(model.normals.shape[1]) if _is_pl_system(model) else int(model.state_size)

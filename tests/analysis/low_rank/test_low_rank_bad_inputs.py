@@ -54,3 +54,39 @@ def test_a_flow_that_does_not_converge_is_reported_in_the_result():
     assert fit.status == "not_converged" and fit.flow.status == "not_converged"
     assert fit.flow.moment_error > 0.15 and np.all(fit.residual_scale == 0)
     assert fit.to_xarray().attrs["status"] == "not_converged"
+
+
+def test_latent_maps_refuse_wrong_shapes_and_nan_in_one_line():
+    from neurodyn.analysis.low_rank import compute_low_rank_statistics, latent_map, mean_field_latent_map
+
+    model = LowRankRNN(1, 20, 1, rank=1, seed=0)
+    with pytest.raises(ValueError, match=r"^kappa must have shape \(\.\.\., rank=1\), got \(3, 2\)$"):
+        latent_map(model, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r"^inputs must have shape \(\.\.\., input=1\).* got \(3, 5\)$"):
+        latent_map(model, np.zeros((3, 1)), np.zeros((3, 5)))
+    with pytest.raises(ValueError, match=r"^kappa contains NaN or Inf"):
+        latent_map(model, np.full((3, 1), np.nan))
+    with pytest.raises(ValueError, match=r"^inputs contains NaN or Inf"):
+        latent_map(model, np.zeros((3, 1)), np.full((3, 1), np.inf))
+    stats = compute_low_rank_statistics(model)
+    with pytest.raises(ValueError, match=r"^kappa must have shape \(\.\.\., rank=1\), got \(3, 4\)$"):
+        mean_field_latent_map(stats, np.zeros((3, 4)))
+    assert latent_map(model, np.zeros((3, 1)), np.zeros(1)).shape == (3, 1)  # (input,) still broadcasts
+
+
+def test_nan_points_are_named_as_points():
+    model = LowRankRNN.from_loadings(_rows(), rank=1, alpha=0.5)
+    with pytest.raises(ValueError, match=r"^points contains NaN or Inf"):
+        fit_maxent_loadings(model, points=np.full((3, 1), np.nan), n_check=2, n_epochs=1)
+
+
+def test_loading_structure_refuses_too_many_permutations_and_constant_loadings():
+    from neurodyn.analysis.low_rank import compute_loading_structure
+
+    rows = np.random.default_rng(0).standard_normal((50, 3))
+    with pytest.raises(ValueError, match=r"^compute_loading_structure needs about 74\.5 GiB .*n_perm"):
+        compute_loading_structure(rows, n_permutations=10**10)
+    with pytest.raises(ValueError, match=r"^loadings has 0 non-constant component\(s\) of 3"):
+        compute_loading_structure(np.ones((50, 3)))
+    rows[:, 2] = 1.0  # one constant column among varying ones stays allowed (NaN correlations)
+    assert np.isnan(compute_loading_structure(rows, n_permutations=20).corr.values[2]).all()
