@@ -28,8 +28,9 @@ def train(args: argparse.Namespace, model: Any, task: Any):
     ------
     ValueError
         If a reference is trained on another task or sized for another one, ``--lambda``,
-        ``--deflate-ridge`` or ``--activity-penalty`` is negative or not finite, or an option that deflated training does not take
-        was given (curriculum, early stopping, target accuracy, weight penalties, weight decay).
+        ``--deflate-ridge`` or ``--activity-penalty`` is negative or not finite, or an option that
+        deflated training does not take was given (curriculum, early stopping, target accuracy,
+        weight penalties, weight decay).
     """
     from neurodyn.cli._common import warn_training_status
     from neurodyn.cli.train import engine_options

@@ -41,9 +41,10 @@ def test_deflation_names_a_reference_sized_for_another_task_and_its_flags(tmp_pa
     assert main(["fit", str(tmp_path / "rec.npy"), "--model", "plrnn", "--epochs", "1", "--batches-per-epoch",
                  "1", "--batch-size", "2", "--seq-len", "10", "--no-progress", "--out", str(fit)]) == 0
     capsys.readouterr()
-    assert main(["train", "flipflop", *TINY, "--deflate-against", str(fit), "--out", str(tmp_path / "c.pt")]) == 2
+    out = str(tmp_path / "c.pt")
+    assert main(["train", "flipflop", *TINY, "--deflate-against", str(fit), "--out", out]) == 2
     err = capsys.readouterr().err
-    assert f"--deflate-against {fit} holds a PLRNN with 0 inputs / 3 outputs, not a network for 'flipflop'" in err
+    assert f"--deflate-against {fit} holds a PLRNN with 0 inputs / 3 outputs, not a network for" in err
     assert main(["train", "flipflop", *TINY, "--deflate-against", str(a), "--lambda", "nan",
                  "--out", str(tmp_path / "c.pt")]) == 2
     assert "--lambda must be a finite number >= 0, got nan" in capsys.readouterr().err
