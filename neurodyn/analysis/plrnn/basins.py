@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from neurodyn._checks import check_finite
+from neurodyn._budget import check_memory
+from neurodyn._checks import check_finite, check_setting
 from neurodyn._result import Result, decode_attrs, encode_attrs
 
 __all__ = ["DIVERGED", "UNDECIDED", "BasinResult", "basin_boundary", "compute_basins"]
@@ -146,15 +147,25 @@ def _grid(grid: Any, n: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     try:
         bounds, counts = grid
         bounds = np.asarray(bounds, dtype=np.float64).reshape(-1, 2)
+        counts = np.asarray(counts, dtype=object)
     except (TypeError, ValueError):
         raise ValueError("grid must be (bounds, n) with bounds [(low, high)] per latent "
                          "dimension and n an int or one int per dimension") from None
     if len(bounds) != n:
         raise ValueError(f"grid bounds need one (low, high) per latent dimension ({n}), "
                          f"got {len(bounds)}")
-    counts = np.broadcast_to(np.asarray(counts, dtype=np.int64), (n,))
-    if np.any(counts < 1) or not np.all(bounds[:, 1] >= bounds[:, 0]):
-        raise ValueError("grid needs n >= 1 and low <= high per dimension")
+    if counts.ndim > 1 or counts.size not in (1, n):
+        raise ValueError(f"grid n must be an int or one int per latent dimension ({n}), got shape "
+                         f"{counts.shape}")
+    for c in counts.ravel():
+        check_setting("grid n (points per dimension)", c, 1, integer=True)
+    counts = np.broadcast_to(counts.astype(np.int64), (n,))
+    if not np.all(bounds[:, 1] >= bounds[:, 0]):
+        raise ValueError("grid needs low <= high per dimension")
+    n_points = float(np.prod(counts.astype(np.float64)))
+    # the grid states, their mesh coordinates, labels and steps
+    check_memory("compute_basins", 8.0 * n_points * (2 * n + 2),
+                 f"a grid of {n_points:.3g} states of {n} dims", "lower the points per dimension (grid n)")
     axes = tuple(np.linspace(lo, hi, int(c)) for (lo, hi), c in zip(bounds, counts))
     mesh = np.meshgrid(*axes, indexing="ij")
     return np.stack([m.ravel() for m in mesh], axis=1), axes
@@ -254,7 +265,9 @@ def compute_basins(
     ------
     ValueError
         Without exactly one of ``states``/``grid``, on bad shapes, NaN/Inf, no attractors, a
-        non-positive ``tol`` or ``diverge_radius``, or ``max_steps < 1``.
+        non-positive ``tol`` or ``diverge_radius``, a ``max_steps``, ``batch_size`` or grid ``n`` that
+        is not an integer >= 1, or a grid too large for the memory available (the message gives the
+        estimate).
 
     Examples
     --------
@@ -276,8 +289,9 @@ def compute_basins(
     """
     if not (math.isfinite(tol) and tol > 0 and math.isfinite(diverge_radius) and diverge_radius > 0):
         raise ValueError(f"tol and diverge_radius must be finite and > 0, got {tol}, {diverge_radius}")
-    if int(max_steps) < 1:
-        raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+    check_setting("max_steps", max_steps, 1, integer=True, hint=" (time steps per state)")
+    check_setting("batch_size", batch_size, 1, integer=True, hint=" (states simulated together)")
+    max_steps, batch_size = int(max_steps), int(batch_size)
     block, n, used = _block_stepper(model, u, backend)
     if (states is None) == (grid is None):
         raise ValueError("give exactly one of states=(state, latent) array or grid=(bounds, n)")

@@ -10,6 +10,7 @@ inverse maps, each new piece checked by mapping its samples forward onto its par
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -36,18 +37,43 @@ def _as_system(model: Any, u: Any):
     return pl_system(model, u)
 
 
+def _shown(value: Any) -> str:
+    """A short one-line description of a user value for an error message."""
+    text = f"an array of shape {value.shape}" if isinstance(value, np.ndarray) else repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _box(box: Any, n: int, points: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     if box is None:
         scale = max([np.max(np.abs(p)) for p in points] + [0.0])
         half = 10.0 + 2.0 * scale
         return np.full(n, -half), np.full(n, half)
-    if np.isscalar(box):
-        if not box > 0:
-            raise ValueError(f"box half-width must be positive, got {box}")
-        return np.full(n, -float(box)), np.full(n, float(box))
-    lo, hi = (np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)).copy() for x in box)
+    bad = (f"box must be a positive half-width or (low, high) with one value per latent dimension ({n}) "
+           f"or one for all, finite and low < high; got {_shown(box)}")
+    try:
+        shape = np.shape(box)
+    except ValueError:  # ragged, e.g. (low scalar, high per dimension)
+        shape = None
+    if shape == (n, 2):
+        bad += "; for one (low, high) row per dimension pass box=(rows[:, 0], rows[:, 1])"
+    if shape == () and not isinstance(box, (str, bytes, bool, np.bool_)):
+        try:
+            half = float(box)
+        except (TypeError, ValueError):
+            raise ValueError(bad) from None
+        if not (math.isfinite(half) and half > 0):
+            raise ValueError(bad)
+        return np.full(n, -half), np.full(n, half)
+    try:
+        lo, hi = (np.asarray(x, dtype=np.float64) for x in box)
+    except (TypeError, ValueError):
+        raise ValueError(bad) from None
+    if lo.ndim > 1 or hi.ndim > 1 or lo.size not in (1, n) or hi.size not in (1, n):
+        raise ValueError(bad)
+    lo, hi = (np.broadcast_to(x.reshape(-1), (n,)).copy() for x in (lo, hi))
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(hi > lo)):
-        raise ValueError("box must be (low, high) with finite low < high per latent dimension")
+        raise ValueError(bad)
     return lo, hi
 
 
@@ -209,7 +235,11 @@ def find_manifolds(
         value for both kinds or a mapping ``{"unstable": ..., "stable": ...}`` with one per kind
         (e.g. a deep unstable manifold, which carries the attractor, and a shallow stable one).
     box : float or (low, high), optional
-        Bounding box in state coordinates; pieces are clipped to it. Default: a cube of half-width
+        Bounding box in state coordinates; pieces are clipped to it. A positive half-width (the cube
+        ``[-box, box]`` in every dimension), or ``(low, high)`` with ``low`` and ``high`` each one
+        number for all dimensions or one per latent dimension (shape (latent,)), ``low < high``. A table
+        of one (low, high) row per dimension is refused unless it is the (2, 2) of a 2-d map, which
+        reads as ``(low, high)``; pass ``(rows[:, 0], rows[:, 1])``. Default: a cube of half-width
         ``10 + 2 max|z|`` over the cycle points.
     max_pieces : int or mapping
         Cap on the pieces of one manifold of one saddle (``truncated`` records a hit).
@@ -256,7 +286,9 @@ def find_manifolds(
     Raises
     ------
     ValueError
-        On an unknown ``kind``, a bad ``box`` or caps, or cycles that are not cycles of the map.
+        On an unknown ``kind``, bad caps, or cycles that are not cycles of the map; on a ``box`` that
+        is not a finite positive half-width or ``(low, high)`` with one value for all or one per latent
+        dimension and ``low < high`` (``box must be a positive half-width or (low, high) ...``).
     TypeError
         If ``model`` is not piecewise-linear.
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn._checks import check_finite
+from neurodyn._budget import MAX_MEMORY, check_memory
+from neurodyn._checks import check_finite, check_setting
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn.analysis.plrnn import _cycle_algebra as alg
 from neurodyn.analysis.plrnn._cycle_collect import Collector, Tolerances
@@ -37,10 +38,8 @@ _OFFER_OUTCOME = {"new": "closed", "duplicate": "closed", "inconsistent": "incon
 DIVERGED_SCALE = 1e8  # an orbit beyond this many times the system's scale has diverged
 
 
-def _initial_states(system: PLSystem, initial_states: Any, n_inits: int, rng) -> np.ndarray:
+def _given_states(system: PLSystem, initial_states: Any) -> np.ndarray:
     n = system.n_latent
-    if initial_states is None:
-        return rng.normal(size=(n_inits, n)) * alg.system_scale(system)
     z = np.asarray(initial_states.detach().cpu() if hasattr(initial_states, "detach") else initial_states,
                    dtype=np.float64)
     z = z[None] if z.ndim == 1 else z
@@ -49,6 +48,21 @@ def _initial_states(system: PLSystem, initial_states: Any, n_inits: int, rng) ->
                          f"batch >= 1, got {np.shape(initial_states)}")
     check_finite(z, "initial_states", "pass finite states")
     return z
+
+
+def _check_orbit_memory(n_orbits: int, max_order: int, system: PLSystem, max_memory: float,
+                        given: bool) -> None:
+    """One-line ``ValueError`` with the estimate, before anything is drawn or iterated, when the orbits
+    held at once, (orbit, max_order + 1, latent) float64 plus a step's temporaries, exceed
+    ``max_memory`` or the memory available."""
+    n = system.n_latent
+    nbytes = 8.0 * n_orbits * ((max_order + 4.0) * n + 2.0 * system.n_hyperplanes)
+    detail = f"{n_orbits} orbits x {max_order + 1} steps x {n} dims, float64"
+    fix = ("pass fewer initial_states" if given else "lower n_inits") + " or max_order"
+    if nbytes > max_memory:
+        raise ValueError(f"find_attracting_cycles needs about {nbytes / 2**30:.3g} GiB ({detail}) but "
+                         f"max_memory is {max_memory / 2**30:.3g} GiB; {fix}, or raise max_memory")
+    check_memory("find_attracting_cycles", nbytes, detail, fix)
 
 
 def _first_return(orbit: np.ndarray, rtol: float) -> int:
@@ -73,6 +87,7 @@ def find_attracting_cycles(
     region_tol: float = 1e-9,
     dedup_rtol: float = 1e-6,
     marginal_tol: float = 1e-6,
+    max_memory: float = MAX_MEMORY,
 ) -> CycleResult:
     """Exact fixed points and k-cycles that orbits of a PLRNN-family map converge to.
 
@@ -103,6 +118,9 @@ def find_attracting_cycles(
         An orbit has returned when ``|z_{t+k} − z_t|_∞ <= closure_rtol (1 + |z_t|_∞)``.
     max_condition, tol_residual, region_tol, dedup_rtol, marginal_tol : float
         As in :func:`~neurodyn.analysis.find_cycles`.
+    max_memory : float
+        Bytes the orbits may hold at once: ``8 x orbits x (max_order + 1) x latent`` (plus a few
+        states per orbit) must fit in it (default 1 GiB) and in the memory available.
 
     Returns
     -------
@@ -123,7 +141,9 @@ def find_attracting_cycles(
         If ``model`` is not a piecewise-linear model or ``PLSystem``.
     ValueError
         For non-positive ``n_inits``/``max_order``, negative ``n_transient``, non-finite or wrong-shaped
-        ``initial_states``, a ``closure_rtol`` outside (0, 1) or bad tolerances.
+        ``initial_states``, a ``closure_rtol`` outside (0, 1) or bad tolerances; and, before any
+        start is drawn or iterated, when the orbits need more than ``max_memory`` or the memory
+        available (the message gives the estimate and says to lower ``n_inits`` or ``max_order``).
 
     Examples
     --------
@@ -147,6 +167,7 @@ def find_attracting_cycles(
     if n_inits < 1 or max_order < 1 or n_transient < 0:
         raise ValueError(f"need n_inits >= 1, max_order >= 1 and n_transient >= 0, got {n_inits}, "
                          f"{max_order}, {n_transient}")
+    check_setting("max_memory", max_memory, 0, strict=True, hint=" (bytes)")
     if not 0.0 < closure_rtol < 1.0:
         raise ValueError(f"closure_rtol must be in (0, 1), got {closure_rtol}")
     if isinstance(model, PLSystem) and u is not None:
@@ -156,15 +177,22 @@ def find_attracting_cycles(
                      dedup_rtol=dedup_rtol, marginal_tol=marginal_tol)
     seed_int = resolve_seed(seed)
     start = time.perf_counter()
-    z = _initial_states(system, initial_states, int(n_inits), numpy_rng(seed_int))
+    given = None if initial_states is None else _given_states(system, initial_states)
+    _check_orbit_memory(int(n_inits) if given is None else len(given), int(max_order), system,
+                        float(max_memory), given is not None)
+    if given is None:
+        z = numpy_rng(seed_int).normal(size=(int(n_inits), system.n_latent)) * alg.system_scale(system)
+    else:
+        z = given
     bound = DIVERGED_SCALE * (alg.system_scale(system) + float(np.abs(z).max()))
+    orbits = np.empty((len(z), int(max_order) + 1, system.n_latent))  # (batch, max_order + 1, latent)
     with np.errstate(over="ignore", invalid="ignore"):
         for _ in range(int(n_transient)):
             z = system.step(z)
-        orbit = [z]
-        for _ in range(int(max_order)):
-            orbit.append(system.step(orbit[-1]))
-    orbits = np.stack(orbit, axis=1)  # (batch, max_order + 1, latent)
+        orbits[:, 0] = z
+        for t in range(int(max_order)):
+            z = system.step(z)
+            orbits[:, t + 1] = z
     col = Collector(system, alg.AffineMaps(system), tol)
     stats = [OrderStats() for _ in range(int(max_order))]
     counts = dict.fromkeys(OUTCOMES, 0)

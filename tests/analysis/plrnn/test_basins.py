@@ -132,3 +132,30 @@ def test_smooth_model_through_the_rollout_kernels():
     np.testing.assert_array_equal(res.labels, expected)
     with pytest.raises(ValueError, match="numpy"):
         compute_basins(model, [[h_star]], states=x0, backend="numpy")
+
+
+@pytest.mark.parametrize("kwargs", [{"batch_size": -1}, {"batch_size": 0}, {"batch_size": 2.5},
+                                    {"max_steps": -3}, {"max_steps": 1.5}, {"max_steps": True}])
+def test_counts_must_be_integers_of_at_least_one(kwargs):
+    name, value = next(iter(kwargs.items()))
+    with pytest.raises(ValueError, match=rf"^{name} must be an integer >= 1, got {value!r}"):
+        compute_basins(bent_bistable(), ATTRACTORS, states=np.zeros((4, 2)), **kwargs)
+
+
+def test_batch_size_splits_the_work_without_changing_the_labels():
+    x0 = np.array([[-3.0, 1.0], [0.0, 1.0], [-1.0, 1.0], [5.0, 0.5], [-0.4, 1.0]])
+    whole = compute_basins(bent_bistable(), ATTRACTORS, states=x0, max_steps=300)
+    split = compute_basins(bent_bistable(), ATTRACTORS, states=x0, max_steps=300.0, batch_size=2)
+    np.testing.assert_array_equal(split.labels, whole.labels)
+    np.testing.assert_array_equal(split.steps, whole.steps)
+    assert (whole.status == "attracted").all()
+
+
+@pytest.mark.parametrize("n, match", [(0, r"grid n \(points per dimension\) must be an integer >= 1, got 0"),
+                                      (2.5, "must be an integer >= 1, got 2.5"),
+                                      ((3, 3, 3), r"one int per latent dimension \(2\), got shape \(3,\)"),
+                                      (10**7, r"compute_basins needs about .* GiB \(a grid of 1e\+14 states"
+                                              r" of 2 dims\) .*lower the points per dimension")])
+def test_grid_counts_are_checked_before_the_grid_is_built(n, match):
+    with pytest.raises(ValueError, match=match):
+        compute_basins(bent_bistable(), ATTRACTORS, grid=([(-1, 1), (-1, 1)], n))

@@ -325,3 +325,48 @@ def test_stable_seed_of_a_strongly_contracting_saddle_is_clipped_to_its_regions(
     assert pts[:, 1].min() == pytest.approx(-3.0) and pts[:, 1].max() == pytest.approx(3.0)
     for p in pieces:  # invariance: the pieces map into the stable manifold and shrink onto the saddle
         np.testing.assert_allclose(system.step(p.samples)[:, 0], 0.0, atol=1e-12)
+
+
+def _plane_system():
+    """3-D: x' = f(x) of :func:`bistable`, y' = 0.5 y, w' = -0.4 w; saddle at 0."""
+    base = bistable(0.0)
+    lin = np.zeros((3, 3))
+    lin[:2, :2] = base.linear
+    lin[2, 2] = -0.4
+    return PLSystem(np.hstack([base.normals, np.zeros((2, 1))]), base.offsets, lin, np.zeros(3),
+                    np.vstack([base.mixing, np.zeros((1, 2))]))
+
+
+BOX_FORM = r"^box must be a positive half-width or \(low, high\) with one value per latent dimension \(3\)"
+
+
+@pytest.mark.parametrize("box, got", [
+    (np.array([[-1.0, 1.0]] * 3), r"got an array of shape \(3, 2\); for one \(low, high\) row per dimension "
+                                  r"pass box=\(rows\[:, 0\], rows\[:, 1\]\)$"),
+    ((1, 2, 3), r"got \(1, 2, 3\)$"),
+    (-1.0, "got -1.0$"), (0, "got 0$"), (float("inf"), "got inf$"), (float("nan"), "got nan$"),
+    ("2", "got '2'$"), (True, "got True$"), ([2.0], r"got \[2.0\]$"),
+    ((np.zeros(2), np.ones(2)), r"got \(array\(\[0., 0.\]\), array\(\[1., 1.\]\)\)$"),
+    ((1.0, -1.0), r"got \(1.0, -1.0\)$"), ((-1.0, [1.0, np.inf, 1.0]), "got "),
+])
+def test_a_malformed_box_is_refused_in_one_line(box, got):
+    with pytest.raises(ValueError, match=BOX_FORM + ".*" + got) as info:
+        find_manifolds(_plane_system(), [np.zeros(3)], kind="stable", box=box, max_depth=1)
+    assert "\n" not in str(info.value)
+
+
+def test_every_documented_box_form_gives_the_same_box_and_pieces():
+    system = _plane_system()
+    forms = [2.0, np.float64(2.0), np.array(2.0), (-2.0, 2.0), (np.full(3, -2.0), np.full(3, 2.0)),
+             ([-2.0, -2.0, -2.0], 2.0), np.array([[-2.0] * 3, [2.0] * 3])]
+    results = [find_manifolds(system, [np.zeros(3)], kind="stable", box=b, max_depth=1) for b in forms]
+    for res in results:
+        np.testing.assert_array_equal(res.box[0], np.full(3, -2.0))
+        np.testing.assert_array_equal(res.box[1], np.full(3, 2.0))
+        assert len(res.pieces) == len(results[0].pieces) > 0
+        for p, q in zip(res.pieces, results[0].pieces):
+            np.testing.assert_array_equal(p.vertices, q.vertices)
+    rows = np.array([[-1.0, 2.0], [-3.0, 0.5], [-2.0, 2.0]])  # a per-dimension table, transposed
+    table = find_manifolds(system, [np.zeros(3)], kind="stable", box=(rows[:, 0], rows[:, 1]), max_depth=1)
+    np.testing.assert_array_equal(table.box[0], rows[:, 0])
+    np.testing.assert_array_equal(table.box[1], rows[:, 1])

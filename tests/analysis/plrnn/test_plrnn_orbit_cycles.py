@@ -137,3 +137,29 @@ def test_orbits_that_did_not_return_get_advice():
     text = res.summary()
     assert "1 orbits did not return" in text and "--n-transient, now 50, e.g. to 100" in text
     assert "--max-order" in text and "chaotic" in text
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"n_inits": 10**10, "n_transient": 10},
+     r"^find_attracting_cycles needs about 4\.6\d*e\+04 GiB "
+     r"\(10000000000 orbits x 201 steps x 3 dims, float64\) "
+     r"but max_memory is 1 GiB; lower n_inits or max_order, or raise max_memory$"),
+    ({"n_inits": 2, "n_transient": 0, "max_order": 3 * 10**7},
+     r"needs about 1\.34 GiB \(2 orbits x 30000001 steps x 3 dims, float64\) but max_memory is 1 GiB"),
+    ({"n_inits": 8, "max_order": 200, "max_memory": 10_000},
+     r"\(8 orbits x 201 steps .* lower n_inits or max_order"),
+    ({"n_inits": 10**10, "max_memory": 1e30}, r"GiB are available; lower n_inits or max_order$"),
+    ({"max_memory": 0}, r"^max_memory must be a finite number > 0, got 0 \(bytes\)$"),
+])
+def test_orbits_too_large_for_memory_are_refused_before_any_step(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        find_attracting_cycles(PLRNN(0, 3, seed=0), **kwargs)
+
+
+def test_given_states_too_many_for_max_memory_name_initial_states():
+    model = PLRNN.from_arrays([0.5], [[0.0]], [1.0])  # one stable point, z* = 2
+    with pytest.raises(ValueError, match=r"\(3 orbits x 201 steps .* pass fewer initial_states or max_order"):
+        find_attracting_cycles(model, np.zeros((3, 1)), max_memory=1000)
+    fits = find_attracting_cycles(model, np.zeros((3, 1)), n_transient=100, max_order=4, max_memory=1000)
+    assert fits.attrs["n_inits"] == 3 and fits.attrs["n_closed"] == 3
+    np.testing.assert_allclose(fits.states, [[2.0]])
