@@ -42,7 +42,7 @@ def python_names_left(line: str, argv: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("argv, expected", [
     (["train", "flipflop", "--n-bits", "0"], "--n-bits must be an integer >= 1, got 0"),
-    (["train", "flipflop", "--n-units", "0"], "--n-units must be positive, got 0"),
+    (["train", "flipflop", "--n-units", "0"], "--n-units must be an integer >= 1, got 0"),
     (["train", "flipflop", "--dale-output"], "--dale-output needs --dale"),
     (["train", "flipflop", "--rec-density", "2"], "--rec-density must be in [0, 1], got 2.0"),
     (["train", "flipflop", "--noise-std", "-1"], "--noise-std must be finite and >= 0"),
