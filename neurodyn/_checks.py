@@ -37,14 +37,30 @@ def check_finite(values: Any, name: str, fix: str = "", *, error: type[Exception
 
 def check_setting(name: str, value: Any, low: float, *, high: float | None = None, strict: bool = False,
                   integer: bool = False, hint: str = "") -> None:
-    """Raise a one-line ``ValueError`` unless ``value`` is a finite number (an integer if ``integer``),
-    ``>= low`` (``> low`` if ``strict``) and at most ``high``."""
+    """Raise a one-line ``ValueError`` unless ``value`` is a finite number (an integer if ``integer``:
+    a whole float such as ``4.0`` passes, bools and strings do not), ``>= low`` (``> low`` if
+    ``strict``; ``low=-math.inf`` sets no lower bound) and at most ``high``.
+
+    Examples
+    --------
+    >>> check_setting("n_bits", 1.5, 1, integer=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_bits must be an integer >= 1, got 1.5
+    >>> check_setting("n_items", float("nan"), -math.inf, integer=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_items must be an integer, got nan
+    """
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
     ok = ok and (value > low if strict else value >= low) and (not integer or float(value).is_integer())
     if not ok or (high is not None and value > high):
         kind = "an integer" if integer else "a finite number"
-        bound = f"in [{low:g}, {high:g}]" if high is not None else f"{'>' if strict else '>='} {low:g}"
-        raise ValueError(f"{name} must be {kind} {bound}, got {value!r}{hint}")
+        if high is not None:
+            bound = f" in [{low:g}, {high:g}]"
+        else:
+            bound = f" {'>' if strict else '>='} {low:g}" if low > -math.inf else ""
+        raise ValueError(f"{name} must be {kind}{bound}, got {value!r}{hint}")
 
 
 def check_device(device: Any):

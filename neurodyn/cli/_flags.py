@@ -1,9 +1,9 @@
 """Error messages in the command line's words: Python argument names become the flags that set them.
 
-The library validates its arguments under their Python names (``n_units must be positive``); a command
-line user typed ``--n-units``. :func:`main <neurodyn.cli.main.main>` passes every one-line error through
-:func:`name_flags` with the flags of the command that ran (:func:`option_flags`), so the message names
-what the user can change.
+The library validates its arguments under their Python names (``n_units must be an integer >= 1``); a
+command line user typed ``--n-units``. :func:`main <neurodyn.cli.main.main>` passes every one-line error
+through :func:`name_flags` with the flags of the command that ran (:func:`option_flags`), so the message
+names what the user can change.
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ def name_flags(message: str, flags: Mapping[str, str]) -> str:
     >>> from neurodyn.cli._flags import name_flags
     >>> flags = {"n_units": "--n-units", "dale": "--dale", "dale_output": "--dale-output", "lr": "--lr",
     ...          "observation": "--observation"}
-    >>> name_flags("n_units must be positive, got 0", flags)
-    '--n-units must be positive, got 0'
+    >>> name_flags("n_units must be an integer >= 1, got 0", flags)
+    '--n-units must be an integer >= 1, got 0'
     >>> name_flags("dale_output=True needs dale=True", flags)
     '--dale-output needs --dale'
     >>> name_flags("lr must be a finite number > 0; use observation='affine'", flags)

@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from neurodyn._budget import check_memory
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike
 from neurodyn.models._family import FAMILIES
 
@@ -266,15 +268,31 @@ def check_sizes(
 ) -> tuple[int, int, int]:
     """``(n_inputs, n_units, n_outputs)`` as ints; ``ValueError`` naming the first bad size.
 
-    The state needs at least one unit (``units`` names it in the message, e.g. ``"n_latent"``);
-    a model may have no inputs (autonomous) or no outputs.
+    Each size must be an integer (a whole float such as ``4.0`` is taken as ``4``; bools, strings,
+    NaN and fractions are refused). The state needs at least one unit (``units`` names it in the
+    message, e.g. ``"n_latent"``); a model may have no inputs (autonomous) or no outputs.
+
+    Examples
+    --------
+    >>> from neurodyn.models._base import check_sizes
+    >>> check_sizes(2, 4.0, 1)
+    (2, 4, 1)
+    >>> check_sizes(1, 4.5, 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_units must be an integer >= 1, got 4.5
     """
-    if n_units < 1:
-        raise ValueError(f"{units} must be positive, got {n_units}")
+    check_setting(units, n_units, 1, integer=True)
     for name, n in (("n_inputs", n_inputs), ("n_outputs", n_outputs)):
-        if n < 0:
-            raise ValueError(f"{name} must be >= 0, got {n}")
+        check_setting(name, n, 0, integer=True)
     return int(n_inputs), int(n_units), int(n_outputs)
+
+
+def check_param_memory(model: str, n_values: float, sizes: str, fix: str, *, itemsize: int = 4) -> None:
+    """One-line ``ValueError`` (:func:`~neurodyn._budget.check_memory`) when the ``n_values`` parameter
+    and buffer entries of a new model, with their initial random draws (twice the bytes), do not fit in
+    the memory available now; raised before any allocation."""
+    check_memory(model, 2.0 * itemsize * float(n_values), f"parameters for {sizes}", fix)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,13 @@ import torch
 from torch import nn
 
 from neurodyn._seed import SeedLike
-from neurodyn.models._base import RecurrentModel, check_sizes, init_generator, uniform_weights
+from neurodyn.models._base import (
+    RecurrentModel,
+    check_param_memory,
+    check_sizes,
+    init_generator,
+    uniform_weights,
+)
 
 
 class GatedParams(NamedTuple):
@@ -52,9 +58,14 @@ def init_gated(
     Raises
     ------
     ValueError
-        If ``n_units < 1`` or ``n_inputs`` or ``n_outputs`` is negative.
+        If a size is not an integer, ``n_units < 1`` or ``n_inputs`` or ``n_outputs`` is negative, or
+        the parameters would not fit in the memory available (lower ``n_units``).
     """
-    module.n_inputs, module.n_units, module.n_outputs = check_sizes(n_inputs, n_units, n_outputs)
+    n_inputs, n_units, n_outputs = check_sizes(n_inputs, n_units, n_outputs)
+    check_param_memory(type(module).__name__, n_gates * n_units * (n_inputs + n_units + 2)
+                       + n_outputs * (n_units + 1), f"n_units={n_units}, n_inputs={n_inputs}",
+                       "lower n_units")
+    module.n_inputs, module.n_units, module.n_outputs = n_inputs, n_units, n_outputs
     module.seed, gen = init_generator(seed)
     k = 1.0 / math.sqrt(n_units)
     module.w_ih = uniform_weights(gen, k, n_gates * n_units, n_inputs)

@@ -14,8 +14,16 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurodyn._checks import check_setting
 from neurodyn.models import _family as fam
-from neurodyn.models._base import RecurrentModel, check_sizes, init_generator, init_h0, init_input_weights
+from neurodyn.models._base import (
+    RecurrentModel,
+    check_param_memory,
+    check_sizes,
+    init_generator,
+    init_h0,
+    init_input_weights,
+)
 from neurodyn.models.leaky_rnn import check_nonnegative
 
 OBSERVATIONS = ("linear", "identity")
@@ -46,9 +54,13 @@ def drive(p: Any, u: torch.Tensor | None) -> torch.Tensor:
 
 
 def resolve_latent(n_latent: int | None, n_units: int | None) -> int:
-    """``n_units`` is accepted as a keyword alias of ``n_latent`` (the generic model size)."""
+    """``n_units`` is accepted as a keyword alias of ``n_latent`` (the generic model size); each given
+    one must be an integer >= 1 (a whole float such as ``4.0`` is taken as ``4``)."""
     if n_latent is None and n_units is None:
         raise TypeError("give the latent dimension n_latent (alias n_units)")
+    for name, value in (("n_latent", n_latent), ("n_units", n_units)):
+        if value is not None:
+            check_setting(name, value, 1, integer=True)
     if n_latent is not None and n_units is not None and int(n_latent) != int(n_units):
         raise ValueError(f"n_latent={n_latent} and n_units={n_units} disagree; give only one")
     return int(n_latent if n_latent is not None else n_units)
@@ -64,8 +76,7 @@ def sizes(
     observation whose output size is not the latent size.
     """
     n = resolve_latent(n_latent, n_units)
-    n_outputs = n if n_outputs is None else int(n_outputs)
-    check_sizes(n_inputs, n, n_outputs, units="n_latent")
+    _, n, n_outputs = check_sizes(n_inputs, n, n if n_outputs is None else n_outputs, units="n_latent")
     if observation not in OBSERVATIONS:
         raise ValueError(f"observation must be one of {OBSERVATIONS}, got {observation!r}")
     if observation == "identity" and n_outputs != n:
@@ -74,6 +85,15 @@ def sizes(
             "use observation='linear' for a learned readout"
         )
     return n, n_outputs
+
+
+def check_pl_memory(module: nn.Module, n_values: float, n: int, n_inputs: int, n_outputs: int,
+                    dtype: str | torch.dtype, detail: str, fix: str = "lower n_latent") -> None:
+    """:func:`~neurodyn.models._base.check_param_memory` for a PL model of latent size ``n``: its own
+    ``n_values`` plus the input weights, readout and initial state, before anything is allocated."""
+    io = n * (int(n_inputs) + n_outputs + 2) + n_outputs
+    check_param_memory(type(module).__name__, n_values + io, detail, fix,
+                       itemsize=8 if "64" in str(dtype) else 4)
 
 
 def init_common(

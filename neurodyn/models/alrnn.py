@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
 from neurodyn.models import _pl_common as plc
@@ -100,6 +101,13 @@ class ALRNN(plc.PLShell):
     dtype : {"float32", "float64"}
         Parameter dtype (stored in :meth:`config`).
 
+    Raises
+    ------
+    ValueError
+        If a size is not an integer (``4.0`` counts as 4), ``n_latent < 1``, ``n_inputs`` or
+        ``n_outputs`` is negative, ``n_relu`` is not an integer in ``[0, n_latent]``, the observation
+        is unknown, or the parameters would not fit in the memory available (lower ``n_latent``).
+
     Examples
     --------
     >>> import torch
@@ -133,9 +141,11 @@ class ALRNN(plc.PLShell):
     ) -> None:
         super().__init__()
         n, n_outputs = plc.sizes(n_inputs, n_latent, n_units, n_outputs, observation)
+        if n_relu is not None:
+            check_setting("n_relu", n_relu, 0, high=n, integer=True, hint=" (at most n_latent)")
         n_relu = max(1, n // 4) if n_relu is None else int(n_relu)
-        if not 0 <= n_relu <= n:
-            raise ValueError(f"n_relu must be in [0, n_latent={n}], got {n_relu}")
+        plc.check_pl_memory(self, (3 if full_A else 2) * n * n, n, n_inputs, n_outputs, dtype,
+                            f"n_latent={n}")
         self.n_relu = n_relu
         gen = plc.init_common(self, n_inputs, n, n_outputs, observation, noise_std, seed)
         plc.init_pl_weights(self, n, full_A, w_diagonal, gain, gen)

@@ -102,6 +102,13 @@ class GRU(GatedShell):
     seed : int, numpy/torch Generator or None
         Seed of the initialisation (uniform in ±1/sqrt(n_units), as torch does).
 
+    Raises
+    ------
+    ValueError
+        If a size is not an integer (``4.0`` counts as 4), ``n_units < 1``, ``n_inputs`` or
+        ``n_outputs`` is negative, or the parameters would not fit in the memory available (lower
+        ``n_units``).
+
     Examples
     --------
     >>> import torch

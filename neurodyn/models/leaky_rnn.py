@@ -232,8 +232,10 @@ class LeakyRNN(LeakyShell):
     Raises
     ------
     ValueError
-        For sizes < 1, alpha outside (0, 1], masks of the wrong shape or values, ``dale_output``
-        without ``dale``, unknown ``fixed`` names, or a zero initial spectral radius.
+        For sizes that are not integers or < 1 (``n_inputs``, ``n_outputs``: < 0), alpha outside (0, 1],
+        masks of the wrong shape or values, ``dale_output`` without ``dale``, unknown ``fixed`` names, a
+        zero initial spectral radius, or parameters that would not fit in the memory available (lower
+        ``n_units``).
 
     Examples
     --------
@@ -261,10 +263,12 @@ class LeakyRNN(LeakyShell):
     ) -> None:
         super().__init__()
         activation_fn(activation)
-        self.n_inputs, self.n_units, self.n_outputs = check_sizes(n_inputs, n_units, n_outputs)
+        n_inputs, n, n_outputs = check_sizes(n_inputs, n_units, n_outputs)
+        base.check_param_memory(type(self).__name__, n * (n_inputs + n + n_outputs + 2) + n_outputs,
+                                f"n_units={n}, n_inputs={n_inputs}, n_outputs={n_outputs}", "lower n_units")
+        self.n_inputs, self.n_units, self.n_outputs = n_inputs, n, n_outputs
         if dale_output and not dale:
             raise ValueError("dale_output=True needs dale=True (it reads out excitatory units only)")
-        n = self.n_units
         self.activation, self.alpha = activation, resolve_alpha(alpha, dt, tau)
         self.noise_std = check_nonnegative("noise_std", noise_std)
         self.gain = check_nonnegative("gain", gain)

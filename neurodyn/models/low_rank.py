@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike
 from neurodyn.models import _base as base
 from neurodyn.models._base import activation_fn, check_sizes, init_generator
@@ -58,7 +59,9 @@ class LowRankRNN(LeakyShell):
     Raises
     ------
     ValueError
-        For sizes < 1, ``rank`` outside [1, n_units] or alpha outside (0, 1].
+        For sizes that are not integers or < 1 (``n_inputs``, ``n_outputs``: < 0), ``rank`` not an
+        integer in [1, n_units], alpha outside (0, 1], or parameters that would not fit in the memory
+        available (lower ``n_units``).
 
     Examples
     --------
@@ -83,10 +86,17 @@ class LowRankRNN(LeakyShell):
     ) -> None:
         super().__init__()
         activation_fn(activation)
-        self.n_inputs, self.n_units, self.n_outputs = check_sizes(n_inputs, n_units, n_outputs)
+        n_inputs, n_units, n_outputs = check_sizes(n_inputs, n_units, n_outputs)
+        check_setting("rank", rank, 1, integer=True, hint=" (the rank of the structured connectivity)")
         if not 1 <= rank <= n_units:
             raise ValueError(f"rank must be in [1, n_units={n_units}], got {rank}: a rank-R connectivity "
                              f"needs at least R units; lower rank or use more units")
+        rank = int(rank)
+        chi = n_units * n_units if random_gain != 0.0 else 0
+        base.check_param_memory(type(self).__name__,
+                                n_units * (2 * rank + n_inputs + n_outputs + 1) + n_outputs + chi,
+                                f"n_units={n_units}, rank={rank}", "lower n_units")
+        self.n_inputs, self.n_units, self.n_outputs = n_inputs, n_units, n_outputs
         self.rank, self.activation = int(rank), activation
         self.alpha = resolve_alpha(alpha, dt, tau)
         self.noise_std = check_nonnegative("noise_std", noise_std)

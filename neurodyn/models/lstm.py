@@ -98,6 +98,13 @@ def lstm_input_jacobian(p: LSTMParams, s: torch.Tensor, u: torch.Tensor | None) 
 class LSTM(GatedShell):
     """LSTM network with a linear readout of ``h``; state ``[h, c]`` of size ``2 * n_units``.
 
+    Raises
+    ------
+    ValueError
+        If a size is not an integer (``4.0`` counts as 4), ``n_units < 1``, ``n_inputs`` or
+        ``n_outputs`` is negative, or the parameters would not fit in the memory available (lower
+        ``n_units``).
+
     Examples
     --------
     >>> import torch

@@ -90,6 +90,13 @@ class PLRNN(plc.PLShell):
     dtype : {"float32", "float64"}
         Parameter dtype (stored in :meth:`config`, so checkpoints keep float64 models exact).
 
+    Raises
+    ------
+    ValueError
+        If a size is not an integer (``4.0`` counts as 4), ``n_latent < 1``, ``n_inputs`` or
+        ``n_outputs`` is negative, the observation is unknown, or the parameters would not fit
+        in the memory available (lower ``n_latent``).
+
     Notes
     -----
     The piecewise-affine structure used by exact analyses is given by
@@ -128,6 +135,8 @@ class PLRNN(plc.PLShell):
     ) -> None:
         super().__init__()
         n, n_outputs = plc.sizes(n_inputs, n_latent, n_units, n_outputs, observation)
+        plc.check_pl_memory(self, (3 if full_A else 2) * n * n, n, n_inputs, n_outputs, dtype,
+                            f"n_latent={n}")
         gen = plc.init_common(self, n_inputs, n, n_outputs, observation, noise_std, seed)
         plc.init_pl_weights(self, n, full_A, w_diagonal, gain, gen)
         plc.finish_init(self, train_h0, dtype)

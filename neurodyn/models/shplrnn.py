@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike
 from neurodyn.models import _family as fam
 from neurodyn.models import _pl_common as plc
@@ -105,6 +106,13 @@ class ShallowPLRNN(plc.PLShell):
     dtype : {"float32", "float64"}
         Parameter dtype (stored in :meth:`config`).
 
+    Raises
+    ------
+    ValueError
+        If a size is not an integer (``4.0`` counts as 4), ``n_latent < 1``, ``n_inputs`` or
+        ``n_outputs`` is negative, ``n_hidden`` is not an integer >= 1, the observation is unknown,
+        or the parameters would not fit in the memory available (lower ``n_latent`` or ``n_hidden``).
+
     Examples
     --------
     >>> import torch
@@ -134,9 +142,11 @@ class ShallowPLRNN(plc.PLShell):
     ) -> None:
         super().__init__()
         n, n_outputs = plc.sizes(n_inputs, n_latent, n_units, n_outputs, observation)
+        if n_hidden is not None:
+            check_setting("n_hidden", n_hidden, 1, integer=True, hint=" (the width of the hidden ReLU layer)")
         n_hidden = 2 * n if n_hidden is None else int(n_hidden)
-        if n_hidden < 1:
-            raise ValueError(f"n_hidden must be >= 1, got {n_hidden}")
+        plc.check_pl_memory(self, 2 * n * n_hidden + n_hidden, n, n_inputs, n_outputs, dtype,
+                            f"n_latent={n}, n_hidden={n_hidden}", "lower n_latent or n_hidden")
         self.n_hidden, self.clipped = n_hidden, bool(clipped)
         gen = plc.init_common(self, n_inputs, n, n_outputs, observation, noise_std, seed)
         self.a = nn.Parameter(plc.init_decay(n, gen))

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from neurodyn._checks import check_setting
 from neurodyn.tasks._timeline import ms_to_steps
 
 #: a rule: ``task -> None``, raising a one-line ``ValueError`` when the task's fields break it
@@ -22,9 +23,25 @@ def rule(fails: Callable[[Any], bool], message: str) -> Check:
     return check
 
 
-def at_least(name: str, low: int) -> Check:
-    """Field ``name`` must be ``>= low``."""
-    return rule(lambda t: getattr(t, name) < low, f"{name} must be >= {low}, got {{t.{name}}}")
+def at_least(name: str, low: float) -> Check:
+    """Count field ``name`` must be an integer ``>= low`` (:func:`~neurodyn._checks.check_setting`:
+    bools, strings, NaN and fractions fail); a whole float such as ``4.0`` is stored as the int ``4``."""
+    def check(task: Any) -> None:
+        value = getattr(task, name)
+        check_setting(name, value, low, integer=True)
+        object.__setattr__(task, name, int(value))  # the task is a frozen dataclass
+    return check
+
+
+def integers(*names: str) -> Check:
+    """Each count field ``names`` must be an integer, stored as an int as by :func:`at_least`; their
+    ranges are left to the task's other rules (so that those keep their messages)."""
+    counts = [at_least(name, -math.inf) for name in names]
+
+    def check(task: Any) -> None:
+        for count in counts:
+            count(task)
+    return check
 
 
 def within(name: str, low: float, high: float, *, open_low: bool = False) -> Check:

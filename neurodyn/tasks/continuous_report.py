@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._checks import at_least, delayed_response, non_negative, rule
+from neurodyn.tasks._checks import at_least, delayed_response, integers, non_negative, rule
 from neurodyn.tasks._delayed import DelayedResponse
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import (
@@ -68,6 +68,13 @@ class ContinuousReport(DelayedResponse, Task):
     dt : float
         Time step in ms.
 
+    Raises
+    ------
+    ValueError
+        At construction, for a field that breaks its rule, e.g. ``n_items`` not 1 or 2 or ``n_ring`` < 3; the
+        count fields (``n_items``, ``n_ring``, ``output_ring``) must be integers (a fraction, NaN, a bool or a
+        string is refused; a whole float such as ``4.0`` is stored as ``4``).
+
     Notes
     -----
     ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.
@@ -110,6 +117,7 @@ class ContinuousReport(DelayedResponse, Task):
                 "cue": "cue_ms", "response": "response_ms"}
     checks = (
         non_negative("input_noise"),
+        integers("n_items", "output_ring"),
         rule(lambda t: t.n_items not in (1, 2), "n_items must be 1 or 2, got {t.n_items}"),
         at_least("n_ring", 3),
         rule(lambda t: not t.kappa >= 0 or t.kappa == float("inf"),

@@ -47,6 +47,13 @@ class DelayedMatchToSample(DelayedResponse, DecisionTask):
     dt : float
         Time step in ms.
 
+    Raises
+    ------
+    ValueError
+        At construction, for a field that breaks its rule, e.g. ``n_stimuli`` < 2 or ``p_match`` outside [0,
+        1]; the count fields (``n_stimuli``) must be integers (a fraction, NaN, a bool or a string is refused;
+        a whole float such as ``4.0`` is stored as ``4``).
+
     Notes
     -----
     ``ood()`` returns the task with delays between 2x and 3x ``delay_max_ms``.

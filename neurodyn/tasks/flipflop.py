@@ -35,6 +35,13 @@ class FlipFlop(Task):
     dt : float
         Time step in ms (recorded only; the task is defined in steps).
 
+    Raises
+    ------
+    ValueError
+        At construction, for a field that breaks its rule: ``n_bits`` or ``n_steps`` < 1, ``p_pulse`` outside
+        (0, 1]; the count fields (``n_bits``, ``n_steps``) must be integers (a fraction, NaN, a bool or a
+        string is refused; a whole float such as ``4.0`` is stored as ``4``).
+
     Notes
     -----
     ``ood()`` returns trials four times longer with twice the pulse rate (at most 1): more flips, each

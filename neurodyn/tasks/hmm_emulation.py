@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import numpy_rng
 from neurodyn.tasks._base import Task, TaskBatch, size_of
-from neurodyn.tasks._checks import rule
+from neurodyn.tasks._checks import integers, rule
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import per_trial
 from neurodyn.tasks.hmm import EMISSIONS, TOPOLOGIES, HMMParams, make_hmm, sample_hmm
@@ -111,6 +111,13 @@ class HMMEmulation(Task):
     dt : float
         Time step in ms (recorded only; the task is defined in steps).
 
+    Raises
+    ------
+    ValueError
+        At construction, for a field that breaks its rule, e.g. ``n_steps`` < 2; the count fields
+        (``n_states``, ``n_symbols``, ``n_steps``, ``n_noise``) must be integers (a fraction, NaN, a bool or a
+        string is refused; a whole float such as ``4.0`` is stored as ``4``).
+
     Notes
     -----
     ``ood()`` returns sequences four times longer. Per-trial params: ``states`` and ``symbols``
@@ -144,6 +151,7 @@ class HMMEmulation(Task):
         rule(lambda t: t.topology not in TOPOLOGIES or t.emission not in EMISSIONS,
              f"topology must be one of {TOPOLOGIES} and emission one of {EMISSIONS}; "
              "got {t.topology!r}, {t.emission!r}"),
+        integers("n_states", "n_symbols", "n_steps", "n_noise"),
         rule(lambda t: t.n_steps < 2 or t.n_noise < 1,
              "need n_steps >= 2 and n_noise >= 1, got {t.n_steps}, {t.n_noise}"),
         lambda t: t.hmm,  # building the HMM checks n_states, n_symbols and stay_prob

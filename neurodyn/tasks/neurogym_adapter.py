@@ -48,6 +48,13 @@ class NeurogymTask(Task):
     n_steps : int
         Padded trial length in steps; longer trials raise ``ValueError``.
 
+    Raises
+    ------
+    ValueError
+        At construction, for a field that breaks its rule: no ``env``, or ``n_steps`` < 1; the count fields
+        (``n_steps``) must be integers (a fraction, NaN, a bool or a string is refused; a whole float such as
+        ``4.0`` is stored as ``4``).
+
     Examples
     --------
     Built by :func:`from_neurogym`; any object with the trial interface of a ``TrialEnv`` works:

@@ -8,7 +8,7 @@ from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks import _trajectory as traj
 from neurodyn.tasks._base import Task, TaskBatch
-from neurodyn.tasks._checks import rule
+from neurodyn.tasks._checks import integers, rule
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import ms_to_steps, per_trial
 
@@ -59,6 +59,13 @@ class PathIntegration(Task):
     dt : float
         Time step in ms.
 
+    Raises
+    ------
+    ValueError
+        At construction, for a field that breaks its rule, e.g. ``n_dims`` not 1 or 2; the count fields
+        (``n_dims``, ``n_place_cells``, ``init_steps``) must be integers (a fraction, NaN, a bool or a string
+        is refused; a whole float such as ``4.0`` is stored as ``4``).
+
     Notes
     -----
     ``ood()`` returns the task with paths four times longer.
@@ -97,6 +104,7 @@ class PathIntegration(Task):
     dt: float = traj.SORSCHER_DT_MS
 
     checks = (
+        integers("n_dims", "n_place_cells", "init_steps"),
         rule(lambda t: t.n_dims not in (1, 2), "n_dims must be 1 or 2, got {t.n_dims}"),
         rule(lambda t: t.targets not in ("position", "place_cells"),
              "targets must be 'position' or 'place_cells', got {t.targets!r}"),

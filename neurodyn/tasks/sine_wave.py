@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from neurodyn._lazy import numpy as np
 from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch, size_of
-from neurodyn.tasks._checks import rule
+from neurodyn.tasks._checks import integers, rule
 from neurodyn.tasks._registry import register_task
 from neurodyn.tasks._timeline import ms_to_steps, per_trial
 
@@ -45,6 +45,13 @@ class SineWave(Task):
     dt : float
         Time step in ms.
 
+    Raises
+    ------
+    ValueError
+        At construction, for a field that breaks its rule, e.g. a count < 1 or ``f_min_hz`` > ``f_max_hz``;
+        the count fields (``n_frequencies``, ``n_channels``) must be integers (a fraction, NaN, a bool or a
+        string is refused; a whole float such as ``4.0`` is stored as ``4``).
+
     Notes
     -----
     ``ood()`` returns the task with ``frequencies="ood"``.
@@ -77,6 +84,7 @@ class SineWave(Task):
     r2_threshold: float = 0.9
     dt: float = 10.0
     checks = (
+        integers("n_frequencies", "n_channels"),
         rule(lambda t: t.n_frequencies < 1 or t.n_channels < 1, "n_frequencies and n_channels must be >= 1"),
         rule(lambda t: not 0 < t.f_min_hz <= t.f_max_hz,
              "need 0 < f_min_hz <= f_max_hz, got {t.f_min_hz}, {t.f_max_hz}"),

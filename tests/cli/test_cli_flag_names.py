@@ -41,8 +41,8 @@ def python_names_left(line: str, argv: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["train", "flipflop", "--n-bits", "0"], "--n-bits must be >= 1, got 0"),
-    (["train", "flipflop", "--n-units", "0"], "--n-units must be positive, got 0"),
+    (["train", "flipflop", "--n-bits", "0"], "--n-bits must be an integer >= 1, got 0"),
+    (["train", "flipflop", "--n-units", "0"], "--n-units must be an integer >= 1, got 0"),
     (["train", "flipflop", "--dale-output"], "--dale-output needs --dale"),
     (["train", "flipflop", "--rec-density", "2"], "--rec-density must be in [0, 1], got 2.0"),
     (["train", "flipflop", "--noise-std", "-1"], "--noise-std must be finite and >= 0"),
@@ -60,7 +60,7 @@ def python_names_left(line: str, argv: list[str]) -> list[str]:
      "--stimulus-ms, --response-ms must be positive and finite"),
     *[(["train", task, "--dt", value], f"--dt must be a finite number > 0 (ms per time step), got {value}")
       for task in ("flipflop", "romo", "sine_wave", "path_integration") for value in ("nan", "0", "-1")],
-    (["train", "continuous_report", "--n-ring", "2"], "--n-ring must be >= 3"),
+    (["train", "continuous_report", "--n-ring", "2"], "--n-ring must be an integer >= 3"),
     (["train", "romo", "--input-noise", "nan"], "--input-noise must be a finite number >= 0, got nan"),
     *[(["train", task, "--delay-max-ms", "inf"],  # was an OverflowError traceback
        "need 0 <= --delay-min-ms <= --delay-max-ms, both finite (ms); got ") for task in ("romo", "dms")],

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from neurodyn.models import GRU, PLRNN, LeakyRNN, LowRankRNN
+from neurodyn.models import ALRNN, GRU, LSTM, PLRNN, LeakyRNN, LowRankRNN, ShallowPLRNN
 from neurodyn.models._base import check_sizes, eval_mode
 
 
@@ -21,21 +21,68 @@ def test_eval_mode_restores_the_mode_also_on_error():
 
 def test_check_sizes_names_the_bad_size():
     assert check_sizes(0, 3, 0) == (0, 3, 0)
-    with pytest.raises(ValueError, match="n_units must be positive, got 0"):
+    with pytest.raises(ValueError, match="n_units must be an integer >= 1, got 0"):
         check_sizes(1, 0, 1)
-    with pytest.raises(ValueError, match="n_outputs must be >= 0, got -1"):
+    with pytest.raises(ValueError, match="n_outputs must be an integer >= 0, got -1"):
         check_sizes(1, 2, -1)
 
 
 @pytest.mark.parametrize("build, message", [
-    (lambda: LeakyRNN(-1, 3, 1), "n_inputs must be >= 0, got -1"),
-    (lambda: LowRankRNN(1, 0, 1), "n_units must be positive, got 0"),
-    (lambda: GRU(1, 3, -2), "n_outputs must be >= 0, got -2"),
-    (lambda: PLRNN(1, 0, 1), "n_latent must be positive, got 0"),
+    (lambda: LeakyRNN(-1, 3, 1), "n_inputs must be an integer >= 0, got -1"),
+    (lambda: LowRankRNN(1, 0, 1), "n_units must be an integer >= 1, got 0"),
+    (lambda: GRU(1, 3, -2), "n_outputs must be an integer >= 0, got -2"),
+    (lambda: PLRNN(1, 0, 1), "n_latent must be an integer >= 1, got 0"),
 ])
 def test_every_model_uses_the_one_size_check(build, message):
     with pytest.raises(ValueError, match=message):
         build()
+
+
+def test_check_sizes_refuses_non_integers_and_takes_whole_floats():
+    assert check_sizes(1.0, 4.0, 2) == (1, 4, 2)
+    assert all(type(n) is int for n in check_sizes(1.0, 4.0, 2))
+    for bad, shown in ((4.5, "4.5"), (float("nan"), "nan"), (True, "True"), ("4", "'4'")):
+        with pytest.raises(ValueError, match=rf"^n_units must be an integer >= 1, got {shown}$"):
+            check_sizes(1, bad, 1)
+    with pytest.raises(ValueError, match=r"^n_inputs must be an integer >= 0, got '1'$"):
+        check_sizes("1", 3, 1)
+
+
+FAMILIES = [LeakyRNN, GRU, LSTM, PLRNN, ALRNN, ShallowPLRNN, LowRankRNN]
+
+
+@pytest.mark.parametrize("cls", FAMILIES)
+def test_every_family_refuses_a_fractional_or_nan_unit_count(cls):
+    units = "n_latent" if cls in (PLRNN, ALRNN, ShallowPLRNN) else "n_units"
+    with pytest.raises(ValueError, match=rf"^{units} must be an integer >= 1, got 4.5$"):
+        cls(1, 4.5, 1)
+    with pytest.raises(ValueError, match=rf"^{units} must be an integer >= 1, got nan$"):
+        cls(1, float("nan"), 1)
+    with pytest.raises(ValueError, match=r"^n_inputs must be an integer >= 0, got '1'$"):
+        cls("1", 3, 1)
+    model = cls(1.0, 4.0, 1.0)  # whole floats are taken as ints
+    assert (model.n_inputs, model.n_units, model.n_outputs) == (1, 4, 1)
+    assert type(model.n_units) is int
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: ALRNN(1, 4, 1, n_relu=1.5), r"n_relu must be an integer in \[0, 4\], got 1.5"),
+    (lambda: ShallowPLRNN(1, 4, 1, n_hidden=2.5), "n_hidden must be an integer >= 1, got 2.5"),
+    (lambda: ShallowPLRNN(1, 4, 1, n_hidden=0), "n_hidden must be an integer >= 1, got 0"),
+    (lambda: LowRankRNN(1, 4, 1, rank=1.5), "rank must be an integer >= 1, got 1.5"),
+    (lambda: PLRNN(1, n_units=float("nan")), "n_units must be an integer >= 1, got nan"),
+])
+def test_other_size_arguments_must_be_integers(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+@pytest.mark.parametrize("cls", FAMILIES)
+def test_a_model_too_large_for_memory_fails_before_allocating(cls):
+    units = "n_latent" if cls in (PLRNN, ALRNN, ShallowPLRNN) else "n_units"
+    message = rf"^{cls.__name__} needs about .* GiB \(parameters for {units}={10**12}.*; lower {units}"
+    with pytest.raises(ValueError, match=message):
+        cls(1, 10**12, 1)
 
 
 def test_low_rank_and_leaky_share_the_rollout_params_cache():

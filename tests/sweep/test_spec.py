@@ -47,7 +47,13 @@ def test_grid_dims_and_cells():
     ({"grid": {"model.alpha": [0.5]}}, "model.alpha is both a fixed option and a grid key"),
     ({"task": {"name": "flipflops"}}, "task name 'flipflops' is not a task"),
     ({"task": {"n_bit": 2}}, "unknown option task.n_bit; known: n_bits"),
-    ({"task": {"n_bits": 0}}, "n_bits must be >= 1"),
+    ({"task": {"n_bits": 0}}, "n_bits must be an integer >= 1, got 0"),
+    ({"task": {"n_bits": 1.5}}, "task options at grid cell (model.gain=0.5): n_bits must be an integer >= 1, "
+                                "got 1.5"),
+    ({"model": {"n_units": 4.5}}, "model options at grid cell (model.gain=0.5): n_units must be an integer "
+                                  ">= 1, got 4.5"),
+    ({"model": {"n_units": 10**6}}, "model options at grid cell (model.gain=0.5): LeakyRNN needs about"),
+    ({"model": {"n_units": 10**6}}, "GiB are available; lower n_units"),
     ({"model": {"name": "Transformer"}}, "model name 'Transformer' is not a model"),
     ({"model": {"seed": 1}}, "seeds come from the top-level 'seeds' list"),
     ({"model": {"n_inputs": 2}}, "model.n_inputs is set by the task"),
