@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from neurodyn._checks import check_setting
 from neurodyn.cli._flags import to_flag
 
 
@@ -32,6 +31,7 @@ def train(args: argparse.Namespace, model: Any, task: Any):
         deflated training does not take was given (curriculum, early stopping, target accuracy,
         weight penalties, weight decay).
     """
+    from neurodyn._checks import check_setting
     from neurodyn.cli._common import warn_training_status
     from neurodyn.cli.train import engine_options
     from neurodyn.io import load_checkpoint

@@ -7,7 +7,6 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from neurodyn._checks import check_setting
 from neurodyn.tasks._timeline import ms_to_steps
 
 #: a rule: ``task -> None``, raising a one-line ``ValueError`` when the task's fields break it
@@ -27,6 +26,8 @@ def at_least(name: str, low: float) -> Check:
     """Count field ``name`` must be an integer ``>= low`` (:func:`~neurodyn._checks.check_setting`:
     bools, strings, NaN and fractions fail); a whole float such as ``4.0`` is stored as the int ``4``."""
     def check(task: Any) -> None:
+        from neurodyn._checks import check_setting  # imports NumPy: only when a task is built
+
         value = getattr(task, name)
         check_setting(name, value, low, integer=True)
         object.__setattr__(task, name, int(value))  # the task is a frozen dataclass
