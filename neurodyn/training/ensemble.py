@@ -185,7 +185,9 @@ def train_ensemble(
         ``n_active`` outside ``[1, n_units]``, malformed settings (see
         :class:`~neurodyn.training.TrainConfig`), ``backend="numba"`` for an ensemble the fused
         kernel cannot train, or ``forcing`` unknown, its strength outside [0, 1], or a model or task
-        that does not allow it (as in :func:`~neurodyn.training.train`).
+        that does not allow it (as in :func:`~neurodyn.training.train`), or the training rollouts
+        (networks x batch_size trials x the task's steps x units, with their gradients) would exceed
+        the memory available now.
     TypeError
         For an unknown model family, ``seeds`` that is not a sequence of seeds (an int, a
         generator), ``n_networks`` that is not an int, a factory or list giving something other than
@@ -230,6 +232,9 @@ def train_ensemble(
     for e, (wd_e, k) in enumerate(zip(hp.get("weight_decay", [0] * n), hp.get("n_active", [1] * n))):
         check_setting(f"weight_decay of network {e}", wd_e, 0)
         check_setting(f"n_active of network {e}", k, 1, high=n_unit, integer=True)
+    _engine.check_rollout_memory(f"train_ensemble of {n} networks", template, n * batch_size,
+                                 task.sample(1, seed=seeds[0]).inputs.shape[1], copies=_engine.TRAIN_COPIES,
+                                 device=device, fix="lower batch_size, n_networks or the task's n_steps")
     raw, bufs = stack_raw(models, device)
     dtype = next(iter(raw.values())).dtype
     mask = None

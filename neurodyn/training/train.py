@@ -192,9 +192,11 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
     dtype = next(model.parameters()).dtype
     now = {"stage": 0, "task": task if curriculum is None else curriculum.task_at(task, 0)}
     now["eval"] = held_out_batch(now["task"], cfg.batch_size, cfg.seed)
-    _engine.check_rollout_memory(desc, model, cfg.batch_size, now["eval"].inputs.shape[1],
-                                 copies=_engine.TRAIN_COPIES, device=cfg.device,
-                                 fix="lower batch_size or the task's n_steps")
+    rollouts = [(cfg.batch_size, _engine.TRAIN_COPIES)]  # the training batches, then the evaluations
+    rollouts += [(len(now["eval"].inputs), _engine.EVAL_COPIES)] if cfg.eval_every else []
+    for trials, copies in rollouts:
+        _engine.check_rollout_memory(desc, model, trials, now["eval"].inputs.shape[1], copies=copies,
+                                     device=cfg.device, fix="lower batch_size or the task's n_steps")
     advances: list[int] = []
     forced = forcing is not None and forcing.active
     if forced and forcing.rule != "bptt" and cfg.backend in ("numba", "triton"):

@@ -62,3 +62,20 @@ def test_hyperparameters_must_be_scalars_or_one_per_network(hp):
         train_ensemble(lambda seed: LeakyRNN(1, 4, 1, seed=seed), FlipFlop(n_bits=1, n_steps=10),
                        n_networks=2, n_iterations=1, batch_size=2, eval_every=0, progress=False,
                        hyperparameters={"weight_decay": hp})
+
+
+def test_train_ensemble_estimates_all_networks_rollouts(monkeypatch):
+    # 3 networks x batch 40: 120 x 50 x 64 x 4 bytes x 6 copies = 9.2 MB, more than the 4 MB allowed
+    _little_memory(monkeypatch, 4_000_000)
+    with pytest.raises(ValueError, match=r"^train_ensemble of 3 networks needs .*120 trials x 50 st.*n_net"):
+        train_ensemble(lambda seed: LeakyRNN(1, 64, 1, seed=seed), FlipFlop(n_bits=1, n_steps=50),
+                       n_networks=3, n_iterations=1, batch_size=40, eval_every=0, progress=False)
+
+
+def test_train_estimates_its_evaluations_too(monkeypatch):
+    # batch 2 trains in 2 x 50 x 64 x 4 x 6 = 154 kB; the 128 held-out trials need 128 x 50 x 64 x 4 x 2
+    # = 3.3 MB
+    model, task = LeakyRNN(1, 64, 1, seed=0), FlipFlop(n_bits=1, n_steps=50)
+    _little_memory(monkeypatch, 2_000_000)
+    with pytest.raises(ValueError, match=r"^train needs .*128 trials x 50 steps"):
+        train(model, task, n_iterations=1, batch_size=2, eval_every=1, progress=False)
