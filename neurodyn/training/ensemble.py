@@ -232,6 +232,7 @@ def train_ensemble(
     for e, (wd_e, k) in enumerate(zip(hp.get("weight_decay", [0] * n), hp.get("n_active", [1] * n))):
         check_setting(f"weight_decay of network {e}", wd_e, 0)
         check_setting(f"n_active of network {e}", k, 1, high=n_unit, integer=True)
+    task._trial_range(batch_size, 0, n, "sample_networks")  # the batches' own estimate comes first
     _engine.check_rollout_memory(f"train_ensemble of {n} networks", template, n * batch_size,
                                  task.sample(1, seed=seeds[0]).inputs.shape[1], copies=_engine.TRAIN_COPIES,
                                  device=device, fix="lower batch_size, n_networks or the task's n_steps")
