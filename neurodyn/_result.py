@@ -270,6 +270,21 @@ def _text(value: Any) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
 
 
+def cannot_write(path: str | Path, err: OSError, fix: str) -> OSError:
+    """The one-line error to raise (``from None``) when writing ``path`` failed with ``err``: it names
+    the caller's ``path`` (never a temporary file), why, and ``fix``. A file where a folder of the path
+    should be gives a ``NotADirectoryError``; otherwise the error keeps ``err``'s class (always an
+    ``OSError``)."""
+    path = Path(path)
+    above = path.absolute()
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if above.exists() and not above.is_dir() and above != path.absolute():
+        return NotADirectoryError(f"cannot write {path}: {above} is a file, not a folder; {fix}")
+    kind = OSError if isinstance(err, FileExistsError) else type(err)
+    return kind(f"cannot write {path} ({err.strerror or _text(err)}); {fix}")
+
+
 def write_atomically(path: str | Path, write: Callable[[str], Any]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then move it into place.
 

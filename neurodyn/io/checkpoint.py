@@ -14,7 +14,7 @@ import torch
 
 from neurodyn._checks import all_finite
 from neurodyn._guard import check_file, check_zip
-from neurodyn._result import write_atomically
+from neurodyn._result import cannot_write, write_atomically
 from neurodyn._version import __version__
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._registry import MODELS, make_model
@@ -148,7 +148,12 @@ def save_checkpoint(
     FileExistsError
         If ``path`` exists and ``overwrite`` is False.
     TypeError
-        If ``model`` is not a registered neurodyn model.
+        If ``model`` is not a registered neurodyn model or ``task`` is neither None nor a Task.
+    ValueError
+        If the model's weights hold NaN/Inf (which :func:`load_checkpoint` refuses); nothing is written.
+    OSError
+        One line naming ``path`` when it cannot be written (``PermissionError``, ``NotADirectoryError``
+        when a folder of the path is a file, ...).
 
     Examples
     --------
@@ -169,9 +174,8 @@ def save_checkpoint(
     path = Path(path)
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass overwrite=True (--overwrite) to replace it")
+    check_savable(model, task)
     name = type(model).__name__
-    if MODELS.get(name) is not type(model):
-        raise TypeError(f"{name} is not a registered neurodyn model; cannot checkpoint it")
     training = dict(training or {})
     payload = plain({
         "format": FORMAT,
@@ -185,8 +189,29 @@ def save_checkpoint(
         "versions": package_versions(),
         "extra": dict(extra or {}),
     })
-    write_atomically(path, lambda tmp: torch.save(payload, tmp))
+    try:
+        write_atomically(path, lambda tmp: torch.save(payload, tmp))
+    except OSError as err:
+        raise cannot_write(path, err, "choose a path in a writable folder") from None
     return path
+
+
+def check_savable(model: Any, task: Any = None, *, name: str = "model") -> None:
+    """The checks :func:`save_checkpoint` makes before writing anything: ``model`` a registered neurodyn
+    model with finite weights (one-line ``TypeError`` / ``ValueError``; ``name`` is how the message
+    calls it), ``task`` None or a Task (``TypeError``)."""
+    kind = type(model).__name__
+    if MODELS.get(kind) is not type(model):
+        raise TypeError(f"{kind} is not a registered neurodyn model; cannot checkpoint it")
+    if task is not None and not isinstance(task, Task):
+        raise TypeError(f"task must be a Task (e.g. FlipFlop(...) or make_task({task!r:.40}) for a name) or "
+                        f"None, got {type(task).__name__}")
+    bad = [k for k, v in model.state_dict().items()
+           if isinstance(v, torch.Tensor) and v.is_floating_point() and not all_finite(v)]
+    if bad:
+        raise ValueError(f"the {name}'s weights contain NaN/Inf (in {', '.join(bad[:5])}), which a "
+                         "checkpoint cannot hold (load_checkpoint refuses them); save a model with finite "
+                         "weights (a diverged training run keeps its last finite weights in result.model)")
 
 
 def is_checkpoint(obj: Any) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._budget import check_memory
 from neurodyn._seed import torch_generator
 from neurodyn.kernels._workspace import reuse_buffers
 from neurodyn.training._config import OPTIMIZERS, TrainConfig, deterministic_mode
@@ -29,6 +30,26 @@ from neurodyn.training.early_stopping import EarlyStopping, metric_mode, reached
 DATA_SCALE_LIMIT = 1e3
 _REASONS = {"target_reached": "target_metric", "stopped_early": "early_stopping",  # config["stop_reason"]
             "interrupted": "interrupted"}
+
+
+#: (trial, step, unit) arrays a training rollout holds at once: states, slopes or gates, noise, their
+#: gradients and the fused kernels' workspace (a lower bound: gated families hold more)
+TRAIN_COPIES = 6
+#: the same for a noise-free evaluation rollout (states and the readout's input)
+EVAL_COPIES = 2
+
+
+def check_rollout_memory(what: str, model: Any, n_trials: int, n_steps: int, *, copies: int, fix: str,
+                         extra: float = 0.0, device: Any = None) -> None:
+    """One-line ``ValueError`` (:func:`~neurodyn._budget.check_memory`) before a rollout of ``n_trials``
+    trials x ``n_steps`` steps of ``model`` whose ``copies`` (trial, step, state) arrays, plus
+    ``extra`` bytes, exceed the memory available now; ``fix`` says what to lower."""
+    p = next(model.parameters(), None)
+    itemsize = 4 if p is None else p.element_size()
+    n_state = int(getattr(model, "state_size", 0) or getattr(model, "n_units", 0) or 1)
+    nbytes = float(n_trials) * float(n_steps) * n_state * itemsize * copies + extra
+    check_memory(what, nbytes, f"{n_trials} trials x {n_steps} steps x {n_state} units x {itemsize} bytes "
+                 f"x {copies} copies", fix, device=device)
 
 
 def to_device(model: Any, device: torch.device) -> Any:

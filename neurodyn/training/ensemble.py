@@ -46,10 +46,17 @@ TRAINER_KEYS = ("weight_decay", "n_active", "l1_weight", "l2_weight", "l1_rate",
 def _per_network(hyper: Mapping[str, Any] | None, n: int) -> dict[str, list[Any]]:
     out = {}
     for k, v in (hyper or {}).items():
-        vals = list(v) if isinstance(v, (list, tuple, np.ndarray, torch.Tensor)) else [v] * n
+        many = isinstance(v, (list, tuple)) or (isinstance(v, (np.ndarray, torch.Tensor)) and v.ndim > 0)
+        vals = list(v) if many else [v] * n
         if len(vals) != n:
             raise ValueError(f"hyperparameter {k!r} has {len(vals)} values for {n} networks")
-        out[k] = [v.item() if hasattr(v, "item") else v for v in vals]
+        if any(hasattr(x, "item") and (x.numel() if isinstance(x, torch.Tensor) else np.size(x)) != 1
+               for x in vals):
+            got = (f"an array of shape {tuple(np.shape(v))}" if isinstance(v, (np.ndarray, torch.Tensor))
+                   else f"a {type(v).__name__} with a non-scalar entry")
+            raise ValueError(f"hyperparameter {k!r} must be a scalar or one value per network ({n}), "
+                             f"got {got}")
+        out[k] = [x.item() if hasattr(x, "item") else x for x in vals]
     return out
 
 
@@ -173,11 +180,14 @@ def train_ensemble(
     ValueError
         On mismatched sizes, models of different shapes or settings (``alpha``, ``activation``,
         ``noise_std``, ``n_relu``, ...: every non-tensor field of the params), per-network value
-        lists of the wrong length, an unknown loss, a negative or non-finite ``weight_decay``,
+        lists of the wrong length, a hyperparameter array that is neither a scalar (0-d counts as one)
+        nor one value per network, an unknown loss, a negative or non-finite ``weight_decay``,
         ``n_active`` outside ``[1, n_units]``, malformed settings (see
         :class:`~neurodyn.training.TrainConfig`), ``backend="numba"`` for an ensemble the fused
         kernel cannot train, or ``forcing`` unknown, its strength outside [0, 1], or a model or task
-        that does not allow it (as in :func:`~neurodyn.training.train`).
+        that does not allow it (as in :func:`~neurodyn.training.train`), or the training rollouts
+        (networks x batch_size trials x the task's steps x units, with their gradients) would exceed
+        the memory available now.
     TypeError
         For an unknown model family, ``seeds`` that is not a sequence of seeds (an int, a
         generator), ``n_networks`` that is not an int, a factory or list giving something other than
@@ -222,6 +232,10 @@ def train_ensemble(
     for e, (wd_e, k) in enumerate(zip(hp.get("weight_decay", [0] * n), hp.get("n_active", [1] * n))):
         check_setting(f"weight_decay of network {e}", wd_e, 0)
         check_setting(f"n_active of network {e}", k, 1, high=n_unit, integer=True)
+    task._trial_range(batch_size, 0, n, "sample_networks")  # the batches' own estimate comes first
+    _engine.check_rollout_memory(f"train_ensemble of {n} networks", template, n * batch_size,
+                                 task.sample(1, seed=seeds[0]).inputs.shape[1], copies=_engine.TRAIN_COPIES,
+                                 device=device, fix="lower batch_size, n_networks or the task's n_steps")
     raw, bufs = stack_raw(models, device)
     dtype = next(iter(raw.values())).dtype
     mask = None

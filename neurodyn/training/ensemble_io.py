@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from neurodyn._result import cannot_write
 from neurodyn.tasks._base import Task
 from neurodyn.training.ensemble import EnsembleResult
 
@@ -35,6 +36,14 @@ def save_ensemble(
     ------
     FileExistsError
         If a checkpoint or the index exists and ``overwrite`` is False (nothing is written then).
+    TypeError
+        If ``result`` is not an EnsembleResult (a list of models, say) or ``task`` is neither None
+        nor a Task.
+    ValueError
+        If a network's weights hold NaN/Inf (see :func:`neurodyn.io.save_checkpoint`).
+    OSError
+        One line naming ``directory`` when it cannot be created or written (``PermissionError``,
+        ``NotADirectoryError`` when it or a folder above it is a file, ...).
 
     Examples
     --------
@@ -52,8 +61,24 @@ def save_ensemble(
     ensemble.json ['network_000.pt', 'network_001.pt']
     """
     from neurodyn.io import save_checkpoint
+    from neurodyn.io.checkpoint import check_savable
 
+    if not isinstance(result, EnsembleResult):
+        hint = ("; save single models with neurodyn.io.save_checkpoint" if isinstance(result, (list, tuple))
+                else "")
+        raise TypeError(f"result must be the EnsembleResult of train_ensemble(...), got "
+                        f"{type(result).__name__}{hint}")
+    for e, model in enumerate(result.models):
+        check_savable(model, task, name=f"network {e}")
     directory = Path(directory)
+    fix = "choose a folder that can be created and written"
+    if directory.exists() and not directory.is_dir():
+        raise NotADirectoryError(f"cannot save the ensemble in {directory}: it is a file, not a folder; "
+                                 f"{fix}")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise cannot_write(directory, err, fix) from None
     n = len(result.models)
     files = [f"network_{e:03d}.pt" for e in range(n)]
     clash = [f for f in [*files, INDEX_NAME] if (directory / f).exists()]
@@ -75,7 +100,10 @@ def save_ensemble(
         "networks": entries,
     }
     path = directory / INDEX_NAME
-    path.write_text(json.dumps(index, indent=1, default=_plain))
+    try:
+        path.write_text(json.dumps(index, indent=1, default=_plain))
+    except OSError as err:
+        raise cannot_write(path, err, fix) from None
     return path
 
 

@@ -176,10 +176,14 @@ def fit_teacher_forcing(
 
     Raises
     ------
+    TypeError
+        If ``model`` is not a RecurrentModel.
     ValueError
         On mismatched channel or input counts, recordings shorter than ``seq_len + 1``, data that are
         not non-negative integer counts with ``observation="poisson"`` (integer-valued floats are),
-        or settings out of range (see also :class:`~neurodyn.training.TrainConfig`).
+        settings out of range (see also :class:`~neurodyn.training.TrainConfig`), or training windows
+        (batch_size x seq_len steps, with the rollout's states and gradients) that would exceed the
+        memory available now.
 
     Examples
     --------
@@ -195,6 +199,8 @@ def fit_teacher_forcing(
     >>> generate(result.model, data[0], 10, observation="identity").observations.shape
     (10, 2)
     """
+    if not isinstance(model, RecurrentModel):
+        raise TypeError(f"model must be a RecurrentModel (e.g. PLRNN(...)), got {type(model).__name__}")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     settings = dict(method=method, observation=observation, alpha=alpha, adaptive_alpha=adaptive_alpha,
@@ -222,6 +228,11 @@ def fit_teacher_forcing(
     n_in = 0 if u_np is None else u_np.shape[-1]
     if model.n_inputs != n_in:
         raise ValueError(f"the model has {model.n_inputs} inputs but the data have {n_in}")
+    itemsize = next(model.parameters()).element_size()
+    _engine.check_rollout_memory(  # the windows' indices, observations and targets, then the rollout
+        "fit_teacher_forcing", model, batch_size, seq_len, copies=_engine.TRAIN_COPIES, device=cfg.device,
+        extra=float(batch_size) * (seq_len + 1) * (8 + (2 * n_ch + n_in) * itemsize),
+        fix="lower batch_size or seq_len")
     model, gen = _engine.start(model, cfg)
     frozen = obs.prepare_observation(model, observation, n_ch)
     dtype = next(model.parameters()).dtype

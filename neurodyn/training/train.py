@@ -11,7 +11,7 @@ import torch
 from neurodyn._seed import SeedLike, torch_generator
 from neurodyn.kernels.fused import fused_backend
 from neurodyn.models._base import RecurrentModel, Rollout, eval_mode
-from neurodyn.tasks._base import Task, check_task
+from neurodyn.tasks._base import Task, TaskBatch, check_task
 from neurodyn.training import _engine
 from neurodyn.training import forcing as forcing_mod
 from neurodyn.training import regularizers as regs_mod
@@ -137,7 +137,9 @@ def train(
         If the model's input/output sizes do not match the task's, ``loss`` is unknown, a setting
         is out of range (:class:`~neurodyn.training.TrainConfig`), or a regulariser, early-stopping
         rule or curriculum is malformed, or ``forcing``/``learning_rule`` is unknown, its strength
-        is outside [0, 1], or the model or task does not allow it.
+        is outside [0, 1], or the model or task does not allow it, or the training rollouts (batch_size
+        trials x the task's steps x the model's units, with their gradients) would exceed the memory
+        available now.
 
     Examples
     --------
@@ -190,6 +192,11 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
     dtype = next(model.parameters()).dtype
     now = {"stage": 0, "task": task if curriculum is None else curriculum.task_at(task, 0)}
     now["eval"] = held_out_batch(now["task"], cfg.batch_size, cfg.seed)
+    rollouts = [(cfg.batch_size, _engine.TRAIN_COPIES)]  # the training batches, then the evaluations
+    rollouts += [(len(now["eval"].inputs), _engine.EVAL_COPIES)] if cfg.eval_every else []
+    for trials, copies in rollouts:
+        _engine.check_rollout_memory(desc, model, trials, now["eval"].inputs.shape[1], copies=copies,
+                                     device=cfg.device, fix="lower batch_size or the task's n_steps")
     advances: list[int] = []
     forced = forcing is not None and forcing.active
     if forced and forcing.rule != "bptt" and cfg.backend in ("numba", "triton"):
@@ -308,6 +315,14 @@ def evaluate(model: RecurrentModel, task: Task, batch=None, *, n_trials: int = 2
     Returns ``task.evaluate``'s metrics plus ``"loss"``, the masked training loss (``loss`` or
     ``task.loss``) on the batch, unless the task already reports a metric of that name.
 
+    Raises
+    ------
+    TypeError
+        If ``batch`` is neither None nor a TaskBatch.
+    ValueError
+        If the rollout's states (trials x steps x units) would exceed the memory available now;
+        the message names what to lower.
+
     Examples
     --------
     >>> import numpy as np
@@ -320,8 +335,14 @@ def evaluate(model: RecurrentModel, task: Task, batch=None, *, n_trials: int = 2
     >>> 0.0 <= metrics["accuracy"] <= 1.0
     True
     """
+    if batch is not None and not isinstance(batch, TaskBatch):
+        raise TypeError(f"batch must be a TaskBatch (e.g. task.sample(n_trials)) or None, got "
+                        f"{type(batch).__name__}")
     if batch is None:
         batch = task.sample(n_trials, seed=seed)
+    _engine.check_rollout_memory("evaluate", model, *batch.inputs.shape[:2], copies=_engine.EVAL_COPIES,
+                                 device=device, fix="lower n_trials or the task's n_steps (or pass a smaller "
+                                 "batch)")
     x, y, m = batch.to_torch(device, next(model.parameters()).dtype)
     with eval_mode(model):
         out = model(x, noise=False).outputs

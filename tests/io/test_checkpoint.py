@@ -119,3 +119,28 @@ def test_checkpoint_of_every_core_model(tmp_path):
         assert back.source == "checkpoint" and type(back.model) is cls
         x = torch.randn(1, 4, 2)
         torch.testing.assert_close(back.model(x).outputs, m.eval()(x).outputs)
+
+
+def test_save_names_a_task_of_the_wrong_type(tmp_path):
+    with pytest.raises(TypeError, match=r"^task must be a Task .*make_task\('flipflop'\).*got str"):
+        save_checkpoint(tmp_path / "m.pt", LeakyRNN(1, 2, 1), task="flipflop")
+    assert not list(tmp_path.iterdir())
+
+
+def test_save_refuses_nan_weights_that_load_would_refuse(tmp_path):
+    m = LeakyRNN(1, 3, 1, seed=0)
+    with torch.no_grad():
+        m.w_rec[0, 1] = float("inf")
+    with pytest.raises(ValueError, match=r"^the model's weights contain NaN/Inf \(in w_rec\)"):
+        save_checkpoint(tmp_path / "m.pt", m)
+    assert not list(tmp_path.iterdir())
+
+
+def test_save_names_the_callers_path_when_it_cannot_write(tmp_path):
+    (tmp_path / "f").write_text("x")
+    target = tmp_path / "f" / "m.pt"
+    with pytest.raises(NotADirectoryError, match=f"^cannot write {target}: {tmp_path / 'f'} is a file"):
+        save_checkpoint(target, LeakyRNN(1, 2, 1))
+    if __import__("os").path.isdir("/proc/self"):
+        with pytest.raises(OSError, match=r"^cannot write /proc/x\.pt \(.*\); choose a path in a writable"):
+            save_checkpoint("/proc/x.pt", LeakyRNN(1, 2, 1))
