@@ -29,11 +29,13 @@ def check_low_rank(model: Any) -> None:
 
 def _drive(kappa: Any, inputs: Any, n_inputs: int, rank: int) -> torch.Tensor:
     """Stack ``[kappa, u, 1]`` into (..., drive) float64; ``inputs=None`` means zero input. A one-line
-    ``ValueError`` for a wrong shape or NaN/Inf in ``kappa`` or ``inputs``."""
+    ``ValueError`` for a wrong shape or NaN/Inf in ``kappa`` or ``inputs`` (values are not checked
+    inside ``torch.func`` transforms such as ``vmap``/``jacfwd``, which cannot branch on them)."""
     k = torch.as_tensor(kappa, dtype=torch.float64)
     if k.ndim < 1 or k.shape[-1] != rank:
         raise ValueError(f"kappa must have shape (..., rank={rank}), got {tuple(k.shape)}")
-    check_finite(k, "kappa")
+    if not torch._C._functorch.is_functorch_wrapped_tensor(k):  # under vmap/jacfwd: no value checks
+        check_finite(k, "kappa")
     if inputs is None:
         u = k.new_zeros(*k.shape[:-1], n_inputs)
     else:
@@ -44,7 +46,8 @@ def _drive(kappa: Any, inputs: Any, n_inputs: int, rank: int) -> torch.Tensor:
             raise ValueError(f"inputs must have shape (..., input={n_inputs}) or (input={n_inputs},) "
                              f"matching kappa's batch shape {tuple(k.shape[:-1])}, "
                              f"got {tuple(u.shape)}") from None
-        check_finite(u, "inputs")
+        if not torch._C._functorch.is_functorch_wrapped_tensor(u):
+            check_finite(u, "inputs")
     return torch.cat([k, u, k.new_ones(*k.shape[:-1], 1)], dim=-1)
 
 

@@ -90,3 +90,18 @@ def test_loading_structure_refuses_too_many_permutations_and_constant_loadings()
         compute_loading_structure(np.ones((50, 3)))
     rows[:, 2] = 1.0  # one constant column among varying ones stays allowed (NaN correlations)
     assert np.isnan(compute_loading_structure(rows, n_permutations=20).corr.values[2]).all()
+
+
+def test_latent_map_runs_under_torch_func_transforms():
+    # the NaN checks must not branch on values inside vmap/jacfwd (the fixed-point search's fallback)
+    from neurodyn.analysis.low_rank import latent_map
+
+    m = LowRankRNN(1, 20, 1, rank=2, seed=0)
+    kappa = torch.randn(5, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    mapped = torch.func.vmap(lambda k: latent_map(m, k))(kappa)
+    assert torch.allclose(mapped, latent_map(m, kappa), rtol=0, atol=1e-12)
+    jac = torch.func.vmap(torch.func.jacfwd(lambda k: latent_map(m, k)))(kappa)
+    eps = 1e-6
+    fd = (latent_map(m, kappa + eps * torch.tensor([1.0, 0.0], dtype=torch.float64))
+          - latent_map(m, kappa - eps * torch.tensor([1.0, 0.0], dtype=torch.float64))) / (2 * eps)
+    assert torch.allclose(jac[..., 0], fd, atol=1e-7)
