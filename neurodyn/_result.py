@@ -129,13 +129,30 @@ class Result:
         ------
         FileExistsError
             If ``path`` exists and ``overwrite`` is False.
+        IsADirectoryError
+            If ``path`` is a folder.
+        ValueError
+            If ``path`` ends in ``.pt``/``.pth``, which :func:`neurodyn.io.load` reads as a model
+            checkpoint (end the name in ``.nc``).
+        OSError
+            If ``path`` cannot be written (one line naming ``path``, e.g. a
+            ``NotADirectoryError`` when a file stands where a folder of the path should be).
         """
         path = Path(path)
+        if path.suffix.lower() in (".pt", ".pth"):
+            raise ValueError(f"{path}: results are netCDF files, and a {path.suffix} file is read as a model "
+                             "checkpoint; end the name in .nc")
+        if path.is_dir():
+            raise IsADirectoryError(f"{path} is a folder; give a file name inside it "
+                                    f"(e.g. {path / 'result.nc'})")
         if path.exists() and not overwrite:
             raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
         ds = self.to_xarray()
         ds.attrs.update(self.format_attrs())
-        write_atomically(path, lambda tmp: write_result_file(ds, tmp, check=type(self)))
+        try:
+            write_atomically(path, lambda tmp: write_result_file(ds, tmp, check=type(self)))
+        except OSError as err:
+            raise cannot_write(path, err, "choose a path in a writable folder") from None
         return path
 
     @classmethod

@@ -66,7 +66,8 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
     Raises
     ------
     ValueError
-        If ``trajectories`` is not (trial, time, unit) with the result's unit count, ``dims`` names
+        If ``trajectories`` is not (trial, time, unit) with the result's unit count, is empty or
+        holds NaN/Inf, ``dims`` names
         units out of range, repeats one, does not match a 2-D/3-D ``ax``, or is combined with a
         fitted ``pca``.
 
@@ -88,6 +89,13 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
         traj = np.asarray(trajectories, dtype=float)
         if traj.ndim != 3 or traj.shape[-1] != n_unit:
             raise ValueError(f"trajectories must have shape (trial, time, {n_unit}), got {traj.shape}")
+        if traj.size == 0:
+            raise ValueError(f"trajectories are empty (shape {traj.shape}); give at least one trial and "
+                             "step, or leave them out")
+        if not np.isfinite(traj).all():
+            where = tuple(int(i) for i in np.argwhere(~np.isfinite(traj))[0])
+            raise ValueError(f"trajectories contain NaN or Inf (first at trial, time, unit {where}); "
+                             "plot finite trajectories (e.g. before a run diverged)")
     raw = pca is False or dims is not None or (pca is None and n_unit <= 3)
     if dims is not None:
         if pca not in (None, False):

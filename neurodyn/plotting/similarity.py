@@ -29,6 +29,11 @@ def plot_distance_matrix(D: Any, *, ax: Any = None, cmap: str = "viridis", label
     matplotlib Axes
         With one image (``ax.images[0]``) and a colour bar.
 
+    Raises
+    ------
+    ValueError
+        If ``D`` is not a non-empty square matrix.
+
     Examples
     --------
     >>> import matplotlib.pyplot as plt
@@ -42,8 +47,11 @@ def plot_distance_matrix(D: Any, *, ax: Any = None, cmap: str = "viridis", label
     ((3, 3), 'pairwise cka')
     >>> plt.close(ax.figure)
     """
-    ax = axes_or_new(ax, figsize=(4, 3.5))
     M = np.asarray(getattr(D, "values", D), dtype=float)
+    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] == 0:
+        raise ValueError(f"D must be a square (network, network) matrix with at least one network, got shape "
+                         f"{M.shape}")
+    ax = axes_or_new(ax, figsize=(4, 3.5))
     im = ax.imshow(M, cmap=cmap, interpolation="nearest")
     ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     names = list(map(str, D.coords["network"].values)) if hasattr(D, "coords") else [str(k) for k in

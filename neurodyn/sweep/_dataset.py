@@ -86,7 +86,18 @@ class SweepResult(Result):
 
     @classmethod
     def from_xarray(cls, ds) -> SweepResult:
-        """Rebuild from a dataset written by :meth:`save` (this run's counts are not stored: 0)."""
+        """Rebuild from a dataset written by :meth:`save` (this run's counts are not stored: 0).
+
+        A dataset of another result type (its ``format`` attribute) or without the sweep's variables
+        (``REQUIRED``) raises a one-line :class:`~neurodyn.io.ResultFileError` (a ``ValueError``)."""
+        from neurodyn._result import ResultFileError, check_format
+
+        if "format" in getattr(ds, "attrs", {}):
+            check_format(ds, cls)
+        missing = [name for name in cls.REQUIRED if name not in getattr(ds, "variables", {})]
+        if missing:
+            raise ResultFileError(f"not a {cls.FORMAT} dataset: it lacks the variables {', '.join(missing)}; "
+                                  "give the dataset of run_sweep or SweepResult.load")
         return cls(dataset=ds, n_failed=int((np.asarray(ds["status"].values) != "ok").sum()))
 
     def __str__(self) -> str:

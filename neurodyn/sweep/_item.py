@@ -36,12 +36,22 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 def read_metrics(out: str | Path, key: str) -> dict[str, Any] | None:
-    """The metrics of a finished item, or None if it has not finished (or its file is damaged)."""
-    path = item_folder(out, key) / METRICS_FILE
+    """The metrics of a finished item, or None if it has not finished, or if its metrics file or one of
+    its stored feature files does not read back (damaged or edited): such an item is computed again."""
+    folder = item_folder(out, key)
     try:
-        return json.loads(path.read_text())
+        metrics = json.loads((folder / METRICS_FILE).read_text())
     except (OSError, ValueError):
         return None
+    for name in FEATURE_FILES.values():
+        if (folder / name).exists():
+            from neurodyn.analysis import DegeneracyFeatures
+
+            try:
+                DegeneracyFeatures.load(folder / name)
+            except (OSError, ValueError):  # ResultFileError is a ValueError
+                return None
+    return metrics
 
 
 def read_error(out: str | Path, key: str) -> str | None:

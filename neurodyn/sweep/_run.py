@@ -79,8 +79,9 @@ def run_sweep(
     ------
     ValueError
         For a bad spec (see :func:`load_spec`), a spec that differs from the one ``out`` was made with
-        (unless ``force``), ``scheduler`` together with ``cluster``, an unknown ``cluster`` or a negative
-        ``workers``.
+        (unless ``force``), ``scheduler`` together with ``cluster``, ``workers=0`` (serial) together
+        with either, an unknown ``cluster`` or a negative ``workers``. An item whose stored files do
+        not read back (damaged or edited) is not an error: it is computed again.
     PermissionError
         If ``out`` cannot be written.
     ImportError
@@ -174,6 +175,9 @@ def _mode(workers: int | None, scheduler: str | None, cluster: str | None) -> st
         raise ValueError(f"workers must be an integer >= 0 (0: serial), got {workers!r}")
     if scheduler is not None and cluster is not None:
         raise ValueError("give either a scheduler address or a cluster kind, not both")
+    if workers == 0 and (cluster is not None or scheduler not in (None, "serial")):
+        where = f"scheduler {scheduler!r}" if scheduler is not None else f"{cluster!r} cluster"
+        raise ValueError(f"workers=0 runs the sweep serially in this process; drop it to use the {where}")
     if cluster is not None and cluster not in ("slurm", "local"):
         raise ValueError(f"unknown cluster {cluster!r}; choose 'slurm' or 'local' (the default)")
     if scheduler == "serial" or (workers == 0 and scheduler is None and cluster is None):

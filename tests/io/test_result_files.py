@@ -311,3 +311,22 @@ def test_a_result_that_would_not_read_back_is_not_saved(tmp_path):
     with pytest.raises(ValueError, match="cannot be saved: it would not read back"):
         bad.save(tmp_path / "fp.nc")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_save_refuses_checkpoint_suffixes_folders_and_names_the_users_path(tmp_path):
+    from neurodyn.analysis import find_fixed_points
+    from neurodyn.analysis.fixed_points._examples import bistable_unit
+
+    fps = find_fixed_points(bistable_unit(), n_inits=8, seed=0)
+    for name in ("fps.pt", "fps.PTH"):
+        with pytest.raises(ValueError, match=r"is read as a model checkpoint; end the name in .nc"):
+            fps.save(tmp_path / name)
+        assert not (tmp_path / name).exists()
+    (tmp_path / "ro").mkdir()
+    with pytest.raises(IsADirectoryError, match="ro is a folder; give a file name inside it"):
+        fps.save(tmp_path / "ro", overwrite=True)
+    (tmp_path / "other.txt").write_text("x")
+    with pytest.raises(NotADirectoryError, match=r"cannot write .*x.nc: .*other.txt is a file, not a folder"):
+        fps.save(tmp_path / "other.txt" / "x.nc")
+    assert (tmp_path / "other.txt").read_text() == "x"
+    assert fps.save(tmp_path / "fps.nc") == tmp_path / "fps.nc"

@@ -5,6 +5,7 @@ import warnings
 
 import matplotlib
 import numpy as np
+import pytest
 
 from neurodyn.analysis import compute_solution_degeneracy, embed_distances, pairwise_distances
 from neurodyn.models import LeakyRNN
@@ -40,3 +41,9 @@ def test_degeneracy_plot():
     np.testing.assert_array_equal(axes[1].images[0].get_array(), res.dynamics)
     np.testing.assert_array_equal(axes[2].images[0].get_array(), res.weights)
     assert res.dynamics[0, 3] < 1e-6 and res.weights[0, 3] < 1e-9
+
+
+@pytest.mark.parametrize("D", [np.arange(12.0).reshape(3, 4), np.zeros((0, 0)), np.zeros(3)])
+def test_distance_matrix_must_be_square(D):
+    with pytest.raises(ValueError, match=r"D must be a square \(network, network\) matrix with at least one"):
+        plot_distance_matrix(D)

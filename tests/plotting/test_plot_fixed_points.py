@@ -96,6 +96,14 @@ def test_eigenvalue_plot_counts_and_unit_circle(saddle_result):
 def test_bad_trajectories_shape(saddle_result):
     with pytest.raises(ValueError, match="trajectories must have shape"):
         plot_fixed_points(saddle_result, trajectories=np.zeros((4, 2)))
+    n_unit = saddle_result.states.shape[1]
+    with pytest.raises(ValueError, match="trajectories are empty"):
+        plot_fixed_points(saddle_result, trajectories=np.zeros((0, 5, n_unit)))
+    traj = np.zeros((2, 3, n_unit))
+    traj[1, 2, 0] = np.nan
+    with pytest.raises(ValueError, match=r"NaN or Inf \(first at trial, time, unit \(1, 2, 0\)\)"):
+        plot_fixed_points(saddle_result, trajectories=traj)
+    plt.close("all")
 
 
 class TiltedBistable:

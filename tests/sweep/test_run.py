@@ -92,6 +92,18 @@ def test_rerun_recomputes_nothing_and_partial_out_recomputes_one(serial_sweep, o
     same_values(resumed.dataset, first.dataset)
 
 
+def test_an_item_whose_feature_file_is_damaged_is_computed_again(serial_sweep, out_copy):
+    first = serial_sweep[0]
+    key = str(first.dataset["key"].values[1, 0])
+    damaged = out_copy / "items" / key / "features.nc"
+    assert damaged.exists()
+    damaged.write_text("junk")
+    resumed = run_sweep(TINY, out_copy, workers=0, progress=False)
+    assert (resumed.n_computed, resumed.n_skipped, resumed.n_failed) == (1, 3, 0)
+    assert damaged.read_bytes()[:4] == b"\x89HDF"  # written again
+    same_values(resumed.dataset, first.dataset)
+
+
 def test_failed_item_is_recorded_and_the_sweep_goes_on(serial_sweep, out_copy, monkeypatch):
     import neurodyn.sweep._item as item_mod
 
@@ -156,3 +168,16 @@ def test_cells_from_stored_features_equal_degeneracy_from_scratch(serial_sweep):
                           "behaviour_degeneracy_ood"):
                 assert float(ds[prefix + level].sel(gain=gain)) == pytest.approx(getattr(scratch, level),
                                                                                   abs=1e-10), prefix + level
+
+
+def test_sweep_result_refuses_a_dataset_of_another_result():
+    from neurodyn.analysis import find_fixed_points
+    from neurodyn.analysis.fixed_points._examples import bistable_unit
+    from neurodyn.io import ResultFileError
+    from neurodyn.sweep import SweepResult
+
+    fps = find_fixed_points(bistable_unit(), n_inits=8, seed=0)
+    with pytest.raises(ResultFileError, match="read it with neurodyn.io.load"):
+        SweepResult.from_xarray(fps.to_xarray())
+    with pytest.raises(ResultFileError, match="not a neurodyn.sweep dataset: it lacks the variables key"):
+        SweepResult.from_xarray(fps.to_xarray().drop_attrs())

@@ -17,6 +17,13 @@ def test_unwritable_out_and_bad_executor_settings(tmp_path):
         run_sweep(TINY, tmp_path / "o", scheduler="tcp://x:1", cluster="slurm")
     with pytest.raises(ValueError, match="workers must be an integer >= 0"):
         run_sweep(TINY, tmp_path / "o", workers=-1)
+    # workers=0 (serial) with a scheduler or cluster: refused at once, no output folder, no connection tried
+    with pytest.raises(ValueError, match="workers=0 runs the sweep serially in this process; drop it to "
+                                         "use the scheduler 'tcp://nope:1'"):
+        run_sweep(TINY, tmp_path / "w", workers=0, scheduler="tcp://nope:1", progress=False)
+    with pytest.raises(ValueError, match="drop it to use the 'slurm' cluster"):
+        run_sweep(TINY, tmp_path / "w", workers=0, cluster="slurm", progress=False)
+    assert not (tmp_path / "w").exists()
 
 
 def test_missing_dask_names_the_extra(tmp_path, monkeypatch):
