@@ -147,8 +147,14 @@ def label_panels(axes: Iterable[Any], letters: str = "abcdefghijklmnopqrstuvwxyz
 
 def axes_or_new(ax: Any, *, projection: str | None = None, **figure_kw: Any) -> Any:
     """``ax`` itself, or the one axes of a new figure (``figure_kw`` as in ``plt.subplots``: ``figsize``,
-    ``layout``); ``projection="3d"`` for a 3-D axes. Matplotlib is imported only to make a figure."""
+    ``layout``); ``projection="3d"`` for a 3-D axes. Matplotlib is imported only to make a figure.
+    ``TypeError`` for an ``ax`` that is not a matplotlib Axes (e.g. an array of them, or a figure)."""
     if ax is not None:
+        from matplotlib.axes import Axes
+
+        if not isinstance(ax, Axes):
+            raise TypeError(f"ax must be a matplotlib Axes (e.g. fig, ax = plt.subplots()), got "
+                            f"{type(ax).__name__}")
         return ax
     import matplotlib.pyplot as plt
 

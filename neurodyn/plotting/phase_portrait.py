@@ -176,6 +176,8 @@ def plot_phase_portrait(
     ValueError
         If ``dims`` does not name 2 or 3 distinct state dimensions, ``limits`` is malformed, or
         ``base`` is not a finite point of the state space.
+    TypeError
+        If ``model`` is not piecewise-linear, or ``ax`` is not a matplotlib Axes.
 
     Examples
     --------
@@ -197,6 +199,10 @@ def plot_phase_portrait(
     if len(dims) not in (2, 3) or len(set(dims)) != len(dims):
         raise ValueError(f"dims must name 2 or 3 distinct state dimensions, got {dims}")
     system = _system(model)
+    if model is not None and system is None:
+        raise TypeError(f"plot_phase_portrait draws piecewise-linear maps (PLRNN, ShallowPLRNN, ALRNN or a "
+                        f"PLSystem), got a {type(model).__name__}; plot smooth networks' fixed points with "
+                        "plot_fixed_points")
     n_latent = system.n_latent if system is not None else (
         len(manifolds.box[0]) if manifolds is not None else
         basins.states.shape[1] if basins is not None else

@@ -33,6 +33,8 @@ def plot_distance_matrix(D: Any, *, ax: Any = None, cmap: str = "viridis", label
     ------
     ValueError
         If ``D`` is not a non-empty square matrix.
+    TypeError
+        If ``ax`` is not a matplotlib Axes.
 
     Examples
     --------
@@ -83,6 +85,13 @@ def plot_embedding(coords: Any, *, ax: Any = None, labels: Sequence[str] | None 
     matplotlib Axes
         With one PathCollection holding one point per network.
 
+    Raises
+    ------
+    ValueError
+        If ``coords`` is not (network, 2), or ``labels`` or ``color`` has another length.
+    TypeError
+        If ``ax`` is not a matplotlib Axes.
+
     Examples
     --------
     >>> import matplotlib.pyplot as plt
@@ -94,10 +103,14 @@ def plot_embedding(coords: Any, *, ax: Any = None, labels: Sequence[str] | None 
     (3, ['a', 'b', 'c'])
     >>> plt.close(ax.figure)
     """
-    ax = axes_or_new(ax, figsize=(4, 3.5))
     P = np.asarray(coords, dtype=float)
     if P.ndim != 2 or P.shape[1] < 2:
         raise ValueError(f"coords must have shape (network, 2); got {P.shape}")
+    for name, given in (("labels", labels), ("color", color)):
+        if given is not None and np.ndim(given) != 0 and len(given) != len(P):
+            raise ValueError(f"{name} has {len(given)} entries for {len(P)} networks; give one per row of "
+                             "coords")
+    ax = axes_or_new(ax, figsize=(4, 3.5))
     sc = ax.scatter(P[:, 0], P[:, 1], c=color, cmap=cmap if color is not None else None, s=25)
     if color is not None:
         cb = ax.figure.colorbar(sc, ax=ax)

@@ -104,3 +104,10 @@ def test_legend_is_drawn_above_the_manifold_lines_and_keys_the_basins(results):
     assert {f"basin of attractor {k}" for k in present if k >= 0} <= set(labels)
     assert ("diverges" in labels) == (-1 in present)
     plt.close("all")
+
+
+def test_a_smooth_model_is_refused_not_ignored():
+    from neurodyn.models import LeakyRNN
+
+    with pytest.raises(TypeError, match="plot_phase_portrait draws piecewise-linear maps .* got a LeakyRNN"):
+        plot_phase_portrait(LeakyRNN(1, 4, 1, seed=0), dims=(0, 99))

@@ -47,3 +47,19 @@ def test_degeneracy_plot():
 def test_distance_matrix_must_be_square(D):
     with pytest.raises(ValueError, match=r"D must be a square \(network, network\) matrix with at least one"):
         plot_distance_matrix(D)
+
+
+def test_embedding_labels_and_colours_must_match_the_points():
+    P = np.zeros((3, 2))
+    with pytest.raises(ValueError, match="labels has 1 entries for 3 networks"):
+        plot_embedding(P, labels=["a"])
+    with pytest.raises(ValueError, match="color has 2 entries for 3 networks"):
+        plot_embedding(P, color=[1, 2])
+
+
+@pytest.mark.parametrize("ax", ["foo", [1, 2], 3])
+def test_plots_refuse_an_ax_that_is_not_a_matplotlib_axes(ax):
+    with pytest.raises(TypeError, match="ax must be a matplotlib Axes"):
+        plot_distance_matrix(np.zeros((2, 2)), ax=ax)
+    with pytest.raises(TypeError, match="ax must be a matplotlib Axes"):
+        plot_embedding(np.zeros((3, 2)), ax=ax)
