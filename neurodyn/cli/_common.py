@@ -180,16 +180,17 @@ def load_for_analysis(command: str, path: str | Path, *, arch: str | None = None
     """:func:`neurodyn.io.load_model` of ``path``, with :func:`warn_training_status`'s line on stderr for a
     diverged, interrupted or untrained model."""
     from neurodyn.io import ModelFileError, load_model
+    from neurodyn.io.foreign import PlainRNNNeedsArch
 
     try:
         loaded = load_model(path, arch=arch)
-    except ModelFileError as err:
-        if "pass --arch rnn_tanh" in str(err) and command != "fixedpoints":  # the only one with that --arch
-            needs = ("the .pt file that `neurodyn fit` saved" if command == "evaluate" else
-                     "a PLRNN, ShallowPLRNN or ALRNN (a neurodyn checkpoint, or .npz/.mat with --arch)")
-            raise ModelFileError(f"{path} holds a plain torch.nn.RNN state_dict; `neurodyn {command}` needs "
-                                 f"{needs}") from None
-        raise
+    except PlainRNNNeedsArch:
+        if command == "fixedpoints":  # the only command whose --arch takes rnn_tanh / rnn_relu
+            raise
+        needs = ("the .pt file that `neurodyn fit` saved" if command == "evaluate" else
+                 "a PLRNN, ShallowPLRNN or ALRNN (a neurodyn checkpoint, or .npz/.mat with --arch)")
+        raise ModelFileError(f"{path} holds a plain torch.nn.RNN state_dict; `neurodyn {command}` needs "
+                             f"{needs}") from None
     warn_training_status(command, path, loaded.checkpoint)
     return loaded
 

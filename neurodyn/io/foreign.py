@@ -16,6 +16,11 @@ import torch
 from neurodyn.io.checkpoint import ModelFileError, check_finite
 from neurodyn.models import GRU, LSTM, LeakyRNN, RecurrentModel
 
+
+class PlainRNNNeedsArch(ModelFileError):
+    """A plain ``torch.nn.RNN`` state_dict read without ``arch``: its nonlinearity (tanh or ReLU) is not
+    stored in the weights, so only the caller can say which it is."""
+
 __all__ = ["model_from_state_dict"]
 
 ARCHS = ("rnn_tanh", "rnn_relu", "gru", "lstm")
@@ -98,7 +103,7 @@ def model_from_state_dict(
     kind = _GATES[gates]
     if kind == "rnn":
         if arch not in ("rnn_tanh", "rnn_relu"):
-            raise ModelFileError(
+            raise PlainRNNNeedsArch(
                 f"{source} holds a plain RNN with {n_units} units; its nonlinearity is not stored in "
                 "the weights: pass --arch rnn_tanh or --arch rnn_relu"
             )
