@@ -60,6 +60,7 @@ from neurodyn.kernels._numba_bptt import (
     forcing_gain,
     input_product,
     recurrent_product,
+    transposed,
 )
 from neurodyn.kernels._numba_rnn import KB, batch_block, matvec_block, n_blocks
 
@@ -232,6 +233,7 @@ def shallow_forced_forward(w1, w2t, h2, a, drive, target, alphas, mask, noise, c
     delta = np.empty(n, a.dtype)
     with_noise = noise.shape[0] > 0
     readout = method != NO_FORCING
+    w1_t = transposed(w1)
     for t in range(n_steps):
         c = carried[t]
         input_product(w2t, c, pre)  # inner dim: latent (short)
@@ -244,7 +246,7 @@ def shallow_forced_forward(w1, w2t, h2, a, drive, target, alphas, mask, noise, c
                 u2[k, j] = v > zero
                 act[k, j] = max(r, zero) - (max(v, zero) if clipped else zero)
         p = preds[t]
-        recurrent_product(w1, act, p, tin_h, tout_l)
+        recurrent_product(w1, w1_t, act, p, tin_h, tout_l)
         nxt, d, y = carried[t + 1], drive[t], target[t]
         for k in range(n_batch):
             for i in range(n):
@@ -278,6 +280,7 @@ def shallow_forced_backward(w1, w2t, a, alphas, mask, grad_preds, s1, s2, grad_p
     carry = np.empty((n_batch, n), a.dtype)
     tin_h = np.empty((KB, n_hid), a.dtype)
     tout_l = np.empty((KB, n), a.dtype)
+    w2 = transposed(w2t)
     for t in range(n_steps - 1, -1, -1):
         gp, g = grad_p[t], grad_preds[t]
         if teacher:  # the carried gradient through teacher forcing's step: scaled by 1 - c m
@@ -296,7 +299,7 @@ def shallow_forced_backward(w1, w2t, a, alphas, mask, grad_preds, s1, s2, grad_p
                 v = g if u1[k, j] else zero
                 grad_h2[j] += v
                 gq[k, j] = v - (g if u2[k, j] else zero) if clipped else v
-        recurrent_product(w2t, gq, carry, tin_h, tout_l)
+        recurrent_product(w2t, w2, gq, carry, tin_h, tout_l)
         for k in range(n_batch):
             for i in range(n):
                 grad_c[k, i] = a[i] * gp[k, i] + carry[k, i]
