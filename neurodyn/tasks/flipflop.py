@@ -74,10 +74,10 @@ class FlipFlop(Task):
     n_inputs = n_outputs = size_of("n_bits")
 
     def _sample(self, n_trials: int, seed: int, first_trial: int) -> TaskBatch:
-        inputs, targets, pulses = self._trials(trial_uniforms(seed, n_trials, first_trial, self._draws))
+        inputs, targets, n_pulses = self._trials(trial_uniforms(seed, n_trials, first_trial, self._draws))
         return self._batch(
             inputs, targets, np.ones_like(targets), seed=seed, first_trial=first_trial,
-            trial_params={"n_pulses": pulses.sum(axis=1).astype(np.int64, copy=False)},
+            trial_params={"n_pulses": n_pulses},
             periods={"response": np.tile([0, self.n_steps], (n_trials, 1))},
         )
 
@@ -92,17 +92,17 @@ class FlipFlop(Task):
         return (2, self.n_steps, self.n_bits)
 
     def _trials(self, uniforms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Inputs and targets (trial, time, bit), float32, and pulses (trial, time, bit), bool, of the
-        trials whose uniforms are ``uniforms`` (trial, *self._draws)."""
-        pulses = uniforms[:, 0] < self.p_pulse
-        pulses[:, 0, :] = True
-        signs = np.where(uniforms[:, 1] < 0.5, np.float32(-1.0), np.float32(1.0))
-        inputs = signs * pulses  # float32
-        # target = sign of the last pulse: forward-fill the flat index of the last pulse (flat
-        # indices grow with time within a trial, and every trial pulses at step 0)
-        flat = np.arange(pulses.size, dtype=np.intp).reshape(pulses.shape)
-        last = np.maximum.accumulate(flat * pulses, axis=1)
-        return inputs, signs.reshape(-1)[last], pulses
+        """Inputs and targets (trial, time, bit), float32, and pulse counts (trial, bit), int64, of the
+        trials whose uniforms are ``uniforms`` (trial, *self._draws); one compiled loop
+        (:func:`~neurodyn.tasks._flipflop_kernel.flipflop_trials`)."""
+        from neurodyn.tasks._flipflop_kernel import flipflop_trials
+
+        n_trials = uniforms.shape[0]
+        inputs = np.empty((n_trials, self.n_steps, self.n_bits), np.float32)
+        targets = np.empty_like(inputs)
+        n_pulses = np.empty((n_trials, self.n_bits), np.int64)
+        flipflop_trials(uniforms, float(self.p_pulse), inputs, targets, n_pulses)
+        return inputs, targets, n_pulses
 
     def ood(self) -> FlipFlop:
         return self.replace(n_steps=4 * self.n_steps, p_pulse=min(1.0, 2 * self.p_pulse))

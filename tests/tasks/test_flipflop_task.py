@@ -91,3 +91,33 @@ def test_batches_equal_the_per_trial_generators(task, seed, first_trial):
              for start, n in ((0, 10), (10, 1), (11, 53))]
     assert np.array_equal(np.concatenate([p.inputs for p in parts]), b.inputs)
     assert np.array_equal(np.concatenate([p.targets for p in parts]), b.targets)
+
+
+def _trials_numpy(task, uniforms):
+    """The flip-flop's trials from their uniforms in NumPy array operations (the formulation the
+    compiled loop replaced): the oracle, bit for bit, signed zeros included."""
+    pulses = uniforms[:, 0] < task.p_pulse
+    pulses[:, 0, :] = True
+    signs = np.where(uniforms[:, 1] < 0.5, np.float32(-1.0), np.float32(1.0))
+    flat = np.arange(pulses.size, dtype=np.intp).reshape(pulses.shape)
+    last = np.maximum.accumulate(flat * pulses, axis=1)
+    return signs * pulses, signs.reshape(-1)[last], pulses.sum(axis=1).astype(np.int64)
+
+
+@pytest.mark.parametrize("task", [FlipFlop(), FlipFlop(n_bits=5, n_steps=17, p_pulse=0.5),
+                                  FlipFlop(n_bits=1, n_steps=1), FlipFlop(p_pulse=1.0)])
+def test_compiled_trials_equal_numpy_formulation_bit_for_bit(task):
+    uniforms = np.random.default_rng(1).random((40, *task._draws))
+    uniforms[0, 0, :, 0] = task.p_pulse  # exactly at the threshold: no pulse (strict <)
+    uniforms[0, 1, :, 0] = 0.5  # exactly at 0.5: sign +1
+    got, want = task._trials(uniforms), _trials_numpy(task, uniforms)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert g.tobytes() == w.tobytes()  # equal bits: the sign of every zero input too
+    if task.n_steps > 1 and task.p_pulse < 1:  # steps without a pulse: negative zeros occur and are kept
+        assert (np.signbit(got[0]) & (got[0] == 0)).any()
+
+
+def test_n_pulses_counts_the_pulses():
+    batch = FlipFlop(n_bits=2, n_steps=30, p_pulse=0.3).sample(6, seed=4)
+    np.testing.assert_array_equal(batch.trial_params["n_pulses"], (batch.inputs != 0).sum(axis=1))
