@@ -9,20 +9,24 @@ from neurodyn._threads import blas_threads, numba_threads
 from neurodyn.kernels._workspace import empty
 
 
-def leaky(params, h0, u, xi, forcing=None):
+def leaky(params, h0, u, xi, forcing=None, outputs=False):
     """Leaky-RNN states (network, time, batch, unit) of ensemble params (tensor fields stacked over
     networks); ``h0`` (network, batch, unit), ``u`` (network, time, batch, input), ``xi`` noise
     (network, time, batch, unit) or None. The drive ``W_in u + b`` is formed inside the kernel.
 
     ``forcing`` (a :class:`~neurodyn.kernels.fused.ReadoutForcing` whose tensors have the leading
     network dim, targets and mask time-major) forces each state through the readout after the step;
-    the states returned are then those before forcing."""
+    the states returned are then those before forcing. With ``outputs`` the readout
+    ``states @ w_out.T + b_out`` (network, time, batch, output) of those states is formed inside the
+    same loops and returned after the states, with gradients to ``w_out`` and ``b_out``."""
     from neurodyn.kernels._numba_math import ACTIVATION_CODES
 
     dtype = h0.dtype
     weights = (params.w_rec.to(dtype), params.w_in.to(dtype), params.b.to(dtype))
+    readout = (params.w_out.to(dtype), params.b_out.to(dtype)) if outputs else (None, None)
     return _LeakyRecurrence.apply(*weights, u.to(dtype), h0, xi, float(params.alpha),
-                                  ACTIVATION_CODES[params.activation], _forcing_arrays(forcing, dtype, False))
+                                  ACTIVATION_CODES[params.activation], _forcing_arrays(forcing, dtype, False),
+                                  *readout)
 
 
 def leaky_triton(params, h0, u, xi, forcing=None):
@@ -189,19 +193,25 @@ def _np(x: torch.Tensor) -> np.ndarray:
 
 
 class _LeakyRecurrence(torch.autograd.Function):
-    """``(w_rec, w_in, b, u, h0, noise, alpha, code, forcing) -> states`` of a stack of networks:
-    ``w_rec`` (network, unit, unit), ``w_in`` (network, unit, input), ``b`` (network, unit), ``u``
-    (network, time, batch, input), ``h0`` (network, batch, unit), ``noise`` (network, time, batch,
-    unit) or None; ``forcing`` None or ``(method code, strength, w_out, b_out, pinv_t, targets,
-    mask)`` with NumPy arrays as :func:`~neurodyn.kernels._numba_bptt.leaky_forward_stack` takes
-    them (no gradient flows to them: the correction is detached). The loops run in
+    """``(w_rec, w_in, b, u, h0, noise, alpha, code, forcing, w_out, b_out) -> states`` of a stack of
+    networks: ``w_rec`` (network, unit, unit), ``w_in`` (network, unit, input), ``b`` (network, unit),
+    ``u`` (network, time, batch, input), ``h0`` (network, batch, unit), ``noise`` (network, time,
+    batch, unit) or None; ``forcing`` None or ``(method code, strength, w_out, b_out, pinv_t,
+    targets, mask)`` with NumPy arrays as :func:`~neurodyn.kernels._numba_bptt.leaky_forward_stack`
+    takes them (no gradient flows to them: the correction is detached). The loops run in
     :mod:`~neurodyn.kernels._numba_bptt`, one network per parallel item; under forcing the states
-    returned are those before forcing and the forced ones are carried (and saved for the backward)."""
+    returned are those before forcing and the forced ones are carried (and saved for the backward).
+    With the readout ``w_out`` (network, output, unit) and ``b_out`` (network, output) the outputs
+    ``states @ w_out.T + b_out`` (network, time, batch, output) are formed in the same loops and
+    returned as well, ``(states, outputs)``, with gradients to both; a gradient that does not arrive
+    (the states or outputs unused) is not materialised as zeros."""
 
     @staticmethod
-    def forward(ctx, w_rec, w_in, b, u, h0, noise, alpha, code, forcing=None):  # type: ignore[override]
+    def forward(ctx, w_rec, w_in, b, u, h0, noise, alpha, code, forcing=None, w_out=None,  # type: ignore[override]
+                b_out=None):
         from neurodyn.kernels._numba_bptt import NO_FORCING, leaky_forward_stack
 
+        ctx.set_materialize_grads(False)
         dt = h0.detach().numpy().dtype.type
         n_net, n_steps, n_batch = u.shape[:3]
         n_unit = h0.shape[-1]
@@ -212,28 +222,42 @@ class _LeakyRecurrence(torch.autograd.Function):
         xi = _np(noise) if noise is not None else np.empty((n_net, 0, n_batch, n_unit), dt)
         method, strength, *arrays = _no_forcing((n_net,), dt) if forcing is None else forcing
         free = empty("leaky.free", (n_net, n_steps if method != NO_FORCING else 0, n_batch, n_unit), h0.dtype)
+        with_y = w_out is not None
+        ro_w, ro_b = (w_out.detach().contiguous(), b_out.detach().contiguous()) if with_y else \
+            (h0.new_empty((n_net, 0, n_unit)), h0.new_empty((n_net, 0)))
+        y = empty("leaky.outputs", (n_net, n_steps if with_y else 0, n_batch, ro_w.shape[1]), h0.dtype)
         _parallel(leaky_forward_stack, n_net, w.numpy(), _np(w_in.mT), b.numpy(), u.numpy(), xi,
                   states.numpy(), slopes.numpy(), dt(alpha), int(code), dt is np.float64, int(method),
-                  dt(strength), *arrays, free.numpy())
-        ctx.save_for_backward(w, w_in, u, states, slopes)
-        ctx.alpha, ctx.forcing = alpha, (int(method), dt(strength), arrays[-1])
-        return free if method != NO_FORCING else states[:, 1:]
+                  dt(strength), *arrays, free.numpy(), ro_w.numpy(), ro_b.numpy(), y.numpy())
+        ctx.save_for_backward(w, w_in, u, states, slopes, ro_w, free)
+        seen = free if method != NO_FORCING else states[:, 1:]
+        ctx.alpha, ctx.forcing, ctx.with_y = alpha, (int(method), dt(strength), arrays[-1]), with_y
+        return (seen, y) if with_y else seen
 
     @staticmethod
-    def backward(ctx, grad_states):  # type: ignore[override]
+    def backward(ctx, grad_states, grad_y=None):  # type: ignore[override]
         from neurodyn.kernels._numba_bptt import leaky_backward_stack
 
-        w, w_in, u, states, slopes = ctx.saved_tensors
+        w, w_in, u, states, slopes, ro_w, free = ctx.saved_tensors
         n_net, n_steps, n_batch = u.shape[:3]
         n_unit = w.shape[-1]
-        grad_h = empty("leaky.grad_h", states.shape[:1] + states.shape[2:], w.dtype, zero=True)
-        grad_pre = empty("leaky.grad_pre", tuple(slopes.shape), w.dtype)
+        dtype = w.dtype
+        grad_h = empty("leaky.grad_h", states.shape[:1] + states.shape[2:], dtype, zero=True)
+        grad_pre = empty("leaky.grad_pre", tuple(slopes.shape), dtype)
+        grad_ro_w = torch.zeros(ro_w.shape, dtype=dtype)
+        grad_ro_b = torch.zeros(ro_w.shape[:2], dtype=dtype)
+        none = np.empty((n_net, 0, n_batch, n_unit), w.numpy().dtype)
+        gs = none if grad_states is None else _np(grad_states)
+        with_y = ctx.with_y and grad_y is not None
+        gy = _np(grad_y) if with_y else np.empty((n_net, 0, n_batch, ro_w.shape[1]), gs.dtype)
         dt = w.numpy().dtype.type
-        _parallel(leaky_backward_stack, n_net, _np(w.mT), _np(grad_states), slopes.numpy(), grad_h.numpy(),
-                  grad_pre.numpy(), dt(ctx.alpha), *ctx.forcing)
+        _parallel(leaky_backward_stack, n_net, _np(w.mT), gs, slopes.numpy(), grad_h.numpy(),
+                  grad_pre.numpy(), dt(ctx.alpha), *ctx.forcing, gy, ro_w.numpy(), states.numpy(),
+                  free.numpy(), grad_ro_w.numpy(), grad_ro_b.numpy())
         rows, grad_w_in, grad_b, grad_u = _drive_grads(grad_pre, u, w_in, ctx.needs_input_grad[3])
         grad_w = rows.mT @ states[:, :-1].reshape(n_net, n_steps * n_batch, n_unit)
-        return grad_w, grad_w_in, grad_b, grad_u, grad_h, None, None, None, None
+        readout = (grad_ro_w, grad_ro_b) if with_y else (None, None)
+        return grad_w, grad_w_in, grad_b, grad_u, grad_h, None, None, None, None, *readout
 
 
 def _drive_grads(grad_pre: torch.Tensor, u: torch.Tensor, w_in: torch.Tensor, need_u: bool):

@@ -31,8 +31,8 @@ from neurodyn.kernels._numba_rnn import KB, matvec_block
 
 __all__ = ["ERROR_FORCING", "NO_FORCING", "TEACHER_FORCING", "add_rows_axpy", "force_states",
            "forcing_gain", "leaky_backward_kernel", "leaky_backward_stack", "leaky_forward_kernel",
-           "input_product", "leaky_forward_stack", "matmul_rows", "matmul_rows_axpy", "recurrent_product",
-           "transposed"]
+           "input_product", "leaky_forward_stack", "matmul_rows", "matmul_rows_axpy", "readout_rows",
+           "readout_rows_backward", "recurrent_product", "transposed"]
 
 #: the ``method`` codes of the leaky kernels: no forcing, error forcing, teacher forcing
 NO_FORCING, ERROR_FORCING, TEACHER_FORCING = 0, 1, 2
@@ -127,7 +127,7 @@ def input_product(wt, x, out):
 
 @njit(fastmath=True, cache=True, error_model="numpy")
 def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exact, method, strength, w_out,
-                        b_out, pinv_t, target, mask, free):
+                        b_out, pinv_t, target, mask, free, ro_w, ro_b, y):
     """``h[t+1] = (1 - alpha) h[t] + alpha phi(h[t] @ w.T + u[t] @ w_int + b) + noise[t]`` for every step.
 
     ``w`` (unit, unit) is ``W_rec``, ``w_int`` (input, unit) is ``W_in.T`` and ``b`` (unit,) the
@@ -140,6 +140,10 @@ def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exa
     with ``strength``, the readout ``w_out`` (output, unit), ``b_out`` (output,), its transposed
     pseudo-inverse ``pinv_t`` (output, unit), ``target[t]`` (batch, output) and ``mask[t]`` (batch,
     output or 1); with :data:`NO_FORCING` these are not read (``free`` and ``target`` may have time 0).
+
+    With ``y`` (time, batch, output) of more than 0 steps the readout ``y[t] = h[t+1] @ ro_w.T + ro_b``
+    (``ro_w`` (output, unit), ``ro_b`` (output,)) of each new state (after its noise, before any
+    forcing: the state ``free[t]`` holds) is formed in the step, while the state is in cache.
     """
     n_steps = u.shape[0]
     one = alpha - alpha + 1
@@ -151,6 +155,7 @@ def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exa
     err = np.empty(w_out.shape[0], pre.dtype)
     delta = np.empty(n, pre.dtype)
     w_t = transposed(w)
+    with_y = y.shape[0] > 0
     for t in range(n_steps):
         h = states[t]
         recurrent_product(w, w_t, h, pre, tail_in, tail_out)
@@ -168,44 +173,62 @@ def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exa
             for k in range(n_batch):
                 for i in range(n):
                     nxt[k, i] += xi[k, i]
+        if with_y:
+            readout_rows(nxt, ro_w, ro_b, y[t])
         if method != NO_FORCING:
             free[t, :, :] = nxt
             force_states(nxt, w_out, b_out, pinv_t, target[t], mask[t], strength, method, err, delta)
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
-def leaky_backward_kernel(wt, grad_states, slopes, grad_h, grad_pre, alpha, method, strength, mask):
+def leaky_backward_kernel(wt, grad_states, slopes, grad_h, grad_pre, alpha, method, strength, mask, grad_y,
+                          ro_w, states, free, grad_ro_w, grad_ro_b):
     """BPTT of :func:`leaky_forward_kernel`: ``dL/dh0`` and the gradient of every pre-activation.
 
-    ``grad_states[t]`` is ``dL/dh[t+1]`` from everything but the recurrence (time, batch, unit);
-    ``wt`` is ``W_rec.T``. Per step, backwards in time: ``g = grad_states[t] + grad_h``,
-    ``grad_pre[t] = slopes[t] * g`` (the gradient of the step's pre-activation ``h[t] @ W_rec.T +
-    u[t] @ W_in.T + b``), ``grad_h = (1 - alpha) g + grad_pre[t] @ W_rec``. ``grad_h`` (batch,
-    unit) must be zero on entry and holds ``dL/dh0`` on exit; ``grad_pre`` (time, batch, unit) is
-    written. The weight, input-weight, bias and input gradients are products of ``grad_pre`` with
-    the states and inputs over all steps at once, which the caller forms as one GEMM each (at BLAS
-    speed, 2-2.5x faster than adding each step's share here).
+    ``grad_states[t]`` is ``dL/dh[t+1]`` from everything but the recurrence and the readout (time,
+    batch, unit; time 0 when no such gradient arrives); ``wt`` is ``W_rec.T``. With ``grad_y``
+    (time, batch, output) of more than 0 steps, the gradient of the readout ``y[t] = seen[t] @
+    ro_w.T + ro_b`` that the forward formed, ``grad_y[t] @ ro_w`` joins ``grad_states[t]`` and
+    ``grad_y[t].T @ seen[t]`` and ``grad_y[t]`` summed over the batch are added to ``grad_ro_w``
+    (output, unit) and ``grad_ro_b`` (output,), both zero on entry; ``seen[t]`` is the state the
+    readout saw: ``states[t + 1]`` (``states`` (time + 1, batch, unit) as the forward left them), or
+    ``free[t]`` under forcing. Per step, backwards in
+    time: ``g = (grad_states[t] + grad_y[t] @ ro_w) + grad_h``, ``grad_pre[t] = slopes[t] * g`` (the
+    gradient of the step's pre-activation ``h[t] @ W_rec.T + u[t] @ W_in.T + b``), ``grad_h = (1 -
+    alpha) g + grad_pre[t] @ W_rec``. ``grad_h`` (batch, unit) must be zero on entry and holds
+    ``dL/dh0`` on exit; ``grad_pre`` (time, batch, unit) is written. The weight, input-weight, bias
+    and input gradients are products of ``grad_pre`` with the states and inputs over all steps at
+    once, which the caller forms as one GEMM each (at BLAS speed, 2-2.5x faster than adding each
+    step's share here).
 
     Under forcing (``method``, ``strength`` and ``mask`` as in :func:`leaky_forward_kernel`)
     ``grad_states[t]`` is the gradient at the state before forcing, and the carried gradient
     passes the forcing step first: ``g = grad_states[t] + grad_h - forcing_gain(...) * grad_h``.
     """
-    n_steps = grad_states.shape[0]
+    n_steps = grad_pre.shape[0]
     one = alpha - alpha + 1
     n_batch, n = grad_h.shape
     carry = np.empty_like(grad_h)
+    ext = np.empty_like(grad_h)  # the step's gradient from outside the recurrence
     tail_in = np.empty((KB, n), carry.dtype)
     tail_out = np.empty((KB, n), carry.dtype)
-    teacher = method == TEACHER_FORCING
+    teacher, forced = method == TEACHER_FORCING, method != NO_FORCING
+    with_states, with_y = grad_states.shape[0] > 0, grad_y.shape[0] > 0
     w = transposed(wt)
     for t in range(n_steps - 1, -1, -1):
-        gs = grad_states[t]
+        if with_states:
+            ext[:, :] = grad_states[t]
+        else:
+            ext[:, :] = 0
+        if with_y:
+            seen = free[t] if forced else states[t + 1]
+            readout_rows_backward(grad_y[t], ro_w, seen, ext, grad_ro_w, grad_ro_b)
         s = slopes[t]
         gd = grad_pre[t]
         for k in range(n_batch):
             m = forcing_gain(mask[t, k], strength) if teacher else one - one
             for i in range(n):
-                g = gs[k, i] + (grad_h[k, i] - m * grad_h[k, i])
+                g = ext[k, i] + (grad_h[k, i] - m * grad_h[k, i])
                 gd[k, i] = s[k, i] * g
                 grad_h[k, i] = (one - alpha) * g
         recurrent_product(wt, w, gd, carry, tail_in, tail_out)
@@ -214,9 +237,36 @@ def leaky_backward_kernel(wt, grad_states, slopes, grad_h, grad_pre, alpha, meth
                 grad_h[k, i] += carry[k, i]
 
 
+@njit(fastmath=True, cache=True, inline="always", error_model="numpy")
+def readout_rows(h, w, b, out):
+    """``out = h @ w.T + b`` for one step's states ``h`` (batch, unit), ``w`` (output, unit), ``b``
+    (output,): a few outputs, each a dot product along the contiguous unit rows."""
+    n_batch, n = h.shape
+    for k in range(n_batch):
+        for o in range(w.shape[0]):
+            acc = b[o]
+            for i in range(n):
+                acc += h[k, i] * w[o, i]
+            out[k, o] = acc
+
+
+@njit(fastmath=True, cache=True, inline="always", error_model="numpy")
+def readout_rows_backward(grad_y, w, h, grad_h, grad_w, grad_b):
+    """The gradients of :func:`readout_rows` for one step: ``grad_h += grad_y @ w``, ``grad_w +=
+    grad_y.T @ h`` and ``grad_b += grad_y`` summed over the batch (``grad_y`` (batch, output))."""
+    n_batch, n = h.shape
+    for k in range(n_batch):
+        for o in range(w.shape[0]):
+            v = grad_y[k, o]
+            grad_b[o] += v
+            for i in range(n):
+                grad_h[k, i] += v * w[o, i]
+                grad_w[o, i] += v * h[k, i]
+
+
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def leaky_forward_stack(w, w_int, b, u, noise, states, slopes, alpha, code, exact, method, strength, w_out,
-                        b_out, pinv_t, target, mask, free):
+                        b_out, pinv_t, target, mask, free, ro_w, ro_b, y):
     """:func:`leaky_forward_kernel` for every network of a stack, one network per parallel item.
 
     ``w`` (network, unit, unit); ``w_int`` (network, input, unit); ``b`` (network, unit); ``u``
@@ -224,23 +274,32 @@ def leaky_forward_stack(w, w_int, b, u, noise, states, slopes, alpha, code, exac
     (network, time + 1, batch, unit); ``noise`` (network, time or 0, batch, unit); the forcing
     arrays with a leading network dim too: ``w_out`` (network, output, unit), ``b_out`` (network,
     output), ``pinv_t`` (network, output, unit), ``target`` (network, time or 0, batch, output),
-    ``mask`` (network, time or 0, batch, output or 1), ``free`` (network, time or 0, batch, unit).
+    ``mask`` (network, time or 0, batch, output or 1), ``free`` (network, time or 0, batch, unit); the
+    readout's ``ro_w`` (network, output, unit), ``ro_b`` (network, output) and ``y`` (network, time or 0,
+    batch, output).
     """
     for e in prange(w.shape[0]):
         leaky_forward_kernel(w[e], w_int[e], b[e], u[e], noise[e], states[e], slopes[e], alpha, code, exact,
-                             method, strength, w_out[e], b_out[e], pinv_t[e], target[e], mask[e], free[e])
+                             method, strength, w_out[e], b_out[e], pinv_t[e], target[e], mask[e], free[e],
+                             ro_w[e], ro_b[e], y[e])
 
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
-def leaky_backward_stack(wt, grad_states, slopes, grad_h, grad_pre, alpha, method, strength, mask):
+def leaky_backward_stack(wt, grad_states, slopes, grad_h, grad_pre, alpha, method, strength, mask, grad_y,
+                         ro_w, states, free, grad_ro_w, grad_ro_b):
     """:func:`leaky_backward_kernel` for every network, one per parallel item.
 
     Shapes as in :func:`leaky_forward_stack` with ``wt`` = ``W_rec.T`` (network, unit, unit);
-    ``grad_h`` (network, batch, unit) zero on entry; ``grad_pre`` (network, time, batch, unit).
+    ``grad_h`` (network, batch, unit) zero on entry; ``grad_pre`` (network, time, batch, unit); the
+    readout's ``grad_y`` (network, time or 0, batch, output), ``ro_w`` (network, output, unit),
+    ``states`` (network, time + 1, batch, unit), ``free`` (network, time or 0, batch, unit),
+    ``grad_ro_w`` (network, output, unit) and ``grad_ro_b``
+    (network, output), the last two zero on entry.
     """
     for e in prange(wt.shape[0]):
         leaky_backward_kernel(wt[e], grad_states[e], slopes[e], grad_h[e], grad_pre[e], alpha, method,
-                              strength, mask[e])
+                              strength, mask[e], grad_y[e], ro_w[e], states[e], free[e], grad_ro_w[e],
+                              grad_ro_b[e])
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")

@@ -27,7 +27,9 @@ from neurodyn.kernels import _fused_autograd as _fa
 from neurodyn.kernels._api import backend_available
 from neurodyn.kernels._families import family_of, is_ensemble
 
-__all__ = ["FUSED_FAMILIES", "ReadoutForcing", "finite_targets", "fused_backend", "fused_states"]
+__all__ = [
+    "FUSED_FAMILIES", "ReadoutForcing", "finite_targets", "fused_backend", "fused_states", "fuses_outputs",
+]
 
 #: families with a fused forward + backward on the CPU (Numba)
 FUSED_FAMILIES = ("leaky", "gru", "plrnn", "alrnn", "shplrnn")
@@ -281,6 +283,22 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     return "torch"
 
 
+def fuses_outputs(params: Any, backend: str) -> bool:
+    """Whether :func:`fused_states` forms the readout inside its loops (``outputs=True``) for ``params``
+    on ``backend`` (what :func:`fused_backend` returned): the leaky RNN on Numba, one network or an
+    ensemble.
+
+    Examples
+    --------
+    >>> from neurodyn.kernels.fused import fuses_outputs
+    >>> from neurodyn.models import GRU, LeakyRNN
+    >>> fuses_outputs(LeakyRNN(1, 4, 1).params(), "numba"), fuses_outputs(GRU(1, 4, 1).params(), "numba")
+    (True, False)
+    """
+    family = family_of(params)
+    return backend == "numba" and family is not None and family.name == "leaky"
+
+
 def _triton_backend(params, family, backend, device, dtype, state_hook, forcing) -> str:
     """``"triton"`` where the Triton training kernels run (CUDA, or the CPU under ``TRITON_INTERPRET=1``),
     else ``"torch"`` under ``auto`` and a ``ValueError`` / ``ImportError`` naming the reason under
@@ -327,7 +345,8 @@ def _forcing_kind(forcing: bool | str) -> str:
 
 def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = None, *,
                  noise: torch.Tensor | None = None, forcing: tuple | None = None,
-                 backend: str = "auto") -> torch.Tensor:
+                 backend: str = "auto",
+                 outputs: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Differentiable rollout with the time loop and its BPTT in Numba or Triton (leaky RNN, GRU, PL family).
 
     Leaky RNN: ``h[t+1] = (1 - alpha) h[t] + alpha phi(W_rec h[t] + W_in u[t] + b) + noise[t]``,
@@ -380,6 +399,13 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         a ReadoutForcing of the leaky RNN run on both; state forcing of the PLRNN and ALRNN and a
         ReadoutForcing of the GRU, PLRNN, ALRNN and shallow PLRNN on Numba only); ``triton`` on CPU
         tensors runs only under ``TRITON_INTERPRET=1`` (Triton's interpreter, for tests).
+    outputs : bool
+        Leaky RNN on Numba only (:func:`fuses_outputs`): also return the readout
+        ``states @ w_out.T + b_out`` of the states returned, formed inside the time loop while each
+        state is in cache, with its backward (``w_out`` and ``b_out`` gradients, and the gradient it
+        sends to the states) inside the BPTT loop; this spares the three passes over the whole
+        (batch, time, state) array that a readout after the rollout takes (forward, state gradient,
+        ``w_out`` gradient). Equals ``model.readout(states)`` within float rounding.
 
     Returns
     -------
@@ -387,6 +413,9 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         The state after each step, or with ``forcing`` the prediction ``p[t]`` before noise and
         forcing (shallow PLRNN, PLRNN, ALRNN) or, with a :class:`ReadoutForcing`, the state before
         forcing (leaky RNN, GRU, PLRNN, ALRNN, shallow PLRNN).
+    (states, outputs) : tuple of Tensor, with ``outputs``
+        The states as above and their readout, shape (batch, time, output) or (network, batch, time,
+        output).
 
     Raises
     ------
@@ -399,7 +428,8 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         PLRNN, PLRNN and ALRNN (state forcing; the PLRNN and ALRNN not on Triton) or the leaky RNN,
         GRU, PLRNN, ALRNN and shallow PLRNN (a ReadoutForcing; all but the leaky RNN not on Triton), state
         forcing for an ensemble,
-        the forcing targets require grad, or ``backend`` is unknown.
+        the forcing targets require grad, ``backend`` is unknown, or ``outputs`` is asked of a family
+        or backend that does not fuse them (:func:`fuses_outputs`).
 
     Notes
     -----
@@ -555,18 +585,24 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     if u is None and family.name in ("leaky", "gru"):  # their kernels read an input array: zeros
         u = h0.new_zeros((*lead, n_steps, n_batch, family.n_inputs(params)))
     xi = None if noise is None else noise.transpose(-3, -2)
+    if outputs and not (family.name == "leaky" and ran != "triton"):
+        raise ValueError(f"outputs=True is fused for the leaky RNN on Numba only, not a {family.name!r} "
+                         f"model on {ran}; apply the model's readout to the states instead")
     if family.name == "leaky":
         if forcing is not None and not readout:
             raise ValueError("state forcing (targets, alphas, mask) is fused for the shallow PLRNN, "
                              "PLRNN and ALRNN only; a leaky RNN takes a ReadoutForcing")
         stacked = None if forcing is None else _stack_readout_forcing(forcing, shape, h0)
+        extra = {"outputs": True} if outputs else {}
         recurrence = _fa.leaky_triton if ran == "triton" else _fa.leaky
         if lead:
-            return recurrence(params, h0, u, xi, stacked).transpose(1, 2)
-        one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None])
+            got = recurrence(params, h0, u, xi, stacked, **extra)
+            return tuple(t.transpose(1, 2) for t in got) if outputs else got.transpose(1, 2)
+        one = params._replace(w_in=params.w_in[None], w_rec=params.w_rec[None], b=params.b[None],
+                              w_out=params.w_out[None], b_out=params.b_out[None])
         # squeeze, not [0]: its backward is a view, where indexing's fills a zero gradient to copy into
-        states = recurrence(one, h0[None], u[None], None if xi is None else xi[None], stacked)
-        return states.squeeze(0).transpose(0, 1)
+        got = recurrence(one, h0[None], u[None], None if xi is None else xi[None], stacked, **extra)
+        return tuple(t.squeeze(0).transpose(0, 1) for t in got) if outputs else got.squeeze(0).transpose(0, 1)
     if family.name in ("plrnn", "alrnn") and forcing is not None and not readout:
         target, alphas, mask = _check_forcing(forcing, shape, h0)
         return _fa.piecewise(params, h0, u, xi, (target, alphas, mask)).transpose(-3, -2)

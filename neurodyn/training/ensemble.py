@@ -24,7 +24,7 @@ import torch
 
 from neurodyn._seed import torch_generator
 from neurodyn.kernels._families import check_shared, family_of, lift
-from neurodyn.kernels.fused import ReadoutForcing, finite_targets, fused_backend, fused_states
+from neurodyn.kernels.fused import ReadoutForcing, finite_targets, fused_backend, fused_states, fuses_outputs
 from neurodyn.kernels.reference import draw_noise
 from neurodyn.models._base import RecurrentModel
 from neurodyn.tasks._base import Task, _resolve_seeds, check_task
@@ -280,9 +280,12 @@ def train_ensemble(
                                                   for g in gens]) if noisy else None)
             spec_t = ReadoutForcing(spec.method, c, y, m, W, b, pinv) if c > 0 else None
             # on the backend fused_backend chose; the transposes are views, no copies
-            time_major = fused_states(p, h, x, noise=xi, forcing=spec_t, backend=ran).transpose(1, 2)
-            out = readout(p, time_major).transpose(1, 2)  # and its gradient arrives time-major
-            states_t = time_major.transpose(1, 2)
+            if fuses_outputs(p, ran):  # the readout inside the loops (leaky RNNs on Numba)
+                states_t, out = fused_states(p, h, x, noise=xi, forcing=spec_t, backend=ran, outputs=True)
+            else:
+                time_major = fused_states(p, h, x, noise=xi, forcing=spec_t, backend=ran).transpose(1, 2)
+                out = readout(p, time_major).transpose(1, 2)  # and its gradient arrives time-major
+                states_t = time_major.transpose(1, 2)
         else:
             states, lp = [], lift(p, family)
             for t in range(x.shape[2]):
