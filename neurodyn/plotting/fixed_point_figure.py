@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from neurodyn.plotting._style import condition_title, label_panels
-from neurodyn.plotting.fixed_points import plot_eigenvalues, plot_fixed_points
+from neurodyn.plotting.fixed_points import check_result, plot_eigenvalues, plot_fixed_points
 
 __all__ = ["plot_fixed_point_figure"]
 
@@ -41,6 +41,13 @@ def plot_fixed_point_figure(result, *, trajectories: Any = None, axes: Any = Non
     ndarray of 2 matplotlib Axes
         ``axes[0].figure`` is the figure (save it with ``savefig``).
 
+    Raises
+    ------
+    TypeError
+        If ``result`` is not a fixed-point or cycle result, or ``pca`` has no ``transform`` method.
+    ValueError
+        If ``axes`` is not two Axes, or as :func:`~neurodyn.plotting.plot_fixed_points` raises.
+
     Examples
     --------
     >>> import torch
@@ -53,6 +60,7 @@ def plot_fixed_point_figure(result, *, trajectories: Any = None, axes: Any = Non
     """
     import matplotlib.pyplot as plt
 
+    check_result(result, "plot_fixed_point_figure")
     states = np.asarray(result.states)
     if axes is None:
         fig = plt.figure(figsize=(11, 5.5), layout="constrained")

@@ -65,11 +65,14 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
 
     Raises
     ------
+    TypeError
+        If ``result`` is not a fixed-point or cycle result, or ``pca`` is neither None, False nor an
+        object with a ``transform`` method.
     ValueError
         If ``trajectories`` is not (trial, time, unit) with the result's unit count, is empty or
         holds NaN/Inf, ``dims`` names
         units out of range, repeats one, does not match a 2-D/3-D ``ax``, or is combined with a
-        fitted ``pca``.
+        fitted ``pca``, or ``pca.transform`` gives fewer components than the axes has dims.
 
     Examples
     --------
@@ -82,6 +85,7 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
     ['stable', 'unstable']
     """
 
+    check_result(result, "plot_fixed_points")
     states = np.asarray(result.states, dtype=float)
     n_unit = states.shape[1]
     traj = None
@@ -199,6 +203,8 @@ def plot_eigenvalues(result, *, ax: Any = None, which: Any = "converged", n_lead
 
     Raises
     ------
+    TypeError
+        If ``result`` is not a fixed-point or cycle result.
     ValueError
         For an unknown ``which`` or ``n_leading < 1``.
 
@@ -213,6 +219,7 @@ def plot_eigenvalues(result, *, ax: Any = None, which: Any = "converged", n_lead
     [1, 2]
     """
 
+    check_result(result, "plot_eigenvalues")
     if n_leading is not None and int(n_leading) < 1:
         raise ValueError(f"n_leading must be >= 1 or None, got {n_leading}")
     rows = _select_rows(result, which)
@@ -257,11 +264,35 @@ def _select_rows(result, which) -> np.ndarray:
     return np.atleast_1d(np.asarray(which, dtype=np.int64))
 
 
+def check_result(result: Any, where: str) -> None:
+    """A one-line ``TypeError`` unless ``result`` has what the fixed-point plots read (``states``,
+    ``stability``, ``eigenvalues``: a :class:`~neurodyn.analysis.FixedPointResult` or cycle result).
+
+    Examples
+    --------
+    >>> check_result("points.nc", "plot_fixed_points")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: plot_fixed_points takes the result of find_fixed_points or find_cycles, got str; ...
+    """
+    if not all(hasattr(result, name) for name in ("states", "stability", "eigenvalues")):
+        raise TypeError(f"{where} takes the result of find_fixed_points or find_cycles, got "
+                        f"{type(result).__name__}; load a saved one with neurodyn.io.load(path)")
+
+
 def _projection(pca, data: np.ndarray, n_comp: int):
     """``(project, ratio)``: ``project(x (..., unit)) -> (..., n_comp)`` with the given
     ``pca.transform`` or a PCA fitted on ``data``; ``ratio (n_comp,)`` is the share of the data's
-    variance along each component (None when unknown)."""
+    variance along each component (None when unknown). A ``pca`` without a ``transform`` method, or
+    whose transform gives fewer than ``n_comp`` components, raises a one-line error."""
     if pca is not None:
+        if not callable(getattr(pca, "transform", None)):
+            raise TypeError(f"pca must be None, False or a fitted object with a transform method (e.g. "
+                            f"sklearn.decomposition.PCA(3).fit(states)), got {type(pca).__name__}")
+        n_got = np.asarray(pca.transform(np.atleast_2d(data[:1]))).shape[-1] if data.shape[0] else n_comp
+        if n_got < n_comp:
+            raise ValueError(f"pca.transform gives {n_got} components but the axes is {n_comp}-D; fit the "
+                             f"PCA with n_components >= {n_comp} or pass a {n_got}-D ax")
         ratio = getattr(pca, "explained_variance_ratio_", None)
         ratio = None if ratio is None or len(ratio) < n_comp else np.asarray(ratio, dtype=float)[:n_comp]
         return (lambda x: np.asarray(pca.transform(np.atleast_2d(x).reshape(-1, x.shape[-1])))[

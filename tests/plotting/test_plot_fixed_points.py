@@ -161,3 +161,24 @@ def test_projection_keywords_and_large_state_pca():
     with pytest.raises(ValueError, match="3-D"):
         plot_fixed_points(four, ax=ax, dims=(0, 1, 2))
     plt.close(fig)
+
+
+def test_a_result_of_another_type_or_a_bad_pca_gets_one_line_errors(saddle_result):
+    from sklearn.decomposition import PCA
+
+    from neurodyn.plotting import plot_fixed_point_figure
+
+    for plot in (plot_fixed_points, plot_eigenvalues, plot_fixed_point_figure):
+        with pytest.raises(TypeError, match=f"{plot.__name__} takes the result of find_fixed_points"):
+            plot("points.nc")
+    four = find_fixed_points(lambda h, u: 0.5 * h, state_size=4, initial_states=np.eye(4))
+    fig, ax = plt.subplots()
+    with pytest.raises(TypeError, match="pca must be None, False or a fitted object with a transform"):
+        plot_fixed_points(four, ax=ax, pca=True)
+    states = np.random.default_rng(0).normal(size=(20, 4))
+    ax3 = fig.add_subplot(projection="3d")
+    with pytest.raises(ValueError, match="pca.transform gives 2 components but the axes is 3-D"):
+        plot_fixed_points(four, ax=ax3, pca=PCA(2).fit(states))
+    plot_fixed_points(four, ax=ax, pca=PCA(2).fit(states))  # two components suit a 2-D axes
+    assert ax.get_xlabel().startswith("PC1")
+    plt.close(fig)
