@@ -79,9 +79,10 @@ def run_sweep(
     ------
     ValueError
         For a bad spec (see :func:`load_spec`), a spec that differs from the one ``out`` was made with
-        (unless ``force``), ``scheduler`` together with ``cluster``, ``workers=0`` (serial) together
-        with either, an unknown ``cluster`` or a negative ``workers``. An item whose stored files do
-        not read back (damaged or edited) is not an error: it is computed again.
+        or an ``out/spec.json`` that does not read back as a spec (unless ``force``), ``scheduler``
+        together with ``cluster``, ``workers=0`` (serial) together with either, an unknown
+        ``cluster`` or a negative ``workers``. An item whose stored files do not read back (damaged
+        or edited) is not an error: it is computed again.
     PermissionError
         If ``out`` cannot be written.
     ImportError
@@ -202,8 +203,12 @@ def prepare_out(out: str | Path, spec: SweepSpec, *, force: bool) -> Path:
     if path.exists():
         try:
             old = json.loads(path.read_text())
-        except ValueError:
+        except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
             old = None
+        if not isinstance(old, dict) and not force:
+            raise ValueError(f"{path} is not a readable sweep spec (damaged or not JSON); pass force=True "
+                             "(--force) to write the current spec over it and reuse the folder, or choose "
+                             "another --out")
         if old != json.loads(json.dumps(new)) and not force:
             differ = sorted(k for k in new if old is None or old.get(k) != json.loads(json.dumps(new[k])))
             raise ValueError(f"{out} holds a sweep made with a different spec (differs in: "

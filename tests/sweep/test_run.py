@@ -138,6 +138,16 @@ def test_a_different_spec_is_refused_unless_forced(out_copy):
     assert json.loads((out_copy / "spec.json").read_text())["grid"] == {"model.gain": [1.0]}
 
 
+@pytest.mark.parametrize("text", ['{"task": {"name": "flip', "[1, 2]", "\udcff"])
+def test_a_damaged_spec_file_is_named_as_such_unless_forced(out_copy, text):
+    (out_copy / "spec.json").write_text(text, errors="surrogateescape")
+    with pytest.raises(ValueError, match=r"spec.json is not a readable sweep spec \(damaged or not JSON\)"):
+        run_sweep(TINY, out_copy, workers=0, progress=False)
+    result = run_sweep(TINY, out_copy, workers=0, progress=False, force=True)
+    assert (result.n_computed, result.n_skipped) == (0, 4)  # the finished items are kept
+    assert json.loads((out_copy / "spec.json").read_text())["grid"] == TINY["grid"]
+
+
 def test_ensemble_training_matches_single_training(serial_sweep, tmp_path):
     """training.ensemble trains a cell's seeds in one train_ensemble call: the same networks to float
     rounding (so new keys), the same layout."""
