@@ -246,6 +246,8 @@ class _LeakyRecurrence(torch.autograd.Function):
         grad_pre = empty("leaky.grad_pre", tuple(slopes.shape), dtype)
         grad_ro_w = torch.zeros(ro_w.shape, dtype=dtype)
         grad_ro_b = torch.zeros(ro_w.shape[:2], dtype=dtype)
+        grad_w_int = torch.zeros((n_net, u.shape[-1], n_unit), dtype=dtype)
+        grad_b = torch.zeros((n_net, n_unit), dtype=dtype)
         none = np.empty((n_net, 0, n_batch, n_unit), w.numpy().dtype)
         gs = none if grad_states is None else _np(grad_states)
         with_y = ctx.with_y and grad_y is not None
@@ -253,15 +255,18 @@ class _LeakyRecurrence(torch.autograd.Function):
         dt = w.numpy().dtype.type
         _parallel(leaky_backward_stack, n_net, _np(w.mT), gs, slopes.numpy(), grad_h.numpy(),
                   grad_pre.numpy(), dt(ctx.alpha), *ctx.forcing, gy, ro_w.numpy(), states.numpy(),
-                  free.numpy(), grad_ro_w.numpy(), grad_ro_b.numpy())
-        rows, grad_w_in, grad_b, grad_u = _drive_grads(grad_pre, u, w_in, ctx.needs_input_grad[3])
+                  free.numpy(), grad_ro_w.numpy(), grad_ro_b.numpy(), u.numpy(), grad_w_int.numpy(),
+                  grad_b.numpy())
+        rows = grad_pre.reshape(n_net, n_steps * n_batch, n_unit)
+        grad_u = grad_pre @ w_in.unsqueeze(1) if ctx.needs_input_grad[3] else None
         grad_w = rows.mT @ states[:, :-1].reshape(n_net, n_steps * n_batch, n_unit)
         readout = (grad_ro_w, grad_ro_b) if with_y else (None, None)
-        return grad_w, grad_w_in, grad_b, grad_u, grad_h, None, None, None, None, *readout
+        return grad_w, grad_w_int.mT, grad_b, grad_u, grad_h, None, None, None, None, *readout
 
 
 def _drive_grads(grad_pre: torch.Tensor, u: torch.Tensor, w_in: torch.Tensor, need_u: bool):
-    """From the leaky RNN's pre-activation gradients (network, time, batch, unit): those rows as
+    """From the leaky RNN's pre-activation gradients (network, time, batch, unit) of the Triton kernels
+    (the Numba backward sums the ``W_in`` and ``b`` gradients in its loop): those rows as
     (network, time * batch, unit) and the gradients of ``W_in``, ``b`` and the inputs (None unless
     ``need_u``), each one (batched) product over all steps; ``W_in``'s as ``(uᵀ grad_pre)ᵀ``, which
     torch's CPU GEMM ran 2-3x faster for few inputs."""

@@ -182,7 +182,7 @@ def leaky_forward_kernel(w, w_int, b, u, noise, states, slopes, alpha, code, exa
 
 @njit(fastmath=True, cache=True, error_model="numpy")
 def leaky_backward_kernel(wt, grad_states, slopes, grad_h, grad_pre, alpha, method, strength, mask, grad_y,
-                          ro_w, states, free, grad_ro_w, grad_ro_b):
+                          ro_w, states, free, grad_ro_w, grad_ro_b, u, grad_w_int, grad_b):
     """BPTT of :func:`leaky_forward_kernel`: ``dL/dh0`` and the gradient of every pre-activation.
 
     ``grad_states[t]`` is ``dL/dh[t+1]`` from everything but the recurrence and the readout (time,
@@ -196,10 +196,13 @@ def leaky_backward_kernel(wt, grad_states, slopes, grad_h, grad_pre, alpha, meth
     time: ``g = (grad_states[t] + grad_y[t] @ ro_w) + grad_h``, ``grad_pre[t] = slopes[t] * g`` (the
     gradient of the step's pre-activation ``h[t] @ W_rec.T + u[t] @ W_in.T + b``), ``grad_h = (1 -
     alpha) g + grad_pre[t] @ W_rec``. ``grad_h`` (batch, unit) must be zero on entry and holds
-    ``dL/dh0`` on exit; ``grad_pre`` (time, batch, unit) is written. The weight, input-weight, bias
-    and input gradients are products of ``grad_pre`` with the states and inputs over all steps at
-    once, which the caller forms as one GEMM each (at BLAS speed, 2-2.5x faster than adding each
-    step's share here).
+    ``dL/dh0`` on exit; ``grad_pre`` (time, batch, unit) is written. The input-weight and bias
+    gradients are summed here while each step's ``grad_pre[t]`` is in cache: ``grad_w_int`` (input,
+    unit; ``W_in``'s gradient transposed) ``+= u[t].T @ grad_pre[t]`` with the inputs ``u`` (time,
+    batch, input) and ``grad_b`` (unit,) ``+=`` its batch sum, both zero on entry (a task's few inputs:
+    two passes over the whole ``grad_pre`` array saved). The recurrent weight and input gradients are
+    products of ``grad_pre`` with the states and weights over all steps at once, which the caller
+    forms as one GEMM each (at BLAS speed, 2-2.5x faster than adding each step's share here).
 
     Under forcing (``method``, ``strength`` and ``mask`` as in :func:`leaky_forward_kernel`)
     ``grad_states[t]`` is the gradient at the state before forcing, and the carried gradient
@@ -225,12 +228,19 @@ def leaky_backward_kernel(wt, grad_states, slopes, grad_h, grad_pre, alpha, meth
             readout_rows_backward(grad_y[t], ro_w, seen, ext, grad_ro_w, grad_ro_b)
         s = slopes[t]
         gd = grad_pre[t]
+        ut = u[t]
         for k in range(n_batch):
             m = forcing_gain(mask[t, k], strength) if teacher else one - one
             for i in range(n):
                 g = ext[k, i] + (grad_h[k, i] - m * grad_h[k, i])
                 gd[k, i] = s[k, i] * g
                 grad_h[k, i] = (one - alpha) * g
+            for i in range(n):
+                grad_b[i] += gd[k, i]
+            for j in range(ut.shape[1]):
+                v = ut[k, j]
+                for i in range(n):
+                    grad_w_int[j, i] += v * gd[k, i]
         recurrent_product(wt, w, gd, carry, tail_in, tail_out)
         for k in range(n_batch):
             for i in range(n):
@@ -286,7 +296,7 @@ def leaky_forward_stack(w, w_int, b, u, noise, states, slopes, alpha, code, exac
 
 @njit(parallel=True, fastmath=True, cache=True, error_model="numpy")
 def leaky_backward_stack(wt, grad_states, slopes, grad_h, grad_pre, alpha, method, strength, mask, grad_y,
-                         ro_w, states, free, grad_ro_w, grad_ro_b):
+                         ro_w, states, free, grad_ro_w, grad_ro_b, u, grad_w_int, grad_b):
     """:func:`leaky_backward_kernel` for every network, one per parallel item.
 
     Shapes as in :func:`leaky_forward_stack` with ``wt`` = ``W_rec.T`` (network, unit, unit);
@@ -294,12 +304,13 @@ def leaky_backward_stack(wt, grad_states, slopes, grad_h, grad_pre, alpha, metho
     readout's ``grad_y`` (network, time or 0, batch, output), ``ro_w`` (network, output, unit),
     ``states`` (network, time + 1, batch, unit), ``free`` (network, time or 0, batch, unit),
     ``grad_ro_w`` (network, output, unit) and ``grad_ro_b``
-    (network, output), the last two zero on entry.
+    (network, output), the last two zero on entry; ``u`` (network, time, batch, input), ``grad_w_int``
+    (network, input, unit) and ``grad_b`` (network, unit), the last two zero on entry.
     """
     for e in prange(wt.shape[0]):
         leaky_backward_kernel(wt[e], grad_states[e], slopes[e], grad_h[e], grad_pre[e], alpha, method,
                               strength, mask[e], grad_y[e], ro_w[e], states[e], free[e], grad_ro_w[e],
-                              grad_ro_b[e])
+                              grad_ro_b[e], u[e], grad_w_int[e], grad_b[e])
 
 
 @njit(fastmath=True, cache=True, error_model="numpy")
