@@ -193,14 +193,18 @@ def jacobians(model: Any, states: Any, inputs: Any = None, *, wrt: str = "state"
     >>> jacobians(lambda h, u: 0.5 * h ** 2, torch.ones(5, 3))[0].diagonal()
     tensor([1., 1., 1.])
     """
-    jac = jacobians_unchecked(model, states, inputs, wrt=wrt)
-    is_model = isinstance(model, torch.nn.Module) and hasattr(model, "params")
-    return _check_result(jac, callable(model) and not is_model and family_of(model) is None)
+    return _jacobians(model, states, inputs, wrt, checked=True)
 
 
 def jacobians_unchecked(model: Any, states: Any, inputs: Any = None, *, wrt: str = "state") -> torch.Tensor:
-    """:func:`jacobians` without the final check that the Jacobians are finite: for searches that
-    drop the candidates where they are not (see :mod:`neurodyn.analysis.fixed_points`)."""
+    """:func:`jacobians` without probing a callable or checking that the Jacobians are finite: for
+    searches that probe the map once up front and drop the candidates where they are not (see
+    :mod:`neurodyn.analysis.fixed_points`)."""
+    return _jacobians(model, states, inputs, wrt, checked=False)
+
+
+def _jacobians(model: Any, states: Any, inputs: Any, wrt: str, *, checked: bool) -> torch.Tensor:
+    """:func:`jacobians`; ``checked``: probe a callable first and refuse non-finite Jacobians."""
     if wrt not in _WRT:
         raise ValueError(f"wrt must be 'state' or 'input', got {wrt!r}")
     h = _as_states(states)
@@ -210,7 +214,8 @@ def jacobians_unchecked(model: Any, states: Any, inputs: Any = None, *, wrt: str
     params = model.params() if is_model else model
     family = family_of(params)
     if family is not None:
-        return _family_jacobians(family, params, h, inputs, wrt)
+        jac = _family_jacobians(family, params, h, inputs, wrt)
+        return _check_result(jac, is_callable=False) if checked else jac
     if is_model:
         ref = next(model.parameters(), None)
         if ref is not None and ref.dtype != h.dtype:
@@ -226,7 +231,8 @@ def jacobians_unchecked(model: Any, states: Any, inputs: Any = None, *, wrt: str
         u = h.new_zeros((*h.shape[:-1], model.n_inputs))
     if wrt == "input" and u is None:
         raise ValueError("wrt='input' with a callable model needs inputs (one vector or one per state)")
-    if not is_model:
+    if checked and not is_model:
         probe_map(step, h.shape[-1], None if u is None else u.reshape(-1, u.shape[-1])[:1], h.dtype, h.device,
                   "check F or the length of the states")
-    return _autodiff(step, h, u, wrt)
+    jac = _autodiff(step, h, u, wrt)
+    return _check_result(jac, is_callable=not is_model) if checked else jac
