@@ -63,8 +63,9 @@ def check_setting(name: str, value: Any, low: float, *, high: float | None = Non
         raise ValueError(f"{name} must be {kind}{bound}, got {value!r}{hint}")
 
 
-def check_device(device: Any):
-    """``device`` as a ``torch.device``; a clear ``ValueError`` if it is malformed or unavailable.
+def check_device(device: Any, *, available: bool = True):
+    """``device`` as a ``torch.device``; a clear ``ValueError`` if it is malformed or (unless
+    ``available=False``, for code that only reads the device type) unavailable.
 
     Examples
     --------
@@ -75,6 +76,8 @@ def check_device(device: Any):
     Traceback (most recent call last):
     ...
     ValueError: device 'gpu0' is not a torch device; use e.g. 'cpu' or 'cuda:0'
+    >>> check_device("cuda", available=False)  # parsed only, whether or not CUDA is here
+    device(type='cuda')
     """
     import torch
 
@@ -82,6 +85,8 @@ def check_device(device: Any):
         dev = torch.device(device)
     except (RuntimeError, TypeError) as err:
         raise ValueError(f"device {device!r} is not a torch device; use e.g. 'cpu' or 'cuda:0'") from err
+    if not available:
+        return dev
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {device!r} requested but CUDA is not available here; use device='cpu'")
     if dev.type == "mps" and not torch.backends.mps.is_available():

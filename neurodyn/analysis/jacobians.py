@@ -56,6 +56,31 @@ def _as_inputs(inputs: Any, h: torch.Tensor, n_inputs: int | None) -> torch.Tens
     return u.expand(want)
 
 
+def probe_map(step: Callable, n_state: int, u: torch.Tensor | None, dtype: torch.dtype, device,
+              fix: str = "check F or state_size") -> None:
+    """One-line ``ValueError`` unless a plain callable maps a probe batch of two states to a tensor
+    (2, n_state), checked before any work (``u``: one input row (1, input) or None)."""
+    h = torch.zeros((2, n_state), dtype=dtype, device=device)
+    with torch.no_grad():
+        out = step(h, None if u is None else u.expand(2, -1))
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != (2, n_state):
+        got = f"shape {tuple(out.shape)}" if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(f"F must return a tensor of shape (batch, state_size) = (2, {n_state}) for states "
+                         f"(2, {n_state}), got {got}; {fix}")
+
+
+def _check_result(jac: torch.Tensor, is_callable: bool) -> torch.Tensor:
+    """``jac`` unless some entry is NaN or Inf (at states already checked finite): then a one-line
+    ``ValueError`` blaming the map, whose parameters most likely diverged in training."""
+    if not bool(torch.isfinite(jac).all()):
+        where = ("F returns NaN or Inf derivatives there; check F (NaN or Inf in what it computes with, e.g. "
+                 "weights from a diverged training run)") if is_callable else (
+                 "the model parameters contain NaN or Inf (training likely diverged; load an earlier "
+                 "checkpoint or retrain with a lower learning rate or gradient clipping)")
+        raise ValueError(f"the Jacobians contain NaN or Inf at finite states: {where}")
+    return jac
+
+
 def _autodiff(step: Callable, h: torch.Tensor, u: torch.Tensor | None, wrt: str) -> torch.Tensor:
     """Forward-mode Jacobians of ``step`` (batch in, batch out), one state at a time under vmap."""
     lead, hf = h.shape[:-1], h.reshape(-1, h.shape[-1])
@@ -141,8 +166,11 @@ def jacobians(model: Any, states: Any, inputs: Any = None, *, wrt: str = "state"
         On an unknown ``wrt``, states that are not float32/float64 or of the wrong length, NaN or
         Inf in the states or inputs, inputs of the wrong shape (neither one vector of the model's
         input width nor one such vector per state; a last dim of 1 is not stretched) or given to a
-        model without inputs, ensemble params with states not shaped (network, batch, state), or
-        Jacobians estimated at more than the memory available (the message gives the estimate).
+        model without inputs, ensemble params with states not shaped (network, batch, state),
+        Jacobians estimated at more than the memory available (the message gives the estimate), a
+        callable ``F`` that does not return a tensor (batch, state) for a probe batch of two states,
+        or Jacobians that contain NaN or Inf at the finite states (NaN/Inf model parameters, as after
+        a diverged training run, or a callable that returns them).
     TypeError
         For params of a type no family is registered for (register it with
         :func:`neurodyn.kernels.register_family`, or pass a callable ``F(h, u)``).
@@ -165,6 +193,18 @@ def jacobians(model: Any, states: Any, inputs: Any = None, *, wrt: str = "state"
     >>> jacobians(lambda h, u: 0.5 * h ** 2, torch.ones(5, 3))[0].diagonal()
     tensor([1., 1., 1.])
     """
+    return _jacobians(model, states, inputs, wrt, checked=True)
+
+
+def jacobians_unchecked(model: Any, states: Any, inputs: Any = None, *, wrt: str = "state") -> torch.Tensor:
+    """:func:`jacobians` without probing a callable or checking that the Jacobians are finite: for
+    searches that probe the map once up front and drop the candidates where they are not (see
+    :mod:`neurodyn.analysis.fixed_points`)."""
+    return _jacobians(model, states, inputs, wrt, checked=False)
+
+
+def _jacobians(model: Any, states: Any, inputs: Any, wrt: str, *, checked: bool) -> torch.Tensor:
+    """:func:`jacobians`; ``checked``: probe a callable first and refuse non-finite Jacobians."""
     if wrt not in _WRT:
         raise ValueError(f"wrt must be 'state' or 'input', got {wrt!r}")
     h = _as_states(states)
@@ -174,7 +214,8 @@ def jacobians(model: Any, states: Any, inputs: Any = None, *, wrt: str = "state"
     params = model.params() if is_model else model
     family = family_of(params)
     if family is not None:
-        return _family_jacobians(family, params, h, inputs, wrt)
+        jac = _family_jacobians(family, params, h, inputs, wrt)
+        return _check_result(jac, is_callable=False) if checked else jac
     if is_model:
         ref = next(model.parameters(), None)
         if ref is not None and ref.dtype != h.dtype:
@@ -190,4 +231,8 @@ def jacobians(model: Any, states: Any, inputs: Any = None, *, wrt: str = "state"
         u = h.new_zeros((*h.shape[:-1], model.n_inputs))
     if wrt == "input" and u is None:
         raise ValueError("wrt='input' with a callable model needs inputs (one vector or one per state)")
-    return _autodiff(step, h, u, wrt)
+    if checked and not is_model:
+        probe_map(step, h.shape[-1], None if u is None else u.reshape(-1, u.shape[-1])[:1], h.dtype, h.device,
+                  "check F or the length of the states")
+    jac = _autodiff(step, h, u, wrt)
+    return _check_result(jac, is_callable=not is_model) if checked else jac

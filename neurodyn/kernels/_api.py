@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
 from neurodyn.kernels._families import cast, family_of, is_ensemble, kernel_for, lift
 from neurodyn.kernels._result import RolloutResult
@@ -75,8 +76,12 @@ def _choose_backend(backend: str, device: torch.device, family: Any, params: Any
 
 
 def _check_tensor(name: str, x: torch.Tensor) -> None:
+    """One-line ``TypeError`` unless ``x`` is a tensor, ``ValueError`` if it holds NaN or Inf (not
+    checked under a ``torch.func`` transform, where its values cannot be read)."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if torch._C._functorch.is_functorch_wrapped_tensor(x):
+        return
     if not torch.isfinite(x).all():
         raise ValueError(f"{name} contains NaN or Inf; clean it before the rollout")
 
@@ -179,7 +184,8 @@ def rollout(
     ------
     ValueError
         Without ``h0`` where it cannot be inferred; on shape mismatches, NaN/Inf in
-        ``h0``/``inputs``, unsupported dtypes, ``every < 1``, a
+        ``h0``/``inputs``, unsupported dtypes, ``every`` not an integer >= 1, ``n_steps`` not an
+        integer >= 0 (bools and fractions such as 2.9 are refused, not truncated), a
         negative or non-finite ``noise_std``.
     TypeError
         If ``seed`` is not a ``SeedLike`` (checked even when no noise is drawn).
@@ -216,8 +222,9 @@ def rollout(
     if inputs is not None:
         _check_tensor("inputs", inputs)
         inputs = inputs.detach().to(h0.dtype)
-    if int(every) < 1:
-        raise ValueError(f"every must be >= 1, got {every}")
+    check_setting("every", every, 1, integer=True)
+    if n_steps is not None:
+        check_setting("n_steps", n_steps, 0, integer=True)
     every = int(every)
     if family is None:
         if not hasattr(model_or_params, "step"):

@@ -15,7 +15,7 @@ fills ``out`` (network, batch, records, state) or None with the states after the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -119,6 +119,9 @@ def stack_params(params: Sequence[Any]) -> Any:
     ------
     ValueError
         If ``params`` is empty, mixes types or sizes, or the non-tensor fields differ.
+    TypeError
+        If ``params`` is not a list (or other iterable) of models or params NamedTuples, or an item
+        is neither (e.g. ``stack_params([1, 2])``).
 
     Examples
     --------
@@ -137,7 +140,14 @@ def stack_params(params: Sequence[Any]) -> Any:
     >>> bool(torch.allclose(result.final[1], one.final, atol=1e-6))
     True
     """
+    if not isinstance(params, Iterable) or hasattr(params, "_fields"):
+        raise TypeError(f"stack_params takes a list of models or of their params() NamedTuples, got "
+                        f"{type(params).__name__}; e.g. stack_params([net.params() for net in nets])")
     items = [p.params() if hasattr(p, "params") and callable(p.params) else p for p in params]
+    bad = next((p for p in items if not hasattr(p, "_fields")), None)
+    if bad is not None:
+        raise TypeError(f"stack_params takes a list of models or of their params() NamedTuples, got an item "
+                        f"of type {type(bad).__name__}; e.g. stack_params([net.params() for net in nets])")
     if not items:
         raise ValueError("stack_params needs at least one network")
     kind = type(items[0])

@@ -23,8 +23,9 @@ from typing import Any, NamedTuple
 
 import torch
 
+from neurodyn._checks import check_device
 from neurodyn.kernels import _fused_autograd as _fa
-from neurodyn.kernels._api import backend_available
+from neurodyn.kernels._api import _check_tensor, backend_available
 from neurodyn.kernels._families import family_of, is_ensemble
 
 __all__ = [
@@ -192,8 +193,9 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     Raises
     ------
     ValueError
-        For an unknown ``backend``, or ``backend="numba"`` / ``"triton"`` where that fused path
-        cannot run (the message names the reason and suggests ``backend="auto"``).
+        For an unknown ``backend``, a ``device`` that is not a torch device (e.g. ``"gpu"``), or
+        ``backend="numba"`` / ``"triton"`` where that fused path cannot run (the message names the
+        reason and suggests ``backend="auto"``).
     ImportError
         For ``backend="numba"`` without Numba, ``backend="triton"`` without Triton installed.
 
@@ -252,6 +254,7 @@ def fused_backend(params: Any, *, backend: str = "auto", device: Any = "cpu",
     """
     if backend not in _TRAIN_BACKENDS:
         raise ValueError(f"unknown training backend {backend!r}; choose one of {', '.join(_TRAIN_BACKENDS)}")
+    device = check_device(device, available=False)
     if backend == "torch":
         return "torch"
     family = family_of(params)
@@ -420,11 +423,13 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     Raises
     ------
     TypeError
-        If ``h0``, ``inputs`` or ``noise`` is not a torch tensor.
+        If ``params`` is a model or anything but a params NamedTuple (pass ``model.params()``), or
+        ``h0``, ``inputs`` or ``noise`` is not a torch tensor.
     ValueError
-        If the family, device or dtype is not supported (see :func:`fused_backend`; ``h0`` not
-        float32 or float64), a shape does not match (``h0``'s last dim not the model's state size,
-        ``inputs``' not its input count), forcing is given for a family other than the shallow
+        If ``h0`` or ``inputs`` contains NaN or Inf, if the family, device or dtype is not
+        supported (see :func:`fused_backend`; ``h0`` not float32 or float64), a shape does not
+        match (``h0``'s last dim not the model's state size, ``inputs``' not its input count),
+        forcing is given for a family other than the shallow
         PLRNN, PLRNN and ALRNN (state forcing; the PLRNN and ALRNN not on Triton) or the leaky RNN,
         GRU, PLRNN, ALRNN and shallow PLRNN (a ReadoutForcing; all but the leaky RNN not on Triton), state
         forcing for an ensemble,
@@ -532,10 +537,17 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
     """
     if backend not in ("auto", "numba", "triton"):
         raise ValueError(f"unknown fused backend {backend!r}; choose 'auto', 'numba' or 'triton'")
+    if isinstance(params, torch.nn.Module) or not hasattr(params, "_fields"):
+        what = "not the model" if isinstance(params, torch.nn.Module) else "a params NamedTuple"
+        raise TypeError(f"fused_states takes model.params(), {what}; got {type(params).__name__}: pass "
+                        "model.params() (or stack_params(...) for an ensemble)")
     for name, value in (("h0", h0), ("inputs", inputs), ("noise", noise)):
         if value is not None and not isinstance(value, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}; "
                             f"convert it with torch.as_tensor")
+    for name, value in (("h0", h0), ("inputs", inputs)):
+        if value is not None:
+            _check_tensor(name, value)
     if h0.dtype not in (torch.float32, torch.float64):
         raise ValueError(f"the fused kernels run float32 or float64, not {h0.dtype}; convert h0 "
                          "(h0.float() or h0.double())")

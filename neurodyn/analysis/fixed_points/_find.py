@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import math
+import reprlib
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +37,8 @@ from neurodyn.analysis.fixed_points._unique import (
     unique_cycles,
     unique_points,
 )
-from neurodyn.analysis.jacobians import jacobians
+from neurodyn.analysis.jacobians import jacobians_unchecked as jacobians
+from neurodyn.analysis.jacobians import probe_map
 from neurodyn.models._base import RecurrentModel
 from neurodyn.models._family import family_of
 
@@ -197,7 +200,11 @@ def find_fixed_points(
         ``max_order`` that fits.
         Also for a ``dtype`` other than float32/float64, a ``device`` that is not available, a plain
         callable with ``state_size`` not a positive int or that does not return a tensor (batch,
-        state_size) on a probe batch, or inputs given to a model without inputs.
+        state_size) on a probe batch, inputs given to a model without inputs, ``inputs`` that are not
+        numbers or ragged ``initial_states``, a model parameter with NaN or Inf (as after a diverged
+        training run; the message names it), or a map that gives NaN or Inf at every initial state.
+        A search whose candidates of some period all end at NaN or Inf warns (``RuntimeWarning``, one
+        line) before returning without them.
     TypeError
         If ``model`` is a callable and ``state_size`` is missing, or ``task`` is not a Task.
 
@@ -232,10 +239,14 @@ def find_fixed_points(
 
         check_task(task, "or pass initial_states")
     step, n_state, n_in, device, shell = _one_step_map(model, state_size, dtype, device)
+    if shell is not None:
+        for name, value in shell.named_parameters():
+            check_finite(value, f"model parameter {name}", "training likely diverged: load an earlier "
+                         "checkpoint or retrain (a lower learning rate or gradient clipping)")
     u_star, u_rows = _input_conditions(inputs, n_in, dtype, device)
     batch_u = None if u_star is None else u_star[None, :]
     if shell is None:
-        _probe(step, n_state, batch_u if u_rows is None else u_rows[:1], dtype, device)
+        probe_map(step, n_state, batch_u if u_rows is None else u_rows[:1], dtype, device)
 
     def F(h: torch.Tensor) -> torch.Tensor:
         return step(h, None if batch_u is None else batch_u.expand(h.shape[0], -1))
@@ -264,6 +275,7 @@ def find_fixed_points(
         x0_np = np.concatenate([x0_np, u_rows.cpu().numpy()], axis=1)
         F, jac1, n_cond = _with_inputs(step, jac_hu, n_state), _augmented_jacobian(jac_hu, n_state), n_in
     x0 = torch.as_tensor(x0_np, dtype=dtype, device=device)
+    _check_map_finite(F, x0, source)
 
     if method == "auto":
         method = AUTO_METHOD
@@ -280,6 +292,10 @@ def find_fixed_points(
                                 n_cond=n_cond),
                  "levenberg_marquardt": dict(jacobian=jac_k)}.get(method, {})
         found = METHODS[method](Gk, x0, settings, progress=progress, **extra)
+        if not bool(torch.isfinite(found.q).any()):
+            warnings.warn(f"find_fixed_points: all {x0.shape[0]} candidates of period {k} ended at NaN or "
+                          "Inf and were dropped; the map F(h, u*) gives NaN or Inf along the search (NaN or "
+                          "Inf in its parameters, or an overflow)", RuntimeWarning, stacklevel=2)
         counts["n_candidates"] += x0.shape[0]
         part = _collect(F, k, found, x0_np, tol_unique, outlier_distance_scale, counts, jac_k, tol_q, n_cond)
         if method == "newton" and k == 1 and n_state >= 2 and not n_cond:  # saddles need two dims
@@ -298,6 +314,17 @@ def find_fixed_points(
         "dtype": str(dtype).replace("torch.", ""), "neurodyn_version": __version__, **counts,
     }
     return assemble(F, parts, marginal_tol, attrs, n_state, dtype, device, jac_hu, u_star, n_cond)
+
+
+def _check_map_finite(F, x0: torch.Tensor, source: str) -> None:
+    """One-line ``ValueError`` when the map gives NaN or Inf at every initial state (at none of them
+    can a search start): NaN or Inf in its parameters, typically after a diverged training run."""
+    with torch.no_grad():
+        finite = torch.isfinite(F(x0)).all(-1) & torch.isfinite(x0).all(-1)
+    if not bool(finite.any()):
+        raise ValueError(f"find_fixed_points: the map F(h, u*) gives NaN or Inf at all {x0.shape[0]} initial "
+                         f"states (from {source}); check F for NaN or Inf in its parameters (a diverged "
+                         "training run?) or pass initial_states where F is finite")
 
 
 def _check_settings(**values: Any) -> None:
@@ -392,18 +419,6 @@ def _search_dtype(dtype: Any) -> torch.dtype:
     raise ValueError(f"dtype must be torch.float32 or torch.float64 (or 'float32', 'float64'), got {dtype!r}")
 
 
-def _probe(step, n_state: int, u: torch.Tensor | None, dtype: torch.dtype, device) -> None:
-    """One-line ``ValueError`` unless a plain callable maps a probe batch of two states to a tensor
-    (2, state_size), checked before the search."""
-    h = torch.zeros((2, n_state), dtype=dtype, device=device)
-    with torch.no_grad():
-        out = step(h, None if u is None else u.expand(2, -1))
-    if not isinstance(out, torch.Tensor) or tuple(out.shape) != (2, n_state):
-        got = f"shape {tuple(out.shape)}" if isinstance(out, torch.Tensor) else type(out).__name__
-        raise ValueError(f"F must return a tensor of shape (batch, state_size) = (2, {n_state}) for states "
-                         f"(2, {n_state}), got {got}; check F or state_size")
-
-
 def _one_step_map(model, state_size, dtype, device):
     """``(step(h, u), state_size, n_inputs, device, model copy or None)``."""
     if device is not None:
@@ -427,7 +442,12 @@ def _input_conditions(inputs, n_in, dtype, device):
         if n_in is None or n_in == 0:
             return None, None
         return torch.zeros(n_in, dtype=dtype, device=device), None
-    u = torch.as_tensor(np.asarray(inputs, dtype=np.float64), dtype=dtype, device=device)
+    try:
+        u_np = np.asarray(inputs, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"inputs must be numbers: one input vector (input,) or one per initial state "
+                         f"(n, input), got {reprlib.repr(inputs)}") from err
+    u = torch.as_tensor(u_np, dtype=dtype, device=device)
     if n_in == 0 and u.ndim in (1, 2) and u.shape[-1] == 0:
         return None, None  # an empty input for a model without inputs
     if n_in == 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
 
 import numpy as np
@@ -24,10 +25,16 @@ def as_state_array(initial_states: Any, state_size: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        On a wrong shape, an empty array, complex or non-numeric values, or NaN/Inf entries.
+        On a wrong shape (ragged rows included), an empty array, complex or non-numeric values, or
+        NaN/Inf entries.
     """
-    arr = initial_states.detach().cpu().numpy() if isinstance(initial_states, torch.Tensor) \
-        else np.asarray(initial_states)
+    try:
+        arr = initial_states.detach().cpu().numpy() if isinstance(initial_states, torch.Tensor) \
+            else np.asarray(initial_states)
+    except ValueError as err:  # a ragged nested sequence
+        raise ValueError(f"initial_states must be a rectangular array (n, {state_size}) or (trial, time, "
+                         f"{state_size}), got rows of different lengths: {reprlib.repr(initial_states)}"
+                         ) from err
     if arr.dtype.kind not in "biuf":
         what = "complex" if arr.dtype.kind == "c" else f"{arr.dtype}"
         raise ValueError(f"initial_states must be real numbers, got {what} values; pass the real states "

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from neurodyn._budget import MAX_MEMORY, check_memory
-from neurodyn._checks import check_finite
+from neurodyn._checks import check_finite, check_setting
 from neurodyn.analysis.fixed_points._stability import certify_stable, classify, eigenvalues
 from neurodyn.analysis.jacobians import jacobians
 
@@ -80,9 +80,12 @@ def compute_stability(
     ------
     ValueError
         On states that are not (point, state) float32/float64, inputs that are neither one vector
-        nor one per state (or of the wrong width), a non-finite state or input, a negative
-        ``marginal_tol``, more points than the memory available holds their results for (the
-        message gives the estimate), or what :func:`neurodyn.analysis.jacobians` rejects.
+        nor one per state (or of the wrong width), a non-finite state or input, a ``marginal_tol``
+        that is not a finite number >= 0 or a ``max_memory`` that is not a finite number > 0, more
+        points than the memory available holds their results for (the message gives the
+        estimate), or what :func:`neurodyn.analysis.jacobians` rejects (among them a callable that
+        does not return (batch, state), and Jacobians with NaN or Inf at the finite states, as from
+        model parameters after a diverged training run).
 
     Examples
     --------
@@ -107,6 +110,8 @@ def compute_stability(
     """
     import xarray as xr
 
+    check_setting("marginal_tol", marginal_tol, 0)
+    check_setting("max_memory", max_memory, 0, strict=True)
     h = torch.as_tensor(states.detach() if isinstance(states, torch.Tensor) else states)
     if h.ndim != 2 or h.dtype not in (torch.float32, torch.float64):
         raise ValueError(f"states must be a float32 or float64 array of shape (point, state), got "
@@ -117,8 +122,6 @@ def compute_stability(
                  "pass fewer states or call it in chunks")
     if not bool(torch.isfinite(h).all()):
         raise ValueError("states contain NaN or Inf; drop those rows before computing stability")
-    if not marginal_tol >= 0:
-        raise ValueError(f"marginal_tol must be non-negative, got {marginal_tol}")
     u = None
     if inputs is not None:
         u = torch.as_tensor(inputs.detach() if isinstance(inputs, torch.Tensor) else inputs)
