@@ -25,7 +25,7 @@ import torch
 
 from neurodyn._checks import check_device
 from neurodyn.kernels import _fused_autograd as _fa
-from neurodyn.kernels._api import _check_tensor, backend_available
+from neurodyn.kernels._api import backend_available
 from neurodyn.kernels._families import family_of, is_ensemble
 
 __all__ = [
@@ -426,7 +426,7 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         If ``params`` is a model or anything but a params NamedTuple (pass ``model.params()``), or
         ``h0``, ``inputs`` or ``noise`` is not a torch tensor.
     ValueError
-        If ``h0`` or ``inputs`` contains NaN or Inf, if the family, device or dtype is not
+        If the family, device or dtype is not
         supported (see :func:`fused_backend`; ``h0`` not float32 or float64), a shape does not
         match (``h0``'s last dim not the model's state size, ``inputs``' not its input count),
         forcing is given for a family other than the shallow
@@ -438,6 +438,11 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
 
     Notes
     -----
+    NaN or Inf in ``h0`` or ``inputs`` is not refused here (unlike :func:`rollout`): it runs through
+    to the states, and the training engine, which calls this once per optimiser step, names
+    non-finite data in its divergence report (``TrainResult.divergence``) and keeps the weights of
+    the last good step.
+
     The forward stores what the backward needs (states and ``alpha phi'(pre)``; states and the
     GRU's gates ``r, z, n, W_hn h + b_hn``; states alone for the PLRNN / ALRNN, the carried
     (forced) ones under forcing; forced states,
@@ -545,9 +550,6 @@ def fused_states(params: Any, h0: torch.Tensor, inputs: torch.Tensor | None = No
         if value is not None and not isinstance(value, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}; "
                             f"convert it with torch.as_tensor")
-    for name, value in (("h0", h0), ("inputs", inputs)):
-        if value is not None:
-            _check_tensor(name, value)
     if h0.dtype not in (torch.float32, torch.float64):
         raise ValueError(f"the fused kernels run float32 or float64, not {h0.dtype}; convert h0 "
                          "(h0.float() or h0.double())")
