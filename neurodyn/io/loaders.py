@@ -62,7 +62,8 @@ def load_timeseries(
         If ``path`` does not exist.
     ValueError
         For a directory, an unknown suffix, a missing or ambiguous ``key`` (the message lists the
-        names found), a ``key`` for a one-array file (.npy, text tables) or a ``bin_size`` for a
+        names found), a file with no numeric array (e.g. one MATLAB cell array; the message names
+        what it holds), a ``key`` for a one-array file (.npy, text tables) or a ``bin_size`` for a
         file other than .nwb, or bad data (NaN/Inf, constant channels, mismatched input length).
     ImportError
         For ``.nwb`` without pynwb (install the extra ``neurodyn[nwb]``).
@@ -142,7 +143,20 @@ def _pick(found: dict[str, Any], key: str | None, path: Path, preferred=("data",
     for k in preferred:
         if k in arrays:
             return k
+    if not arrays:
+        held = ", ".join(f"{k} ({_kind(v)})" for k, v in sorted(found.items()))
+        raise ValueError(f"{path.name} holds no numeric array, only: {held or 'nothing'}; a cell or struct "
+                         f"array must be made numeric first: read it (e.g. scipy.io.loadmat) and pass the "
+                         f"trials to TimeSeries.from_arrays, or save each as a numeric matrix")
     raise ValueError(f"{path.name} holds several arrays ({', '.join(sorted(arrays))}); choose one with key=")
+
+
+def _kind(value: Any) -> str:
+    """How a loaded value is described in messages: ``cell/struct array, shape (1, 4)``, ``str``, ..."""
+    if isinstance(value, np.ndarray):
+        what = "cell/struct array" if value.dtype == object or value.dtype.names else f"{value.dtype} array"
+        return f"{what}, shape {value.shape}"
+    return type(value).__name__
 
 
 def _read_npy(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:

@@ -345,3 +345,14 @@ def test_recording_options_that_would_be_ignored_are_refused(tmp_path):
         with pytest.raises(ValueError, match=r"a bin size \(bin_size= / --bin-size 0.1\) bins the spike"):
             load_timeseries(tmp_path / name, bin_size=0.1)
         assert load_timeseries(tmp_path / name).data.shape[-1] == 2  # without them the file loads
+
+
+def test_a_mat_file_of_one_cell_array_names_what_it_holds(tmp_path):
+    cells = np.empty((1, 3), dtype=object)
+    for i in range(3):
+        cells[0, i] = np.random.default_rng(i).normal(size=(20, 2))
+    path = tmp_path / "trials.mat"
+    scipy.io.savemat(path, {"Data": cells})
+    with pytest.raises(ValueError, match=r"^trials\.mat holds no numeric array, only: Data \(cell/struct "
+                                         r"array, shape \(1, 3\)\); .*TimeSeries\.from_arrays"):
+        load_timeseries(path)

@@ -27,6 +27,16 @@ def check_low_rank(model: Any) -> None:
                          f"(random_gain={model.random_gain}) has no low-rank description")
 
 
+def low_rank_rows(model: Any) -> torch.Tensor:
+    """The loading rows of a low-rank model as float64, after :func:`check_low_rank`; a one-line
+    ``ValueError`` if they hold NaN or Inf (not checked inside ``torch.func`` transforms)."""
+    check_low_rank(model)
+    rows = model.loadings().double()
+    if not torch._C._functorch.is_functorch_wrapped_tensor(rows) and not bool(torch.isfinite(rows).all()):
+        raise ValueError("the model's loadings contain NaN or Inf; refit or repair the model first")
+    return rows
+
+
 def _drive(kappa: Any, inputs: Any, n_inputs: int, rank: int) -> torch.Tensor:
     """Stack ``[kappa, u, 1]`` into (..., drive) float64; ``inputs=None`` means zero input. A one-line
     ``ValueError`` for a wrong shape or NaN/Inf in ``kappa`` or ``inputs`` (values are not checked
@@ -79,8 +89,8 @@ def latent_map(model: Any, kappa: Any, inputs: Any = None) -> torch.Tensor:
     TypeError
         For a model that is not a ``LowRankRNN``.
     ValueError
-        For ``random_gain != 0`` (the latent dynamics do not close), a ``kappa`` whose last axis is
-        not ``rank``, ``inputs`` of the wrong shape, or NaN/Inf in either.
+        For ``random_gain != 0`` (the latent dynamics do not close), NaN/Inf in the model's loadings,
+        a ``kappa`` whose last axis is not ``rank``, ``inputs`` of the wrong shape, or NaN/Inf in either.
 
     Examples
     --------
@@ -93,8 +103,8 @@ def latent_map(model: Any, kappa: Any, inputs: Any = None) -> torch.Tensor:
     >>> bool(torch.allclose(latent_map(model, kappa), model.n.detach().T @ step / 200))
     True
     """
-    check_low_rank(model)
-    rank, rows = model.rank, model.loadings().double()
+    rows = low_rank_rows(model)
+    rank = model.rank
     drive = _drive(kappa, inputs, model.n_inputs, rank)
     x = torch.cat([rows[:, :rank], rows[:, 2 * rank:]], dim=1)  # (unit, drive)
     from neurodyn.models._base import activation_fn
@@ -127,6 +137,8 @@ def mean_field_latent_map(statistics: Any, kappa: Any, inputs: Any = None) -> to
 
     Raises
     ------
+    TypeError
+        For ``statistics`` that are not the dataset of :func:`compute_low_rank_statistics`.
     ValueError
         For a ``kappa`` whose last axis is not ``rank``, ``inputs`` of the wrong shape, or NaN/Inf in
         either.
@@ -146,6 +158,11 @@ def mean_field_latent_map(statistics: Any, kappa: Any, inputs: Any = None) -> to
     from neurodyn.models._base import activation_fn
 
     s = statistics
+    needed = ("weight", "mean_drive", "cov_drive", "mean_n", "cov_n_drive")
+    if not (hasattr(s, "data_vars") and all(v in s for v in needed)
+            and all(a in s.attrs for a in ("n_inputs", "activation", "alpha"))):
+        raise TypeError(f"statistics must be the xarray.Dataset of compute_low_rank_statistics(model), got "
+                        f"{type(s).__name__}")
     rank, n_inputs = s.sizes["rank"], int(s.attrs["n_inputs"])
     phi = activation_fn(s.attrs["activation"])
     dphi = activation_fn(s.attrs["activation"], slope=True)

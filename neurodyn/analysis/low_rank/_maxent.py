@@ -10,10 +10,10 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from neurodyn._checks import check_finite
+from neurodyn._checks import check_finite, check_setting
 from neurodyn._result import TorchResult
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
-from neurodyn.analysis.low_rank._latent import check_low_rank, latent_map
+from neurodyn.analysis.low_rank._latent import latent_map, low_rank_rows
 
 __all__ = ["MaxEntLoadings", "dynamics_error", "fit_maxent_loadings", "latent_points"]
 
@@ -43,6 +43,14 @@ def latent_points(model: Any, *, n_inits: int = 64, n_steps: int = 50, n_points:
     torch.Tensor
         ``(point, rank)``, float64 on the CPU.
 
+    Raises
+    ------
+    TypeError
+        For a model that is not a ``LowRankRNN``.
+    ValueError
+        For ``random_gain != 0``, NaN/Inf in the loadings, ``n_inits`` or ``n_points`` not an integer
+        >= 1, or ``n_steps`` not an integer >= 0.
+
     Examples
     --------
     >>> from neurodyn.analysis.low_rank import latent_points
@@ -51,7 +59,11 @@ def latent_points(model: Any, *, n_inits: int = 64, n_steps: int = 50, n_points:
     >>> tuple(latent_points(model, n_inits=8, n_steps=10, n_points=32, seed=0).shape)
     (32, 2)
     """
-    rows = model.loadings().double()
+    rows = low_rank_rows(model)
+    check_setting("n_inits", n_inits, 1, integer=True, hint=" (trajectory starts)")
+    check_setting("n_steps", n_steps, 0, integer=True, hint=" (time steps per trajectory)")
+    check_setting("n_points", n_points, 1, integer=True, hint=" (latent states kept)")
+    n_inits, n_steps, n_points = int(n_inits), int(n_steps), int(n_points)
     sd = rows[:, model.rank:2 * model.rank].std(0)
     rng = numpy_rng(seed, 1)
     kappa = torch.as_tensor(rng.uniform(-2, 2, (n_inits, model.rank))) * sd
@@ -86,6 +98,14 @@ def dynamics_error(model: Any, reference: torch.Tensor, points: torch.Tensor) ->
     float
         0 when the recurrent terms agree; dimensionless.
 
+    Raises
+    ------
+    TypeError
+        For a model that is not a ``LowRankRNN``.
+    ValueError
+        For ``random_gain != 0``, NaN/Inf in the loadings, ``reference`` and ``points`` not both of
+        shape (point, rank), or NaN/Inf in either.
+
     Examples
     --------
     >>> from neurodyn.analysis import latent_map
@@ -96,6 +116,14 @@ def dynamics_error(model: Any, reference: torch.Tensor, points: torch.Tensor) ->
     >>> dynamics_error(model, latent_map(model, points), points)  # a network against itself
     0.0
     """
+    low_rank_rows(model)
+    reference = torch.as_tensor(reference, dtype=torch.float64)
+    points = torch.as_tensor(points, dtype=torch.float64)
+    if points.ndim != 2 or points.shape[1] != model.rank or reference.shape != points.shape:
+        raise ValueError(f"reference and points must both have shape (point, rank={model.rank}), got "
+                         f"{tuple(reference.shape)} and {tuple(points.shape)}")
+    check_finite(reference, "reference", "give the reference latent map at finite points")
+    check_finite(points, "points", "give finite latent states")
     a = model.alpha
     f_ref = (reference - (1 - a) * points) / a
     f = (latent_map(model, points) - (1 - a) * points) / a
@@ -263,7 +291,7 @@ def fit_maxent_loadings(
     ------
     TypeError, ValueError
         For a model that is not a purely low-rank ``LowRankRNN``, NaN loadings, too few neurons
-        for the flow, or points of the wrong shape or with NaN/Inf.
+        for the flow, points of the wrong shape or with NaN/Inf, or ``n_check`` not an integer >= 1.
 
     Examples
     --------
@@ -277,15 +305,14 @@ def fit_maxent_loadings(
     >>> round(float(fit.coef[0, 0]), 2), bool(fit.residual_scale[0] > 0.1)
     (2.0, True)
     """
-    check_low_rank(model)
+    rows = low_rank_rows(model)
     if tolerance is not None and not float(tolerance) > 0:
         raise ValueError(f"tolerance must be > 0, got {tolerance}")
+    check_setting("n_check", n_check, 1, integer=True, hint=" (networks sampled to measure errors)")
+    n_check = int(n_check)
     tol = math.nan if tolerance is None else float(tolerance)
     seed = resolve_seed(seed)
     rank, n_units = model.rank, model.n_units
-    rows = model.loadings().double()
-    if not bool(torch.isfinite(rows).all()):
-        raise ValueError("the model's loadings contain NaN or Inf; refit or repair the model first")
     if points is None:
         points = latent_points(model, seed=seed)
     points = torch.as_tensor(points, dtype=torch.float64)

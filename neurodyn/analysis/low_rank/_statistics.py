@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn.analysis.low_rank._latent import check_low_rank
+from neurodyn.analysis.low_rank._latent import low_rank_rows
 
 __all__ = ["compute_low_rank_statistics"]
 
@@ -48,9 +48,11 @@ def compute_low_rank_statistics(model: Any, *, labels: Any = None) -> Any:
 
     Raises
     ------
+    TypeError
+        For a model that is not a ``LowRankRNN``.
     ValueError
-        For ``random_gain != 0``, labels of the wrong length or a population with fewer than
-        ``drive + 1`` neurons (its covariance is not determined).
+        For ``random_gain != 0``, NaN/Inf in the model's loadings, labels of the wrong length or
+        a population with fewer than ``drive + 1`` neurons (its covariance is not determined).
 
     Examples
     --------
@@ -66,9 +68,8 @@ def compute_low_rank_statistics(model: Any, *, labels: Any = None) -> Any:
     """
     import xarray as xr
 
-    check_low_rank(model)
+    rows = low_rank_rows(model).numpy()
     rank, n_inputs, n_units = model.rank, model.n_inputs, model.n_units
-    rows = model.loadings().double().numpy()
     x = np.concatenate([rows[:, :rank], rows[:, 2 * rank:]], axis=1)  # (unit, drive)
     n = rows[:, rank:2 * rank]
     labels = np.zeros(n_units, dtype=int) if labels is None else np.asarray(labels)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from neurodyn._budget import check_memory
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 
 __all__ = ["compute_loading_structure"]
@@ -66,8 +67,8 @@ def compute_loading_structure(
     ValueError
         For rows that are not 2-D, hold NaN/Inf, have fewer than 4 units or fewer than 2
         non-constant components, or a reference with another number of components; a ``level``
-        outside (0, 1), too few permutations for it, or more than the memory available can hold
-        (the estimate is made before allocating).
+        outside (0, 1), ``n_permutations`` not an integer >= 1 or too few for it, or more than the
+        memory available can hold (the estimate is made before allocating).
 
     Examples
     --------
@@ -86,6 +87,7 @@ def compute_loading_structure(
 
     if not 0 < float(level) < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
+    check_setting("n_permutations", n_permutations, 1, integer=True, hint=" (permutations for the threshold)")
     if int(n_permutations) < 1 / float(level):
         raise ValueError(f"n_permutations = {n_permutations} is too few for level {level}; "
                          f"use at least {int(np.ceil(1 / level))}")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurodyn._checks import check_finite
+from neurodyn._checks import check_finite, check_setting
 
 __all__ = ["LinearBaseline", "fit_linear_baseline"]
 
@@ -35,10 +35,35 @@ class LinearBaseline:
             return np.broadcast_to(self.c, (n, len(self.c)))
         return u @ self.C.T + self.c
 
+    def _check_u(self, u, n_time: int, what: str) -> np.ndarray | None:
+        if u is None:
+            return None
+        n_in = self.C.shape[1]
+        if n_in == 0:
+            raise ValueError("u was given but this baseline takes no external inputs (C has 0 columns); "
+                             "drop u or fit the baseline with inputs")
+        u = np.asarray(u, dtype=np.float64)
+        if u.shape != (n_time, n_in):
+            raise ValueError(f"u must have shape (time, input) = ({n_time}, {n_in}) ({what}), got {u.shape}")
+        return u
+
     def run(self, x0: np.ndarray, n: int, u: np.ndarray | None = None) -> np.ndarray:
-        """Free run of ``n`` steps from ``x0``; ``u`` (n, input) drives step ``t``. Returns (n, channel)."""
-        drive = self._drive(u, n)
-        out, x = np.empty((n, len(x0))), x0
+        """Free run of ``n`` steps from ``x0``; ``u`` (n, input) drives step ``t``. Returns (n, channel).
+
+        Raises
+        ------
+        ValueError
+            If ``x0`` is not ``(channel,)``, ``n`` not an integer >= 0, or ``u`` not ``(n, input)``
+            (or given to a baseline without inputs).
+        """
+        n_ch = len(self.c)
+        x0 = np.asarray(x0, dtype=np.float64)
+        if x0.shape != (n_ch,):
+            raise ValueError(f"x0 must have shape (channel,) = ({n_ch},), got {x0.shape}")
+        check_setting("n", n, 0, integer=True, hint=" (time steps to run)")
+        n = int(n)
+        drive = self._drive(self._check_u(u, n, "one row per step"), n)
+        out, x = np.empty((n, n_ch)), x0
         with np.errstate(over="ignore", invalid="ignore"):
             for t in range(n):
                 x = self.A @ x + drive[t]
@@ -46,7 +71,23 @@ class LinearBaseline:
         return out
 
     def predict(self, x: np.ndarray, n: int, u: np.ndarray | None = None) -> np.ndarray:
-        """``n``-step-ahead predictions of ``x[n:]`` from every ``x[:-n]``; ``u`` (time, input)."""
+        """``n``-step-ahead predictions of ``x[n:]`` from every ``x[:-n]``; ``u`` (time, input).
+
+        Raises
+        ------
+        ValueError
+            If ``x`` is not ``(time, channel)``, ``n`` not an integer in ``[1, time - 1]``, or ``u``
+            not ``(time, input)`` (or given to a baseline without inputs).
+        """
+        n_ch = len(self.c)
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim != 2 or x.shape[1] != n_ch or len(x) < 2:
+            raise ValueError(f"x must have shape (time, channel) with channel = {n_ch} and at least 2 time "
+                             f"points, got {x.shape}")
+        check_setting("n", n, 1, high=len(x) - 1, integer=True,
+                      hint=f" (prediction horizon for {len(x)} time points)")
+        n = int(n)
+        u = self._check_u(u, len(x), "aligned with x")
         m = len(x) - n
         z = x[:-n]
         with np.errstate(over="ignore", invalid="ignore"):

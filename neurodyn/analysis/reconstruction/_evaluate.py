@@ -14,10 +14,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from neurodyn._checks import check_finite
 from neurodyn._result import Result, decode_attrs, encode_attrs
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.reconstruction._baselines import LinearBaseline, fit_linear_baseline  # noqa: F401
+from neurodyn.analysis.reconstruction._inputs import check_count, check_inputs, check_model, check_observation
 from neurodyn.analysis.reconstruction._metrics import (
     power_spectrum_distance,
     prediction_error,
@@ -179,9 +179,13 @@ def evaluate_reconstruction(
 
     Raises
     ------
+    TypeError
+        If ``model`` is not a ``RecurrentModel``.
     ValueError
         On shape mismatches, NaN/Inf in the inputs, inputs missing for a model that takes them (or
-        given to one that does not), or held-out data too short for ``pe_steps`` / ``n_transient``.
+        given to one that does not), an unknown ``observation``, ``n_transient`` / ``pe_steps`` not
+        integers (>= 0 / >= 1), held-out data too short for ``pe_steps`` / ``n_transient``, or
+        settings that :func:`state_space_divergence` or :func:`power_spectrum_distance` refuse.
 
     Examples
     --------
@@ -197,6 +201,8 @@ def evaluate_reconstruction(
     """
     from neurodyn.training.generate import generate
 
+    check_model(model)
+    check_observation(observation)
     seed_int = resolve_seed(seed)
     xtr, xte = np.asarray(x_train, dtype=np.float64), np.asarray(x_test, dtype=np.float64)
     if xtr.ndim != 2 or xte.ndim != 2 or xtr.shape[1] != xte.shape[1]:
@@ -204,8 +210,8 @@ def evaluate_reconstruction(
     utr, ute = _check_inputs(model, xtr, xte, inputs_train, inputs_test, baselines)
     method = ("binned" if xte.shape[1] <= 5 else "gmm") if method == "auto" else method
     n = len(xte)
-    if isinstance(n_transient, bool) or int(n_transient) != n_transient or n_transient < 0:
-        raise ValueError(f"n_transient must be an integer >= 0 (time steps), got {n_transient!r}")
+    n_transient = check_count("n_transient", n_transient, 0, hint=" (time steps)")
+    pe_steps = check_count("pe_steps", pe_steps, 1, hint=" (prediction horizon in time steps)")
     if n < MIN_SCORED + (0 if ute is None else 1):
         raise ValueError(f"x_test has {n} time points; at least {MIN_SCORED} are needed to score a free run, "
                          f"give more held-out data")
@@ -268,29 +274,12 @@ def _poisson_counts(rows: dict, seed_int: int) -> dict:
 
 def _check_inputs(model, xtr, xte, inputs_train, inputs_test, baselines):
     """Validated (inputs_train, inputs_test) float64 arrays or ``None``; see evaluate_reconstruction."""
-    n_in = int(getattr(model, "n_inputs", 0))
-    if n_in == 0:
-        if inputs_test is not None or inputs_train is not None:
-            raise ValueError("inputs were given but the model takes no external inputs (n_inputs = 0); "
-                             "drop inputs_train / inputs_test")
-        return None, None
-    if inputs_test is None:
-        raise ValueError(f"the model takes {n_in} external inputs; pass inputs_test (time, input) aligned "
-                         f"with x_test")
-    if baselines and inputs_train is None:
+    if int(getattr(model, "n_inputs", 0)) and inputs_test is not None and baselines and inputs_train is None:
         raise ValueError("the linear baseline needs the training inputs; pass inputs_train (time, input) "
                          "aligned with x_train, or baselines=False")
-    out = []
-    for name, u, x in (("inputs_train", inputs_train, xtr), ("inputs_test", inputs_test, xte)):
-        if u is None:
-            out.append(None)
-            continue
-        u = np.asarray(u, dtype=np.float64)
-        if u.ndim != 2 or u.shape != (len(x), n_in):
-            raise ValueError(f"{name} must have shape (time, input) = ({len(x)}, {n_in}), got {u.shape}")
-        check_finite(u, name, "clean or interpolate the inputs first")
-        out.append(u)
-    return out[0], out[1]
+    utr, ute = check_inputs(model, (("inputs_train", inputs_train, xtr, "x_train"),
+                                    ("inputs_test", inputs_test, xte, "x_test")), required=("inputs_test",))
+    return utr, ute
 
 
 def _max_lyapunov(model, xte, ute, observation, n_transient, seed_int) -> float:

@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from neurodyn._budget import check_memory, warn_flops
 from neurodyn._checks import check_finite, check_setting
 from neurodyn._seed import SeedLike, numpy_rng
+from neurodyn.analysis.reconstruction._inputs import check_count, check_inputs, check_model, check_observation
 
 __all__ = ["normalized_power_spectrum", "power_spectrum_distance", "prediction_error",
            "state_space_divergence", "state_space_divergence_max"]
@@ -54,27 +56,45 @@ def _bin_index(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_bins: int) -> np
     return np.where(inside, flat, -1)
 
 
+def _check_bins(n_bins: Any, n_dim: int) -> int:
+    """``n_bins`` as an int: an integer >= 1 whose ``n_bins ** n_dim`` cells can be indexed."""
+    check_setting("n_bins", n_bins, 1, integer=True, hint=" (bins per dimension)")
+    n_bins = int(n_bins)
+    if float(n_bins) ** n_dim > 2**62:
+        raise ValueError(f"{n_bins}**{n_dim} cells overflow; use method='gmm' for many channels")
+    return n_bins
+
+
 def _box(a: np.ndarray, bin_range: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The histogram box ``(lo, hi)`` of ``state_space_divergence`` (default: data range + 0.1 std)."""
+    """The histogram box ``(lo, hi)`` of ``state_space_divergence`` (default: data range + 0.1 std; a
+    constant channel of value ``c`` gets ``c ± 0.5 max(|c|, 1)``)."""
     n_dim = a.shape[1]
     if bin_range is None:
         sd = a.std(axis=0)
         lo, hi = a.min(axis=0) - 0.1 * sd, a.max(axis=0) + 0.1 * sd
+        # a constant channel (up to rounding in its std): no spread to set the bin width
+        flat = ~(hi - lo > 1e-12 * np.maximum(np.abs(lo), np.abs(hi)))
+        if np.any(flat):
+            mid = a.min(axis=0)[flat]
+            half = 0.5 * np.maximum(np.abs(mid), 1.0)
+            lo[flat], hi[flat] = mid - half, mid + half
     else:
-        rng = np.asarray(bin_range, dtype=np.float64)
-        if rng.shape == (2,):
+        try:
+            rng = np.asarray(bin_range, dtype=np.float64)
+        except (TypeError, ValueError):
+            rng = None
+        if rng is not None and rng.shape == (2,):
             rng = np.broadcast_to(rng[:, None], (2, n_dim))
-        if rng.shape != (2, n_dim) or np.any(rng[1] <= rng[0]):
-            raise ValueError(
-                f"bin_range must be (lo, hi) or (2, {n_dim}) with hi > lo; got {np.shape(bin_range)}"
-            )
+        if rng is None or rng.shape != (2, n_dim) or not np.all(np.isfinite(rng)) or np.any(rng[1] <= rng[0]):
+            raise ValueError(f"bin_range must be finite (lo, hi) or (2, {n_dim}) with hi > lo; got "
+                             f"{bin_range!r}".replace("\n", " "))
         lo, hi = rng[0], rng[1]
     return lo, hi
 
 
-def _binned_kl(a: np.ndarray, b: np.ndarray, n_bins: int, bin_range: Any, smoothing: float) -> float:
+def _binned_kl(a: np.ndarray, b: np.ndarray, n_bins: int, lo: np.ndarray, hi: np.ndarray,
+               smoothing: float) -> float:
     n_dim = a.shape[1]
-    lo, hi = _box(a, bin_range)
     ia, ib = _bin_index(a, lo, hi, n_bins), _bin_index(b, lo, hi, n_bins)
     # sparse histograms over the n_bins**n_dim cells plus one overflow cell (index -1)
     keys, inv = np.unique(np.concatenate([ia, ib]), return_inverse=True)
@@ -134,6 +154,8 @@ def state_space_divergence(
     ----------
     x_true, x_gen : array, shape (time, channel)
         Held-out data and a freely generated trajectory (transient removed); lengths may differ.
+        A constant channel of ``x_true`` (value ``c``) has no spread to size the box by: its
+        default box is ``c ± 0.5 max(|c|, 1)``, so a generated series near ``c`` scores near 0.
     n_bins : int
         ``method="binned"``: bins per dimension (``n_bins ** channel`` cells, stored sparsely).
     bin_range : (lo, hi) or array (2, channel), optional
@@ -162,8 +184,11 @@ def state_space_divergence(
     Raises
     ------
     ValueError
-        On shape mismatches, NaN/Inf in ``x_true``, an unknown ``method``, or (``method="gmm"``)
-        ``n_samples`` or ``max_points`` not an integer >= 1.
+        On shape mismatches, NaN/Inf in ``x_true``, an unknown ``method``; (``method="binned"``)
+        ``n_bins`` not an integer >= 1 or too many cells (``n_bins ** channel`` above ``2**62``),
+        ``bin_range`` not finite with ``hi > lo``, ``smoothing`` not a finite number >= 0; or
+        (``method="gmm"``) ``gmm_variance`` not a finite number > 0, ``n_samples`` or ``max_points``
+        not an integer >= 1.
 
     Examples
     --------
@@ -176,22 +201,22 @@ def state_space_divergence(
     >>> bool(state_space_divergence(x, x + 3.0, n_bins=10) > 1.0)  # shifted far away
     True
     """
+    if method not in ("binned", "gmm"):
+        raise ValueError(f"unknown method {method!r}; choose 'binned' or 'gmm'")
     a, b = _pair(x_true, x_gen)
+    if method == "binned":
+        n_bins = _check_bins(n_bins, a.shape[1])
+        check_setting("smoothing", smoothing, 0.0, hint=" (Laplace pseudo-count per cell)")
+        lo, hi = _box(a, bin_range)
+        if not np.all(np.isfinite(b)):
+            return float("inf")
+        return float(_binned_kl(a, b, n_bins, lo, hi, smoothing))
+    check_setting("gmm_variance", gmm_variance, 0.0, strict=True, hint=" (mixture component variance)")
+    check_setting("n_samples", n_samples, 1, integer=True, hint=" (Monte-Carlo samples)")
+    check_setting("max_points", max_points, 1, integer=True, hint=" (mixture centres per series)")
     if not np.all(np.isfinite(b)):
         return float("inf")
-    if method == "binned":
-        if n_bins < 1:
-            raise ValueError(f"n_bins must be >= 1, got {n_bins}")
-        if float(n_bins) ** a.shape[1] > 2**62:
-            raise ValueError(f"{n_bins}**{a.shape[1]} cells overflow; use method='gmm' for many channels")
-        return float(_binned_kl(a, b, n_bins, bin_range, smoothing))
-    if method == "gmm":
-        if gmm_variance <= 0:
-            raise ValueError(f"gmm_variance must be positive, got {gmm_variance}")
-        check_setting("n_samples", n_samples, 1, integer=True, hint=" (Monte-Carlo samples)")
-        check_setting("max_points", max_points, 1, integer=True, hint=" (mixture centres per series)")
-        return _gmm_kl(a, b, gmm_variance, n_samples, max_points, seed)
-    raise ValueError(f"unknown method {method!r}; choose 'binned' or 'gmm'")
+    return _gmm_kl(a, b, gmm_variance, int(n_samples), int(max_points), seed)
 
 
 def state_space_divergence_max(
@@ -235,8 +260,9 @@ def state_space_divergence_max(
     Raises
     ------
     ValueError
-        If ``n_gen < 2``, ``smoothing <= 0`` (without smoothing the divergence is unbounded: ``inf``),
-        on NaN/Inf in ``x_true`` or a bad ``bin_range``.
+        If ``n_gen`` is not an integer >= 2, ``smoothing`` not a finite number > 0 (without smoothing
+        the divergence is unbounded: ``inf``), ``n_bins`` not an integer >= 1 or too many cells
+        (``n_bins ** channel`` above ``2**62``), on NaN/Inf in ``x_true`` or a bad ``bin_range``.
 
     Examples
     --------
@@ -251,12 +277,9 @@ def state_space_divergence_max(
     [15.556, 15.556]
     """
     a, _ = _pair(x_true, x_true)
-    if isinstance(n_gen, bool) or int(n_gen) != n_gen or n_gen < 2:
-        raise ValueError(f"n_gen must be an integer >= 2 (time points), got {n_gen!r}")
-    if not smoothing > 0:
-        raise ValueError(f"smoothing must be positive for a finite maximum, got {smoothing}")
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be >= 1, got {n_bins}")
+    check_setting("n_gen", n_gen, 2, integer=True, hint=" (time points)")
+    check_setting("smoothing", smoothing, 0.0, strict=True, hint=" (positive for a finite maximum)")
+    n_bins = _check_bins(n_bins, a.shape[1])
     lo, hi = _box(a, bin_range)
     _, counts = np.unique(_bin_index(a, lo, hi, n_bins), return_counts=True)
     n_cells = float(n_bins) ** a.shape[1] + 1.0
@@ -286,9 +309,23 @@ def normalized_power_spectrum(x: np.ndarray, smoothing: float) -> np.ndarray:
     z = (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
     ps = np.abs(np.fft.rfft(z, axis=0)) ** 2
     if smoothing > 0:
+        _check_kernel(smoothing, ps.shape)
         ps = np.maximum(gaussian_filter1d(ps, smoothing, axis=0, mode="reflect"), 0.0)
     total = ps.sum(axis=0)
     return ps / np.where(total > 0, total, 1.0)
+
+
+def _check_kernel(smoothing: float, shape: tuple[int, int]) -> None:
+    """Refuse (memory) or warn about (work) a Gaussian kernel of ``smoothing`` bins before SciPy builds it."""
+    length = 2.0 * int(4.0 * smoothing + 0.5) + 1.0  # scipy.ndimage's kernel, truncated at 4 sd
+    n_freq, n_ch = shape
+    fix = (f"lower smoothing (the spectrum has {n_freq} frequency bins; a kernel far wider than that only "
+           "flattens it)")
+    # the kernel and its temporaries, and the padded line buffer, in float64
+    check_memory("power_spectrum_distance", 8.0 * (4.0 * length + n_freq + length),
+                 f"a Gaussian kernel of {length:.3g} taps for smoothing={smoothing:g}", fix)
+    warn_flops("power_spectrum_distance", 2.0 * length * n_freq * n_ch,
+               f"{n_ch} channels of {n_freq} bins smoothed by {length:.3g} taps", fix, stacklevel=4)
 
 
 def power_spectrum_distance(x_true: Any, x_gen: Any, *, smoothing: float = 20.0,
@@ -318,8 +355,9 @@ def power_spectrum_distance(x_true: Any, x_gen: Any, *, smoothing: float = 20.0,
     Raises
     ------
     ValueError
-        On shape mismatches, NaN/Inf in ``x_true``, fewer than 4 time points in either series or a
-        negative or non-finite ``smoothing``.
+        On shape mismatches, NaN/Inf in ``x_true``, fewer than 4 time points in either series, a
+        negative or non-finite ``smoothing``, or one so large that its Gaussian kernel needs more
+        memory than is available (estimated before allocating).
 
     Examples
     --------
@@ -366,11 +404,17 @@ def prediction_error(model, x: Any, n_steps: int, *, observation: str = "affine"
         Prediction horizon in time steps (>= 1, < time).
     observation : {"identity", "affine", "poisson"}
     inputs : array, shape (time, input), optional
+        External inputs aligned with ``x`` (``u[t+1]`` drives the step to ``x[t+1]``); required for
+        a model with inputs, refused for one without.
 
     Raises
     ------
+    TypeError
+        If ``model`` is not a ``RecurrentModel``.
     ValueError
-        If ``n_steps`` is out of range or sizes mismatch.
+        If ``n_steps`` is not an integer in ``[1, time - 1]``, ``observation`` is unknown, ``x`` is not
+        (time, channel) with the model's outputs or holds NaN/Inf, or ``inputs`` are missing for a model
+        with inputs, given to one without, not (time, input) or not finite.
 
     Examples
     --------
@@ -388,12 +432,18 @@ def prediction_error(model, x: Any, n_steps: int, *, observation: str = "affine"
 
     from neurodyn.training import observation as obs
 
+    check_model(model)
+    check_observation(observation)
     xa = np.ascontiguousarray(x, dtype=np.float64)  # torch takes no negative strides (x[::-1])
     xa = xa[:, None] if xa.ndim == 1 else xa
-    if not 1 <= n_steps < len(xa):
-        raise ValueError(f"n_steps must be in [1, {len(xa) - 1}] for {len(xa)} time points, got {n_steps}")
+    if xa.ndim != 2 or len(xa) < 2:
+        raise ValueError(f"x must be (time, channel) with at least 2 time points, got shape {xa.shape}")
+    check_finite(xa, "x", "clean the data first")
+    n_steps = check_count("n_steps", n_steps, 1, len(xa) - 1,
+                          f" (prediction horizon for {len(xa)} time points)")
     if xa.shape[1] != model.n_outputs:
         raise ValueError(f"x has {xa.shape[1]} channels but the model has {model.n_outputs} outputs")
+    (inputs,) = check_inputs(model, (("inputs", inputs, xa, "x"),), required=("inputs",))
     ref = next(model.parameters())
     start = obs.forcing_targets(xa[None], observation, smoothing=0.0)[0] if observation == "poisson" else xa
     with torch.no_grad():

@@ -105,3 +105,62 @@ def test_latent_map_runs_under_torch_func_transforms():
     fd = (latent_map(m, kappa + eps * torch.tensor([1.0, 0.0], dtype=torch.float64))
           - latent_map(m, kappa - eps * torch.tensor([1.0, 0.0], dtype=torch.float64))) / (2 * eps)
     assert torch.allclose(jac[..., 0], fd, atol=1e-7)
+
+
+def _small(seed=0):
+    return LowRankRNN(n_inputs=0, n_units=12, n_outputs=0, rank=2, alpha=0.5, seed=seed)
+
+
+def test_counts_of_maxent_and_loading_structure_must_be_integers_of_at_least_one():
+    from neurodyn.analysis.low_rank import compute_loading_structure
+
+    with pytest.raises(ValueError, match=r"^n_check must be an integer >= 1, got 0"):
+        fit_maxent_loadings(_small(), n_check=0, n_epochs=1)
+    with pytest.raises(ValueError, match=r"^n_permutations must be an integer >= 1, got 20\.5"):
+        compute_loading_structure(_small(), n_permutations=20.5)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"n_points": 0}, r"n_points must be an integer >= 1, got 0"),
+    ({"n_points": -1}, r"n_points must be an integer >= 1, got -1"),
+    ({"n_inits": 0}, r"n_inits must be an integer >= 1, got 0"),
+    ({"n_inits": 2.5}, r"n_inits must be an integer >= 1, got 2\.5"),
+    ({"n_steps": -1}, r"n_steps must be an integer >= 0, got -1"),
+])
+def test_latent_points_refuses_bad_counts(kw, match):
+    from neurodyn.analysis.low_rank import latent_points
+
+    with pytest.raises(ValueError, match="^" + match):
+        latent_points(_small(), **kw)
+
+
+def test_latent_points_and_dynamics_error_refuse_other_models_shapes_and_nan():
+    from neurodyn.analysis.low_rank import dynamics_error, latent_map, latent_points
+    from neurodyn.models import PLRNN
+
+    with pytest.raises(TypeError, match="^expected a LowRankRNN, got PLRNN"):
+        latent_points(PLRNN(0, 4, 2))
+    model = _small()
+    points = latent_points(model, n_inits=4, n_steps=3, n_points=10)
+    ref = latent_map(model, points)
+    with pytest.raises(ValueError, match=r"^reference and points must both have shape \(point, rank=2\), "
+                                         r"got \(5, 2\) and \(10, 2\)$"):
+        dynamics_error(model, ref[:5], points)
+    bad = ref.clone()
+    bad[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="^reference contains NaN or Inf"):
+        dynamics_error(model, bad, points)
+    assert dynamics_error(model, ref.numpy(), points.numpy()) == 0.0  # arrays are taken too
+
+
+def test_nan_loadings_are_named_by_statistics_and_latent_map():
+    from neurodyn.analysis.low_rank import compute_low_rank_statistics, latent_map, mean_field_latent_map
+
+    model = _small()
+    with pytest.raises(TypeError, match="^statistics must be the xarray.Dataset of compute_low_rank"):
+        mean_field_latent_map({}, np.zeros((3, 2)))
+    with torch.no_grad():
+        model.m[0, 0] = float("nan")
+    for call in (lambda: compute_low_rank_statistics(model), lambda: latent_map(model, np.zeros((3, 2)))):
+        with pytest.raises(ValueError, match="^the model's loadings contain NaN or Inf; refit or repair"):
+            call()
