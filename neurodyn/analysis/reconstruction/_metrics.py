@@ -46,12 +46,14 @@ def _bin_index(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_bins: int) -> np
     """Flat bin index of every point; ``-1`` for points outside ``[lo, hi]`` (the overflow bin).
 
     Bin ``k`` of a dimension is ``[lo + k w, lo + (k+1) w)``; the top edge ``hi`` belongs to the last
-    bin, the bottom edge ``lo`` to the first, so every bin — the lowest included — is counted.
+    bin, the bottom edge ``lo`` to the first, so every bin — the lowest included — is counted. A point
+    with a NaN or infinite coordinate (a generated trajectory that diverged) is outside, silently.
     """
     w = (hi - lo) / n_bins
-    k = np.floor((x - lo) / w).astype(np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):  # huge, inf or NaN: marked outside below
+        k = np.floor((x - lo) / w).astype(np.int64)
     k = np.where(x == hi, n_bins - 1, k)
-    inside = np.all((k >= 0) & (k < n_bins), axis=1)
+    inside = np.all((k >= 0) & (k < n_bins) & np.isfinite(x), axis=1)
     flat = np.ravel_multi_index(tuple(np.clip(k, 0, n_bins - 1).T), (n_bins,) * x.shape[1])
     return np.where(inside, flat, -1)
 

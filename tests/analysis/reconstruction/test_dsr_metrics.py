@@ -175,3 +175,17 @@ def test_power_spectrum_distance_refuses_negative_smoothing_and_too_short_series
         with pytest.raises(ValueError, match=f"at least 4 time points in each series.*got 20 and {n}"):
             power_spectrum_distance(x, x[:n])
     assert power_spectrum_distance(x[:4], x[:4], smoothing=0.0) == 0.0
+
+
+def test_a_generated_point_beyond_float_range_counts_as_outside_without_warnings():
+    # (x - lo) / w overflows to inf for such a point (a generated run that blew up): it lands in the
+    # overflow bin, as any point outside the box does, and NumPy's cast of inf to int does not warn
+    import warnings
+
+    x_true = np.linspace(0, 1, 100)[:, None]
+    far = np.r_[x_true[:99], [[1e308]]]
+    near = np.r_[x_true[:99], [[5.0]]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = state_space_divergence(x_true, far, n_bins=5, bin_range=(0, 1e-300))
+    assert got == state_space_divergence(x_true, near, n_bins=5, bin_range=(0, 1e-300))
