@@ -18,7 +18,15 @@ __all__ = ["TimeSeries", "apply_preprocessing", "content_hashes"]
 
 
 def _as_3d(name: str, arr: Any) -> tuple[np.ndarray, bool]:
-    a = np.asarray(arr)
+    """``arr`` as (trial, time, channel) float64 and whether it was one continuous (time, channel)
+    series; one-line errors for non-numeric, complex, ragged or wrongly shaped input."""
+    try:
+        a = np.asarray(arr)
+    except ValueError:  # a list of trials of different shapes (NumPy: "inhomogeneous shape")
+        shapes = sorted({np.shape(t) for t in arr}) if isinstance(arr, (list, tuple)) else []
+        shown = ", ".join(map(str, shapes[:4])) + (", ..." if len(shapes) > 4 else "")
+        raise ValueError(f"{name} is a list of trials of different shapes ({shown}); cut them to a common "
+                         "(time, channel) shape, or fit each trial on its own") from None
     if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
         raise TypeError(f"{name} must be a numeric array, got dtype {a.dtype}")
     if np.iscomplexobj(a):
@@ -111,7 +119,8 @@ class TimeSeries:
         ------
         ValueError
             On NaN/Inf, constant channels, a non-positive ``dt``, fewer than 2 time points, wrong
-            numbers of names, or inputs whose trial/time lengths differ from the data's.
+            numbers of names, inputs whose trial/time lengths differ from the data's, or a list of
+            trials of different shapes.
         TypeError
             For non-numeric arrays.
         """

@@ -181,7 +181,9 @@ def fit_teacher_forcing(
     ValueError
         On mismatched channel or input counts, recordings shorter than ``seq_len + 1``, data that are
         not non-negative integer counts with ``observation="poisson"`` (integer-valued floats are),
-        settings out of range (see also :class:`~neurodyn.training.TrainConfig`), or training windows
+        settings out of range (see also :class:`~neurodyn.training.TrainConfig`), ``method="sparse"``
+        with ``tau`` longer than ``seq_len`` (no step of a window would be forced), a list of trials of
+        different shapes, or training windows
         (batch_size x seq_len steps, with the rollout's states and gradients) that would exceed the
         memory available now.
 
@@ -213,6 +215,9 @@ def fit_teacher_forcing(
         check_setting(name, settings[name], 0)
     for name in ("tau", "seq_len", "alpha_update_every"):
         check_setting(name, settings[name], 1, integer=True)
+    if method == "sparse" and int(tau) > int(seq_len):
+        raise ValueError(f"tau={tau} is longer than seq_len={seq_len}: sparse teacher forcing would force no "
+                         "step of a window; choose tau <= seq_len (or a longer seq_len)")
     cfg = TrainConfig(n_epochs=n_epochs, batches_per_epoch=batches_per_epoch, epoch_name="epoch",
                       batch_size=batch_size, lr=lr, optimizer="radam", lr_end=lr_end, eval_every=0,
                       clip_grad_norm=clip_grad_norm, seed=seed, progress=progress, device=device,

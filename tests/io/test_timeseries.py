@@ -32,6 +32,14 @@ def test_bad_data_raise_clear_errors(bad, match):
         TimeSeries.from_arrays(bad)
 
 
+def test_trials_of_different_shapes_get_one_line_errors_naming_the_shapes():
+    shapes = r"\(\(10, 2\), \(12, 2\)\)"
+    with pytest.raises(ValueError, match=r"data is a list of trials of different shapes " + shapes):
+        TimeSeries.from_arrays([rng_data(20, 2)[:10], rng_data(24, 2)[:12]])
+    with pytest.raises(ValueError, match=r"inputs is a list of trials of different shapes"):
+        TimeSeries.from_arrays(rng_data(20, 2).reshape(2, 10, 2), inputs=[np.ones((10, 1)), np.ones((9, 1))])
+
+
 def test_input_length_and_sequence_length_checks():
     with pytest.raises(ValueError, match="inputs cover"):
         TimeSeries.from_arrays(rng_data(50), inputs=np.zeros((49, 2)))

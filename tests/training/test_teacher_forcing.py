@@ -189,3 +189,17 @@ def test_process_noise_is_seeded_and_checked():
     for bad in (-0.1, float("nan")):
         with pytest.raises(ValueError, match="process_noise must be a finite number >= 0"):
             fit_teacher_forcing(LeakyRNN(0, 2, 2), sine_data(), process_noise=bad, **TINY)
+
+
+def test_sparse_forcing_longer_than_the_window_is_refused():
+    import numpy as np
+
+    from neurodyn.models import PLRNN
+    from neurodyn.training import fit_teacher_forcing
+
+    data = np.random.default_rng(0).standard_normal((100, 2))
+    with pytest.raises(ValueError, match="tau=50 is longer than seq_len=10: sparse teacher forcing would"):
+        fit_teacher_forcing(PLRNN(0, 3, 2, seed=0), data, method="sparse", tau=50, seq_len=10,
+                            n_epochs=1, batches_per_epoch=1, batch_size=2, progress=False)
+    fit_teacher_forcing(PLRNN(0, 3, 2, seed=0), data, method="sparse", tau=10, seq_len=10,  # one forced step
+                        n_epochs=1, batches_per_epoch=1, batch_size=2, progress=False)
