@@ -233,3 +233,24 @@ def test_malformed_arguments_raise_one_line_type_errors():
         train(_leaky(0), "flipflop", **KW)
     with pytest.raises(TypeError, match=r"^model must be a RecurrentModel"):
         train("net", TASK, **KW)
+
+
+@pytest.mark.parametrize("options", [{}, {"dale": True}, {"output_scale": 0.5}, {"train_h0": True}])
+def test_effective_params_equal_each_models_params_with_or_without_the_vmap(options):
+    # a plain model's params() are its own tensors, taken stacked without torch.func; with Dale's law or
+    # an output scale they go through the vmap of params(); both equal each model's params() alone
+    from neurodyn.kernels import FAMILIES
+    from neurodyn.models import LeakyRNNParams
+    from neurodyn.training.ensemble_params import _own_tensors, effective, stack_raw
+
+    models = [LeakyRNN(2, 5, 3, seed=s, **options) for s in range(3)]
+    raw, bufs = stack_raw(models, "cpu")
+    params, _ = effective(models[0], raw, bufs, None, FAMILIES[LeakyRNNParams])
+    constrained = bool({"dale", "output_scale"} & set(options))
+    assert (_own_tensors(models[0], models[0].params()) is None) == constrained
+    for e, model in enumerate(models):
+        for got, want in zip(params, model.params()):
+            if isinstance(want, torch.Tensor):
+                torch.testing.assert_close(got[e], want, rtol=0, atol=0)
+    params.w_rec.sum().backward()  # gradients reach the stacked raw leaves on either path
+    assert raw["w_rec"].grad is not None and bool((raw["w_rec"].grad != 0).any())
