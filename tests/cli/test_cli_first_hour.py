@@ -50,6 +50,26 @@ def test_explicit_target_and_other_tasks_default(tmp_path, capsys):
     assert stopping_target(args, make_task("hmm")) is None  # sequence distributions: no accuracy rule
 
 
+@pytest.mark.parametrize("argv, alpha", [
+    (["train", "romo"], 0.2), (["train", "dms", "--model", "lowrank"], 0.2), (["train", "sine_wave"], 0.1),
+    (["train", "flipflop"], 1.0), (["train", "romo", "--alpha", "0.7"], 0.7),
+])
+def test_tasks_with_delays_train_leaky_units_by_default(argv, alpha):
+    # docs/tasks.md trains the delay and slow tasks with alpha 0.2 / 0.1; an explicit --alpha wins
+    from neurodyn.cli.train import build_model
+    from neurodyn.tasks import make_task
+
+    args = build_parser().parse_args([*argv, "--n-units", "8"])
+    assert build_model(args, make_task(argv[1])).alpha == alpha
+
+
+def test_an_unsolved_task_suggests_leakier_units_when_alpha_is_high(tmp_path, capsys):
+    assert main([*TINY, "--target-accuracy", "1.0", "--out", str(tmp_path / "m.pt")]) == 0
+    text = capsys.readouterr().out
+    assert "on a fresh batch:" in text  # the first line's metrics are labelled apart from the held-out batch
+    assert "did not reach the target 1.0" in text and "leakier units (--alpha, now 1)" in text
+
+
 def test_default_learning_rates_match_the_docs_and_the_api():
     from neurodyn.training import fit_teacher_forcing
 
