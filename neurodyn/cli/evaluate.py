@@ -194,6 +194,11 @@ def data_floor(train, test, u_test, settings: dict) -> tuple[float, float] | Non
     return float(d_stsp), float(power_spectrum_distance(x_ref, train, smoothing=settings["smoothing"]))
 
 
+#: a binned D_stsp floor at this fraction of the saturation value or above cannot rank fits: the reading
+#: guide says so (5 channels, 3,000 time points, 30 bins: the floor was 88 % of it)
+SATURATED_FLOOR = 0.5
+
+
 def reading_guide(result, floor: tuple[float, float] | None, have_train: bool) -> str:
     """How to read the table: the direction of each measure, the floor, what the baselines are."""
     n = result.settings["pe_steps"]
@@ -203,6 +208,12 @@ def reading_guide(result, floor: tuple[float, float] | None, have_train: bool) -
     if floor is not None:
         lines.append(f"{'floor':<8} {floor[0]:>10.4f} {floor[1]:>8.4f} {'-':>10}  the training data scored "
                      "against the held-out data: no model can be expected to score lower")
+        d_max = result.settings.get("d_stsp_max")
+        if d_max is not None and d_max > 0 and floor[0] >= SATURATED_FLOOR * d_max:
+            lines.append(f"caution: the floor is {100 * floor[0] / d_max:.0f} % of D_stsp's saturation "
+                         f"({d_max:.4f}): with {result.settings['n_bins']} bins per channel the held-out "
+                         "data fill too few cells for the binned D_stsp to rank fits; rerun with --method "
+                         "gmm (or fewer --n-bins)")
     else:
         lines.append("no floor: the training file is not at its recorded path")
     if "linear" in result.models:

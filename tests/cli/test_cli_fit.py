@@ -141,3 +141,16 @@ def test_evaluate_scores_poisson_fits_on_counts_unless_asked_for_rates(tmp_path,
     assert sampled[False][0] == 1 and sampled[True][0] == 0
     # the mean baseline as counts (homogeneous Poisson) is far closer to the data than its constant rate
     assert sampled[False][1] < 0.5 * sampled[True][1]
+
+
+def test_reading_guide_warns_when_the_floor_is_near_d_stsp_saturation():
+    from types import SimpleNamespace
+
+    from neurodyn.cli.evaluate import reading_guide
+
+    result = SimpleNamespace(settings={"pe_steps": 5, "n_bins": 30, "d_stsp_max": 8.2305},
+                             models=("fitted", "linear", "mean"))
+    near = reading_guide(result, (7.2297, 0.0012), True)  # 5 channels, 3,000 points: 88 % of saturation
+    assert "caution: the floor is 88 % of D_stsp's saturation (8.2305)" in near and "--method gmm" in near
+    assert "caution" not in reading_guide(result, (0.9, 0.0012), True)
+    assert "caution" not in reading_guide(result, None, False)
