@@ -99,7 +99,10 @@ def _draw_manifolds(ax, manifolds, dims, three_d):
                 ax.add_collection3d(Poly3DCollection([v], color=color, alpha=0.25, label=label))
             else:
                 order = np.argsort(np.arctan2(v[:, 1] - c[1], v[:, 0] - c[0]))
-                ax.fill(*v[order].T, color=color, alpha=0.25, lw=0, label=label, zorder=2)
+                # outlined: a piece whose plane holds the dropped axis projects to a zero-area polygon,
+                # which only its outline shows (a segment)
+                ax.fill(*v[order].T, facecolor=color, edgecolor=color, alpha=0.25, lw=1.0, label=label,
+                        zorder=2)
         else:
             ax.scatter(*p.samples[:, list(dims)].T, color=color, s=4, label=label, zorder=MANIFOLD_ZORDER)
 

@@ -111,3 +111,20 @@ def test_a_smooth_model_is_refused_not_ignored():
 
     with pytest.raises(TypeError, match="plot_phase_portrait draws piecewise-linear maps .* got a LeakyRNN"):
         plot_phase_portrait(LeakyRNN(1, 4, 1, seed=0), dims=(0, 99))
+
+
+def test_a_2d_piece_seen_edge_on_is_drawn_as_its_outline():
+    # a stable-manifold piece in a plane holding the dropped axis projects to a zero-area polygon: only an
+    # outline shows it (a filled polygon without one drew nothing)
+    from types import SimpleNamespace
+
+    from neurodyn.plotting.phase_portrait import _draw_manifolds
+
+    square = np.array([[0.0, 0.0, -1.0], [1.0, 1.0, -1.0], [1.0, 1.0, 1.0], [0.0, 0.0, 1.0]])  # x = y plane
+    piece = SimpleNamespace(kind="stable", dim=2, vertices=square, points=lambda v: v)
+    fig, ax = plt.subplots()
+    _draw_manifolds(ax, SimpleNamespace(pieces=[piece]), (0, 1), False)
+    (poly,) = ax.patches
+    assert poly.get_linewidth() > 0
+    assert matplotlib.colors.same_color(poly.get_edgecolor()[:3], MANIFOLD_COLORS["stable"])
+    plt.close(fig)
