@@ -82,6 +82,32 @@ def trial_rngs(seed: int, n_trials: int, first_trial: int = 0) -> list[np.random
     ``SeedSequence`` hashing of all trials runs in one compiled pass (:func:`_trial_states`),
     which makes building the generators cheaper than one ``SeedSequence`` per trial. Tasks that
     draw only uniforms take them from :func:`trial_uniforms` instead, with no generators at all.
+    Public as ``neurodyn.tasks.trial_rngs``: what a custom task's ``_sample`` draws its trials from.
+
+    Parameters
+    ----------
+    seed : SeedLike
+        As :func:`resolve_seed` takes it (an int >= 0, a generator, or None for a fresh seed).
+    n_trials, first_trial : int
+        The trials ``first_trial .. first_trial + n_trials - 1`` of the seed's stream.
+
+    Returns
+    -------
+    list of numpy.random.Generator
+        One per trial, in trial order.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a seed :func:`resolve_seed` refuses.
+
+    Examples
+    --------
+    >>> from neurodyn.tasks import trial_rngs
+    >>> a = [g.random() for g in trial_rngs(3, 4)]
+    >>> b = [g.random() for g in trial_rngs(3, 2)] + [g.random() for g in trial_rngs(3, 2, first_trial=2)]
+    >>> a == b  # the same trials whatever the split
+    True
     """
     seed = resolve_seed(seed)
     if first_trial + n_trials > 2**32:  # an index of two 32-bit words: numpy's own hashing

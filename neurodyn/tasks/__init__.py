@@ -4,6 +4,7 @@ Every task is a frozen dataclass with a vectorised, seeded
 ``sample(n_trials, *, seed, first_trial=0) -> TaskBatch``.
 """
 
+from neurodyn._seed import trial_rngs
 from neurodyn.tasks._base import Task, TaskBatch
 from neurodyn.tasks._registry import TASKS, make_task, register_task
 from neurodyn.tasks.continuous_report import ContinuousReport
@@ -28,7 +29,7 @@ __all__ = [
     "EvidenceIntegration", "FlipFlop", "HMMEmulation", "HMMParams", "MixtureFit", "NeurogymTask",
     "PathIntegration", "SineWave", "Task", "TaskBatch", "compute_dwell_times", "compute_emission_frequencies",
     "compute_symbol_transitions", "fit_mixture_model", "from_neurogym", "make_hmm", "make_neurogym_task",
-    "make_task", "register_task", "sample_hmm", "sample_mixture_responses",
+    "make_task", "register_task", "sample_hmm", "sample_mixture_responses", "trial_rngs",
 ]
 
 #: names whose module needs NumPy (and the result layer) at import; loaded on first access
