@@ -343,7 +343,7 @@ def run(args: argparse.Namespace) -> int:
     ...         "--out", str(out)])
     ...     status = run(args)
     ...     checkpoint = load_checkpoint(out)
-    trained leaky (4 units) on flipflop for 2 iterations (completed): ...
+    trained leaky (4 units) on flipflop for 2 iterations (completed); on a fresh batch: ...
     saved ...flipflop.pt
     >>> status, type(checkpoint.model).__name__, checkpoint.model.n_units, checkpoint.task.n_bits
     (0, 'LeakyRNN', 4, 1)
