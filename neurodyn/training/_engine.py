@@ -73,6 +73,10 @@ def run(params: Sequence[torch.Tensor], objective: Callable[[Any], tuple[torch.T
         return _run(params, objective, batches, config, **options)
 
 
+#: what the progress bar shows during the first epoch of a run on the Numba kernels
+FIRST_EPOCH_NOTE = "the first step compiles the Numba kernels on first use (about 20 s; cached after)"
+
+
 def _run(
     params: Sequence[torch.Tensor],
     objective: Callable[[Any], tuple[torch.Tensor, dict[str, Any]]],
@@ -90,10 +94,13 @@ def _run(
     labels: Sequence[str] | None = None,
     hint: str = "",
     desc: str = "train",
+    compiled: bool = False,
 ) -> tuple[list[dict[str, list[Any]]], dict[str, Any]]:
     """Minimise ``objective(batches(step)) -> (loss, logs)``, updating ``params`` in place.
 
     Returns one history per network (``logs`` averaged per epoch) and the config record.
+    ``compiled`` (the rollout runs Numba kernels) shows, until the first epoch ends, that it may compile
+    them (about 20 s on first use, loaded from Numba's cache afterwards), so the bar does not look hung.
     ``evaluate(epoch)`` (a list per network when stacked) is logged as ``eval_<name>``; then
     ``hooks`` (``"hold"`` skips the stopping rules, as a curriculum before its last stage does),
     ``target_metric`` and ``early_stopping`` decide. ``on_epoch(epoch, lr, seconds)`` adds logs.
@@ -126,6 +133,8 @@ def _run(
     from tqdm.auto import tqdm
 
     bar = tqdm(range(config.n_epochs), disable=not config.progress, desc=desc)
+    if compiled and config.progress:
+        bar.set_postfix_str(FIRST_EPOCH_NOTE, refresh=True)
     try:
         for epoch in bar:
             t0, logs = time.perf_counter(), [{} for _ in range(n)]
@@ -186,6 +195,7 @@ def _run(
                     reason = _stopping_rules(epoch, metrics, hooks, target_metric, tracker, params)
                     if reason is not None:
                         status[0] = "target_reached" if reason == "target_metric" else "stopped_early"
+                        bar.set_postfix({**shown, "stopped": status[0]}, refresh=True)  # not a stalled bar
                         break
             bar.set_postfix(shown, refresh=False)
     except KeyboardInterrupt:  # Ctrl-C: keep the weights of the last finished epoch, report "interrupted"

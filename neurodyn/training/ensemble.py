@@ -317,7 +317,8 @@ def train_ensemble(
     hist, rec = _engine.run(list(raw.values()), objective, batches, cfg, n_networks=n,
                             network_weight_decay=wd, evaluate=evaluate_all, desc=f"ensemble {task.name}",
                             labels=[f"network {e} (seed {s})" for e, s in enumerate(seeds)],
-                            log_keys=("loss", "forcing_strength") if forced else ("loss",))
+                            log_keys=("loss", "forcing_strength") if forced else ("loss",),
+                            compiled=ran == "numba")
     config = {**{k: v for k, v in rec.items() if k != "seed"}, "backend": ran, "loss": loss_name,
               "seeds": seeds, "hyperparameters": hp, "n_networks": n}
     if forced:

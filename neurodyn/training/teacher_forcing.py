@@ -302,7 +302,7 @@ def fit_teacher_forcing(
 
     hist, rec = _engine.run(trainable, objective, windows, cfg, on_epoch=on_epoch,
                       log_keys=("loss", "alpha", "lr", "seconds"),
-                      desc=f"fit {type(model).__name__} ({method})")
+                      desc=f"fit {type(model).__name__} ({method})", compiled=ran == "numba")
     for n in frozen:
         named[n].requires_grad_(True)
     return one_network_result(model, hist, rec, {"backend": ran, **settings}, kind=FitResult)

@@ -252,7 +252,7 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
         hooks=[advance] if curriculum else [], early_stopping=early_stopping, target_metric=target_metric,
         log_keys=(*log_keys, "forcing_strength") if forced else log_keys,
         hint=hint or ", or start from smaller recurrent weights (gain, spectral_radius)",
-        desc=f"{desc} {task.name}",
+        desc=f"{desc} {task.name}", compiled=ran == "numba",
     )
     if advances:
         hist[0]["curriculum_advance_iteration"] = advances
