@@ -263,6 +263,21 @@ def _check_dtype(model: nn.Module, name: str, x: Any) -> None:
         )
 
 
+def check_model(model: Any, name: str = "model", example: str = "LeakyRNN(...)") -> None:
+    """A one-line ``TypeError`` unless ``model`` is a :class:`RecurrentModel`; ``name`` is how the
+    message calls it and ``example`` what it suggests building.
+
+    Examples
+    --------
+    >>> check_model("net.pt", example="PLRNN(...)")
+    Traceback (most recent call last):
+    ...
+    TypeError: model must be a RecurrentModel (e.g. PLRNN(...)), got str
+    """
+    if not isinstance(model, RecurrentModel):
+        raise TypeError(f"{name} must be a RecurrentModel (e.g. {example}), got {type(model).__name__}")
+
+
 def check_sizes(
     n_inputs: int, n_units: int, n_outputs: int, *, units: str = "n_units"
 ) -> tuple[int, int, int]:

@@ -19,7 +19,7 @@ import torch
 
 from neurodyn._seed import SeedLike, numpy_rng, torch_generator
 from neurodyn.kernels.fused import fused_backend, fused_states
-from neurodyn.models._base import RecurrentModel
+from neurodyn.models._base import RecurrentModel, check_model
 from neurodyn.training import _engine
 from neurodyn.training import observation as obs
 from neurodyn.training._config import TrainConfig, check_setting
@@ -201,8 +201,7 @@ def fit_teacher_forcing(
     >>> generate(result.model, data[0], 10, observation="identity").observations.shape
     (10, 2)
     """
-    if not isinstance(model, RecurrentModel):
-        raise TypeError(f"model must be a RecurrentModel (e.g. PLRNN(...)), got {type(model).__name__}")
+    check_model(model, example="PLRNN(...)")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     settings = dict(method=method, observation=observation, alpha=alpha, adaptive_alpha=adaptive_alpha,

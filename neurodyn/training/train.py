@@ -10,7 +10,7 @@ import torch
 
 from neurodyn._seed import SeedLike, torch_generator
 from neurodyn.kernels.fused import fused_backend
-from neurodyn.models._base import RecurrentModel, Rollout, eval_mode
+from neurodyn.models._base import RecurrentModel, Rollout, check_model, eval_mode
 from neurodyn.tasks._base import Task, TaskBatch, check_task
 from neurodyn.training import _engine
 from neurodyn.training import forcing as forcing_mod
@@ -286,8 +286,7 @@ def check_sizes(model: RecurrentModel, task: Task, *, name: str = "model") -> No
     ``TypeError`` unless ``task`` is a Task and ``model`` a RecurrentModel.
     """
     check_task(task)
-    if not isinstance(model, RecurrentModel):
-        raise TypeError(f"{name} must be a RecurrentModel (e.g. LeakyRNN(...)), got {type(model).__name__}")
+    check_model(model, name)
     if model.n_inputs != task.n_inputs or model.n_outputs != task.n_outputs:
         raise ValueError(
             f"{name} has {model.n_inputs} inputs / {model.n_outputs} outputs but task "

@@ -17,7 +17,7 @@ import numpy as np
 from neurodyn._result import Result, decode_attrs, encode_attrs
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.reconstruction._baselines import LinearBaseline, fit_linear_baseline  # noqa: F401
-from neurodyn.analysis.reconstruction._inputs import check_count, check_inputs, check_model, check_observation
+from neurodyn.analysis.reconstruction._inputs import check_count, check_inputs
 from neurodyn.analysis.reconstruction._metrics import (
     power_spectrum_distance,
     prediction_error,
@@ -199,9 +199,11 @@ def evaluate_reconstruction(
     >>> round(float(result.pe[0]), 6), bool(result.d_h[0] < 0.05), bool(result.pe[2] > 0.5)
     (0.0, True, True)
     """
+    from neurodyn.models._base import check_model
     from neurodyn.training.generate import generate
+    from neurodyn.training.observation import check_observation
 
-    check_model(model)
+    check_model(model, example="PLRNN(...) or a fitted result's .model")
     check_observation(observation)
     seed_int = resolve_seed(seed)
     xtr, xte = np.asarray(x_train, dtype=np.float64), np.asarray(x_test, dtype=np.float64)

@@ -1,5 +1,5 @@
-"""The input checks shared by :func:`prediction_error` and :func:`evaluate_reconstruction`: the model, the
-observation model, integer counts and external inputs, each a one-line error naming the fix."""
+"""The input checks shared by :func:`prediction_error` and :func:`evaluate_reconstruction`: integer counts
+and external inputs, each a one-line error naming the fix."""
 
 from __future__ import annotations
 
@@ -8,22 +8,6 @@ from typing import Any
 import numpy as np
 
 from neurodyn._checks import check_finite, check_setting
-
-
-def check_model(model: Any) -> None:
-    """A one-line ``TypeError`` unless ``model`` is a :class:`~neurodyn.models.RecurrentModel`."""
-    from neurodyn.models._base import RecurrentModel
-
-    if not isinstance(model, RecurrentModel):
-        raise TypeError(f"model must be a RecurrentModel (e.g. PLRNN(...) or a fitted result's .model), "
-                        f"got {type(model).__name__}")
-
-
-def check_observation(observation: Any) -> None:
-    """A one-line ``ValueError`` unless ``observation`` is one of the observation models."""
-    from neurodyn.training.observation import check_observation as check
-
-    check(observation)
 
 
 def check_count(name: str, value: Any, low: int, high: int | None = None, hint: str = "") -> int:

@@ -22,7 +22,7 @@ import numpy as np
 from neurodyn._budget import check_memory, warn_flops
 from neurodyn._checks import check_finite, check_setting
 from neurodyn._seed import SeedLike, numpy_rng
-from neurodyn.analysis.reconstruction._inputs import check_count, check_inputs, check_model, check_observation
+from neurodyn.analysis.reconstruction._inputs import check_count, check_inputs
 
 __all__ = ["normalized_power_spectrum", "power_spectrum_distance", "prediction_error",
            "state_space_divergence", "state_space_divergence_max"]
@@ -432,10 +432,11 @@ def prediction_error(model, x: Any, n_steps: int, *, observation: str = "affine"
     """
     import torch
 
+    from neurodyn.models._base import check_model
     from neurodyn.training import observation as obs
 
-    check_model(model)
-    check_observation(observation)
+    check_model(model, example="PLRNN(...) or a fitted result's .model")
+    obs.check_observation(observation)
     xa = np.ascontiguousarray(x, dtype=np.float64)  # torch takes no negative strides (x[::-1])
     xa = xa[:, None] if xa.ndim == 1 else xa
     if xa.ndim != 2 or len(xa) < 2:
