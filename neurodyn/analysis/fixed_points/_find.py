@@ -29,7 +29,7 @@ from neurodyn.analysis.fixed_points._newton import (
 )
 from neurodyn.analysis.fixed_points._result import FixedPointResult
 from neurodyn.analysis.fixed_points._search import ClosedFormMap, SearchSettings, power_map, speed
-from neurodyn.analysis.fixed_points._stability import power_jacobian
+from neurodyn.analysis.fixed_points._stability import certify_stable, power_jacobian
 from neurodyn.analysis.fixed_points._unique import (
     distance_inliers,
     has_minimal_period,
@@ -302,7 +302,12 @@ def find_fixed_points(
             def lin(p: dict) -> dict:
                 return linearise(p, jac_hu, u_star, n_state, n_cond, marginal_tol, dtype, device)
 
-            part = bridge.with_midpoint_starts(F, lin(part), lin, x0, tol_unique, jac_k, tol_q, counts)
+            def proven_stable(h: torch.Tensor) -> np.ndarray:
+                A, _ = jac_hu(h, None if u_star is None else u_star.expand(h.shape[0], -1))
+                return certify_stable(A, marginal_tol)[0].cpu().numpy()
+
+            part = bridge.with_midpoint_starts(F, part, lin, proven_stable, x0, tol_unique, jac_k, tol_q,
+                                               counts)
         parts.append(part)
     attrs = {
         "input": [] if u_star is None else u_star.cpu().tolist(), "per_candidate_inputs": int(n_cond > 0),

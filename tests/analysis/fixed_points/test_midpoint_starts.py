@@ -59,17 +59,64 @@ def test_default_search_finds_the_saddle_between_two_attractors(monkeypatch):
 
 
 def test_midpoint_starts_pair_the_points_labelled_stable(monkeypatch):
-    """The starts pair exactly the points the result labels stable: one spectrum per point serves both."""
+    """The starts pair exactly the points the result labels stable, proven stable by squarings
+    before any eigenvalue, and every point's spectrum comes from one call."""
+    import neurodyn.analysis.fixed_points._assemble as assemble
+
     model = _two_unit_network()
     rng = np.random.default_rng(1)
     starts = rng.uniform(-1.0, 1.0, (64, 2))
-    paired = []
-    real = bridge.midpoints
+    paired, calls = [], []
+    real, real_spectra = bridge.midpoints, assemble.spectra
     monkeypatch.setattr(bridge, "midpoints", lambda pts, *a: paired.append(pts.numpy()) or real(pts, *a))
+    monkeypatch.setattr(assemble, "spectra", lambda jac: calls.append(jac.shape[0]) or real_spectra(jac))
     res = find_fixed_points(model, initial_states=starts, seed=0)
     stable = res.states[res.stability == "stable"]
     assert len(paired) == 1 and len(stable) == 2
     np.testing.assert_array_equal(np.sort(paired[0], axis=0), np.sort(stable, axis=0))
+    assert calls == [res.n_points]
+
+
+def test_points_the_squarings_cannot_prove_stable_are_paired_after_their_spectra(monkeypatch):
+    """Oracle: the default run. With no point proven stable by squarings, the stable points come
+    from their spectra and a second pass pairs them: the same points, labels and starts."""
+    model = _two_unit_network()
+    starts = np.random.default_rng(1).uniform(-1.0, 1.0, (64, 2))
+    want = find_fixed_points(model, initial_states=starts, seed=0)
+    real = bridge.with_midpoint_starts
+
+    def unproven(F, part, lin, certified, *args):
+        return real(F, part, lin, lambda h: np.zeros(h.shape[0], dtype=bool), *args)
+
+    monkeypatch.setattr(bridge, "with_midpoint_starts", unproven)
+    got = find_fixed_points(model, initial_states=starts, seed=0)
+    assert got.n_points == want.n_points == 3
+    np.testing.assert_allclose(got.states, want.states, atol=1e-12)
+    assert list(got.stability) == list(want.stability)
+    assert got.attrs["n_midpoint_candidates"] == want.attrs["n_midpoint_candidates"] == 1
+
+
+def test_second_pass_pairs_only_the_points_proven_late(monkeypatch):
+    """With one of two attractors proven by squarings and the other only by its eigenvalues, the
+    first pass has no pair and the second pairs the two: the saddle is found either way."""
+    model = _two_unit_network()
+    starts = np.random.default_rng(1).uniform(-1.0, 1.0, (64, 2))
+    real = bridge.with_midpoint_starts
+    seen = []
+
+    def one_proven(F, part, lin, certified, *args):
+        def first_only(h):
+            ok = np.asarray(certified(h), dtype=bool)
+            ok[np.flatnonzero(ok)[1:]] = False
+            seen.append(int(ok.sum()))
+            return ok
+        return real(F, part, lin, first_only, *args)
+
+    monkeypatch.setattr(bridge, "with_midpoint_starts", one_proven)
+    res = find_fixed_points(model, initial_states=starts, seed=0)
+    assert seen == [1]
+    assert sorted(res.stability) == ["saddle", "stable", "stable"]
+    assert res.attrs["n_midpoint_candidates"] == 1
 
 
 def test_midpoints_of_the_closest_pairs():
