@@ -14,7 +14,7 @@ import torch
 from neurodyn.analysis.fixed_points._newton import newton_polish, round_off_q
 from neurodyn.analysis.fixed_points._search import BatchedMap, speed
 from neurodyn.analysis.fixed_points._stability import JacobianFn
-from neurodyn.analysis.fixed_points._unique import unique_points
+from neurodyn.analysis.fixed_points._unique import result_order, unique_points
 
 #: Newton steps from each midpoint at most (each kept only where it lowers q): on the 16- and
 #: 128-unit flip-flop networks of the benchmark all 28 midpoints converge within 4
@@ -40,8 +40,8 @@ def with_midpoint_starts(F: BatchedMap, part: dict[str, Any], linearise: Callabl
     points stable (slow attractors that the squarings could not prove) do the pairs with those
     follow, their points linearised apart. The new points are converged, farther than
     ``tol_unique`` from the known points and from each other, and polished to round-off; rows are
-    sorted converged first, then by q. ``counts["n_midpoint_candidates"]`` counts the starts;
-    ``like`` gives dtype and device.
+    sorted converged first, then by q (``_unique.result_order``).
+    ``counts["n_midpoint_candidates"]`` counts the starts; ``like`` gives dtype and device.
     """
     conv = np.asarray(part["converged"], dtype=bool)
     if conv.sum() < 2:
@@ -66,7 +66,7 @@ def with_midpoint_starts(F: BatchedMap, part: dict[str, Any], linearise: Callabl
         if new is not None:
             done = _concat(done, linearise(new))
     counts["n_midpoint_candidates"] = int(n_starts)
-    order = np.lexsort((done["q"], ~done["converged"]))
+    order = result_order(done["orbits"][:, 0], done["q"], done["converged"])
     return {**{name: value[order] for name, value in done.items() if name != "order"}, "order": 1}
 
 

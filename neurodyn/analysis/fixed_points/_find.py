@@ -34,6 +34,7 @@ from neurodyn.analysis.fixed_points._unique import (
     distance_inliers,
     has_minimal_period,
     merge_bracketing,
+    result_order,
     unique_cycles,
     unique_points,
 )
@@ -579,7 +580,7 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q, n_cond
     if q_sel is None:
         with torch.no_grad():
             q_sel = speed(power_map(F, k), x).cpu().numpy()
-    order = np.lexsort((q_sel, ~converged[sel]))
+    order = result_order(orbits[:, 0], q_sel, converged[sel])
     status = np.where(converged, "converged",
                       np.where(found.stalled.cpu().numpy(), "slow_point", "not_converged"))[sel][order]
     return {"orbits": orbits[order, :k], "q": q_sel[order], "converged": converged[sel][order],

@@ -180,7 +180,8 @@ class PointResult(Result):
 class FixedPointResult(PointResult):
     """Fixed points (and period-k cycle points) found by :func:`~neurodyn.analysis.find_fixed_points`.
 
-    The fields of :class:`PointResult`; rows are sorted by order, then converged first, then by q.
+    The fields of :class:`PointResult`; rows are sorted by order, then converged first, then by q
+    (a q at round-off counts as 0, ties in the order of the states).
     ``converged`` is ``q < tol_q``; ``status`` is ``"converged"``, ``"slow_point"`` (stopped above
     ``tol_q`` because q no longer decreased: a local minimum of q, Sussillo & Barak 2013) or
     ``"not_converged"`` (ran out of iterations).

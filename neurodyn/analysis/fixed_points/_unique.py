@@ -27,6 +27,49 @@ def distance_inliers(points: np.ndarray, initial_states: np.ndarray, scale: floa
     return finite & (dist < scale)
 
 
+#: states are compared at this resolution when they break ties in :func:`result_order`
+ORDER_RESOLUTION = 1e-9
+
+
+def result_order(states: np.ndarray, q: np.ndarray, converged: np.ndarray) -> np.ndarray:
+    """Row order of a result: converged rows first, then by increasing q, where a q at its row's
+    round-off level (``100 (eps · max(1, max |state|))²``, eps of ``states``' dtype) counts as 0, and
+    ties broken by the states in lexicographic order (at ``ORDER_RESOLUTION``).
+
+    Points polished to round-off have q that differ only by rounding, which the run's arithmetic
+    decides (thread count, memory alignment, the process's earlier work); ordered by them, two
+    such points could swap rows between runs of the same seed.
+
+    Parameters
+    ----------
+    states : ndarray, shape (row, state)
+    q, converged : ndarray, shape (row,)
+
+    Returns
+    -------
+    ndarray of int64, shape (row,)
+        Indices into the rows, in order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> states = np.array([[0.9, -0.6], [-0.9, 0.6], [0.0, 0.0]])
+    >>> result_order(states, np.array([3e-31, 2e-31, 1e-3]), np.array([True, True, False])).tolist()
+    [1, 0, 2]
+    """
+    states = np.asarray(states)
+    if states.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    eps = float(np.finfo(states.dtype).eps) if np.issubdtype(states.dtype, np.floating) else 2.0 ** -52
+    with np.errstate(invalid="ignore"):
+        floor = 100.0 * (eps * np.maximum(1.0, np.abs(states).max(-1))) ** 2
+        key_q = np.where(np.asarray(q) <= floor, 0.0, q)
+    grid = np.round(states / ORDER_RESOLUTION)
+    columns = (grid[:, j] for j in range(states.shape[1] - 1, -1, -1))  # the last key sorts first
+    keys = (*columns, key_q, ~np.asarray(converged, dtype=bool))
+    return np.lexsort(keys).astype(np.int64)
+
+
 def unique_points(points: np.ndarray, rank: np.ndarray, tol: float, n_cond: int = 0) -> np.ndarray:
     """Indices of representatives of points that differ by at least ``tol`` along some unit.
 

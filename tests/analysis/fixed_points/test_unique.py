@@ -34,3 +34,36 @@ def test_unique_points_keep_points_under_other_inputs_apart():
     points = np.array([[0.0, 0.5], [1e-5, 0.5], [0.0, 0.5 + 1e-9]])  # state, input
     assert sorted(unique_points(points, np.arange(3), 1e-3).tolist()) == [0]
     assert sorted(unique_points(points, np.arange(3), 1e-3, n_cond=1).tolist()) == [0, 2]
+
+
+def test_result_order_ignores_q_below_round_off():
+    """Rows whose q is at round-off are ordered by their states, so noise in those q (thread count,
+    memory alignment) cannot swap them; q above round-off still orders the rows, converged first."""
+    from neurodyn.analysis.fixed_points._unique import result_order
+
+    states = np.array([[0.9, -0.6], [-0.9, 0.6], [0.0, 1e-18], [0.5, 0.5], [0.1, 0.2]])
+    converged = np.array([True, True, True, True, False])
+    for noise in ([2e-31, 3e-31, 1e-32], [3e-31, 2e-31, 0.0]):
+        q = np.array([*noise, 1e-14, 1e-20])
+        assert result_order(states, q, converged).tolist() == [1, 2, 0, 3, 4]
+    # rows permuted: the same states in the same order
+    perm = np.array([3, 0, 4, 2, 1])
+    q = np.array([2e-31, 3e-31, 1e-32, 1e-14, 1e-20])
+    order = result_order(states[perm], q[perm], converged[perm])
+    assert perm[order].tolist() == [1, 2, 0, 3, 4]
+
+
+def test_point_rows_do_not_depend_on_candidate_order():
+    """The same points in the same rows whichever order the initial states come in."""
+    import torch
+
+    from neurodyn.analysis import find_fixed_points
+    from neurodyn.models import LeakyRNN
+
+    model = LeakyRNN(0, 32, 1, gain=1.5, seed=0)
+    starts = np.random.default_rng(0).uniform(-1.0, 1.0, (128, 32))
+    with torch.no_grad():
+        a = find_fixed_points(model, initial_states=starts, seed=0)
+        b = find_fixed_points(model, initial_states=starts[::-1].copy(), seed=0)
+    assert a.n_points == b.n_points >= 2
+    np.testing.assert_allclose(a.states, b.states, atol=1e-10)
