@@ -53,12 +53,11 @@ SLOW_MOVE = 1e-3
 #: there with that point's state and q instead of creeping on towards it
 SLOW_NEAR_MOVE = 3e-2
 SLOW_REACH = 5e-2
-#: heavy-ball gradient steps on q (:func:`minimise_gradient`) that a candidate of a damped-Newton
-#: search takes, many candidates at once, before its Newton steps (0: Levenberg–Marquardt start
-#: instead; candidates settled by chord checks from their initial states take none). A gradient
-#: step costs ``O(state²)`` per candidate against ``O(state³)`` for a damped step, and it follows q
-#: downhill as FixedPointFinder's joint Adam does, so candidates head for the same points (saddles
-#: included) before Newton's quadratic convergence; see docs/fixed_points.md
+#: heavy-ball gradient steps on q (:func:`minimise_gradient`) that every candidate of a damped-Newton
+#: search takes, all candidates at once, before its Newton steps (0: Levenberg–Marquardt start
+#: instead). A gradient step costs ``O(state²)`` per candidate against ``O(state³)`` for a damped
+#: step, and it follows q downhill as FixedPointFinder's joint Adam does, so candidates head for the
+#: same points (saddles included) before Newton's quadratic convergence; see docs/fixed_points.md
 GRADIENT_START = 30
 #: a candidate whose q is still at or above this after its gradient start is far from any point:
 #: it goes back to its initial state and takes the Levenberg–Marquardt start instead, since q
@@ -161,14 +160,10 @@ def minimise_newton(
     Each candidate steps ``x ← x − s (J − I)⁻¹ r`` with ``J = ∂G/∂x`` from ``jacobian`` (the
     closed forms of :func:`neurodyn.analysis.jacobians` for a model, autograd otherwise) and its
     own step length ``s``: doubled (up to 1) after an accepted step, halved and the step
-    rejected when q would not decrease. First, a candidate takes ``gradient_steps`` heavy-ball
-    gradient steps on q (:func:`minimise_gradient`, many candidates at once, ``O(state²)`` each):
+    rejected when q would not decrease. First, every candidate takes ``gradient_steps`` heavy-ball
+    gradient steps on q (:func:`minimise_gradient`, all candidates at once, ``O(state²)`` each):
     they follow q downhill along slow directions (to saddles), as FixedPointFinder's joint Adam
-    does, before Newton's quadratic convergence. With chord checks in chunks (``tol_unique`` and
-    ``chord_steps``, from ``SETTLE_MIN_STATE`` state dims) the gradient start is taken where needed:
-    by the candidates of each chunk before their Newton steps, and after the first chunk by the
-    pending candidates that the chord checks did not settle from where they were (their initial
-    states), all at once, which are then chord-checked again. With ``gradient_steps=0`` each candidate instead
+    does, before Newton's quadratic convergence. With ``gradient_steps=0`` each candidate instead
     starts with the damped steps of :func:`minimise_levenberg_marquardt` (``O(state³)`` each), their
     inverse damping ×``NEWTON_LM_GROW`` per accepted step, and turns to Newton steps once it
     reaches ``NEWTON_SWITCH_LR``; so does a candidate whose q is still ``≥ GRADIENT_FAR_Q`` after
@@ -256,30 +251,12 @@ def minimise_newton(
     inverses = x.new_zeros((0, n_state, n_state)) if chord_steps else None
     checked = torch.full((n,), -1, dtype=torch.int64, device=x.device)  # nearest point at the last check
     damped = torch.full((n,), not gradient_steps, dtype=torch.bool, device=x.device)  # damped start
+    if gradient_steps and pending.numel():
+        pending = _gradient_start(G, out, pending, damped, tol_q=tol_q, tol_dq=tol_dq, lr_init=lr_init,
+                                  n_steps=min(int(gradient_steps), max_iters), single_map=single_map)
     first = CHORD_FIRST_CHUNK if n_state >= SETTLE_MIN_STATE else CHORD_FIRST_CHUNK_SMALL
     size = min(chunk, first) if chord_steps else chunk
     settle_in_chunk = bool(chord_steps) and n_state >= SETTLE_MIN_STATE
-    # the gradient start where needed: each chunk's candidates, and after the first chunk the pending ones
-    # that chord checks from where they are (their initial states) leave
-    lazy = bool(gradient_steps) and settle_in_chunk and tol_unique is not None
-    started = torch.zeros(n, dtype=torch.bool, device=x.device)
-
-    def start(rows):  # the gradient start of rows not yet started; the rows left to Newton steps
-        todo = rows[~started[rows]]
-        if not todo.numel():
-            return rows
-        started[todo] = True
-        left = _gradient_start(G, out, todo, damped, tol_q=tol_q, tol_dq=tol_dq, lr_init=lr_init,
-                               n_steps=min(int(gradient_steps), max_iters), single_map=single_map)
-        checked[todo] = -1
-        keep = torch.zeros(n, dtype=torch.bool, device=x.device)
-        keep[rows] = True
-        keep[todo] = False
-        keep[left] = True
-        return rows[keep[rows]]
-
-    if gradient_steps and pending.numel() and not lazy:
-        pending = start(pending)
     cache = {"inverses": inverses}
 
     def inverses_of(points: torch.Tensor) -> torch.Tensor:  # (J − I)⁻¹ of the known points
@@ -297,18 +274,9 @@ def minimise_newton(
         if chord_steps and found_x.shape[0]:
             pending = _chord_pending(G, out, pending, checked, found_x, inverses_of(found_x), tol_q,
                                      chord_steps)
-        if lazy and found_x.shape[0] and pending.numel():
-            pending = start(pending)
-            if pending.numel():
-                pending = _chord_pending(G, out, pending, checked, found_x, inverses_of(found_x), tol_q,
-                                         chord_steps)
         if settle_in_chunk and pending.numel() > size:  # a chunk of far-apart candidates
             pending = _spread_first(out.states, pending, found_x, size)
         idx, pending = pending[:size], pending[size:]
-        if lazy and idx.numel():
-            idx = start(idx)
-            if not idx.numel():
-                continue
         found_x, found_q = _newton_chunk(G, out, idx, found_x, found_q, tol_q=tol_q, tol_dq=tol_dq,
                                          max_iters=max_iters, lr_init=lr_init, jacobian=jacobian,
                                          tol_unique=tol_unique, damped_start=damped[idx],

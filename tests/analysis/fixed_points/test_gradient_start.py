@@ -182,31 +182,3 @@ def test_spectra_in_a_forked_child_after_the_parent_used_threads():
     finally:
         torch.set_num_threads(before)
     assert not alive and child.exitcode == 0 and queue.get(timeout=5)
-
-
-def test_candidates_settled_from_their_initial_states_take_no_gradient_steps(monkeypatch):
-    """64 bistable units, 128 starts scattered closely around 4 lattice points: the first chunk's
-    candidates take the gradient start and find the 4 points, and the chord checks settle the
-    others from their initial states, with no gradient step. Oracle: each candidate ends exactly
-    on the lattice point nearest its start."""
-    problem = BistableTanh(2.0)
-    rng = np.random.default_rng(3)
-    centres = problem.h_star * rng.choice([-1.0, 0.0, 1.0], size=(4, 64))
-    x0 = torch.as_tensor(np.repeat(centres, 32, axis=0) + 0.02 * rng.standard_normal((128, 64)))
-    started = []
-    real = newton._gradient_start
-
-    def spy(G, out, rows, damped, **kwargs):
-        started.append(rows.numel())
-        return real(G, out, rows, damped, **kwargs)
-
-    monkeypatch.setattr(newton, "_gradient_start", spy)
-
-    def jacobian(h):
-        return torch.diag_embed(2.0 * (1.0 - torch.tanh(2.0 * h).pow(2)))
-
-    out = newton.minimise_newton(problem, x0, SETTINGS, tol_unique=1e-3, jacobian=jacobian)
-    assert out.converged.all()
-    nearest = np.repeat(centres, 32, axis=0)
-    np.testing.assert_allclose(out.states.numpy(), nearest, atol=1e-10)
-    assert started[0] == newton.CHORD_FIRST_CHUNK and sum(started) < 64
