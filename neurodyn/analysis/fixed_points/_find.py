@@ -556,7 +556,7 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q, n_cond
         orbits = _orbits(F, found.states[idx], k)
         idx = idx[has_minimal_period(orbits, tol_unique)]
         orbits = _orbits(F, found.states[idx], k)
-    rank = np.lexsort((q[idx], ~converged[idx]))  # converged first, then by q
+    rank = np.argsort(np.lexsort((q[idx], ~converged[idx])))  # each row's rank: converged first, then by q
     chosen = unique_points(states[idx], rank, tol_unique, n_cond) if k == 1 \
         else unique_cycles(orbits[:, :k], rank, tol_unique, n_cond)
     sel = idx[chosen]
@@ -573,7 +573,7 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q, n_cond
     if k == 1 and x.shape[0] > 1:  # polishing can bring points found apart within tol_unique
         with torch.no_grad():
             q_now = speed(F, x).cpu().numpy()
-        rank = np.lexsort((q_now, ~converged[sel]))
+        rank = np.argsort(np.lexsort((q_now, ~converged[sel])))
         again = np.sort(unique_points(x.cpu().numpy(), rank, tol_unique, n_cond))
         x, sel, q_sel = x[torch.as_tensor(again, device=x.device)], sel[again], q_now[again]
     orbits = x.cpu().numpy()[:, None] if k == 1 else _orbits(F, x, k)

@@ -76,7 +76,8 @@ def unique_points(points: np.ndarray, rank: np.ndarray, tol: float, n_cond: int 
     Two points are duplicates when ``max_i |a_i - b_i| < tol`` (FixedPointFinder's ``tol_unique``
     rule); with ``n_cond`` > 0 the last ``n_cond`` columns are the input each point was found under,
     and points are duplicates only when those are exactly equal (and their states within ``tol``).
-    Points are visited in increasing ``rank`` (e.g. q, non-converged last) and a point is
+    Points are visited in increasing ``rank`` (point,), one value per point (e.g. q, or each point's
+    position in a sort: ``np.argsort(order)``, not the ``order`` itself), and a point is
     kept unless it duplicates an already kept one, so the best of each group represents it.
     Each kept point removes its later duplicates in one vectorised test, so the cost is
     ``kept × point`` distance rows rather than a Python step per point.

@@ -67,3 +67,27 @@ def test_point_rows_do_not_depend_on_candidate_order():
         b = find_fixed_points(model, initial_states=starts[::-1].copy(), seed=0)
     assert a.n_points == b.n_points >= 2
     np.testing.assert_allclose(a.states, b.states, atol=1e-10)
+
+
+def test_collect_keeps_the_best_candidate_of_each_group():
+    """A group of candidates within tol_unique of one point is represented by its best candidate:
+    converged before not converged, then the lowest q (the rule the docs state), whatever their
+    order. Oracle: the brute-force choice."""
+    import torch
+
+    from neurodyn.analysis.fixed_points._find import _collect
+    from neurodyn.analysis.fixed_points._search import SearchState
+
+    def F(x):
+        return torch.tanh(2.0 * x)
+
+    h = 0.9575040240772687  # tanh(2 h) = h
+    states = torch.tensor([[h + 1e-4], [h + 2e-4], [h + 3e-4]], dtype=torch.float64)
+    q = torch.tensor([3e-9, 1e-5, 2e-9], dtype=torch.float64)
+    converged = torch.tensor([True, False, True])
+    found = SearchState(states, q, torch.tensor([5, 9, 7]), converged, ~converged)
+    counts = {"n_outliers": 0}
+    part = _collect(F, 1, found, states.numpy(), 1e-3, float("inf"), counts, None, 1e-8)
+    assert part["converged"].tolist() == [True]
+    assert part["iterations"].tolist() == [7]  # the converged candidate with the lowest q
+    assert abs(part["orbits"][0, 0, 0] - h) < 1e-12
