@@ -23,6 +23,7 @@ from neurodyn.analysis.fixed_points._newton import (
     GRADIENT_START_MIN_STATE,
     METHODS,
     NEWTON_COPIES,
+    SLOW_REACH,
     newton_polish,
     pinv_polish,
     round_off_q,
@@ -576,6 +577,7 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q, n_cond
         rank = np.argsort(np.lexsort((q_now, ~converged[sel])))
         again = np.sort(unique_points(x.cpu().numpy(), rank, tol_unique, n_cond))
         x, sel, q_sel = x[torch.as_tensor(again, device=x.device)], sel[again], q_now[again]
+        x, sel, q_sel = _merge_slow(x, sel, q_sel, found.stalled.cpu().numpy(), n_cond)
     orbits = x.cpu().numpy()[:, None] if k == 1 else _orbits(F, x, k)
     if q_sel is None:
         with torch.no_grad():
@@ -585,6 +587,22 @@ def _collect(F, k, found, x0_np, tol_unique, scale, counts, jac_k, tol_q, n_cond
                       np.where(found.stalled.cpu().numpy(), "slow_point", "not_converged"))[sel][order]
     return {"orbits": orbits[order, :k], "q": q_sel[order], "converged": converged[sel][order],
             "iterations": found.iterations.cpu().numpy()[sel][order], "status": status, "order": k}
+
+
+def _merge_slow(x: torch.Tensor, sel: np.ndarray, q: np.ndarray, stalled: np.ndarray, n_cond: int = 0):
+    """Slow points (rows ``sel`` of stalled candidates) within ``SLOW_REACH`` (every unit; under the
+    same input with ``n_cond``) of a slow point with lower q merged into it: the reach within which
+    the search joins a creeping candidate to a slow point it found. Located only to about
+    ``SLOW_MOVE``, one slow point reached by several candidates would otherwise be reported once per
+    candidate (a few 1e-3 apart, q equal to five digits)."""
+    slow = np.flatnonzero(stalled[sel])
+    if slow.size < 2:
+        return x, sel, q
+    kept = slow[unique_points(x.cpu().numpy()[slow], q[slow], SLOW_REACH, n_cond)]
+    rows = np.sort(np.concatenate([np.setdiff1d(np.arange(sel.size), slow), kept]))
+    if rows.size == sel.size:
+        return x, sel, q
+    return x[torch.as_tensor(rows, device=x.device)], sel[rows], q[rows]
 
 
 def _merge_marginal(F, x: torch.Tensor, sel: np.ndarray, conv: np.ndarray, tol_q: float, jacobian=None,

@@ -91,3 +91,25 @@ def test_collect_keeps_the_best_candidate_of_each_group():
     assert part["converged"].tolist() == [True]
     assert part["iterations"].tolist() == [7]  # the converged candidate with the lowest q
     assert abs(part["orbits"][0, 0, 0] - h) < 1e-12
+
+
+def test_one_slow_point_reached_by_several_candidates_is_reported_once():
+    """F(x) = x + 0.1 + x² has no fixed point and one slow point at 0 (q = 0.005). Stalled candidates
+    a few 1e-3 apart around it are one slow point, the lowest q representing it; a stalled candidate
+    0.5 away (beyond SLOW_REACH) stays apart."""
+    import torch
+
+    from neurodyn.analysis.fixed_points._find import _collect
+    from neurodyn.analysis.fixed_points._newton import SLOW_REACH
+    from neurodyn.analysis.fixed_points._search import SearchState
+
+    def F(x):
+        return x + 0.1 + x * x
+
+    states = torch.tensor([[0.004], [0.001], [-0.002], [0.5], [0.5 + 2 * SLOW_REACH]], dtype=torch.float64)
+    q = 0.5 * (0.1 + states[:, 0] ** 2) ** 2
+    stalled = torch.ones(5, dtype=torch.bool)
+    found = SearchState(states, q, torch.arange(5), ~stalled, stalled)
+    part = _collect(F, 1, found, states.numpy(), 1e-3, float("inf"), {"n_outliers": 0}, None, 1e-12)
+    assert part["status"].tolist() == ["slow_point"] * 3
+    np.testing.assert_allclose(part["orbits"][:, 0, 0], [0.001, 0.5, 0.5 + 2 * SLOW_REACH])
