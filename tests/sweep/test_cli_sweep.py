@@ -70,6 +70,8 @@ def test_dry_run_makes_the_real_runs_checks(spec_file, tmp_path, capsys, no_cali
     err = capsys.readouterr().err.strip()
     assert "holds a sweep made with a different spec" in err and "pass --force to reuse it, or" in err
     assert "(--force)" not in err
+    assert main(["sweep", str(spec_file), "--out", out, "--workers", "0", "--no-progress"]) == 2  # the run
+    assert capsys.readouterr().err == err + "\n"
     assert main(["sweep", str(spec_file), "--out", out, "--dry-run", "--force"]) == 0
     assert "0 finished" in capsys.readouterr().out
     assert [p.name for p in (tmp_path / "o").iterdir()] == ["spec.json"]  # a dry run writes nothing

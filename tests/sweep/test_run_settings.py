@@ -74,7 +74,15 @@ def test_slurm_cluster_comes_from_the_dask_configuration(tmp_path, monkeypatch):
 def test_slurm_without_sbatch_or_configuration_is_refused_before_any_work(tmp_path, monkeypatch):
     """No SLURM (its submit command, from dask-jobqueue's job class, not on PATH): one line naming it and
     the fix, instead of a cluster whose job submissions fail forever; no configuration: its file named."""
-    pytest.importorskip("dask_jobqueue")
+    dask_jobqueue = pytest.importorskip("dask_jobqueue")
+
+    class Unchecked:  # a real SLURMCluster without sbatch would queue failing jobs forever
+        job_cls = dask_jobqueue.SLURMCluster.job_cls
+
+        def __init__(self, *args, **kwargs):
+            raise AssertionError("a SLURM cluster was built without checking for sbatch")
+
+    monkeypatch.setattr(dask_jobqueue, "SLURMCluster", Unchecked)
     looked_up = []
     monkeypatch.setattr(shutil, "which", lambda cmd: looked_up.append(cmd))
     with dask.config.set(SLURM_CONFIG), pytest.raises(
