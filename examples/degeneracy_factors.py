@@ -23,7 +23,8 @@ panel per level of description, the factor on the x-axis, one line per task, y =
 factor's high level / at its low level)), table.md (the paper's direction beside neurodyn's for each
 factor and level, raw and relative to the untrained baseline, and per task whether the OOD batch is
 harder than the training distribution) and summary.json (the run's scale); ``--summarise-only`` rewrites
-those from the sweeps finished so far (the others left out). Uses only the public API.
+those from the sweeps finished so far (the others left out; with none finished it exits with status 2
+and a line saying so, writing nothing). Uses only the public API.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ if __name__ == "__main__":
     parser.add_argument("--summarise-only", action="store_true",
                         help="table and figure from the sweeps finished under --out-dir; train nothing")
     args = parser.parse_args()
-    main(tiny=args.tiny, out_dir=args.out_dir, workers=args.workers, seeds=args.seeds,
-         n_iterations=args.n_iterations, dynamics_metric=args.dynamics_metric,
-         summarise_only=args.summarise_only)
+    try:
+        main(tiny=args.tiny, out_dir=args.out_dir, workers=args.workers, seeds=args.seeds,
+             n_iterations=args.n_iterations, dynamics_metric=args.dynamics_metric,
+             summarise_only=args.summarise_only)
+    except FileNotFoundError as err:  # --summarise-only with no finished sweep: one line, status 2
+        parser.exit(2, f"{parser.prog}: error: {err}\n")

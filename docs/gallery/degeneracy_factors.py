@@ -142,6 +142,9 @@ with local_cluster(0 if summarise_only else workers) as address:
                 untrained[i, j, :, k] = ds[f"baseline_{level}"].values
             losses[task].append(np.c_[ds["id_loss"].values.ravel(), ds["ood_loss"].values.ravel()])
 seconds = time.perf_counter() - t0
+if not ran.any():  # only possible with NEURODYN_SUMMARISE_ONLY=1: nothing to summarise
+    raise FileNotFoundError(f"nothing to summarise: no finished sweep in {out} (no <task>-<factor>/sweep.nc);"
+                            " run the sweeps there first (without --summarise-only)")
 
 # %% [markdown]
 # ## Each factor's effect
@@ -174,7 +177,8 @@ def sign(v: float) -> int | None:
     return int(np.sign(v)) if np.isfinite(v) else None
 
 
-lines = [f"Scale: {n_sweeps} sweeps ({len(tasks)} tasks, {len(factors)} factors), 2 levels × {seeds} seeds = "
+n_tasks, n_factors = int(ran.any(axis=1).sum()), int(ran.any(axis=0).sum())  # those of the sweeps run
+lines = [f"Scale: {n_sweeps} sweeps ({n_tasks} tasks, {n_factors} factors), 2 levels × {seeds} seeds = "
          f"{scale['n_networks']} networks, {n_iterations} training iterations{'' if full else ' (tiny)'}, "
          f"dynamics by {dynamics_metric}, {seconds:.0f} s wall, {scale['network_seconds']} s summed over "
          "networks.", "",

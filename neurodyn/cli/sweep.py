@@ -40,6 +40,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run (or, with ``--dry-run``, estimate) the sweep; exit status 0, or 1 if a network failed.
 
+    Raises
+    ------
+    ValueError
+        Before any work, and with ``--dry-run`` too: a bad spec or flag, ``--workers 0`` with
+        ``--scheduler`` or ``--cluster``, ``--cluster slurm`` without SLURM's ``sbatch`` on PATH or
+        without a ``jobqueue.slurm`` Dask configuration, or an ``--out`` that holds a sweep of a
+        different spec (its ``spec.json``, else the spec in its ``sweep.nc``) unless ``--force``.
+    OSError
+        If the ``--scheduler`` cannot be reached; nothing is written to ``--out`` then.
+
     Examples
     --------
     >>> import tempfile
@@ -89,10 +99,14 @@ def run(args: argparse.Namespace) -> int:
 def _dry_run(spec, args: argparse.Namespace) -> int:
     from neurodyn.sweep._estimate import estimate_sweep
     from neurodyn.sweep._item import read_metrics
+    from neurodyn.sweep._run import check_run, n_workers
 
+    # the real run's checks of the options and of --out (nothing is connected to or written)
+    mode = check_run(spec, args.out, workers=args.workers, scheduler=args.scheduler, cluster=args.cluster,
+                     force=args.force)
     items = spec.items()
     finished = sum(read_metrics(args.out, it.key) is not None for it in items)
-    workers = args.workers or os.cpu_count() or 1
+    workers = n_workers(mode, args.workers)
     est = estimate_sweep(spec, workers=workers)
     todo = len(items) - finished
     print(f"{len(items)} networks in {est['n_cells']} grid cells × {len(spec.seeds)} seeds; "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,10 @@ __all__ = ["run_sweep"]
 
 SPEC_FILE = "spec.json"
 DIST_HINT = 'pip install "neurodyn[dist]"'
+#: cluster kind -> the dask-jobqueue cluster class it builds (its job class names the submit command)
+JOBQUEUE_CLUSTERS = {"slurm": "SLURMCluster"}
+#: what each kind's batch system is called in messages
+BATCH_SYSTEMS = {"slurm": "SLURM"}
 
 
 def import_distributed():
@@ -79,10 +84,16 @@ def run_sweep(
     ------
     ValueError
         For a bad spec (see :func:`load_spec`), a spec that differs from the one ``out`` was made with
-        or an ``out/spec.json`` that does not read back as a spec (unless ``force``), ``scheduler``
-        together with ``cluster``, ``workers=0`` (serial) together with either, an unknown
-        ``cluster`` or a negative ``workers``. An item whose stored files do not read back (damaged
-        or edited) is not an error: it is computed again.
+        or an ``out/spec.json`` that does not read back as a spec (unless ``force``; without
+        ``spec.json`` the spec stored in ``out/sweep.nc`` is compared, and an unreadable
+        ``sweep.nc`` is refused), ``scheduler`` together with ``cluster``, ``workers=0`` (serial)
+        together with either, an unknown ``cluster`` or a negative ``workers``; for
+        ``cluster="slurm"``, a missing submit command (``sbatch`` not on PATH) or a missing
+        ``jobqueue.slurm`` configuration (cores, memory). All of these are raised before anything is
+        written. An item whose stored files do not read back (damaged or edited) is not an error: it
+        is computed again.
+    OSError
+        If the ``scheduler`` cannot be reached (nothing is written to ``out`` then).
     PermissionError
         If ``out`` cannot be written.
     ImportError
@@ -103,12 +114,12 @@ def run_sweep(
     ((4, 0, 4), {'gain': 2, 'seed': 2, 'seed_': 2})
     """
     spec = load_spec(spec)
-    mode = _mode(workers, scheduler, cluster)
-    out = prepare_out(out, spec, force=force)
-    items = spec.items()
-    metrics = {it.key: m for it in items if (m := read_metrics(out, it.key)) is not None}
-    todo = [it for it in items if it.key not in metrics]
-    with _executor(mode, workers, scheduler) as submit_all:
+    mode = check_run(spec, out, workers=workers, scheduler=scheduler, cluster=cluster, force=force)
+    with _executor(mode, workers, scheduler) as submit_all:  # connected before out is written
+        out = prepare_out(out, spec, force=force)
+        items = spec.items()
+        metrics = {it.key: m for it in items if (m := read_metrics(out, it.key)) is not None}
+        todo = [it for it in items if it.key not in metrics]
         errors = _run_items(submit_all, spec, todo, out, metrics, progress)
         errors.update({it.key: read_error(out, it.key) or "no result" for it in items
                        if it.key not in metrics and it.key not in errors})
@@ -188,8 +199,96 @@ def _mode(workers: int | None, scheduler: str | None, cluster: str | None) -> st
     return "slurm" if cluster == "slurm" else "local"
 
 
+def check_run(spec: SweepSpec, out: str | Path, *, workers: int | None = None, scheduler: str | None = None,
+              cluster: str | None = None, force: bool = False) -> str:
+    """Every check of a run that needs no connection and writes nothing; returns the execution mode.
+
+    The executor options (:func:`_mode`), the cluster's batch system (:func:`check_cluster`) and the
+    output folder (:func:`check_out`); ``run_sweep`` and ``neurodyn sweep --dry-run`` share it."""
+    mode = _mode(workers, scheduler, cluster)
+    if mode in JOBQUEUE_CLUSTERS:
+        check_cluster(mode)
+    check_out(out, spec, force=force)
+    return mode
+
+
+def n_workers(mode: str, workers: int | None) -> int:
+    """The number of workers a run of ``mode`` uses (asks for, with a batch system)."""
+    if mode == "serial":
+        return 1
+    if mode in JOBQUEUE_CLUSTERS:
+        return workers or 1
+    return workers or os.cpu_count() or 1
+
+
+def _jobqueue_cluster(kind: str):
+    try:
+        import dask_jobqueue
+    except ImportError:
+        raise ImportError(f"cluster={kind!r} needs dask-jobqueue; install it with {DIST_HINT}") from None
+    return getattr(dask_jobqueue, JOBQUEUE_CLUSTERS[kind])
+
+
+def check_cluster(kind: str) -> None:
+    """A batch-system cluster ``kind`` needs its submit command on PATH and a jobqueue configuration."""
+    import dask.config
+
+    job = _jobqueue_cluster(kind).job_cls
+    command, name = job.submit_command, BATCH_SYSTEMS[kind]
+    if shutil.which(command) is None:
+        raise ValueError(f"cluster={kind!r} needs {name}'s {command} on PATH (not found); run on a {name} "
+                         "login node, or use workers=N for a local cluster")
+    section = f"jobqueue.{job.config_name}"
+    missing = [key for key in ("cores", "memory") if dask.config.get(f"{section}.{key}", None) is None]
+    if missing:
+        path = os.path.join(dask.config.PATH, "jobqueue.yaml")
+        raise ValueError(f"cluster={kind!r} takes its jobs from the Dask configuration, which lacks "
+                         f"{section}.{' and .'.join(missing)}; write them to {path} (see docs/sweeps.md, "
+                         "'Running it')")
+
+
+def check_out(out: str | Path, spec: SweepSpec, *, force: bool) -> None:
+    """Refuse an ``out`` that holds a sweep of a different spec (``spec.json``, else the spec stored in
+    ``sweep.nc``) or an unreadable one, unless ``force``; reads only."""
+    out = Path(out)
+    if force or not out.is_dir():
+        return
+    new = json.loads(json.dumps(spec.to_dict()))
+    path = out / SPEC_FILE
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+        except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
+            old = None
+    elif (out / "sweep.nc").exists():
+        path = out / "sweep.nc"
+        old = _stored_spec(path)
+    else:
+        return
+    if not isinstance(old, dict):
+        what = "not JSON" if path.name == SPEC_FILE else "not a sweep's netCDF"
+        raise ValueError(f"{path} is not a readable sweep spec (damaged or {what}); pass force=True to "
+                         "write the current spec over it and reuse the folder, or choose another --out")
+    if old != new:
+        differ = sorted(k for k in new if old.get(k) != new[k])
+        raise ValueError(f"{out} holds a sweep made with a different spec (differs in: "
+                         f"{', '.join(differ)}); pass force=True to reuse it, or choose another --out")
+
+
+def _stored_spec(path: Path) -> Any:
+    """The spec in the attributes of a stored ``sweep.nc`` (None if it does not read back)."""
+    import xarray as xr
+
+    try:
+        with xr.open_dataset(path) as ds:
+            return json.loads(ds.attrs["spec"])
+    except Exception:  # not netCDF, no spec attribute, not JSON: unreadable as a sweep
+        return None
+
+
 def prepare_out(out: str | Path, spec: SweepSpec, *, force: bool) -> Path:
     """Create ``out`` and record its spec; refuse a different recorded spec unless ``force``."""
+    check_out(out, spec, force=force)
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -198,23 +297,7 @@ def prepare_out(out: str | Path, spec: SweepSpec, *, force: bool) -> Path:
                               "choose a writable --out") from None
     if not out.is_dir() or not os.access(out, os.W_OK | os.X_OK):
         raise PermissionError(f"cannot write the sweep output folder {out}; choose a writable --out")
-    path = out / SPEC_FILE
-    new = spec.to_dict()
-    if path.exists():
-        try:
-            old = json.loads(path.read_text())
-        except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError)
-            old = None
-        if not isinstance(old, dict) and not force:
-            raise ValueError(f"{path} is not a readable sweep spec (damaged or not JSON); pass force=True "
-                             "(--force) to write the current spec over it and reuse the folder, or choose "
-                             "another --out")
-        if old != json.loads(json.dumps(new)) and not force:
-            differ = sorted(k for k in new if old is None or old.get(k) != json.loads(json.dumps(new[k])))
-            raise ValueError(f"{out} holds a sweep made with a different spec (differs in: "
-                             f"{', '.join(differ)}); pass force=True (--force) to reuse it, or choose "
-                             "another --out")
-    write_json(path, new)
+    write_json(out / SPEC_FILE, spec.to_dict())
     return out
 
 
@@ -229,23 +312,30 @@ class _executor:
         if self.mode == "serial":
             return self._serial
         distributed = import_distributed()
+        try:
+            self._connect(distributed)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self._dask
+
+    def _connect(self, distributed) -> None:
+        n = n_workers(self.mode, self.workers)
         if self.mode == "scheduler":
-            self.client = distributed.Client(self.scheduler, set_as_default=False)
-        elif self.mode == "slurm":
             try:
-                from dask_jobqueue import SLURMCluster
-            except ImportError:
-                raise ImportError(f"cluster='slurm' needs dask-jobqueue; install it with {DIST_HINT}"
-                                  ) from None
-            self.cluster = SLURMCluster()
-            self.cluster.scale(self.workers or 1)
+                self.client = distributed.Client(self.scheduler, set_as_default=False)
+            except OSError as err:  # TimeoutError included
+                message = " ".join(str(err).split()).rstrip(".")
+                raise OSError(f"cannot reach the Dask scheduler {self.scheduler!r} ({message}); start the "
+                              "scheduler or check the address") from None
+        elif self.mode in JOBQUEUE_CLUSTERS:
+            self.cluster = _jobqueue_cluster(self.mode)()
+            self.cluster.scale(n)
             self.client = distributed.Client(self.cluster, set_as_default=False)
         else:
-            n = self.workers or os.cpu_count() or 1
             self.cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                     dashboard_address=None)
             self.client = distributed.Client(self.cluster, set_as_default=False)
-        return self._dask
 
     def __exit__(self, *exc: Any) -> None:
         if self.client is not None:

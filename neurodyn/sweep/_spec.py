@@ -364,7 +364,7 @@ def _check_values(spec: SweepSpec) -> None:
     """Build every cell's task, model and training settings once (seed 0): bad values fail here."""
     from neurodyn.models import MODELS
     from neurodyn.training import TrainConfig
-    from neurodyn.training.forcing import Forcing, check_forcing
+    from neurodyn.training.forcing import FORCINGS, Forcing, check_forcing
     from neurodyn.training.losses import LOSSES
     from neurodyn.training.regularizers import make_regularizers
 
@@ -384,6 +384,9 @@ def _check_values(spec: SweepSpec) -> None:
                         eval_every=tr["eval_every"], progress=False)
             make_regularizers({k: tr[k] for k in REGULARIZER_KEYS})
             f = forcing_options(tr)
+            if f["forcing"] is not None and f["forcing"] not in FORCINGS:  # TOML spells no forcing "none"
+                raise ValueError(f"unknown forcing {f['forcing']!r}; choose one of none, "
+                                 f"{', '.join(FORCINGS)}")
             check_forcing(model, task, Forcing(f["forcing"], strength=f["forcing_strength"],
                                                anneal=f["forcing_anneal"], rule=f["learning_rule"]))
             if tr["ensemble"] and any(k in tr for k in FORCING_DEFAULTS):

@@ -32,10 +32,18 @@ def test_degeneracy_factors_example_tiny(tmp_path):
     assert factors["degeneracy"].dims == ("task", "factor", "factor_level", "level")
     assert factors["log_ratio"].shape == (4, 4, 3)
     table = (tmp_path / "table.md").read_text()
-    assert table.startswith("Scale: 2 sweeps (4 tasks, 4 factors), 2 levels × 2 seeds = 8 networks")
+    assert table.startswith("Scale: 2 sweeps (2 tasks, 2 factors), 2 levels × 2 seeds = 8 networks")
     assert "| size | weights | ↓ | romo " in table and "| flipflop |" in table
     assert "| feature_learning |" not in table  # a factor without a finished sweep is left out
     assert json.loads((tmp_path / "summary.json").read_text())["n_networks"] == 8
     assert (tmp_path / "factors.png").stat().st_size > 5_000
     again = mod.main(tiny=True, out_dir=str(tmp_path), summarise_only=True)  # from the stored sweeps
     assert np.array_equal(again["log_ratio"], out["log_ratio"], equal_nan=True)
+
+
+def test_summarise_only_without_a_finished_sweep_says_so(tmp_path):
+    mod = load_example("degeneracy_factors")
+    with pytest.raises(FileNotFoundError, match=r"nothing to summarise: no finished sweep in .*; run the "
+                                                r"sweeps there first \(without --summarise-only\)"):
+        mod.main(tiny=True, out_dir=str(tmp_path), summarise_only=True)
+    assert list(tmp_path.iterdir()) == []  # no empty table, dataset or figure

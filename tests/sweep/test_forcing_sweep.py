@@ -26,7 +26,8 @@ def test_a_grid_over_forcing_reaches_training_and_leaves_plain_sweeps_keys_alone
 @pytest.mark.parametrize("change, message", [
     ({"grid": {"training.forcing_strength": [0.5, 2.0]}},
      r"forcing_strength must be a finite number in \[0, 1\]"),
-    ({"grid": {"training.forcing": ["errors"]}}, "unknown forcing 'errors'"),
+    ({"grid": {"training.forcing": ["errors"]}},
+     "unknown forcing 'errors'; choose one of none, error, teacher$"),  # TOML's spelling of no forcing
     ({"grid": {"training.forcing": ["error"]}, "training": {**BASE["training"], "ensemble": True}},
      "ensemble = true trains by plain BPTT"),
 ])
