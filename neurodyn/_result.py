@@ -96,7 +96,50 @@ class Result:
 
     Subclasses implement :meth:`to_xarray` (an ``xarray.Dataset`` with named dims whose attributes
     start with :meth:`format_attrs`) and the class method :meth:`from_xarray`.
+
+    Every result's ``repr`` is one short line (arrays by dtype and shape, see :func:`brief`; a type
+    may say more in ``_repr_brief``), also for dataclasses, whose generated ``repr`` would print
+    every array; in IPython/Jupyter the display adds the result's ``summary()`` table where it has one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from neurodyn.analysis.lyapunov import LyapunovResult
+    >>> result = LyapunovResult(np.zeros((1, 3)), np.zeros((1, 10, 3)), np.arange(10), np.ones(1, bool),
+    ...                         jacobian="analytic", n_steps=10, n_transient=0, seed=0)
+    >>> repr(result)  # doctest: +ELLIPSIS
+    "LyapunovResult(exponents=float64 (1, 3), running=float64 (1, 10, 3), steps=int64 (10,), ...)"
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__repr__" not in cls.__dict__:  # set before @dataclass runs, which then keeps it
+            cls.__repr__ = Result.__repr__
+            cls._repr_pretty_ = Result._repr_pretty_  # IPython looks for it before a class's __repr__
+
+    def __repr__(self) -> str:
+        inner = self._repr_brief()
+        return f"{type(self).__name__}({inner})"
+
+    def _repr_brief(self) -> str:
+        """The inside of the one-line repr: each dataclass field as :func:`brief` shows it."""
+        import dataclasses
+
+        if not dataclasses.is_dataclass(self):
+            return f"at {id(self):#x}"
+        return ", ".join(f"{f.name}={brief(getattr(self, f.name, None))}" for f in dataclasses.fields(self)
+                         if f.repr)
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        """IPython's display: the one-line repr, then the ``summary()`` table if the type has one."""
+        p.text(repr(self))
+        summary = getattr(self, "summary", None)
+        if not cycle and callable(summary):
+            try:
+                text = summary()
+            except NotImplementedError:
+                return
+            p.text("\n" + text)
 
     FORMAT: ClassVar[str] = ""
     FORMAT_VERSION: ClassVar[int] = 1
@@ -159,6 +202,29 @@ class Result:
     def load(cls, path: str | Path):
         """Read a file of this type (see :func:`read_result` for the errors)."""
         return read_result(path, expect=cls)
+
+
+def brief(value: Any, width: int = 40) -> str:
+    """A short text for one field of a repr: arrays and tensors by dtype and shape (``float64 (9, 16)``),
+    dicts by their size, long sequences by their length, anything else its ``repr`` cut to ``width``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> brief(np.zeros((9, 16))), brief({"a": 1, "b": 2}), brief(3.5), brief("x" * 60)
+    ('float64 (9, 16)', '{2 entries}', '3.5', "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...")
+    """
+    shape = getattr(value, "shape", None)
+    if shape is not None and hasattr(value, "dtype"):
+        kind = "Tensor " if type(value).__module__.startswith("torch") else ""
+        dtype = str(value.dtype).removeprefix("torch.")
+        return f"{kind}{dtype} {tuple(shape)}"
+    if isinstance(value, Mapping):
+        return f"{{{len(value)} entr{'y' if len(value) == 1 else 'ies'}}}"
+    if isinstance(value, (list, tuple)) and len(value) > 4:
+        return f"{type(value).__name__} of {len(value)}"
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 class TorchResult:

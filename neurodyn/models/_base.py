@@ -44,10 +44,18 @@ class Rollout(NamedTuple):
     >>> outputs, states = model(torch.zeros(3, 5, 2))
     >>> tuple(outputs.shape), tuple(states.shape)  # (batch, time, output), (batch, time, state)
     ((3, 5, 1), (3, 5, 8))
+    >>> model(torch.zeros(3, 5, 2))  # the repr: dtypes and shapes
+    Rollout(outputs=Tensor float32 (3, 5, 1), states=Tensor float32 (3, 5, 8))
     """
 
     outputs: torch.Tensor
     states: torch.Tensor
+
+    def __repr__(self) -> str:
+        """One line, the tensors by dtype and shape (the values would fill a notebook)."""
+        from neurodyn._result import brief
+
+        return f"Rollout(outputs={brief(self.outputs)}, states={brief(self.states)})"
 
 
 class RecurrentModel(nn.Module):

@@ -145,6 +145,34 @@ def label_panels(axes: Iterable[Any], letters: str = "abcdefghijklmnopqrstuvwxyz
     return texts
 
 
+def check_axes(axes: Any, n: int, what: str) -> np.ndarray:
+    """``axes`` as a flat object array of ``n`` matplotlib Axes; a one-line ``ValueError`` when it holds
+    another number of them (``what`` names the panels, e.g. "panels a and b") and a ``TypeError`` when
+    an entry (or ``axes`` itself, e.g. a figure) is not an Axes.
+
+    Examples
+    --------
+    >>> check_axes([1, 2, 3], 2, "panels a and b")
+    Traceback (most recent call last):
+    ...
+    ValueError: axes must be 2 matplotlib Axes (panels a and b), got 3; e.g. plt.subplots(1, 2)[1]
+    """
+    from matplotlib.axes import Axes
+
+    if isinstance(axes, Axes) or not np.iterable(axes):
+        raise TypeError(f"axes must be {n} matplotlib Axes ({what}), got {type(axes).__name__}; e.g. "
+                        f"plt.subplots(1, {n})[1]")
+    flat = np.asarray(list(axes), dtype=object).ravel()
+    if flat.size != n:
+        raise ValueError(f"axes must be {n} matplotlib Axes ({what}), got {flat.size}; e.g. "
+                         f"plt.subplots(1, {n})[1]")
+    bad = [type(a).__name__ for a in flat if not isinstance(a, Axes)]
+    if bad:
+        raise TypeError(f"axes must be {n} matplotlib Axes ({what}), got a {bad[0]} among them; e.g. "
+                        f"plt.subplots(1, {n})[1]")
+    return flat
+
+
 def axes_or_new(ax: Any, *, projection: str | None = None, **figure_kw: Any) -> Any:
     """``ax`` itself, or the one axes of a new figure (``figure_kw`` as in ``plt.subplots``: ``figsize``,
     ``layout``); ``projection="3d"`` for a 3-D axes. Matplotlib is imported only to make a figure.

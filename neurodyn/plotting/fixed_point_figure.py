@@ -6,19 +6,22 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn.plotting._style import condition_title, label_panels
+from neurodyn.plotting._style import check_axes, condition_title, label_panels
 from neurodyn.plotting.fixed_points import check_result, plot_eigenvalues, plot_fixed_points
 
 __all__ = ["plot_fixed_point_figure"]
 
 
 def plot_fixed_point_figure(result, *, trajectories: Any = None, axes: Any = None, title: str | None = None,
-                            n_leading: int | None = 3, pca: Any = None):
+                            n_leading: int | None = 3, pca: Any = None, titles: bool = True):
     """Two panels with letters: (a) :func:`plot_fixed_points`, (b) :func:`plot_eigenvalues`.
 
     The figure is titled with the model and condition (``title``), each panel says what it shows,
     and one legend below both panels explains the markers they share (stability classes, saddles
-    by number of unstable dimensions, unstable directions, cycles, the unit circle).
+    by number of unstable dimensions, unstable directions, cycles, the unit circle). The legend has
+    as many columns as fit the figure's width (at most 7), and a panel title too long for its panel
+    (e.g. in a single-column figure) is replaced by a short one ("Fixed points", "Eigenvalues").
+    A result without points gives panels that say "no points".
 
     Parameters
     ----------
@@ -35,6 +38,8 @@ def plot_fixed_point_figure(result, *, trajectories: Any = None, axes: Any = Non
         Eigenvalues per point drawn in colour in panel b (None: all).
     pca : None, False or fitted PCA
         Passed to :func:`plot_fixed_points`.
+    titles : bool
+        Title each panel with what it shows (default); False leaves the panels untitled.
 
     Returns
     -------
@@ -47,6 +52,8 @@ def plot_fixed_point_figure(result, *, trajectories: Any = None, axes: Any = Non
         If ``result`` is not a fixed-point or cycle result, or ``pca`` has no ``transform`` method.
     ValueError
         If ``axes`` is not two Axes, or as :func:`~neurodyn.plotting.plot_fixed_points` raises.
+    TypeError
+        If ``axes`` (or one of its entries) is not a matplotlib Axes, e.g. a figure.
 
     Examples
     --------
@@ -66,9 +73,7 @@ def plot_fixed_point_figure(result, *, trajectories: Any = None, axes: Any = Non
         fig = plt.figure(figsize=(11, 5.5), layout="constrained")
         three_d = states.shape[1] >= 3
         axes = [fig.add_subplot(1, 2, 1, projection="3d" if three_d else None), fig.add_subplot(1, 2, 2)]
-    axes = np.asarray(list(axes), dtype=object)
-    if axes.size != 2:
-        raise ValueError(f"axes must be 2 matplotlib Axes (panels a and b), got {axes.size}")
+    axes = check_axes(axes, 2, "panels a and b")
     ax_a, ax_b = axes
     fig = ax_a.figure
     plot_fixed_points(result, trajectories=trajectories, ax=ax_a, pca=pca, title="", legend=False)
@@ -79,12 +84,18 @@ def plot_fixed_point_figure(result, *, trajectories: Any = None, axes: Any = Non
     else:
         where = "top principal components of " + ("the trajectories (grey)" if trajectories is not None
                                                   else "the points")
-    ax_a.set_title(f"{what}, {where}", fontsize=10)
     plot_eigenvalues(result, ax=ax_b, n_leading=n_leading, legend=False)
-    jac = "monodromy-matrix" if np.any(orders > 1) else "Jacobian"
-    n_eig = np.asarray(result.eigenvalues).shape[1]
-    lead = "All" if n_leading is None or n_leading >= n_eig else f"Leading {n_leading}"
-    ax_b.set_title(f"{lead} {jac} eigenvalues of each point", fontsize=10)
+    if titles:
+        jac = "monodromy-matrix" if np.any(orders > 1) else "Jacobian"
+        n_eig = np.asarray(result.eigenvalues).shape[1]
+        lead = "All" if n_leading is None or n_leading >= n_eig else f"Leading {n_leading}"
+        for ax, long, short in ((ax_a, f"{what}, {where}", what),
+                                (ax_b, f"{lead} {jac} eigenvalues of each point", "Eigenvalues")):
+            _fitting_title(ax, long, short)
+    if len(states) == 0:
+        for ax in axes:
+            draw = ax.text2D if getattr(ax, "name", "") == "3d" else ax.text
+            draw(0.5, 0.5, "no points", transform=ax.transAxes, ha="center", va="center", color="0.4")
     label_panels(axes)
     handles: dict[str, Any] = {}
     for ax in axes:
@@ -93,8 +104,60 @@ def plot_fixed_point_figure(result, *, trajectories: Any = None, axes: Any = Non
     if handles:
         engine = fig.get_layout_engine()
         outside = engine is not None and "Constrained" in type(engine).__name__
+        size, ncol = _legend_layout(list(handles), fig.get_size_inches()[0])
         fig.legend(handles.values(), handles.keys(),
                    loc="outside lower center" if outside else "lower center",
-                   ncol=min(len(handles), 7), fontsize="small", frameon=False)
+                   ncol=ncol, fontsize=size, frameon=False)
     fig.suptitle(condition_title(result) if title is None else title, fontsize=11)
     return axes
+
+
+def _text_width(text: str, size: float) -> float:
+    """Width in points of ``text`` at font size ``size`` (points) in the default font."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    return TextToPath().get_text_width_height_descent(text, FontProperties(size=size), ismath=False)[0]
+
+
+def _legend_layout(labels: list[str], width_in: float, *, max_columns: int = 7,
+                   max_rows: int = 3) -> tuple[str, int]:
+    """(font size, columns) of the shared legend: "small" with as many columns as fit the figure's
+    width, or a smaller font when that needs more than ``max_rows`` rows (a narrow figure)."""
+    for size in ("small", "x-small", "xx-small"):
+        ncol = _legend_columns(labels, width_in, max_columns=max_columns, size=size)
+        if -(-len(labels) // ncol) <= max_rows:
+            break
+    return size, ncol
+
+
+def _legend_columns(labels: list[str], width_in: float, *, max_columns: int, size: str = "small") -> int:
+    """The most legend columns (at most ``max_columns``) whose entries fit a ``width_in``-inch figure
+    at font ``size``; entries fill columns top to bottom, as ``Figure.legend`` places them."""
+    import matplotlib as mpl
+    from matplotlib.font_manager import FontProperties
+
+    size = FontProperties(size=size).get_size_in_points()
+    handle = (mpl.rcParams["legend.handlelength"] + mpl.rcParams["legend.handletextpad"]) * size
+    spacing = mpl.rcParams["legend.columnspacing"] * size
+    widths = [handle + _text_width(label, size) for label in labels]
+    for ncol in range(min(len(labels), max_columns), 1, -1):
+        rows = -(-len(labels) // ncol)
+        columns = [widths[k:k + rows] for k in range(0, len(widths), rows)]
+        total = sum(max(c) for c in columns) + spacing * (len(columns) - 1)
+        if total <= 72.0 * width_in * 0.98:
+            return ncol
+    return 1
+
+
+def _fitting_title(ax, long: str, short: str, size: float = 10.0) -> None:
+    """Title ``ax`` with ``long`` if it fits the axes' share of the figure's width (the axes and the gap
+    beside it) at ``size`` points, else with ``short`` (at a smaller size if even that does not fit)."""
+    fig = ax.figure
+    width = (ax.get_position().width + 0.1) * fig.get_size_inches()[0] * 72.0
+    if _text_width(long, size) <= width:
+        ax.set_title(long, fontsize=size)
+    elif _text_width(short, size) <= width:
+        ax.set_title(short, fontsize=size)
+    else:
+        ax.set_title(short, fontsize=max(6.0, size * width / _text_width(short, size)))

@@ -206,7 +206,7 @@ def plot_eigenvalues(result, *, ax: Any = None, which: Any = "converged", n_lead
     TypeError
         If ``result`` is not a fixed-point or cycle result.
     ValueError
-        For an unknown ``which`` or ``n_leading < 1``.
+        For an unknown ``which``, a row index in ``which`` out of range, or ``n_leading < 1``.
 
     Examples
     --------
@@ -261,7 +261,13 @@ def _select_rows(result, which) -> np.ndarray:
         raise ValueError(
             f"unknown which={which!r}; use 'converged', 'all', a stability label or row indices"
         )
-    return np.atleast_1d(np.asarray(which, dtype=np.int64))
+    rows = np.atleast_1d(np.asarray(which, dtype=np.int64))
+    n = len(first)
+    bad = rows[(rows < -n) | (rows >= n)]
+    if bad.size:
+        raise ValueError(f"which: row {int(bad[0])} out of range for {n} point{'' if n == 1 else 's'}; "
+                         f"give row indices in [0, {n}) or 'converged', 'all' or a stability label")
+    return rows
 
 
 def check_result(result: Any, where: str) -> None:

@@ -23,6 +23,7 @@ from neurodyn.analysis import (
     load_fixed_points,
     lyapunov_spectrum,
 )
+from neurodyn.analysis.lyapunov import LyapunovResult
 from neurodyn.io import ResultFileError, load
 from neurodyn.kernels import RolloutResult, rollout
 from neurodyn.models import PLRNN, LeakyRNN, PLSystem
@@ -330,3 +331,41 @@ def test_save_refuses_checkpoint_suffixes_folders_and_names_the_users_path(tmp_p
         fps.save(tmp_path / "other.txt" / "x.nc")
     assert (tmp_path / "other.txt").read_text() == "x"
     assert fps.save(tmp_path / "fps.nc") == tmp_path / "fps.nc"
+
+
+def test_every_result_type_has_a_short_one_line_repr():
+    import neurodyn.analysis  # noqa: F401  (registers the result types)
+    import neurodyn.training  # noqa: F401
+    from neurodyn._result import Result
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    for kind in subclasses(Result):
+        assert kind.__repr__ is Result.__repr__ or "__repr__" in vars(kind), kind  # not the dataclass one
+    res = _fixed_points()
+    text = repr(res)
+    assert "\n" not in text and len(text) < 200, text
+    assert text.startswith(f"FixedPointResult({res.n_points} point") and "2 units" in text
+    lyap = LyapunovResult(np.zeros((1, 3)), np.zeros((1, 10, 3)), np.arange(10), np.ones(1, bool),
+                          jacobian="analytic", n_steps=10, n_transient=0, seed=0)
+    assert "running=float64 (1, 10, 3)" in repr(lyap) and "\n" not in repr(lyap)
+    outputs = LeakyRNN(2, 8, 1, seed=0)(torch.zeros(3, 5, 2))
+    assert repr(outputs) == "Rollout(outputs=Tensor float32 (3, 5, 1), states=Tensor float32 (3, 5, 8))"
+
+
+def test_ipython_display_adds_the_summary():
+    pretty = pytest.importorskip("IPython.lib.pretty")
+    res = _fixed_points()
+    text = pretty.pretty(res)
+    assert text.splitlines()[0] == repr(res) and res.summary() in text
+
+
+def test_lyapunov_variables_carry_their_units():
+    lyap = LyapunovResult(np.zeros((1, 3)), np.zeros((1, 10, 3)), np.arange(10), np.ones(1, bool),
+                          jacobian="analytic", n_steps=10, n_transient=0, seed=0)
+    ds = lyap.to_xarray()
+    assert ds["exponents"].attrs["units"] == ds["running"].attrs["units"] == "nats per time step"
+    assert ds.attrs["units"] == "nats per time step" and ds["steps"].attrs["units"] == "time steps"

@@ -179,3 +179,42 @@ def test_label_panels_on_2d_and_3d_axes():
     with pytest.raises(ValueError, match="letters"):
         label_panels(axes, "ab")
     plt.close(fig)
+
+
+def test_single_column_figure_gets_a_legend_and_titles_that_fit(product):
+    res, _ = product
+    fig = plt.figure(figsize=(3.3, 2.2), layout="constrained")
+    axes = plot_fixed_point_figure(res, axes=[fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)], pca=False)
+    (legend,) = fig.legends
+    fig.canvas.draw()
+    assert legend.get_window_extent().width <= fig.bbox.width
+    assert [ax.get_title() for ax in axes] == ["Fixed points", "Eigenvalues"]
+    plt.close(fig)
+    axes = plot_fixed_point_figure(res, titles=False)
+    assert [ax.get_title() for ax in axes] == ["", ""]
+    assert axes[0].figure.legends[0]._ncols == len(axes[0].figure.legends[0].get_texts())  # 11 in: one row
+    plt.close("all")
+
+
+def test_a_result_without_points_says_so(product):
+    res, _ = product
+    axes = plot_fixed_point_figure(res.select([]))
+    assert [t.get_text() for ax in axes for t in ax.texts] == ["no points", "a", "no points", "b"]
+    plt.close("all")
+
+
+@pytest.mark.parametrize("axes", ["figure", "one", "three"])
+def test_figure_axes_must_be_two_axes(product, axes):
+    res, _ = product
+    fig = plt.figure()
+    given = {"figure": fig, "one": [fig.add_subplot(1, 1, 1)], "three": plt.subplots(1, 3)[1]}[axes]
+    error = TypeError if axes == "figure" else ValueError
+    with pytest.raises(error, match=r"axes must be 2 matplotlib Axes \(panels a and b\)"):
+        plot_fixed_point_figure(res, axes=given)
+    plt.close("all")
+
+
+def test_eigenvalue_rows_out_of_range_are_refused(product):
+    res, _ = product
+    with pytest.raises(ValueError, match=r"which: row 99 out of range for 27 points"):
+        plot_eigenvalues(res, which=[99])

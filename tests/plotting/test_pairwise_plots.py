@@ -63,3 +63,53 @@ def test_plots_refuse_an_ax_that_is_not_a_matplotlib_axes(ax):
         plot_distance_matrix(np.zeros((2, 2)), ax=ax)
     with pytest.raises(TypeError, match="ax must be a matplotlib Axes"):
         plot_embedding(np.zeros((3, 2)), ax=ax)
+
+
+def _degeneracy_result():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compute_solution_degeneracy([LeakyRNN(1, 6, 1, seed=s) for s in range(3)],
+                                           FlipFlop(n_bits=1, n_steps=20), n_trials=4,
+                                           dynamics_metric="procrustes")
+
+
+def test_degeneracy_matrices_name_the_networks_and_label_their_colour_bars():
+    import matplotlib.pyplot as plt
+
+    res = _degeneracy_result()
+    axes = plot_solution_degeneracy(res)
+    for ax, metric in ((axes[1], "procrustes"), (axes[2], "weights")):
+        assert [t.get_text() for t in ax.get_xticklabels()] == list(res.names)
+        assert [t.get_text() for t in ax.get_yticklabels()] == list(res.names)
+        colorbar = ax.images[0].colorbar
+        assert metric in colorbar.ax.get_ylabel()
+    plt.close("all")
+    ax = plot_distance_matrix(np.zeros((40, 40)))  # too many for names: integer ticks
+    ticks = ax.get_xticks()
+    assert np.all(ticks == np.round(ticks))
+    plt.close("all")
+
+
+def test_degeneracy_axes_must_be_three_axes():
+    import matplotlib.pyplot as plt
+
+    res = _degeneracy_result()
+    with pytest.raises(ValueError, match=r"axes must be 3 matplotlib Axes .*got 2"):
+        plot_solution_degeneracy(res, axes=plt.subplots(1, 2)[1])
+    with pytest.raises(TypeError, match=r"axes must be 3 matplotlib Axes .*got Figure"):
+        plot_solution_degeneracy(res, axes=plt.figure())
+    plt.close("all")
+
+
+def test_embedding_takes_any_label_sequence_one_colour_and_axis_names():
+    import matplotlib.pyplot as plt
+
+    ax = plot_embedding(np.zeros((3, 2)), labels=np.array(["a", "b", "c"]), color="tab:red",
+                        axis_labels=("PC 1", "PC 2"))
+    assert [t.get_text() for t in ax.texts] == ["a", "b", "c"]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("PC 1", "PC 2")
+    with pytest.raises(ValueError, match="color must be one value .* or one matplotlib colour, got 3;"):
+        plot_embedding(np.zeros((3, 2)), color=3)
+    with pytest.raises(ValueError, match=r"coords must have shape \(network, 2\); got \(5, 3\)"):
+        plot_embedding(np.random.default_rng(0).random((5, 3)))
+    plt.close("all")

@@ -27,6 +27,35 @@ _COLUMNS = (("q", np.float64), ("stability", object), ("n_unstable", np.int64), 
             ("order", np.int64), ("cycle_id", np.int64), ("cycle_step", np.int64),
             ("iterations", np.int64), ("status", object))
 FIXED_POINT_STATUS = ("converged", "slow_point", "not_converged")
+#: attributes of each file variable (``long_name``, ``description``, ``units`` where meaningful); files
+#: written without them load alike (the reader takes the values only)
+VARIABLE_ATTRS: dict[str, dict[str, str]] = {
+    "state": {"long_name": "state h of the point", "units": "state units (those of the model's state)"},
+    "q": {"long_name": "residual q", "description": "½‖F^k(h) − h‖² at the point, k = order",
+          "units": "state units squared"},
+    "eigenvalue_real": {"long_name": "real part of the eigenvalues",
+                        "description": "of the Jacobian (monodromy matrix for a period-k cycle) at the "
+                                       "point, sorted by decreasing modulus",
+                        "units": "1 (dimensionless multiplier per time step; per k steps for a cycle)"},
+    "eigenvalue_imag": {"long_name": "imaginary part of the eigenvalues",
+                        "description": "of the Jacobian (monodromy matrix for a period-k cycle) at the "
+                                       "point, sorted by decreasing modulus",
+                        "units": "1 (dimensionless multiplier per time step; per k steps for a cycle)"},
+    "stability": {"long_name": "stability", "description": "stable, saddle, unstable or marginal"},
+    "n_unstable": {"long_name": "unstable dimensions",
+                   "description": "eigenvalues with modulus above 1 + marginal_tol", "units": "count"},
+    "converged": {"long_name": "converged", "description": "q < tol_q"},
+    "order": {"long_name": "period k", "description": "1 for a fixed point, k for a point of a period-k "
+                                                      "cycle", "units": "time steps"},
+    "cycle_id": {"long_name": "cycle id", "description": "rows of one cycle share it"},
+    "cycle_step": {"long_name": "step along the cycle", "description": "0..k-1 along the orbit",
+                   "units": "time steps"},
+    "iterations": {"long_name": "optimiser iterations", "description": "-1 for a search without an "
+                                                                       "optimiser", "units": "count"},
+    "status": {"long_name": "status", "description": "how the search for the point ended"},
+    "point_input": {"long_name": "constant input u*", "description": "the input the point was found under",
+                    "units": "input units (those of the model's input)"},
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,6 +148,28 @@ class PointResult(Result):
     def __str__(self) -> str:
         return self.summary()
 
+    def _repr_brief(self) -> str:
+        """``9 points: 2 stable, 7 saddle, 0 not converged; 16 units; input (0, 0)``: counts by stability
+        of the converged points, then the rest, the state size and the input (the repr stays one line)."""
+        good = np.asarray(self.converged, dtype=bool)
+        stability = np.asarray(self.stability, dtype=str)
+        counts = [f"{int(np.sum(good & (stability == s)))} {s}" for s in ("stable", "saddle", "unstable",
+                                                                        "marginal")
+                  if np.any(good & (stability == s))]
+        counts.append(f"{int(np.sum(~good))} not converged")
+        n_units = int(np.shape(self.states)[1]) if np.ndim(self.states) == 2 else 0
+        orders = np.asarray(self.order)
+        cycles = f", {int(np.sum((orders > 1) & (np.asarray(self.cycle_step) == 0)))} cycles" if np.any(
+            orders > 1) else ""
+        u = self.attrs.get("input")
+        values = [] if u is None or isinstance(u, str) else np.atleast_1d(np.asarray(u, dtype=float)).ravel()
+        where = "no input" if len(values) == 0 else "input (" + ", ".join(f"{v + 0.0:.3g}" for v in
+                                                                          values[:6]) + (
+            ", ..." if len(values) > 6 else "") + ")"
+        n = self.n_points
+        return (f"{n} point{'' if n == 1 else 's'}{cycles}: {', '.join(counts)}; {n_units} unit"
+                f"{'' if n_units == 1 else 's'}; {where}")
+
     def summary(self) -> str:  # pragma: no cover - every subclass implements it
         raise NotImplementedError
 
@@ -134,10 +185,26 @@ class PointResult(Result):
         return data
 
     def to_xarray(self):
-        """The result as an :class:`xarray.Dataset` (see the module docstring for the names)."""
+        """The result as an :class:`xarray.Dataset` (see the module docstring for the names); each
+        variable carries ``long_name``, ``description`` and ``units`` attributes where meaningful
+        (``q``: ``½‖F^k(h) − h‖²`` in state units squared; eigenvalues: dimensionless, per time step).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from neurodyn.analysis import find_fixed_points
+        >>> from neurodyn.analysis.fixed_points._examples import bistable_unit
+        >>> ds = find_fixed_points(bistable_unit(), initial_states=[[-1.0], [1.0]], seed=0).to_xarray()
+        >>> ds["q"].attrs["units"], ds["eigenvalue_real"].attrs["units"].split()[0]
+        ('state units squared', '1')
+        """
         import xarray as xr
 
-        return xr.Dataset(self.variables(), attrs={**self.format_attrs(), **encode_attrs(self.attrs)})
+        ds = xr.Dataset(self.variables(), attrs={**self.format_attrs(), **encode_attrs(self.attrs)})
+        for name, attrs in VARIABLE_ATTRS.items():
+            if name in ds.variables:
+                ds[name].attrs.update(attrs)
+        return ds
 
     @classmethod
     def fields_from(cls, ds) -> dict[str, Any]:

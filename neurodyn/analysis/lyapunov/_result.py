@@ -111,14 +111,21 @@ class LyapunovResult(Result):
         """Dims ``batch``, ``checkpoint``, ``exponent``; ``finite`` as int8, the settings as attrs."""
         import xarray as xr
 
+        per_step = "nats per time step"
         return xr.Dataset(
             {
-                "exponents": (("batch", "exponent"), self.exponents),
-                "running": (("batch", "checkpoint", "exponent"), self.running),
-                "finite": (("batch",), self.finite.astype(np.int8)),
-                "status": (("batch",), self.status),
+                "exponents": (("batch", "exponent"), self.exponents,
+                              {"long_name": "Lyapunov exponents", "units": per_step,
+                               "description": "sorted in decreasing order"}),
+                "running": (("batch", "checkpoint", "exponent"), self.running,
+                            {"long_name": "running estimates of the exponents", "units": per_step,
+                             "description": "after steps[checkpoint] QR steps"}),
+                "finite": (("batch",), self.finite.astype(np.int8),
+                           {"long_name": "every exponent finite", "description": "1 yes, 0 no"}),
+                "status": (("batch",), self.status, {"long_name": "status",
+                                                     "description": "finite, diverged or underflow"}),
             },
-            coords={"steps": (("checkpoint",), self.steps)},
+            coords={"steps": (("checkpoint",), self.steps, {"long_name": "QR steps", "units": "time steps"})},
             attrs={**self.format_attrs(), **{k: getattr(self, k) for k in _SETTINGS},
                    "units": "nats per time step"},
         )

@@ -192,3 +192,16 @@ def test_from_xarray_checks_format_version_and_eigenvalue_dims(tmp_path):
     with pytest.raises(ValueError, match="3 eigenvalues per point for 8 units"):
         load_fixed_points(tmp_path / "cut.nc")
     assert FixedPointResult.from_xarray(ds).n_points == res.n_points
+
+
+def test_xarray_variables_say_what_they_are_and_their_units(cycle_result, tmp_path):
+    ds = cycle_result.to_xarray()
+    assert ds["q"].attrs["units"] == "state units squared"
+    assert "½‖F^k(h) − h‖²" in ds["q"].attrs["description"]
+    assert ds["eigenvalue_real"].attrs["units"].startswith("1 (dimensionless")
+    assert all("long_name" in ds[name].attrs for name in ds.data_vars)
+    cycle_result.save(tmp_path / "points.nc")
+    back = load_fixed_points(tmp_path / "points.nc")
+    assert back.to_xarray()["q"].attrs == ds["q"].attrs
+    with xr.open_dataset(tmp_path / "points.nc", engine="h5netcdf") as on_disk:
+        assert on_disk["q"].attrs["units"] == "state units squared"
