@@ -96,7 +96,8 @@ _LOADER_FLAGS = {"drop them with .select_channels(...) or the loader's drop_cons
                  "choose one with key=": "choose one with --key",
                  "inputs were asked for (input_key / --input-key": "inputs were asked for (--input-key",
                  "a key (key= / --key": "a key (--key",
-                 "a bin size (bin_size= / --bin-size": "a bin size (--bin-size"}
+                 "a bin size (bin_size= / --bin-size": "a bin size (--bin-size",
+                 "add transpose=True": "add --transpose", "read with transpose=True": "read with --transpose"}
 
 
 def load_recording(path: str | Path, **options: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from neurodyn._guard import check_declared_size, check_mat_v5, check_npy, check_zip
-from neurodyn.io.timeseries import TimeSeries
+from neurodyn.io.timeseries import TimeSeries, check_orientation
 
 __all__ = ["load_timeseries"]
 
@@ -64,7 +64,8 @@ def load_timeseries(
         For a directory, an unknown suffix, a missing or ambiguous ``key`` (the message lists the
         names found), a file with no numeric array (e.g. one MATLAB cell array; the message names
         what it holds), a ``key`` for a one-array file (.npy, text tables) or a ``bin_size`` for a
-        file other than .nwb, or bad data (NaN/Inf, constant channels, mismatched input length).
+        file other than .nwb, or bad data (NaN/Inf, constant channels, mismatched input length, more
+        channels than time points: the message names ``transpose=True``).
     ImportError
         For ``.nwb`` without pynwb (install the extra ``neurodyn[nwb]``).
 
@@ -109,6 +110,10 @@ def load_timeseries(
     if drop_constant:
         x, names = _drop_constant(np.asarray(x, dtype=np.float64), names)
     src = f"{p}" + (f"[{arrays.get('key')}]" if arrays.get("key") else "")
+    shape = np.shape(x)
+    shape = (1, *shape) if len(shape) == 2 else shape
+    check_orientation(shape, src, "it was read with transpose=True; drop it" if transpose
+                      else "if the file stores (channel, time), add transpose=True")
     try:
         return TimeSeries.from_arrays(
             x, dt=dt if dt is not None else arrays.get("dt", 1.0), channel_names=names, inputs=u,

@@ -41,6 +41,19 @@ def _as_3d(name: str, arr: Any) -> tuple[np.ndarray, bool]:
     raise ValueError(f"{name} must have shape (time, channel) or (trial, time, channel), got {a.shape}")
 
 
+def check_orientation(shape: tuple[int, ...], source: str, fix: str) -> None:
+    """Refuse data ``(trial, time, channel)`` with more channels than time points (all trials together):
+    almost surely an array stored ``(channel, time)``, too short to fit dynamics. ``fix`` ends the
+    message (how the caller's user transposes it: ``data.T``, ``transpose=True``, ``--transpose``)."""
+    if len(shape) != 3:
+        return
+    n_trials, n_steps, n_channels = shape
+    if n_steps >= 2 and n_channels > n_trials * n_steps:  # fewer steps: "need at least 2 time points"
+        per = " per trial" if n_trials > 1 else ""
+        raise ValueError(f"{source or 'data'} has {n_channels} channels but only {n_steps} time points{per}, "
+                         f"too few to fit dynamics; {fix}")
+
+
 def _check_finite(name: str, a: np.ndarray) -> None:
     bad = ~np.isfinite(a)
     if bad.any():
@@ -118,13 +131,16 @@ class TimeSeries:
         Raises
         ------
         ValueError
-            On NaN/Inf, constant channels, a non-positive ``dt``, fewer than 2 time points, wrong
-            numbers of names, inputs whose trial/time lengths differ from the data's, or a list of
+            On more channels than time points (an array stored ``(channel, time)``: the message
+            names ``data.T``), NaN/Inf, constant channels, a non-positive ``dt``, fewer than 2 time
+            points, wrong numbers of names, inputs whose trial/time lengths differ from the data's, or a list of
             trials of different shapes.
         TypeError
             For non-numeric arrays.
         """
         x, continuous = _as_3d("data", data)
+        check_orientation(x.shape, source, "if the array is stored (channel, time), pass its transpose "
+                          "(data.T; load_timeseries: transpose=True)")
         u = None
         if inputs is not None:
             u, _ = _as_3d("inputs", inputs)
