@@ -133,8 +133,8 @@ class TimeSeries:
         ValueError
             On more channels than time points (an array stored ``(channel, time)``: the message
             names ``data.T``), NaN/Inf, constant channels, a non-positive ``dt``, fewer than 2 time
-            points, wrong numbers of names, inputs whose trial/time lengths differ from the data's, or a list of
-            trials of different shapes.
+            points, wrong numbers of names, inputs whose trial/time lengths differ from the data's, or
+            a list of trials of different shapes.
         TypeError
             For non-numeric arrays.
         """
