@@ -37,7 +37,7 @@ def test_binned_dstsp_is_quiet_when_the_cells_resolve_the_data():
         state_space_divergence(*_far_apart(), method="gmm", n_samples=50)
 
 
-@pytest.mark.parametrize("noise", [0.0, 1e-16])
+@pytest.mark.parametrize("noise", [0.0, 1e-16, 6e-9])  # 6e-9: float32 rounding of a fixed point
 def test_dh_of_a_collapsed_run_is_the_fixed_value_with_a_warning(noise):
     t = np.arange(1000)
     x = np.sin(0.3 * t)[:, None]
@@ -51,7 +51,7 @@ def test_dh_of_a_small_but_real_oscillation_is_scored():
     x = np.sin(0.3 * t)[:, None]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert power_spectrum_distance(x, 1e-6 * np.sin(0.3 * t)[:, None] + 1.0) < 0.02
+        assert power_spectrum_distance(x, 1e-4 * np.sin(0.3 * t)[:, None] + 1.0) < 0.02
 
 
 def test_evaluate_marks_constant_runs_collapsed():
