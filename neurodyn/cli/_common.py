@@ -6,6 +6,7 @@ import argparse
 import math
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -96,7 +97,9 @@ _LOADER_FLAGS = {"drop them with .select_channels(...) or the loader's drop_cons
                  "choose one with key=": "choose one with --key",
                  "inputs were asked for (input_key / --input-key": "inputs were asked for (--input-key",
                  "a key (key= / --key": "a key (--key",
-                 "a bin size (bin_size= / --bin-size": "a bin size (--bin-size"}
+                 "a bin size (bin_size= / --bin-size": "a bin size (--bin-size",
+                 "add transpose=True": "add --transpose", "pass dt= (seconds)": "pass --dt (seconds)",
+                 "read with transpose=True": "read with --transpose"}
 
 
 def load_recording(path: str | Path, **options: Any) -> Any:
@@ -104,7 +107,13 @@ def load_recording(path: str | Path, **options: Any) -> Any:
     from neurodyn.io import load_timeseries
 
     try:
-        return load_timeseries(path, **options)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ts = load_timeseries(path, **options)
+        for w in caught:  # the loader's warnings, with flags for arguments
+            warnings.warn(str(w.message).replace("dt= (seconds) to load_timeseries", "--dt (seconds)"),
+                          w.category, stacklevel=2)
+        return ts
     except ValueError as err:
         message = str(err)
         for name, flag in _LOADER_FLAGS.items():
@@ -115,8 +124,6 @@ def load_recording(path: str | Path, **options: Any) -> Any:
 def train_quietly(fit: Any, *args: Any, deterministic: bool = False, **kwargs: Any) -> Any:
     """``fit(*args, **kwargs)`` without the divergence warning, which :func:`save_trained` reports;
     with ``deterministic`` (``--deterministic``): one thread, deterministic algorithms (restored after)."""
-    import warnings
-
     from neurodyn.training._config import deterministic_mode
 
     with warnings.catch_warnings(), deterministic_mode(deterministic):

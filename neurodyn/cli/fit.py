@@ -388,13 +388,12 @@ def _relative_to(data: str, out: str) -> str:
 
 
 def check_orientation(ts, transpose: bool) -> None:
-    """Refuse a recording with more channels than time points: almost surely stored (channel, time)."""
-    if ts.n_channels > ts.n_trials * ts.n_steps:
-        hint = ("it was read with --transpose; drop it" if transpose
-                else "if the file stores (channel, time), add --transpose")
-        per = " per trial" if ts.n_trials > 1 else ""
-        raise ValueError(f"{ts.source or 'the recording'} has {ts.n_channels} channels but only {ts.n_steps} "
-                         f"time points{per}, too few to fit dynamics; {hint}")
+    """Refuse a recording with more channels than time points: almost surely stored (channel, time)
+    (the loader's check, :func:`neurodyn.io.timeseries.check_orientation`, with the flag as the fix)."""
+    from neurodyn.io.timeseries import check_orientation as check
+
+    check(ts.data.shape, ts.source or "the recording", "it was read with --transpose; drop it" if transpose
+          else "if the file stores (channel, time), add --transpose")
 
 
 def _fit(args: argparse.Namespace, model, train):

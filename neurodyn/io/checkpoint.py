@@ -148,7 +148,9 @@ def save_checkpoint(
     FileExistsError
         If ``path`` exists and ``overwrite`` is False.
     TypeError
-        If ``model`` is not a registered neurodyn model or ``task`` is neither None nor a Task.
+        If ``path`` is not a str or path (e.g. the arguments swapped: the message names the order
+        ``save_checkpoint(path, model)``), ``model`` is not a registered neurodyn model or ``task`` is
+        neither None nor a Task.
     ValueError
         If the model's weights hold NaN/Inf (which :func:`load_checkpoint` refuses); nothing is written.
     OSError
@@ -171,6 +173,11 @@ def save_checkpoint(
     net.pt
     exists
     """
+    if not isinstance(path, (str, os.PathLike)):
+        swapped = isinstance(model, (str, os.PathLike))
+        raise TypeError(f"path must be a file path (str or os.PathLike), got {type(path).__name__}"
+                        + ("; the arguments are swapped: call save_checkpoint(path, model)" if swapped
+                           else "; call save_checkpoint(path, model)"))
     path = Path(path)
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass overwrite=True (--overwrite) to replace it")

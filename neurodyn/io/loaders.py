@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from neurodyn._guard import check_declared_size, check_mat_v5, check_npy, check_zip
-from neurodyn.io.timeseries import TimeSeries
+from neurodyn.io.timeseries import TimeSeries, check_orientation
 
 __all__ = ["load_timeseries"]
 
@@ -48,7 +48,8 @@ def load_timeseries(
         Name of an external-input array in the same file, aligned with the data.
     dt : float, optional
         Sampling interval in seconds; default from the file (a ``time``/``t`` column or
-        coordinate, NWB rates) or 1.0.
+        coordinate, a ``time`` vector beside the data in ``.npz``/``.mat`` files, a scalar ``dt`` in
+        ``.npz`` files, NWB rates) or 1.0, with a ``UserWarning`` naming ``dt=``.
     transpose : bool
         Swap the last two axes (for arrays stored ``(channel, time)``, e.g. MATLAB spike matrices).
     drop_constant : bool
@@ -64,7 +65,14 @@ def load_timeseries(
         For a directory, an unknown suffix, a missing or ambiguous ``key`` (the message lists the
         names found), a file with no numeric array (e.g. one MATLAB cell array; the message names
         what it holds), a ``key`` for a one-array file (.npy, text tables) or a ``bin_size`` for a
-        file other than .nwb, or bad data (NaN/Inf, constant channels, mismatched input length).
+        file other than .nwb, a ``time`` vector in a ``.npz``/``.mat`` file that is not 1-D or not
+        evenly spaced (without ``dt=``), or bad data (NaN/Inf, constant channels, mismatched input
+        length, more channels than time points: the message names ``transpose=True``).
+
+    Warns
+    -----
+    UserWarning
+        When neither ``dt`` nor the file gives the sampling interval (dt = 1.0 is assumed).
     ImportError
         For ``.nwb`` without pynwb (install the extra ``neurodyn[nwb]``).
 
@@ -109,6 +117,16 @@ def load_timeseries(
     if drop_constant:
         x, names = _drop_constant(np.asarray(x, dtype=np.float64), names)
     src = f"{p}" + (f"[{arrays.get('key')}]" if arrays.get("key") else "")
+    n_time = np.shape(x)[-2] if np.ndim(x) >= 2 else np.size(x)
+    if dt is None and "dt" not in arrays and "time" in arrays and np.size(arrays["time"][0]) == n_time:
+        arrays["dt"] = _dt_from_time(*arrays["time"])  # a vector of another length times something else
+    if dt is None and "dt" not in arrays:
+        warnings.warn(f"{src} records no sampling interval (no time vector or dt): dt = 1.0 is assumed; pass "
+                      f"dt= (seconds) to load_timeseries", UserWarning, stacklevel=2)
+    shape = np.shape(x)
+    shape = (1, *shape) if len(shape) == 2 else shape
+    check_orientation(shape, src, "it was read with transpose=True; drop it" if transpose
+                      else "if the file stores (channel, time), add transpose=True")
     try:
         return TimeSeries.from_arrays(
             x, dt=dt if dt is not None else arrays.get("dt", 1.0), channel_names=names, inputs=u,
@@ -195,7 +213,27 @@ def _read_npz(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]
         out["inputs"] = found[_pick(found, input_key, p)]
     if "dt" in found and np.ndim(found["dt"]) == 0:
         out["dt"] = float(found["dt"])
+    elif k != "time" and "time" in found:
+        out["time"] = (found["time"], f"{p.name}['time']")
     return out
+
+
+def _dt_from_time(time: Any, source: str) -> float:
+    """The sampling interval of an evenly spaced time vector stored beside the data (``.npz``/``.mat``).
+
+    Steps may differ by up to 5 % of the mean step (times stored rounded, e.g. to milliseconds); a
+    vector that is not 1-D or not evenly spaced is refused (``dt=`` overrides it)."""
+    t = np.asarray(time, dtype=np.float64).ravel() if np.asarray(time).dtype.kind in "biuf" else None
+    if t is None or np.asarray(time).squeeze().ndim != 1 or len(t) < 2 or not np.all(np.isfinite(t)):
+        shape = np.shape(time)
+        raise ValueError(f"{source} (shape {shape}) is not a finite 1-D time vector to read the sampling "
+                         f"interval from; pass dt= (seconds)")
+    steps = np.diff(t)
+    dt = (t[-1] - t[0]) / (len(t) - 1)
+    if not dt > 0 or np.max(np.abs(steps - dt)) > 0.05 * dt:
+        raise ValueError(f"{source} is not evenly spaced (steps from {steps.min():.6g} to {steps.max():.6g} "
+                         f"s), so it gives no sampling interval; resample the data, or pass dt= (seconds)")
+    return float(dt)
 
 
 def _read_csv(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]:
@@ -277,6 +315,8 @@ def _read_mat(p: Path, key: str | None, input_key: str | None) -> dict[str, Any]
     out = {"data": arr, "key": k}
     if input_key is not None:
         out["inputs"] = found[_pick(found, input_key, p)]
+    if k != "time" and "time" in found:
+        out["time"] = (found["time"], f"{p.name}['time']")
     return out
 
 

@@ -9,10 +9,13 @@ can store exactly what was done to its data (``neurodyn fit`` saves it in the ch
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+
+from neurodyn._checks import check_setting
 
 __all__ = ["TimeSeries", "apply_preprocessing", "content_hashes"]
 
@@ -39,6 +42,19 @@ def _as_3d(name: str, arr: Any) -> tuple[np.ndarray, bool]:
     if a.ndim == 3:
         return a.astype(np.float64), False
     raise ValueError(f"{name} must have shape (time, channel) or (trial, time, channel), got {a.shape}")
+
+
+def check_orientation(shape: tuple[int, ...], source: str, fix: str) -> None:
+    """Refuse data ``(trial, time, channel)`` with more channels than time points (all trials together):
+    almost surely an array stored ``(channel, time)``, too short to fit dynamics. ``fix`` ends the
+    message (how the caller's user transposes it: ``data.T``, ``transpose=True``, ``--transpose``)."""
+    if len(shape) != 3:
+        return
+    n_trials, n_steps, n_channels = shape
+    if n_steps >= 2 and n_channels > n_trials * n_steps:  # fewer steps: "need at least 2 time points"
+        per = " per trial" if n_trials > 1 else ""
+        raise ValueError(f"{source or 'data'} has {n_channels} channels but only {n_steps} time points{per}, "
+                         f"too few to fit dynamics; {fix}")
 
 
 def _check_finite(name: str, a: np.ndarray) -> None:
@@ -118,13 +134,16 @@ class TimeSeries:
         Raises
         ------
         ValueError
-            On NaN/Inf, constant channels, a non-positive ``dt``, fewer than 2 time points, wrong
-            numbers of names, inputs whose trial/time lengths differ from the data's, or a list of
-            trials of different shapes.
+            On more channels than time points (an array stored ``(channel, time)``: the message
+            names ``data.T``), NaN/Inf, constant channels, a non-positive ``dt``, fewer than 2 time
+            points, wrong numbers of names, inputs whose trial/time lengths differ from the data's, or
+            a list of trials of different shapes.
         TypeError
             For non-numeric arrays.
         """
         x, continuous = _as_3d("data", data)
+        check_orientation(x.shape, source, "if the array is stored (channel, time), pass its transpose "
+                          "(data.T; load_timeseries: transpose=True)")
         u = None
         if inputs is not None:
             u, _ = _as_3d("inputs", inputs)
@@ -325,14 +344,42 @@ class TimeSeries:
                           inputs=u, dt=self.dt * factor)
 
     def split(self, fraction: float = 0.8) -> tuple[TimeSeries, TimeSeries]:
-        """Split along time into a training head and a held-out tail (``fraction`` in (0, 1))."""
-        if not 0.0 < fraction < 1.0:
-            raise ValueError(f"fraction must be in (0, 1), got {fraction}")
-        cut = int(round(self.n_steps * fraction))
-        return self.time_slice(0, cut), self.time_slice(cut, self.n_steps)
+        """Split along time into a training head and a held-out tail (``fraction`` in (0, 1)).
+
+        Raises
+        ------
+        ValueError
+            If ``fraction`` is not in (0, 1), or leaves either part fewer than 2 time points (the
+            message gives the valid range of ``fraction`` for this series).
+        """
+        real = isinstance(fraction, numbers.Real) and not isinstance(fraction, bool)
+        if not (real and 0.0 < fraction < 1.0):
+            raise ValueError(f"fraction must be a number in (0, 1) (the training share), got {fraction!r}")
+        n = self.n_steps
+        cut = int(round(n * fraction))
+        if not 2 <= cut <= n - 2:
+            raise ValueError(f"fraction={fraction!r} splits the {n} time points into {cut} and {n - cut}; "
+                             f"each part needs at least 2: use a fraction in [{2 / n:.4g}, {1 - 2 / n:.4g}]"
+                             if n >= 4 else f"{n} time points cannot be split into two parts of 2 or more")
+        return self.time_slice(0, cut), self.time_slice(cut, n)
 
     def time_slice(self, start: int, stop: int) -> TimeSeries:
-        """Time points ``start .. stop - 1`` of every trial (recorded)."""
+        """Time points ``start .. stop - 1`` of every trial (recorded).
+
+        Raises
+        ------
+        ValueError
+            Unless ``start`` and ``stop`` are integers with ``0 <= start``, ``start + 2 <= stop <=
+            n_steps`` (no negative indexing, no clipping; the message names the valid range).
+        """
+        n = self.n_steps
+        for name, v in (("start", start), ("stop", stop)):
+            check_setting(name, v, 0, high=n, integer=True,
+                          hint=f" (a time index of the {n} time points; negative indices are not taken)")
+        if int(stop) - int(start) < 2:
+            raise ValueError(f"time_slice(start={start}, stop={stop}) keeps {max(int(stop) - int(start), 0)} "
+                             f"time points; need start + 2 <= stop <= {n}")
+        start, stop = int(start), int(stop)
         u = None if self.inputs is None else self.inputs[:, start:stop]
         return self._with({"step": "time_slice", "start": int(start), "stop": int(stop)},
                           data=self.data[:, start:stop], inputs=u)

@@ -144,3 +144,11 @@ def test_save_names_the_callers_path_when_it_cannot_write(tmp_path):
     if __import__("os").path.isdir("/proc/self"):
         with pytest.raises(OSError, match=r"^cannot write /proc/x\.pt \(.*\); choose a path in a writable"):
             save_checkpoint("/proc/x.pt", LeakyRNN(1, 2, 1))
+
+
+def test_save_checkpoint_with_swapped_arguments_names_the_order(tmp_path):
+    with pytest.raises(TypeError, match=r"swapped: call save_checkpoint\(path, model\)") as err:
+        save_checkpoint(LeakyRNN(1, 4, 1), tmp_path / "m1fit.pt")
+    assert "\n" not in str(err.value) and not (tmp_path / "m1fit.pt").exists()
+    with pytest.raises(TypeError, match=r"save_checkpoint\(path, model\)"):
+        save_checkpoint(LeakyRNN(1, 4, 1), 3)

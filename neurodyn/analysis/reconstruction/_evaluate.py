@@ -9,6 +9,7 @@ constant prediction).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -19,6 +20,7 @@ from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.reconstruction._baselines import LinearBaseline, fit_linear_baseline  # noqa: F401
 from neurodyn.analysis.reconstruction._inputs import check_count, check_inputs
 from neurodyn.analysis.reconstruction._metrics import (
+    collapsed_channels,
     power_spectrum_distance,
     prediction_error,
     state_space_divergence,
@@ -42,7 +44,9 @@ class ReconstructionResult(Result):
     d_stsp, d_h, pe : ndarray, shape (model,)
         State-space divergence (nats), Hellinger spectrum distance, ``PE(pe_steps)``.
     status : tuple of str
-        ``"ok"`` or ``"diverged"`` (the free trajectory left the finite numbers) per model.
+        ``"ok"``, ``"diverged"`` (the free trajectory left the finite numbers) or ``"collapsed"``
+        (some channel of it is constant up to rounding, e.g. the ``"mean"`` baseline or a run that
+        settled on a fixed point: its D_H is the fixed value 1) per model.
     max_lyapunov : float
         Largest Lyapunov exponent of the fitted model (nats per step), NaN if not computed.
     generated : ndarray, shape (time, channel)
@@ -58,7 +62,7 @@ class ReconstructionResult(Result):
     >>> from neurodyn.analysis.reconstruction._examples import rotation_result
     >>> result, _ = rotation_result()  # a rotation scored on its own circle
     >>> result.models, result.status
-    (('fitted', 'linear', 'mean'), ('ok', 'ok', 'ok'))
+    (('fitted', 'linear', 'mean'), ('ok', 'ok', 'collapsed'))
     >>> result.generated.shape, dict(result.to_xarray().sizes)
     ((200, 2), {'model': 3, 'time': 200, 'channel': 2})
     >>> print(result.summary().splitlines()[0])
@@ -114,7 +118,10 @@ class ReconstructionResult(Result):
 
 def _scores(x_test, x_gen, pred_err, method, n_bins, bin_range, smoothing, seed):
     d = state_space_divergence(x_test, x_gen, method=method, n_bins=n_bins, bin_range=bin_range, seed=seed)
-    return d, power_spectrum_distance(x_test, x_gen, smoothing=smoothing), pred_err
+    with warnings.catch_warnings():  # a collapsed run is reported in the row's status instead
+        warnings.filterwarnings("ignore", "power_spectrum_distance: .* constant up to rounding", UserWarning)
+        d_h = power_spectrum_distance(x_test, x_gen, smoothing=smoothing)
+    return d, d_h, pred_err
 
 
 def evaluate_reconstruction(
@@ -248,7 +255,8 @@ def evaluate_reconstruction(
         d_s.append(s[0])
         d_h.append(s[1])
         pe.append(s[2])
-        status.append("ok" if ok else "diverged")
+        status.append("diverged" if not ok else "collapsed" if collapsed_channels(x_ref, x_gen).any()
+                      else "ok")
     lam = _max_lyapunov(model, xte, ute, observation, n_transient, seed_int) if lyapunov else float("nan")
     settings = {"n_transient": n_transient, "pe_steps": pe_steps, "method": method, "n_bins": n_bins,
                 "smoothing": smoothing, "seed": seed_int, "observation": observation,

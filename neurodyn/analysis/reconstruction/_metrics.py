@@ -15,6 +15,7 @@ with held-out data; they are invariant to the phase of the trajectories, unlike 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -58,12 +59,24 @@ def _bin_index(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, n_bins: int) -> np
     return np.where(inside, flat, -1)
 
 
-def _check_bins(n_bins: Any, n_dim: int) -> int:
-    """``n_bins`` as an int: an integer >= 1 whose ``n_bins ** n_dim`` cells can be indexed."""
+def _check_bins(n_bins: Any, n_dim: int, n_points: int | None = None, smoothing: float = 0.0,
+                stacklevel: int = 3) -> int:
+    """``n_bins`` as an int: an integer >= 1 whose ``n_bins ** n_dim`` cells can be indexed.
+
+    The one rule for "too many cells" of the binned ``D_stsp``: cells that cannot be indexed (above
+    ``2**62``) are refused; cells whose Laplace pseudo-counts (``smoothing`` each) outweigh the
+    ``n_points`` data points give a score near 0 for any series, so a ``UserWarning`` names
+    ``method='gmm'``.
+    """
     check_setting("n_bins", n_bins, 1, integer=True, hint=" (bins per dimension)")
     n_bins = int(n_bins)
     if float(n_bins) ** n_dim > 2**62:
         raise ValueError(f"{n_bins}**{n_dim} cells overflow; use method='gmm' for many channels")
+    if n_points is not None and smoothing > 0 and smoothing * float(n_bins) ** n_dim >= n_points:
+        warnings.warn(
+            f"binned D_stsp cannot resolve these data: the pseudo-counts of {n_bins}**{n_dim} cells "
+            f"(smoothing={smoothing:g} each) outweigh the {n_points} data points, so any series scores "
+            f"near 0; use method='gmm' (or fewer n_bins)", UserWarning, stacklevel=stacklevel)
     return n_bins
 
 
@@ -192,6 +205,13 @@ def state_space_divergence(
         (``method="gmm"``) ``gmm_variance`` not a finite number > 0, ``n_samples`` or ``max_points``
         not an integer >= 1.
 
+    Warns
+    -----
+    UserWarning
+        (``method="binned"``) When the pseudo-counts of the ``n_bins ** channel`` cells outweigh the
+        points of ``x_true`` (``smoothing * n_bins ** channel >= time``, e.g. 20 bins and 8 channels for
+        a few thousand points): every series then scores near 0; use ``method="gmm"``.
+
     Examples
     --------
     >>> import numpy as np
@@ -207,8 +227,8 @@ def state_space_divergence(
         raise ValueError(f"unknown method {method!r}; choose 'binned' or 'gmm'")
     a, b = _pair(x_true, x_gen)
     if method == "binned":
-        n_bins = _check_bins(n_bins, a.shape[1])
         check_setting("smoothing", smoothing, 0.0, hint=" (Laplace pseudo-count per cell)")
+        n_bins = _check_bins(n_bins, a.shape[1], len(a), smoothing)
         lo, hi = _box(a, bin_range)
         if not np.all(np.isfinite(b)):
             return float("inf")
@@ -266,6 +286,12 @@ def state_space_divergence_max(
         the divergence is unbounded: ``inf``), ``n_bins`` not an integer >= 1 or too many cells
         (``n_bins ** channel`` above ``2**62``), on NaN/Inf in ``x_true`` or a bad ``bin_range``.
 
+    Warns
+    -----
+    UserWarning
+        When the cells' pseudo-counts outweigh the data's points, as in :func:`state_space_divergence`
+        (``D_max`` is then tiny and no fit can be ranked).
+
     Examples
     --------
     >>> import numpy as np
@@ -281,7 +307,7 @@ def state_space_divergence_max(
     a, _ = _pair(x_true, x_true)
     check_setting("n_gen", n_gen, 2, integer=True, hint=" (time points)")
     check_setting("smoothing", smoothing, 0.0, strict=True, hint=" (positive for a finite maximum)")
-    n_bins = _check_bins(n_bins, a.shape[1])
+    n_bins = _check_bins(n_bins, a.shape[1], len(a), smoothing)
     lo, hi = _box(a, bin_range)
     _, counts = np.unique(_bin_index(a, lo, hi, n_bins), return_counts=True)
     n_cells = float(n_bins) ** a.shape[1] + 1.0
@@ -330,6 +356,23 @@ def _check_kernel(smoothing: float, shape: tuple[int, int]) -> None:
                f"{n_ch} channels of {n_freq} bins smoothed by {length:.3g} taps", fix, stacklevel=4)
 
 
+#: a generated channel whose std is at most this fraction of the data's scale is constant up to rounding
+#: (float32 models round at about 1e-7 of a value)
+COLLAPSE_RTOL = 1e-6
+
+
+def collapsed_channels(x_true: np.ndarray, x_gen: np.ndarray) -> np.ndarray:
+    """(channel,) bool: channels of ``x_gen`` constant up to rounding relative to the scale of the data.
+
+    A channel is collapsed when its std is at most ``COLLAPSE_RTOL`` times the larger of the data
+    channel's std and the generated channel's magnitude (rounding noise of a fixed point); z-scoring it
+    would give the spectrum of the rounding noise.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = np.maximum(x_true.std(axis=0), np.abs(x_gen).max(axis=0))
+        return np.isfinite(scale) & (x_gen.std(axis=0) <= COLLAPSE_RTOL * scale)
+
+
 def power_spectrum_distance(x_true: Any, x_gen: Any, *, smoothing: float = 20.0,
                             per_channel: bool = False) -> float | np.ndarray:
     """Hellinger distance ``D_H`` between power spectra, averaged over channels.
@@ -352,7 +395,14 @@ def power_spectrum_distance(x_true: Any, x_gen: Any, *, smoothing: float = 20.0,
     -------
     float or ndarray
         In [0, 1]; 0 for identical spectra, 1 for spectra with disjoint support (and for an
-        ``x_gen`` holding NaN/Inf, a diverged model).
+        ``x_gen`` holding NaN/Inf, a diverged model). A generated channel that is constant up to
+        rounding (std at most ``1e-6`` of the data channel's std or of its own magnitude: a run
+        collapsed to a fixed point) has no spectrum and scores the fixed value 1.
+
+    Warns
+    -----
+    UserWarning
+        When some generated channel is constant up to rounding (scored 1, see Returns).
 
     Raises
     ------
@@ -381,11 +431,16 @@ def power_spectrum_distance(x_true: Any, x_gen: Any, *, smoothing: float = 20.0,
                          f"every z-scored spectrum is the same); got {len(a)} and {len(b)}")
     if not np.all(np.isfinite(b)):
         return np.ones(a.shape[1]) if per_channel else 1.0
+    flat = collapsed_channels(a, b[:n])
+    if flat.any():
+        warnings.warn(f"power_spectrum_distance: {int(flat.sum())} of {len(flat)} generated channel(s) are "
+                      f"constant up to rounding (a collapsed run); they score the fixed D_H = 1", UserWarning,
+                      stacklevel=2)
     pa, pb = normalized_power_spectrum(a[:n], smoothing), normalized_power_spectrum(b[:n], smoothing)
     # 1 - sum sqrt(p q) = sum (sqrt p - sqrt q)^2 / 2 for normalised spectra; the right side is exactly 0
     # for equal spectra, the left loses ~1e-16 to cancellation (a distance of ~1e-8)
     d = np.sqrt(np.clip(0.5 * ((np.sqrt(pa) - np.sqrt(pb)) ** 2).sum(axis=0), 0.0, 1.0))
-    d[(pa.sum(axis=0) == 0) | (pb.sum(axis=0) == 0)] = 1.0  # a constant channel has no spectrum
+    d[(pa.sum(axis=0) == 0) | (pb.sum(axis=0) == 0) | flat] = 1.0  # a constant channel has no spectrum
     return d if per_channel else float(d.mean())
 
 
