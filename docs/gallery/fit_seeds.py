@@ -15,8 +15,9 @@
 #   10, 20, 55, 68, every 16th sample kept); training is shorter than the paper's.
 # * **Lorenz-63** simulated here with `scipy.integrate.solve_ivp` (σ = 10, ρ = 28, β = 8/3, sampling
 #   0.01, every 5th point kept: Δt = 0.05), z-scored by the training part's statistics; clipped
-#   shPLRNN M = 3, H = 100, identity observation, adaptive α from 1 (the GTF reference defaults). Its largest Lyapunov exponent per
-#   unit time, λ₁ / Δt, is compared with the true system's 0.906 (Sprott 2003).
+#   shPLRNN M = 3, H = 100, identity observation, adaptive α from 1 (the GTF reference defaults).
+#   Its largest Lyapunov exponent per unit time, λ₁ / Δt, is compared with the true system's 0.906
+#   (Sprott 2003).
 #
 # When the site is built the page fits 3 seeds per data set for 2 epochs of 3 batches of 8 windows, with
 # 8 hidden units, on short stretches of the data (seconds); set `NEURODYN_FULL=1` for the sizes of the
