@@ -63,5 +63,5 @@ steps = np.asarray(basins.steps, dtype=float).reshape(n_grid, n_grid)
 image = axes[1].imshow(steps.T, origin="lower", extent=(*bounds[0], *bounds[1]), cmap="magma",
                        aspect="auto")
 fig.colorbar(image, ax=axes[1], label="steps to reach an attractor")
-axes[1].set(xlabel="$z_0$", ylabel="$z_1$", title="convergence time (slow near the boundary)")
+axes[1].set(xlabel="unit 0", ylabel="unit 1", title="convergence time (slow near the boundary)")
 plt.show()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 from pathlib import Path
 
 from neurodyn.cli._common import (
@@ -73,6 +74,9 @@ def held_out_data(extra: dict, data: str | None, key: str | None, fit_path: str 
     """(train, test) rebuilt from a fit checkpoint's ``extra``, each ``(x, u)``: data (time, channel)
     and external inputs (time, input) or ``None``; ``train`` is ``None`` if the training file moved.
     ``fit_path`` is the checkpoint, whose folder a relative training path is resolved against.
+    Another ``data`` file gets one warning line on stderr when the replayed training z-score leaves
+    some channel's std outside [0.5, 2] (other units or gain; see
+    :func:`~neurodyn.io.apply_preprocessing`).
 
     Raises
     ------
@@ -109,7 +113,16 @@ def held_out_data(extra: dict, data: str | None, key: str | None, fit_path: str 
         if n_fit is None and train is not None:
             n_fit = load_recording(extra["data"], **dict(extra["load_options"])).n_channels
         _check_channel_count(raw.n_channels, n_fit, extra.get("channels"), data)
-        test = apply_preprocessing(raw, steps)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            test = apply_preprocessing(raw, steps)
+        for w in caught:  # the replayed z-score's scale check as one line naming DATA; others as they were
+            msg = str(w.message)
+            if msg.startswith("apply_preprocessing: after the training standardisation"):
+                print(f"neurodyn evaluate: warning: {data}: {msg.removeprefix('apply_preprocessing: ')}",
+                      file=sys.stderr)
+            else:
+                warnings.warn(w.message, w.category, stacklevel=2)
     if test is None:
         raise ValueError("no held-out data: the fit used --holdout 0 (or the file moved); give DATA")
     return _flat(train), _flat(test)

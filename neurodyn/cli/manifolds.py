@@ -139,6 +139,7 @@ def _figure(model, cycles, result, dims, u, source: str = "model"):
     import numpy as np
 
     from neurodyn.models.piecewise import pl_system
+    from neurodyn.plotting._style import state_axis_label
     from neurodyn.plotting.phase_portrait import plot_phase_portrait
 
     fig = plt.figure(figsize=(6, 5))
@@ -149,7 +150,7 @@ def _figure(model, cycles, result, dims, u, source: str = "model"):
     kinds = sorted({p.kind for p in result.pieces})
     shown = " and ".join(kinds) + " manifolds" if kinds else "no manifold pieces"
     where = ("in " if len(dims) == system.n_latent else "projected onto ") + ", ".join(
-        f"$z_{{{d}}}$" for d in dims)
+        state_axis_label(d) for d in dims)
     ax.set_title(f"{Path(str(source)).name}: saddles and their {shown}\n{where}", fontsize=10)
     fig.tight_layout()
     return fig

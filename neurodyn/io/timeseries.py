@@ -10,6 +10,7 @@ can store exactly what was done to its data (``neurodyn fit`` saves it in the ch
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -437,11 +438,45 @@ def content_hashes(ts: TimeSeries) -> dict[str, Any]:
             "trial_sha256": [digest(ts.data[i], None if u is None else u[i]) for i in range(ts.n_trials)]}
 
 
+#: the range of per-channel std that replayed training statistics may leave on new data unflagged
+REPLAYED_STD_RANGE = (0.5, 2.0)
+
+
+def replayed_scale_note(ts: TimeSeries) -> str:
+    """One sentence naming the channels of ``ts`` (just standardised with another series' statistics)
+    whose std lies outside :data:`REPLAYED_STD_RANGE`, or ``""`` if there are none (or fewer than 10
+    points, too few to judge a std by)."""
+    flat = ts.data.reshape(-1, ts.n_channels)
+    if len(flat) < 10:
+        return ""
+    with np.errstate(invalid="ignore"):
+        sd = np.nanstd(flat, axis=0)
+    low, high = REPLAYED_STD_RANGE
+    bad = np.flatnonzero((sd < low) | (sd > high))
+    if bad.size == 0:
+        return ""
+    names = list(ts.channel_names) if len(ts.channel_names) == ts.n_channels else [f"x{k}" for k in
+                                                                                  range(ts.n_channels)]
+    shown = ", ".join(f"{names[k]} (std {sd[k]:.3g})" for k in bad[:8])
+    more = f" and {bad.size - 8} more" if bad.size > 8 else ""
+    return (f"after the training standardisation the new data have channel std far from 1 (outside "
+            f"[{low:g}, {high:g}]) in {shown}{more}; they are likely in other units or recorded with another "
+            f"gain than the training data, so scores on them compare rescaled data")
+
+
 def apply_preprocessing(ts: TimeSeries, steps: Any) -> TimeSeries:
     """Replay recorded preprocessing ``steps`` (from :attr:`TimeSeries.preprocessing`) on new data.
 
     Used to bring held-out data into the space a model was fitted in. ``time_slice`` steps are
     skipped (they select data, not transform it).
+
+    Warns
+    -----
+    UserWarning
+        One line when a replayed ``standardize`` step leaves some channel of the new data (10 or
+        more points) with a standard deviation outside ``[0.5, 2]`` (far from the training data's
+        1), naming those channels: the new data are likely in other units or recorded with another
+        gain.
 
     Raises
     ------
@@ -466,6 +501,9 @@ def apply_preprocessing(ts: TimeSeries, steps: Any) -> TimeSeries:
         kind = s.get("step")
         if kind == "standardize":
             ts = ts.standardize(s["mean"], s["std"])
+            note = replayed_scale_note(ts)
+            if note:
+                warnings.warn(f"apply_preprocessing: {note}", UserWarning, stacklevel=2)
         elif kind == "delay_embed":
             ts = ts.delay_embed(s["lags"], channels=s["channels"])
         elif kind == "downsample":

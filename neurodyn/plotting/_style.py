@@ -36,6 +36,11 @@ class PointClass:
         return {"color": self.color, "marker": self.marker, "edgecolors": "white", "linewidths": 0.5}
 
 
+def state_axis_label(d: int) -> str:
+    """``"unit 3"``: the axis label of state dimension ``d`` in every figure drawn in raw coordinates."""
+    return f"unit {int(d)}"
+
+
 def saddle_style(n_unstable: int) -> tuple[str, str]:
     """(colour, marker) of a saddle with ``n_unstable`` unstable dimensions (``n_unstable >= 1``)."""
     return SADDLE_STYLES[min(max(int(n_unstable), 1), len(SADDLE_STYLES)) - 1]

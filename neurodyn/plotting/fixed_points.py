@@ -13,6 +13,7 @@ from neurodyn.plotting._style import (  # noqa: F401  (STABILITY_COLORS, SLOW_CO
     axes_or_new,
     condition_title,
     point_classes,
+    state_axis_label,
 )
 
 #: colour of the network trajectories drawn behind the points
@@ -32,7 +33,9 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
     purple squares for 2, brown diamonds for 3, ...), unstable (orange), marginal (green);
     non-converged slow points are grey crosses. The points of each period-k cycle are joined by
     a dashed line; each saddle's leading (unstable) eigenvector is drawn as a short line through
-    it in the saddle's colour when the result carries ``leading_mode`` (a loaded file does not).
+    it in the saddle's colour when the result carries ``leading_mode`` (a loaded file does not),
+    keyed "unstable direction" in the legend, or "unstable direction (2 unstable dims)" etc., one
+    entry per colour, when saddles of several classes are drawn.
     3-D markers are drawn without depth shading, so one class has one colour.
 
     Parameters
@@ -118,7 +121,7 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
             raise ValueError(f"dims {dims} names {len(dims)} units but the axes is {n_comp}-D; "
                              f"pass a {'3-D' if len(dims) == 3 else '2-D'} ax or change dims")
         project = _raw_projection(dims, n_comp)
-        labels = [f"unit {d}" for d in dims] + [""] * (n_comp - len(dims))
+        labels = [state_axis_label(d) for d in dims] + [""] * (n_comp - len(dims))
     else:
         project, ratio = _projection(pca, traj.reshape(-1, n_unit) if traj is not None else states, n_comp)
         labels = [f"PC{k + 1}" + (f" ({100 * ratio[k]:.0f} %)" if ratio is not None else "")
@@ -148,10 +151,10 @@ def plot_fixed_points(result, *, trajectories: Any = None, ax: Any = None, pca: 
         cycle_label = None
     if result.leading_mode is not None:
         half = 0.5 * mode_length * (extent if extent > 0 else 1.0)
-        mode_label = "unstable direction"
-        for cls in classes:
-            if not cls.label.startswith("saddle"):
-                continue
+        saddles = [cls for cls in classes if cls.label.startswith("saddle")]
+        for cls in saddles:  # one legend entry per colour: qualified by the saddle class when several
+            mode_label = ("unstable direction" if len(saddles) == 1 else
+                          "unstable direction" + cls.label.removeprefix("saddle"))
             for i in np.flatnonzero(cls.mask):
                 ends = project(states[i] + np.outer([-1.0, 1.0], result.leading_mode[i]))
                 direction = ends[1] - ends[0]

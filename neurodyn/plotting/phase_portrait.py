@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from neurodyn.plotting._style import STABILITY_COLORS, axes_or_new
+from neurodyn.plotting._style import axes_or_new, point_classes, state_axis_label
 
 __all__ = ["plot_phase_portrait"]
 
@@ -107,27 +108,30 @@ def _draw_manifolds(ax, manifolds, dims, three_d):
             ax.scatter(*p.samples[:, list(dims)].T, color=color, s=4, label=label, zorder=MANIFOLD_ZORDER)
 
 
-def _draw_cycles(ax, cycles, manifolds, dims):
+def _draw_cycles(ax, cycles, manifolds, dims, three_d):
+    """Fixed points and cycle points with the markers of :func:`plot_fixed_points` (one per stability
+    class, saddles by their number of unstable dimensions); without ``cycles`` the manifolds' saddles."""
     if cycles is not None:
-        states, stab = np.asarray(cycles.states), np.asarray(cycles.stability, dtype=str)
+        states = np.asarray(cycles.states)
         for cid in np.unique(cycles.cycle_id):
             rows = np.flatnonzero(cycles.cycle_id == cid)
             if len(rows) > 1:
                 rows = rows[np.argsort(cycles.cycle_step[rows])]
                 loop = np.append(rows, rows[0])
                 ax.plot(*states[loop][:, list(dims)].T, color="0.4", lw=0.8, ls="--", zorder=4)
-    elif manifolds is not None and manifolds.saddles:
-        states = np.concatenate([s.points for s in manifolds.saddles])
-        stab = np.concatenate([[("saddle" if s.status == "ok" else s.status)] * len(s.points)
-                               for s in manifolds.saddles])
+        points = cycles
+    elif manifolds is not None and any(s.status == "ok" for s in manifolds.saddles):
+        ok = [s for s in manifolds.saddles if s.status == "ok"]
+        states = np.concatenate([s.points for s in ok])
+        n_unstable = np.concatenate([[s.n_unstable] * len(s.points) for s in ok])
+        points = SimpleNamespace(stability=np.full(len(states), "saddle"), n_unstable=n_unstable,
+                                 converged=np.ones(len(states), dtype=bool))
     else:
         return
-    for label, color in STABILITY_COLORS.items():
-        sel = stab == label
-        if np.any(sel):
-            face = color if label == "stable" else "white"
-            ax.scatter(*states[sel][:, list(dims)].T, s=40, facecolors=face, edgecolors=color,
-                       linewidths=1.5, label=label, zorder=MARKER_ZORDER)
+    shade = {"depthshade": False} if three_d else {}
+    for cls in point_classes(points):
+        ax.scatter(*states[cls.mask][:, list(dims)].T, s=80, label=cls.label, zorder=MARKER_ZORDER,
+                   **cls.scatter_kwargs(), **shade)
 
 
 def plot_phase_portrait(
@@ -145,8 +149,10 @@ def plot_phase_portrait(
     """2-D or 3-D phase portrait of a piecewise-linear map from analysis results.
 
     Draws (back to front) basins of attraction, switching hyperplanes, 2-D manifold pieces, fixed
-    points/cycles by stability (filled = stable, open = saddle or unstable; cycle points joined by
-    dashed lines) and, on top so that short branches are not hidden by the markers, 1-D stable
+    points/cycles by stability with the markers of :func:`plot_fixed_points` (stable black dots,
+    saddles by their number of unstable dimensions: red triangles for 1, purple squares for 2, ...;
+    unstable orange, marginal green; cycle points joined by dashed lines; axes "unit 0", "unit 1")
+    and, on top so that short branches are not hidden by the markers, 1-D stable
     (blue) and unstable (red) manifold pieces. Nothing is recomputed: pass the results of
     :func:`~neurodyn.analysis.find_cycles`, :func:`~neurodyn.analysis.find_manifolds` and
     :func:`~neurodyn.analysis.compute_basins`.
@@ -194,7 +200,7 @@ def plot_phase_portrait(
     >>> manifolds = find_manifolds(lozi, find_cycles(lozi, exhaustive=True), box=3.0, max_depth=2)
     >>> ax = plot_phase_portrait(lozi, cycles=cycles, manifolds=manifolds)
     >>> ax.get_xlabel(), ax.get_ylabel()
-    ('$z_{0}$', '$z_{1}$')
+    ('unit 0', 'unit 1')
     >>> plt.close(ax.figure)
     """
 
@@ -224,14 +230,14 @@ def plot_phase_portrait(
         _draw_regions(ax, system, dims, b, lim)
     if manifolds is not None:
         _draw_manifolds(ax, manifolds, dims, three_d)
-    _draw_cycles(ax, cycles, manifolds, dims)
+    _draw_cycles(ax, cycles, manifolds, dims, three_d)
     ax.set_xlim(*lim[0])
     ax.set_ylim(*lim[1])
-    ax.set_xlabel(f"$z_{{{dims[0]}}}$")
-    ax.set_ylabel(f"$z_{{{dims[1]}}}$")
+    ax.set_xlabel(state_axis_label(dims[0]))
+    ax.set_ylabel(state_axis_label(dims[1]))
     if three_d:
         ax.set_zlim(*lim[2])
-        ax.set_zlabel(f"$z_{{{dims[2]}}}$")
+        ax.set_zlabel(state_axis_label(dims[2]))
     if ax.get_legend_handles_labels()[0]:
         # above every drawn artist (manifold lines have zorder 6), with an opaque frame
         ax.legend(loc="best", fontsize="small", framealpha=0.95).set_zorder(LEGEND_ZORDER)

@@ -42,7 +42,9 @@ def plot_reconstruction(result: Any, held_out: Any, *, channels: Sequence[int] =
     Returns
     -------
     ndarray of matplotlib Axes, shape (2,)
-        Each with two lines labelled ``"held-out data"`` and ``"generated (free run)"``.
+        Each with two lines labelled ``"held-out data"`` and ``"generated (free run)"``, or
+        ``"expected rate (free run)"`` when ``result.generated`` holds the rates of a Poisson
+        observation (``result.generated_kind == "rate"``) rather than counts like the data.
 
     Raises
     ------
@@ -77,12 +79,14 @@ def plot_reconstruction(result: Any, held_out: Any, *, channels: Sequence[int] =
 
         axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")[1]
     n = min(int(n_show), len(data), len(gen))
+    rate = getattr(result, "generated_kind", "observation") == "rate"
+    gen_label = "expected rate (free run)" if rate else "generated (free run)"
     axes[0].plot(data[:n, i], label="held-out data")
-    axes[0].plot(gen[:n, i], label="generated (free run)")
+    axes[0].plot(gen[:n, i], label=gen_label)
     unit = "" if dt is None else f" ({dt * 1e3:.1f} ms)"
     axes[0].set(xlabel=f"time step{unit}", ylabel=names[i], title=title or "time course")
     axes[1].plot(data[:, i], data[:, j], lw=0.4, label="held-out data")
-    axes[1].plot(gen[:, i], gen[:, j], lw=0.8, label="generated (free run)")
+    axes[1].plot(gen[:, i], gen[:, j], lw=0.8, label=gen_label)
     axes[1].set(xlabel=names[i], ylabel=names[j], title="state space")
     for ax in axes:
         ax.legend(fontsize=8)

@@ -57,7 +57,7 @@ def test_evaluate_warns_when_the_test_data_are_the_training_data(tmp_path, capsy
     (tmp_path / "copy.npy").write_bytes((tmp_path / "data.npy").read_bytes())  # byte-identical, other name
     np.savez(tmp_path / "copy.npz", x=data)  # same values, another format
     other = tmp_path / "other.npy"
-    np.save(other, sine(600, scale=2.0))
+    np.save(other, sine(600, scale=1.5))  # another recording at a similar scale: no warning at all
     ev = ["--n-transient", "10", "--smoothing", "1", "--no-baselines"]
     for copy in ("copy.npy", "copy.npz"):
         capsys.readouterr()
@@ -93,3 +93,16 @@ def test_constant_channel_error_names_the_flag(tmp_path, capsys):
     assert "--drop-constant" in err and "drop_constant=True" not in err and len(err.splitlines()) == 1
     assert main(["fit", str(tmp_path / "flat.npy"), "--drop-constant", "--out", str(tmp_path / "fit.pt"),
                  *TINY]) == 0
+
+
+def test_evaluate_warns_when_the_replayed_z_score_leaves_the_new_data_far_from_unit_std(tmp_path, capsys):
+    np.save(tmp_path / "data.npy", sine(300))
+    assert main(["fit", str(tmp_path / "data.npy"), "--model", "plrnn", "--out", str(tmp_path / "fit.pt"),
+                 *TINY]) == 0
+    np.save(tmp_path / "gain.npy", sine(300, scale=5.0))  # the same signal at another gain
+    capsys.readouterr()
+    main(["evaluate", str(tmp_path / "fit.pt"), str(tmp_path / "gain.npy"), "--n-transient", "10",
+          "--smoothing", "1", "--no-baselines"])
+    lines = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(lines) == 1 and "gain.npy" in lines[0] and "ch0 (std " in lines[0] and "ch1 (std " in lines[0]
+    assert "other units" in lines[0] and "gain" in lines[0]

@@ -1,6 +1,7 @@
 """TimeSeries validation, preprocessing records and the file loaders (round trips)."""
 
 import importlib.util
+import warnings
 from datetime import UTC
 
 import numpy as np
@@ -198,3 +199,15 @@ def test_nwb_timeseries_and_binned_units(tmp_path):
     np.testing.assert_array_equal(units.values, expected)
     with pytest.raises(ValueError, match="no time series 'nope'.*lfp"):
         load_timeseries(tmp_path / "r.nwb", key="nope")
+
+
+def test_replayed_standardisation_warns_when_new_data_are_on_another_scale():
+    x = rng_data()
+    st = TimeSeries.from_arrays(x).standardize()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        apply_preprocessing(TimeSeries.from_arrays(x[:100] * 1.2), st.preprocessing)  # near 1: silent
+    scaled = x * [1.0, 5.0, 0.1]
+    with pytest.warns(UserWarning, match=r"std far from 1 .* in ch1 \(std 5\.?\d*\), ch2 \(std 0\.1\d*\); "
+                                         r"they are likely in other units"):
+        apply_preprocessing(TimeSeries.from_arrays(scaled), st.preprocessing)

@@ -23,6 +23,7 @@ from neurodyn.plotting import (  # noqa: E402
 )
 
 SADDLE = {1: "saddle (1 unstable dim)", 2: "saddle (2 unstable dims)", 3: "saddle (3 unstable dims)"}
+DIRECTION = {k: "unstable direction" + label.removeprefix("saddle") for k, label in SADDLE.items()}
 
 
 class ThreeBitsAndALeak:
@@ -64,7 +65,7 @@ def test_one_marker_style_per_class_with_the_result_counts(product):
               for v in drawn.values()}
     assert len(styles) == len(drawn)  # each class has its own colour and marker
     labels = ax.get_legend().get_texts()
-    assert {t.get_text() for t in labels} >= {*counts, "unstable direction"}
+    assert {t.get_text() for t in labels} >= {*counts, *DIRECTION.values()}
     plt.close(fig)
 
 
@@ -134,7 +135,7 @@ def test_two_panel_figure_has_letters_a_title_and_one_legend(product):
     (legend,) = fig.legends
     labels = [t.get_text() for t in legend.get_texts()]
     assert len(labels) == len(set(labels))
-    assert {"stable", *SADDLE.values(), "unstable direction", "|λ| = 1", "other eigenvalues"} == set(labels)
+    assert {"stable", *SADDLE.values(), *DIRECTION.values(), "|λ| = 1", "other eigenvalues"} == set(labels)
     assert "%" in axes[0].get_xlabel()
     plt.close(fig)
     axes = plot_fixed_point_figure(res)  # default title from the result: no model recorded, no input
@@ -166,7 +167,7 @@ def test_loaded_file_has_no_unstable_direction_entry(product, tmp_path):
     res.save(tmp_path / "p.nc")
     ax = plot_fixed_points(load_fixed_points(tmp_path / "p.nc"))
     labels = ax.get_legend_handles_labels()[1]
-    assert "unstable direction" not in labels and SADDLE[2] in labels
+    assert not any(lb.startswith("unstable direction") for lb in labels) and SADDLE[2] in labels
     plt.close(ax.figure)
 
 
@@ -192,7 +193,8 @@ def test_single_column_figure_gets_a_legend_and_titles_that_fit(product):
     plt.close(fig)
     axes = plot_fixed_point_figure(res, titles=False)
     assert [ax.get_title() for ax in axes] == ["", ""]
-    assert axes[0].figure.legends[0]._ncols == len(axes[0].figure.legends[0].get_texts())  # 11 in: one row
+    legend = axes[0].figure.legends[0]
+    assert -(-len(legend.get_texts()) // legend._ncols) == 2  # 11 in, 9 entries: 7 columns, two rows
     plt.close("all")
 
 
@@ -218,3 +220,19 @@ def test_eigenvalue_rows_out_of_range_are_refused(product):
     res, _ = product
     with pytest.raises(ValueError, match=r"which: row 99 out of range for 27 points"):
         plot_eigenvalues(res, which=[99])
+
+
+def test_each_unstable_direction_legend_entry_has_its_saddles_colour(product):
+    res, traj = product
+    ax = plot_fixed_points(res, trajectories=traj)
+    handles = dict(zip(*reversed(ax.get_legend_handles_labels())))
+    for k in (1, 2, 3):
+        marker_colour = matplotlib.colors.to_rgba(handles[SADDLE[k]].get_facecolor()[0])
+        assert matplotlib.colors.to_rgba(handles[DIRECTION[k]].get_color()) == marker_colour
+    plt.close(ax.figure)
+    ax = plot_fixed_points(res.select(res.n_unstable <= 1), trajectories=traj)  # one saddle class: one entry
+    handles = dict(zip(*reversed(ax.get_legend_handles_labels())))
+    assert not set(DIRECTION.values()) & set(handles)
+    assert matplotlib.colors.to_rgba(handles["unstable direction"].get_color()) == matplotlib.colors.to_rgba(
+        "tab:red")
+    plt.close(ax.figure)

@@ -63,7 +63,7 @@ def test_manifold_lines_drawn_above_point_markers(results):
     system, man, _ = results
     ax = plot_phase_portrait(system, manifolds=man)
     manifold_lines = [ln for ln in ax.get_lines() if ln.get_color() in MANIFOLD_COLORS.values()]
-    markers = [c for c in ax.collections if c.get_label() == "saddle"]
+    markers = [c for c in ax.collections if c.get_label().startswith("saddle")]
     assert manifold_lines and markers
     assert min(ln.get_zorder() for ln in manifold_lines) > max(c.get_zorder() for c in markers)
     plt.close("all")
@@ -85,7 +85,7 @@ def test_cli_figure_has_title_naming_file_and_manifolds(tmp_path):
     title = ax.get_title()
     assert "lozi.npz" in title and "stable and unstable manifolds" in title
     manifold_lines = [ln for ln in ax.get_lines() if ln.get_color() in MANIFOLD_COLORS.values()]
-    markers = [c for c in ax.collections if c.get_label() == "saddle"]
+    markers = [c for c in ax.collections if c.get_label().startswith("saddle")]
     assert manifold_lines and markers
     assert min(ln.get_zorder() for ln in manifold_lines) > max(c.get_zorder() for c in markers)
     fig.savefig(tmp_path / "m.png")
@@ -128,3 +128,28 @@ def test_a_2d_piece_seen_edge_on_is_drawn_as_its_outline():
     assert poly.get_linewidth() > 0
     assert matplotlib.colors.same_color(poly.get_edgecolor()[:3], MANIFOLD_COLORS["stable"])
     plt.close(fig)
+
+
+def test_points_have_the_fixed_point_markers_and_axis_names(tmp_path):
+    from neurodyn.analysis.plrnn import find_cycles
+    from neurodyn.cli.manifolds import _figure
+    from neurodyn.io import load_model
+    from neurodyn.plotting import plot_fixed_points
+
+    path = tmp_path / "lozi.npz"
+    np.savez(path, A=np.array([[1.7, 1.0], [0.5, 0.0]]), W=np.array([[-3.4, 0.0], [0.0, 0.0]]),
+             h=np.array([1.0, 0.0]))
+    model = load_model(path, arch="plrnn").model
+    cycles = find_cycles(model, max_order=1, exhaustive=True)
+    man = find_manifolds(model, cycles, box=3.0, max_depth=1)
+    portrait = _figure(model, cycles, man, (0, 1), None, source=str(path)).axes[0]
+    points = plot_fixed_points(cycles)
+
+    def styles(ax):
+        return {c.get_label(): (tuple(np.round(c.get_facecolor()[0], 3)), c.get_paths()[0].vertices.tobytes())
+                for c in ax.collections if c.get_label().startswith("saddle")}
+
+    assert styles(portrait) and styles(portrait) == styles(points)  # filled red triangles in both
+    assert (portrait.get_xlabel(), portrait.get_ylabel()) == (points.get_xlabel(), points.get_ylabel())
+    assert portrait.get_xlabel() == "unit 0"
+    plt.close("all")

@@ -43,3 +43,15 @@ def test_bad_arguments_are_named(kwargs, match):
 def test_data_of_another_width_are_refused():
     with pytest.raises(ValueError, match="give the \\(time, channel\\) data the result was scored on"):
         plot_reconstruction(_result(np.zeros((10, 2))), np.zeros((10, 3)))
+
+
+def test_poisson_rates_are_labelled_as_expected_rates():
+    counts, rates = np.zeros((20, 2)), np.full((20, 2), 3.0)
+    poisson = ReconstructionResult(models=("fitted",), d_stsp=np.zeros(1), d_h=np.zeros(1), pe=np.zeros(1),
+                                   status=("ok",), max_lyapunov=float("nan"), generated=rates,
+                                   settings={"observation": "poisson", "sample_counts": 1})
+    assert (poisson.generated_kind, _result(rates).generated_kind) == ("rate", "observation")
+    axes = plot_reconstruction(poisson, counts)
+    assert [line.get_label() for line in axes[0].get_lines()] == ["held-out data", "expected rate (free run)"]
+    assert axes[1].get_lines()[1].get_label() == "expected rate (free run)"
+    plt.close(axes[0].figure)

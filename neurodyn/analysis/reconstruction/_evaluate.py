@@ -50,8 +50,9 @@ class ReconstructionResult(Result):
     max_lyapunov : float
         Largest Lyapunov exponent of the fitted model (nats per step), NaN if not computed.
     generated : ndarray, shape (time, channel)
-        The fitted model's free trajectory after the transient (rates for the Poisson model, whose
-        D_stsp and D_H score Poisson draws from them unless ``sample_counts=False``).
+        The fitted model's free trajectory after the transient: observations, or for the Poisson
+        model the expected rates (D_stsp and D_H score Poisson counts drawn from them unless
+        ``sample_counts=False``); :attr:`generated_kind` says which.
     settings : dict
         ``n_transient``, ``pe_steps``, ``method``, ``n_bins``, ``smoothing``, ``seed``; binned
         ``D_stsp`` also ``d_stsp_max``, the value every run that misses the data's cells scores
@@ -81,6 +82,12 @@ class ReconstructionResult(Result):
     FORMAT: ClassVar[str] = "neurodyn.reconstruction"
     FORMAT_VERSION: ClassVar[int] = 1
     REQUIRED: ClassVar[tuple[str, ...]] = ("d_stsp", "d_h", "pe", "status", "generated", "model")
+
+    @property
+    def generated_kind(self) -> str:
+        """What :attr:`generated` holds: ``"rate"`` (Poisson observation: expected counts per bin, not
+        the scored counts) or ``"observation"`` (the observed quantity itself, also for older files)."""
+        return "rate" if self.settings.get("observation") == "poisson" else "observation"
 
     def summary(self) -> str:
         pe = f"PE({self.settings['pe_steps']})"

@@ -3,7 +3,11 @@
 import numpy as np
 import pytest
 
-from neurodyn.analysis.reconstruction import evaluate_reconstruction, fit_linear_baseline
+from neurodyn.analysis.reconstruction import (
+    ReconstructionResult,
+    evaluate_reconstruction,
+    fit_linear_baseline,
+)
 from neurodyn.models import PLRNN
 
 A, W = np.array([0.6, 0.7]), np.array([[0.0, 0.2], [-0.3, 0.0]])
@@ -102,6 +106,8 @@ def test_poisson_scores_compare_counts_with_counts():
           "n_bins": 12, "bin_range": (-0.5, 11.5)}
     counts = evaluate_reconstruction(model, x_tr, x_te, **kw)
     np.testing.assert_allclose(counts.generated[-1], rates)  # the stored trajectory holds the rates
+    assert counts.generated_kind == "rate"
+    assert ReconstructionResult.from_xarray(counts.to_xarray()).generated_kind == "rate"
     # two samples of one law: only the finite-sample bias of the binned KL, as for the mean baseline
     assert counts.d_stsp[0] < 0.1 and abs(counts.d_stsp[0] - counts.d_stsp[2]) < 0.05
     assert counts.settings["sample_counts"] == 1
