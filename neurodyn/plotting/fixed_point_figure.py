@@ -133,7 +133,8 @@ def _legend_layout(labels: list[str], width_in: float, *, max_columns: int = 7,
 
 def _legend_columns(labels: list[str], width_in: float, *, max_columns: int, size: str = "small") -> int:
     """The most legend columns (at most ``max_columns``) whose entries fit a ``width_in``-inch figure
-    at font ``size``; entries fill columns top to bottom, as ``Figure.legend`` places them."""
+    at font ``size``; entries fill columns top to bottom as ``Figure.legend`` places them: split into
+    ``ncol`` columns as evenly as possible, the first ones one entry longer (``numpy.array_split``)."""
     import matplotlib as mpl
     from matplotlib.font_manager import FontProperties
 
@@ -142,10 +143,9 @@ def _legend_columns(labels: list[str], width_in: float, *, max_columns: int, siz
     spacing = mpl.rcParams["legend.columnspacing"] * size
     widths = [handle + _text_width(label, size) for label in labels]
     for ncol in range(min(len(labels), max_columns), 1, -1):
-        rows = -(-len(labels) // ncol)
-        columns = [widths[k:k + rows] for k in range(0, len(widths), rows)]
-        total = sum(max(c) for c in columns) + spacing * (len(columns) - 1)
-        if total <= 72.0 * width_in * 0.98:
+        columns = [c for c in np.array_split(np.asarray(widths), ncol) if len(c)]
+        total = sum(float(c.max()) for c in columns) + spacing * (len(columns) - 1)
+        if total <= 72.0 * width_in * 0.9:  # margin for the legend's border and padding
             return ncol
     return 1
 

@@ -137,6 +137,8 @@ def test_two_panel_figure_has_letters_a_title_and_one_legend(product):
     assert len(labels) == len(set(labels))
     assert {"stable", *SADDLE.values(), *DIRECTION.values(), "|λ| = 1", "other eigenvalues"} == set(labels)
     assert "%" in axes[0].get_xlabel()
+    fig.canvas.draw()  # 9 entries split over the columns as matplotlib splits them: within the figure
+    assert legend.get_window_extent().width <= fig.bbox.width
     plt.close(fig)
     axes = plot_fixed_point_figure(res)  # default title from the result: no model recorded, no input
     assert axes[0].figure.get_suptitle() == "4 units, no input"
@@ -194,7 +196,7 @@ def test_single_column_figure_gets_a_legend_and_titles_that_fit(product):
     axes = plot_fixed_point_figure(res, titles=False)
     assert [ax.get_title() for ax in axes] == ["", ""]
     legend = axes[0].figure.legends[0]
-    assert -(-len(legend.get_texts()) // legend._ncols) == 2  # 11 in, 9 entries: 7 columns, two rows
+    assert -(-len(legend.get_texts()) // legend._ncols) <= 3  # 11 in, 9 entries: at most three rows
     plt.close("all")
 
 
