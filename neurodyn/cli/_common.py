@@ -98,27 +98,33 @@ _LOADER_FLAGS = {"drop them with .select_channels(...) or the loader's drop_cons
                  "inputs were asked for (input_key / --input-key": "inputs were asked for (--input-key",
                  "a key (key= / --key": "a key (--key",
                  "a bin size (bin_size= / --bin-size": "a bin size (--bin-size",
-                 "add transpose=True": "add --transpose", "pass dt= (seconds)": "pass --dt (seconds)",
+                 "add transpose=True": "add --transpose",
+                 "pass dt= (seconds) to load_timeseries": "pass --dt (seconds)",
+                 "pass dt= (seconds)": "pass --dt (seconds)",
                  "read with transpose=True": "read with --transpose"}
 
 
+def _loader_flags(message: str) -> str:
+    """A recording loader's message with command-line flags for the Python arguments it names."""
+    for name, flag in _LOADER_FLAGS.items():
+        message = message.replace(name, flag)
+    return message
+
+
 def load_recording(path: str | Path, **options: Any) -> Any:
-    """:func:`neurodyn.io.load_timeseries` whose error messages name command-line flags, not arguments."""
+    """:func:`neurodyn.io.load_timeseries` whose error and warning messages name command-line flags,
+    not arguments."""
     from neurodyn.io import load_timeseries
 
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             ts = load_timeseries(path, **options)
-        for w in caught:  # the loader's warnings, with flags for arguments
-            warnings.warn(str(w.message).replace("dt= (seconds) to load_timeseries", "--dt (seconds)"),
-                          w.category, stacklevel=2)
-        return ts
     except ValueError as err:
-        message = str(err)
-        for name, flag in _LOADER_FLAGS.items():
-            message = message.replace(name, flag)
-        raise ValueError(message) from None
+        raise ValueError(_loader_flags(str(err))) from None
+    for w in caught:
+        warnings.warn(_loader_flags(str(w.message)), w.category, stacklevel=2)
+    return ts
 
 
 def train_quietly(fit: Any, *args: Any, deterministic: bool = False, **kwargs: Any) -> Any:
