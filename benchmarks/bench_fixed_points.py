@@ -29,19 +29,32 @@ full-spectrum path timed beside it, the LAPACK floor of any dense eigenvalue met
 Jacobians (their Hessenberg reduction), the previous path (eigenvalues with eigenvectors), and the
 Jacobians and spectra of the unique points of its search.
 
+FixedPointFinder itself (Golub & Sussillo 2018, its PyTorch version ``FixedPointFinderTorch``) joins
+the interleaved runs with ``--fixedpointfinder DIR``, a checkout of
+https://github.com/mattgolub/fixed-point-finder (nothing of it is part of neurodyn). It runs on a
+``torch.nn.RNN`` holding the network's weights (the same map, checked to round-off before timing;
+tanh networks with ``alpha = 1`` only), from the same initial states, with its own defaults (joint
+Adam, outlier and duplicate removal, autograd Jacobians and ``np.linalg.eig`` of the unique points),
+once in its default float32 (``fixedpointfinder``) and once in float64 (``fixedpointfinder_float64``,
+the precision of the other contenders). Its unique points are matched against newton's.
+
 Run from the repository root (one thread keeps runs comparable on a shared machine):
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_fixed_points.py [--quick]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_fixed_points.py [--quick] [--fixedpointfinder DIR]
 
 Writes a JSON file (``--out``, default ``benchmarks/results/fixed_points.json``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import platform
+import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -95,13 +108,68 @@ def reference_newton(model, x0: torch.Tensor, tol_q: float = 1e-12, max_iters: i
     return x
 
 
+FPF_DTYPES = {"fixedpointfinder": "float32", "fixedpointfinder_float64": "float64"}
+
+
+def fixedpointfinder_runner(model, folder: str | None):
+    """A function ``(contender, x0) -> (seconds, unique states (point, state), stable mask)`` running
+    FixedPointFinder's ``find_fixed_points`` on ``model``'s map, or None without ``folder``.
+
+    The network becomes a one-layer ``torch.nn.RNN`` (``weight_hh = W_rec``, ``weight_ih = W_in``,
+    ``bias_ih = b``, ``bias_hh = 0``; one zero input column for a network without inputs), which
+    steps ``h ← tanh(W_rec h + W_in u + b)``: the map of a tanh ``LeakyRNN`` with ``alpha = 1``.
+    Raises ValueError for any other network and when the two maps differ by more than 1e-12."""
+    if folder is None:
+        return None
+    p = model.params()
+    if p.activation != "tanh" or float(p.alpha) != 1.0:
+        raise ValueError("--fixedpointfinder compares tanh LeakyRNNs with alpha = 1 only")
+    sys.path.insert(0, str(Path(folder).resolve()))
+    try:
+        from FixedPointFinderTorch import FixedPointFinderTorch
+    except ImportError as err:
+        raise SystemExit(f"--fixedpointfinder {folder}: no FixedPointFinderTorch.py there ({err}); clone "
+                         "https://github.com/mattgolub/fixed-point-finder and pass its folder") from None
+    n_in = max(1, model.n_inputs)
+    rnns = {}
+    for name, dtype in FPF_DTYPES.items():
+        rnn = torch.nn.RNN(n_in, p.w_rec.shape[0], batch_first=True, nonlinearity="tanh")
+        rnn = rnn.to(getattr(torch, dtype)).requires_grad_(False)
+        rnn.weight_hh_l0.copy_(p.w_rec)
+        rnn.weight_ih_l0.zero_()
+        rnn.weight_ih_l0[:, :model.n_inputs] = p.w_in
+        rnn.bias_ih_l0.copy_(p.b)
+        rnn.bias_hh_l0.zero_()
+        rnns[name] = rnn
+    h = torch.randn(8, p.w_rec.shape[0], dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    _, h_next = rnns["fixedpointfinder_float64"](torch.zeros(8, 1, n_in, dtype=torch.float64), h[None])
+    u = None if model.n_inputs == 0 else h.new_zeros(8, model.n_inputs)
+    gap = float((h_next[0] - model.step(h, u)).abs().max())
+    if gap > 1e-12:
+        raise ValueError(f"the nn.RNN built for FixedPointFinder differs from the network's map by {gap:.3g}")
+
+    def run(name: str, x0: np.ndarray):
+        dtype = FPF_DTYPES[name]
+        fpf = FixedPointFinderTorch(rnns[name], dtype=dtype, verbose=False)
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            t0, c0 = time.perf_counter(), time.process_time()
+            unique, _ = fpf.find_fixed_points(x0.astype(dtype), np.zeros((1, n_in), dtype=dtype))
+            seconds = (time.perf_counter() - t0, time.process_time() - c0)
+        stable = np.asarray(unique.is_stable, dtype=bool) if unique.n else np.zeros(0, dtype=bool)
+        states, q = (np.asarray(a, dtype=np.float64) for a in (unique.xstar, unique.qstar))
+        return seconds, states, q, stable
+
+    return run
+
+
 def speed(model, x: torch.Tensor) -> np.ndarray:
     with torch.no_grad():
         return (0.5 * (model.step(x, None if model.n_inputs == 0 else x.new_zeros(x.shape[0], model.n_inputs))
                        - x).pow(2).sum(-1)).numpy()
 
 
-def run_case(name: str, model, x0: torch.Tensor, methods: list[str], repeats: int) -> dict:
+def run_case(name: str, model, x0: torch.Tensor, methods: list[str], repeats: int, fpf=None) -> dict:
     n_state = x0.shape[1]
     u = None if model.n_inputs == 0 else torch.zeros(1, model.n_inputs, dtype=torch.float64)
 
@@ -117,6 +185,10 @@ def run_case(name: str, model, x0: torch.Tensor, methods: list[str], repeats: in
     search_cpu = {m: [] for m in search}
     call_cpu = {m: [] for m in call}
     found, results = {}, {}
+    peers = list(FPF_DTYPES) if fpf is not None else []
+    peer_times = {m: [] for m in peers}
+    peer_cpu = {m: [] for m in peers}
+    peer_out = {}
     for _ in range(repeats):  # interleaved
         for m in [*methods, "reference"]:
             t0, c0 = time.perf_counter(), time.process_time()
@@ -133,6 +205,11 @@ def run_case(name: str, model, x0: torch.Tensor, methods: list[str], repeats: in
             results[m] = find_fixed_points(model, initial_states=x0.numpy(), n_inits=x0.shape[0], method=m)
             call[m].append(time.perf_counter() - t0)
             call_cpu[m].append(time.process_time() - c0)
+        for m in peers:
+            (wall, cpu), states, q, stable = fpf(m, x0.numpy())
+            peer_times[m].append(wall)
+            peer_cpu[m].append(cpu)
+            peer_out[m] = (states, q, stable)
     rows = []
     ref_points = results["joint"].fixed_points().states if "joint" in results else None
     for m in [*methods, "reference"]:
@@ -150,6 +227,22 @@ def run_case(name: str, model, x0: torch.Tensor, methods: list[str], repeats: in
             row["slow_point_q"] = sorted(float(q) for q in results[m].q[~results[m].converged])
             if ref_points is not None:
                 row["matches_joint"] = _match(good.states, ref_points)
+        rows.append(row)
+    newton_points = results["newton"].fixed_points().states if "newton" in results else None
+    for m in peers:
+        states, q, stable = peer_out[m]
+        converged = q < CONVERGED_Q
+        row = {"method": m, "call_seconds": float(np.median(peer_times[m])),
+               "call_cpu_seconds": float(np.median(peer_cpu[m])), "dtype": FPF_DTYPES[m],
+               "unique_points": int(len(states)), "unique_points_q_below_1e-10": int(converged.sum()),
+               "stability": {"stable": int(stable.sum()), "not_stable": int((~stable).sum())},
+               "q": sorted(float(v) for v in q)}
+        if ref_points is not None:
+            row["matches_joint"] = _match(states, ref_points)
+        if newton_points is not None:  # of its points with q < 1e-10, how many newton's contain
+            hit = _match(newton_points, states[converged])
+            row["found_by_newton"] = {"found": hit["found_of_joint"], "of": hit["joint"],
+                                      "newton_extra": hit["extra"]}
         rows.append(row)
     return {"case": name, "n_units": n_state, "n_inits": int(x0.shape[0]), "results": rows}
 
@@ -240,7 +333,8 @@ def run(args) -> dict:
                                                    args.n_inits, 0.05 if name.startswith("flipflop") else 0.0,
                                                    args.seed))
         print(f"{name}: {n} units, trained {iters} iterations ({time.perf_counter() - t0:.0f} s)", flush=True)
-        case = run_case(name, model, x0, args.methods, args.repeats)
+        fpf = fixedpointfinder_runner(model, args.fixedpointfinder)
+        case = run_case(name, model, x0, args.methods, args.repeats, fpf)
         case["train_iterations"] = iters
         if n >= 128 and name.startswith("flipflop") and not args.no_stability:
             pool_t = torch.as_tensor(np.asarray(pool))
@@ -263,20 +357,29 @@ def run(args) -> dict:
 def print_case(case: dict) -> None:
     rows = {r["method"]: r for r in case["results"]}
     print(f"\n{case['case']}: {case['n_units']} units, {case['n_inits']} initial states")
-    print(f"{'method':<22}{'search s':>10}{'call s':>9}{'conv. cand.':>13}{'unique':>8}{'stable':>8}"
+    print(f"{'method':<26}{'search s':>10}{'call s':>9}{'conv. cand.':>13}{'unique':>8}{'stable':>8}"
           f"{'saddle':>8}{'slow':>6}{'joint pts found':>17}")
     for m, r in rows.items():
         st = r.get("stability", {})
         match = r.get("matches_joint")
         found = f"{match['found_of_joint']}/{match['joint']} +{match['extra']}" if match else "-"
         call = f"{r['call_seconds']:9.2f}" if "call_seconds" in r else f"{'-':>9}"
-        print(f"{m:<22}{r['search_seconds']:10.2f}{call}{r['converged_candidates']:13d}"
-              f"{r.get('unique_points', '-'):>8}{st.get('stable', '-'):>8}{st.get('saddle', '-'):>8}"
+        search = f"{r['search_seconds']:10.2f}" if "search_seconds" in r else f"{'-':>10}"
+        saddle = st.get("saddle", st.get("not_stable", "-"))  # FixedPointFinder: stable or not
+        print(f"{m:<26}{search}{call}{r.get('converged_candidates', '-'):>13}"
+              f"{r.get('unique_points', '-'):>8}{st.get('stable', '-'):>8}{saddle:>8}"
               f"{r.get('slow_points', '-'):>6}{found:>17}")
     if "newton" in rows and "joint" in rows:
         j, n = rows["joint"], rows["newton"]
         print(f"joint / newton, whole call: {j['call_seconds'] / n['call_seconds']:.1f}x"
               f"  (search only: {j['search_seconds'] / n['search_seconds']:.1f}x)")
+    for m in FPF_DTYPES:
+        if m in rows and "newton" in rows:
+            f, n = rows[m], rows["newton"]
+            hit = f["found_by_newton"]
+            print(f"{m} / newton, whole call: {f['call_seconds'] / n['call_seconds']:.1f}x "
+                  f"(CPU {f['call_cpu_seconds'] / n['call_cpu_seconds']:.1f}x); newton finds "
+                  f"{hit['found']} of its {hit['of']} points with q < 1e-10 (+{hit['newton_extra']})")
     if "newton" in rows:
         ratio = rows["newton"]["search_seconds"] / rows["reference"]["search_seconds"]
         print(f"newton / reference, search: {ratio:.2f}x")
@@ -320,6 +423,9 @@ def main() -> None:
                         default=["newton", "joint", "levenberg_marquardt", "gradient"])
     parser.add_argument("--no-stability", action="store_true",
                         help="skip the stability timings of the 128-unit flip-flop case")
+    parser.add_argument("--fixedpointfinder", metavar="DIR", default=None,
+                        help="a checkout of github.com/mattgolub/fixed-point-finder: time "
+                             "FixedPointFinderTorch beside the other methods")
     parser.add_argument("--out", default="benchmarks/results/fixed_points.json")
     parser.add_argument("--table", default=None, help="only print the tables of a saved JSON file")
     args = parser.parse_args()
