@@ -96,8 +96,36 @@ class RecurrentModel(nn.Module):
 
     # -- to implement -------------------------------------------------------------------------
     def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
-        """Deterministic one-step map F(h, u); ``h`` (..., state), ``u`` (..., input): the step function of
-        the family registered for the type of :meth:`params` (``NotImplementedError`` if there is none)."""
+        """Deterministic one-step map F(h, u); ``h`` (..., state), ``u`` (..., input) or None (no input):
+        the step function of the family registered for the type of :meth:`params`
+        (``NotImplementedError`` if there is none).
+
+        Raises
+        ------
+        TypeError
+            If ``h`` or ``u`` is not a torch tensor (e.g. a NumPy array or a list).
+        ValueError
+            If the last dim of ``h`` is not :attr:`state_size` or that of ``u`` not ``n_inputs``, or
+            their dtype differs from the model's (``model.double()`` for float64 states, or ``h.float()``).
+
+        Examples
+        --------
+        >>> import torch
+        >>> from neurodyn.models import LeakyRNN
+        >>> model = LeakyRNN(3, 16, 3, seed=0)
+        >>> model.step(torch.zeros(4, 16), torch.zeros(4, 3)).shape
+        torch.Size([4, 16])
+        >>> model.step(torch.zeros(4, 16), torch.zeros(4, 2))
+        Traceback (most recent call last):
+        ...
+        ValueError: u must have shape (..., 3) (the model's n_inputs), got (4, 2)
+        """
+        _check_step_args(self, h, u)
+        return self._step(h, u)
+
+    def _step(self, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
+        """:meth:`step` without its argument checks, for loops that checked their arguments once (a
+        subclass may override this one instead of :meth:`step` to keep the checks)."""
         params = self.params()
         family = FAMILIES.get(type(params))
         if family is None:
@@ -136,7 +164,7 @@ class RecurrentModel(nn.Module):
 
     def _frozen_family(self) -> tuple[Any, Any] | None:
         """``(family, params)`` when :meth:`step` is the family's, else None."""
-        if type(self).step is not RecurrentModel.step:
+        if type(self).step is not RecurrentModel.step or type(self)._step is not RecurrentModel._step:
             return None
         params = self.params()
         family = FAMILIES.get(type(params))
@@ -236,10 +264,12 @@ class RecurrentModel(nn.Module):
         if h.ndim != 2 or h.shape[-1] != self.state_size:
             raise ValueError(f"h0 must have shape (batch, {self.state_size}), got {tuple(h.shape)}")
         use_noise = (self.training if noise is None else noise) and self.noise_scale > 0
+        # the arguments were checked above: the step unchecked, unless a subclass has its own step
+        step = self._step if type(self).step is RecurrentModel.step else self.step
         states = []
         for t in range(int(n_steps)):
             u = None if inputs is None else inputs[:, t]
-            h = self.step(h, u)
+            h = step(h, u)
             if use_noise:
                 xi = torch.randn(h.shape, generator=generator, device=h.device, dtype=h.dtype)
                 h = h + self.noise_scale * xi
@@ -255,6 +285,23 @@ class RecurrentModel(nn.Module):
     def rollout(self, *args: Any, **kwargs: Any) -> Rollout:
         """Alias of :meth:`forward`."""
         return self.forward(*args, **kwargs)
+
+
+def _check_step_args(model: RecurrentModel, h: Any, u: Any) -> None:
+    """The checks of :meth:`RecurrentModel.step`: tensors of the model's dtype whose last dims are the
+    state and input sizes."""
+    _check_dtype(model, "h", h)
+    try:
+        size = model.state_size
+    except AttributeError:  # a bare subclass without sizes: its step raises what it lacks
+        return
+    if h.ndim == 0 or h.shape[-1] != size:
+        raise ValueError(f"h must have shape (..., {size}) (the model's state size), got {tuple(h.shape)}")
+    if u is not None:
+        _check_dtype(model, "u", u)
+        if u.ndim == 0 or u.shape[-1] != model.n_inputs:
+            raise ValueError(f"u must have shape (..., {model.n_inputs}) (the model's n_inputs), "
+                             f"got {tuple(u.shape)}")
 
 
 def _check_dtype(model: nn.Module, name: str, x: Any) -> None:

@@ -165,14 +165,14 @@ class LeakyShell(RecurrentModel):
         p = getattr(self, "_rollout_params", None)
         return self.params() if p is None else p
 
-    def step(self, h: torch.Tensor, u: torch.Tensor | None = None) -> torch.Tensor:
+    def _step(self, h: torch.Tensor, u: torch.Tensor | None) -> torch.Tensor:
         return leaky_rnn_step(self._current_params(), h, u)
 
     def _frozen_family(self) -> tuple[fam.Family, LeakyRNNParams] | None:
         """The leaky family and the effective weights, built once (see
         :meth:`RecurrentModel.frozen_step`); None for a subclass with its own :meth:`step`."""
-        if type(self).step is not LeakyShell.step:
-            return super()._frozen_family()
+        if type(self).step is not RecurrentModel.step or type(self)._step is not LeakyShell._step:
+            return None
         return fam.FAMILIES[LeakyRNNParams], self.params()
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:

@@ -68,3 +68,30 @@ def test_bad_arguments():
         LeakyRNN(1, 2, 1, activation="elu")
     with pytest.raises(ValueError, match="inputs must have shape"):
         LeakyRNN(2, 3, 1)(torch.zeros(1, 4, 5))
+
+
+@pytest.mark.parametrize("cls", [LeakyRNN, GRU, LSTM])
+def test_step_names_bad_arguments(cls):
+    model = cls(2, 3, 1, seed=0)
+    size = model.state_size  # 6 for the LSTM's joint (h, c)
+    h, u = torch.zeros(4, size), torch.zeros(4, 2)
+    assert model.step(h, u).shape == (4, size)
+    with pytest.raises(ValueError, match=rf"h must have shape \(\.\.\., {size}\) .*got \(4, {size + 1}\)"):
+        model.step(torch.zeros(4, size + 1), u)
+    with pytest.raises(ValueError, match=r"u must have shape \(\.\.\., 2\) .*got \(4, 3\)"):
+        model.step(h, torch.zeros(4, 3))
+    with pytest.raises(ValueError, match="h has dtype torch.float32 but the model.s parameters are"):
+        model.step(h.float(), u)
+    with pytest.raises(TypeError, match="h must be a torch.Tensor, got list"):
+        model.step([0.0] * size, u)
+
+
+def test_forward_keeps_a_subclass_step():
+    class Doubling(LeakyRNN):
+        def step(self, h, u=None):
+            return 2.0 * h
+
+    model = Doubling(0, 2, 1, seed=0)
+    out = model(None, torch.ones(1, 2), n_steps=3)
+    assert out.states[0, -1].tolist() == [8.0, 8.0]
+    assert model.frozen_step()(torch.ones(1, 2), None).tolist() == [[2.0, 2.0]]
