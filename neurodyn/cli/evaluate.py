@@ -100,18 +100,18 @@ def held_out_data(extra: dict, data: str | None, key: str | None, fit_path: str 
                          f"fitting (key {opts.get('key')!r}), so drop --key or give another DATA")
     train = test = None
     if Path(extra["data"]).exists():
-        raw_train = load_recording(extra["data"], **opts)
+        raw_train = _load_as_fitted(extra["data"], opts, extra.get("dt"))
         _warn_changed(raw_train, extra)
         train, test = prepare_data(raw_train, **prep)
     if data is not None and Path(data).resolve() != Path(extra["data"]).resolve():
         if key is not None:
             opts["key"] = key
         steps = [s for s in extra["preprocessing"] if s.get("step") != "time_slice"]
-        raw = load_recording(data, **opts)
+        raw = _load_as_fitted(data, opts, extra.get("dt"))
         _warn_overlap(raw, extra, data)
         n_fit = extra.get("n_channels_raw")
         if n_fit is None and train is not None:
-            n_fit = load_recording(extra["data"], **dict(extra["load_options"])).n_channels
+            n_fit = _load_as_fitted(extra["data"], dict(extra["load_options"]), extra.get("dt")).n_channels
         _check_channel_count(raw.n_channels, n_fit, extra.get("channels"), data)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -126,6 +126,26 @@ def held_out_data(extra: dict, data: str | None, key: str | None, fit_path: str 
     if test is None:
         raise ValueError("no held-out data: the fit used --holdout 0 (or the file moved); give DATA")
     return _flat(train), _flat(test)
+
+
+def _load_as_fitted(path: str | Path, options: dict, fit_dt: float | None):
+    """:func:`load_recording` with the fit's load options; a file that records no sampling interval
+    takes the dt of the fit (``fit_dt``, which ``neurodyn fit`` reported when it assumed one) without
+    warning again. Other warnings pass through."""
+    if options.get("dt") is not None or fit_dt is None:
+        return load_recording(path, **options)
+    import dataclasses
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ts = load_recording(path, **options)
+    assumed = False
+    for w in caught:
+        if "records no sampling interval" in str(w.message):
+            assumed = True
+        else:
+            warnings.warn(w.message, w.category, stacklevel=2)
+    return dataclasses.replace(ts, dt=float(fit_dt)) if assumed else ts
 
 
 def _warn_changed(raw, extra: dict) -> None:

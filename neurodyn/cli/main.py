@@ -15,6 +15,8 @@ import argparse
 import copy
 import importlib
 import sys
+import warnings
+from pathlib import Path
 
 from neurodyn._version import __version__
 
@@ -179,8 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(_command(argv) or "")
     args = parser.parse_args(argv)
     try:
-        _check_paths(args)
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():  # restores the caller's warning display afterwards
+            if not args.debug:
+                warnings.showwarning = _warning_line(parser, args)
+            _check_paths(args)
+            return int(args.func(args) or 0)
     except (CLIError, *_USER_ERRORS) as err:
         if args.debug:
             raise
@@ -196,6 +201,25 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"neurodyn {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _warning_line(parser: argparse.ArgumentParser, args: argparse.Namespace):
+    """A ``warnings.showwarning`` that prints a warning raised in neurodyn's code as one line on stderr,
+    ``neurodyn <command>: warning: <message>`` with the flags the user typed for the Python names it
+    gives (as errors are reported); other warnings keep Python's format (with ``--debug``, all do)."""
+    default = warnings.showwarning
+    package = str(Path(__file__).resolve().parents[1])
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if not str(Path(filename).resolve()).startswith(package):
+            default(message, category, filename, lineno, file, line)
+            return
+        from neurodyn.cli._flags import name_flags, option_flags
+
+        msg = name_flags(" ".join(str(message).splitlines()), option_flags(parser, args))
+        print(f"neurodyn {args.command}: warning: {msg}", file=sys.stderr if file is None else file)
+
+    return show
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -44,7 +44,7 @@ def test_fit_stores_content_hashes_of_the_training_data(tmp_path):
     np.save(tmp_path / "data.npy", sine(300))
     assert main(["fit", str(tmp_path / "data.npy"), "--out", str(tmp_path / "fit.pt"), *TINY]) == 0
     extra = load_checkpoint(tmp_path / "fit.pt").extra
-    expected = content_hashes(load_timeseries(tmp_path / "data.npy"))
+    expected = content_hashes(load_timeseries(tmp_path / "data.npy", dt=1.0))
     assert extra["data_sha256"] == expected["sha256"] and len(extra["data_sha256"]) == 64
     assert extra["data_trial_sha256"] == expected["trial_sha256"]
 

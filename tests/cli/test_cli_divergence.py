@@ -4,6 +4,7 @@
 import numpy as np
 import pytest
 import torch
+from _cli_errors import error_lines
 
 import neurodyn
 from neurodyn.cli.main import main
@@ -52,7 +53,7 @@ def test_diverged_fit_keeps_the_good_checkpoint_and_evaluate_warns(sine_file, tm
     capsys.readouterr()
     assert main(["fit", str(sine_file), *FIT, "--lr", "1", "--out", str(out), "--overwrite"]) == 1
     captured = capsys.readouterr()
-    assert captured.err.count("\n") == 1 and "diverged at epoch 1" in captured.err
+    assert len(error_lines(captured.err, "fit")) == 1 and "diverged at epoch 1" in captured.err
     assert "RuntimeWarning" not in captured.err and "saved" not in captured.out
     assert out.read_bytes() == good
     side = tmp_path / "fit.diverged.pt"

@@ -154,3 +154,15 @@ def test_reading_guide_warns_when_the_floor_is_near_d_stsp_saturation():
     assert "caution: the floor is 88 % of D_stsp's saturation (8.2305)" in near and "--method gmm" in near
     assert "caution" not in reading_guide(result, (0.9, 0.0012), True)
     assert "caution" not in reading_guide(result, None, False)
+
+
+def test_a_missing_sampling_interval_is_one_warning_line_and_evaluate_reuses_the_fits_dt(
+        sine_file, tmp_path, capsys):
+    out = tmp_path / "fit.pt"
+    capsys.readouterr()
+    assert main(["fit", str(sine_file), "--model", "plrnn", "--out", str(out), *TINY]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("neurodyn fit: warning: ") and "--dt" in err[0], err
+    assert "Traceback" not in err[0] and "UserWarning" not in err[0]
+    assert main(["evaluate", str(out), "--n-transient", "10", "--smoothing", "1", "--no-baselines"]) in (0, 1)
+    assert "sampling interval" not in capsys.readouterr().err

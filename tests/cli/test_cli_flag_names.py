@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from _cli_errors import error_lines
 
 from neurodyn.cli._flags import name_flags, option_flags
 from neurodyn.cli.main import build_parser, main
@@ -28,7 +29,7 @@ def files(tmp_path_factory):
 
 def error_line(capsys, argv) -> str:
     assert main(argv) == 2, argv
-    err = capsys.readouterr().err.strip().splitlines()
+    err = error_lines(capsys.readouterr().err, argv[0])
     assert len(err) == 1 and ": error: " in err[0], err
     return err[0]
 
