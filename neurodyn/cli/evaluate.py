@@ -198,7 +198,7 @@ def check_args(args: argparse.Namespace) -> None:
     if args.n_transient is not None and args.n_transient < 0:
         raise ValueError(f"--n-transient must be >= 0 (generated steps to discard), got {args.n_transient}")
     check_bounds(args, (("--max-steps", "max_steps", 1, True), ("--pe-steps", "pe_steps", 1, True),
-                        ("--n-bins", "n_bins", 1, True)))
+                        ("--n-bins", "n_bins", 1, True), ("--seed", "seed", 0, True)))
     if not math.isfinite(args.smoothing) or args.smoothing < 0:
         raise ValueError(f"--smoothing must be a finite number >= 0, got {args.smoothing}")
 

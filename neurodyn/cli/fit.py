@@ -174,6 +174,7 @@ _BOUNDS = (
     ("--lambda-latent", "lambda_latent", 0.0, True), ("--lambda-obs", "lambda_obs", 0.0, True),
     ("--clip-grad-norm", "clip_grad_norm", 0.0, True), ("--noise-level", "noise_level", 0.0, True),
     ("--lowpass", "lowpass", 0.0, False), ("--downsample", "downsample", 1, True),
+    ("--seed", "seed", 0, True),
 )
 
 

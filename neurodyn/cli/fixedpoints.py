@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         check_netcdf_writer()
     check_bounds(args, (("--n-inits", "n_inits", 1, True), ("--max-order", "max_order", 1, True),
-                        ("--n-transient", "n_transient", 0, True)))
+                        ("--n-transient", "n_transient", 0, True), ("--seed", "seed", 0, True)))
     if not args.noise_scale >= 0:  # also catches NaN
         raise ValueError(f"--noise-scale must be >= 0, got {args.noise_scale}")
     loaded = load_for_analysis("fixedpoints", args.model, arch=args.arch)

@@ -15,6 +15,7 @@ from neurodyn.cli._common import (
     add_command,
     add_model_file,
     add_result_files,
+    check_bounds,
     check_outputs,
     load_for_analysis,
     parse_vector,
@@ -91,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
                   netcdf=[("--out", args.out)])
     if args.max_order < 1 or args.max_depth < 0 or args.max_pieces < 1:
         raise ValueError("need --max-order >= 1, --max-depth >= 0 and --max-pieces >= 1")
+    check_bounds(args, (("--seed", "seed", 0, True),))
     if args.max_seconds is not None and not 0 < args.max_seconds < float("inf"):
         raise ValueError(f"--max-seconds must be a positive number of CPU seconds, got {args.max_seconds}; "
                          "leave it out for no time cap")

@@ -352,7 +352,7 @@ def run(args: argparse.Namespace) -> int:
     from neurodyn.tasks import make_task
 
     check_outputs(args.out, overwrite=args.overwrite)
-    check_bounds(args, (("--n-iterations", "n_iterations", 1, True),))
+    check_bounds(args, (("--n-iterations", "n_iterations", 1, True), ("--seed", "seed", 0, True)))
     if not args.clip_grad_norm >= 0 or math.isinf(args.clip_grad_norm):
         raise ValueError(f"--clip-grad-norm must be >= 0 (0: no clipping), got {args.clip_grad_norm}")
     if args.target_accuracy is not None and not 0.0 < args.target_accuracy <= 1.0:

@@ -56,7 +56,7 @@ def python_names_left(line: str, argv: list[str]) -> list[str]:
     (["train", "flipflop", "--eval-every", "-1"], "--eval-every must be an integer >= 0"),
     (["train", "flipflop", "--eval-every", "0", "--early-stopping", "loss:3"],
      "--early-stopping, --curriculum and --target-accuracy need evaluations; set --eval-every > 0"),
-    (["train", "flipflop", "--seed", "-1"], "--seed must be non-negative"),
+    (["train", "flipflop", "--seed", "-1"], "--seed must be >= 0, got -1"),
     (["train", "continuous_report", "--stimulus-ms", "0"],
      "--stimulus-ms, --response-ms must be positive and finite"),
     *[(["train", task, "--dt", value], f"--dt must be a finite number > 0 (ms per time step), got {value}")
@@ -78,8 +78,8 @@ def test_train_errors_name_flags(tmp_path, capsys, argv, expected):
     ("fixedpoints", "leaky.pt", ["--max-iters", "0"], "--max-iters must be an integer >= 1, got 0"),
     ("fixedpoints", "leaky.pt", ["--tol-unique", "-1"], "--tol-unique must be a finite number > 0"),
     ("fixedpoints", "leaky.pt", ["--method", "newtonish"], "unknown --method 'newtonish'"),
-    ("fixedpoints", "plrnn.pt", ["--seed", "-1"], "--seed must be non-negative"),
-    ("manifolds", "plrnn.pt", ["--seed", "-1"], "--seed must be non-negative"),
+    ("fixedpoints", "plrnn.pt", ["--seed", "-1"], "--seed must be >= 0, got -1"),
+    ("manifolds", "plrnn.pt", ["--seed", "-1"], "--seed must be >= 0, got -1"),
     ("fit", "d.npy", ["--dt", "0"], "--dt must be a positive number of seconds"),
     ("fit", "d.npy", ["--key", "foo"], "d.npy holds one array, so a key (--key foo) picks nothing"),
     ("fit", "d.npy", ["--bin-size", "0.1"], "a bin size (--bin-size 0.1) bins the spike times of .nwb units"),
@@ -90,7 +90,7 @@ def test_train_errors_name_flags(tmp_path, capsys, argv, expected):
     ("manifolds", "plrnn.pt", ["--dims", "0,0", "--plot", "m.png"], "--dims 0,0 names a dimension twice"),
     ("manifolds", "plrnn.pt", ["--dims", "a,b"], "--dims must be 2 or 3 comma-separated state dimensions"),
     ("fit", "d.npy", ["--seed", "-1", "--epochs", "1", "--batches-per-epoch", "1", "--seq-len", "10",
-                      "--no-progress"], "--seed must be non-negative"),
+                      "--no-progress"], "--seed must be >= 0, got -1"),
 ])
 def test_other_commands_name_flags(files, tmp_path, capsys, command, model, extra, expected):
     out = [] if "--out" in extra else ["--out", str(tmp_path / ("out.nc" if command != "fit" else "out.x"))]
@@ -106,7 +106,7 @@ def test_evaluate_names_flags(files, tmp_path, capsys):
     assert main(["fit", str(files / "d.npy"), "--model", "plrnn", "--epochs", "1", "--batches-per-epoch", "1",
                  "--batch-size", "2", "--seq-len", "10", "--no-progress", "--out", str(fit)]) == 0
     capsys.readouterr()
-    assert "--seed must be non-negative" in error_line(capsys, ["evaluate", str(fit), "--seed", "-1"])
+    assert "--seed must be >= 0, got -1" in error_line(capsys, ["evaluate", str(fit), "--seed", "-1"])
 
 
 def test_names_that_are_not_options_of_the_command_are_kept():

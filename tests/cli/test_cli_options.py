@@ -54,3 +54,15 @@ def test_training_commands_take_the_same_checkpoint_file():
     assert (train["--out"].default, train["--out"].help) == ("model.pt",
                                                              "checkpoint to write (default model.pt)")
     assert fit["--overwrite"].help == train["--overwrite"].help == "replace an existing --out"
+
+
+@pytest.mark.parametrize("argv", [["fit", "missing.npy"], ["fixedpoints", "missing.pt"],
+                                  ["manifolds", "missing.pt"], ["evaluate", "missing.pt"],
+                                  ["train", "flipflop"]])
+def test_a_negative_seed_is_refused_before_any_file_is_read(argv, tmp_path, capsys, monkeypatch):
+    from _cli_errors import one_line_error
+
+    monkeypatch.chdir(tmp_path)
+    line = one_line_error(capsys, [*argv, "--seed", "-1"])
+    assert line == f"neurodyn {argv[0]}: error: --seed must be >= 0, got -1\n"
+    assert list(tmp_path.iterdir()) == []
