@@ -30,7 +30,7 @@ def upper_triangle(R: Any, name: str = "R") -> np.ndarray:
         if a.size < 1 or n != int(n):
             raise ValueError(f"{name} as a vector must have n(n-1)/2 entries; got {a.size}")
         return a
-    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.size == 0:
         raise ValueError(
             f"{name} must be a square (condition, condition) RDM or its upper triangle; got shape {a.shape}"
         )

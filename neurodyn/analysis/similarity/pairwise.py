@@ -109,6 +109,10 @@ def _rsa(mats, *, rdm_method="euclidean", compare_method="spearman", device="cpu
     from tqdm.auto import tqdm
 
     check_choice(compare_method, crdm.METHODS, "compare_method")
+    if rdm_method == "crossnobis":
+        raise ValueError("rdm_method='crossnobis' needs per-observation labels (conditions=, runs=) that "
+                         "pairwise RSA cannot take; build each RDM with rdm(..., method='crossnobis') and "
+                         "compare them with compare_rdms, or choose another rdm_method")
     V = np.stack([crdm.upper_triangle(rdm(m, method=rdm_method), f"rdm of activity[{k}]")
                   for k, m in enumerate(mats)])
     if V.shape[1] < 2:

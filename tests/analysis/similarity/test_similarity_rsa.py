@@ -146,3 +146,10 @@ def test_rdm_refuses_missing_condition_labels(method):
         rdm(X, method=method, conditions=conditions, **runs)
     with pytest.raises(ValueError, match="conditions contains 1 missing"):
         rdm(X, method=method, conditions=[0, 1, None, 0, 1, 2, 0, 1], **runs)
+
+
+def test_compare_rdms_refuses_an_empty_matrix_in_one_line():
+    # a (0, 0) RDM fell through to numpy's "zero-size array to reduction operation maximum"
+    for empty in (np.zeros((0, 0)), np.zeros((1, 0))):
+        with pytest.raises(ValueError, match="R1 must be a square .* RDM or its upper triangle; got shape"):
+            compare_rdms(empty, np.ones(3))
