@@ -132,3 +132,13 @@ def test_weight_distance_is_symmetric_for_unrelated_matrices(sizes):
         for kind in ("angular", "euclidean"):
             assert weight_distance(W1, W2, kind=kind) == pytest.approx(weight_distance(W2, W1, kind=kind),
                                                                        rel=1e-12, abs=1e-12)
+
+
+def test_ridge_penalty_must_be_finite():
+    # alpha=inf passed the ">= 0" check and failed inside scikit-learn's Ridge
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    for bad in (float("inf"), float("nan"), -1.0, "1"):
+        with pytest.raises(ValueError, match="alpha must be a finite number >= 0"):
+            LinearPredictivity(alpha=bad).fit(X, X)
+        with pytest.raises(ValueError, match="alpha must be a finite number >= 0"):
+            linear_predictivity(X, X, alpha=bad)
