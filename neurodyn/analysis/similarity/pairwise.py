@@ -17,6 +17,7 @@ from neurodyn.analysis.similarity._cka import cka
 from neurodyn.analysis.similarity._havok import (
     as_trajectories,
     check_fit_options,
+    check_rank,
     embedded_length,
     hankel_coordinates,
     lagged_grams,
@@ -34,6 +35,7 @@ from neurodyn.analysis.similarity._validate import as_matrix, check_choice, chec
 from neurodyn.analysis.similarity.dsa import (
     SCORES,
     align_scores,
+    check_search,
     dsa_distance,
     operator_distance,
     prepare_pairs,
@@ -136,9 +138,8 @@ def _rsa(mats, *, rdm_method="euclidean", compare_method="spearman", device="cpu
 def _prepare_dsa(a: np.ndarray, *, n_delays: int, rank: int | None = None, delay_interval: int = 1,
                  method: str = "pcr", ridge: float = 1e-8) -> PreparedActivity:
     check_fit_options(method, ridge)
+    check_rank(rank)
     S, full_rank, V = hankel_coordinates(a, n_delays=n_delays, delay_interval=delay_interval)
-    if rank is not None and not 1 <= int(rank):
-        raise ValueError(f"rank must be >= 1 or None; got {rank}")
     n_cols = full_rank if rank is None or method == "rrr" else min(int(rank), full_rank)
     past_gram, cross_gram = lagged_grams(V, n_cols)
     fit = {"n_delays": int(n_delays), "delay_interval": int(delay_interval), "method": method,
@@ -156,6 +157,8 @@ def _dsa(prepared: list[PreparedActivity], *, rank=None, score="angular", n_rest
 
     if score not in SCORES:
         raise ValueError(f"score must be one of {SCORES}; got {score!r}")
+    check_search(n_restarts, max_rounds, max_iter)
+    check_rank(rank)
     seed = resolve_seed(seed)  # one set of random starts for every block of pairs
     ops, below = [], []
     for k, p in enumerate(prepared):
