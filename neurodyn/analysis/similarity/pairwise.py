@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
-from neurodyn._checks import check_setting
+from neurodyn._checks import check_device, check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.similarity import _compare_rdms as crdm
 from neurodyn.analysis.similarity._cca import cca_similarity, pwcca, svcca
@@ -379,6 +379,26 @@ def _check_layouts(activity: Sequence[Any]) -> None:
                              "use the same trials and times for every network (dsa does not pair them)")
 
 
+def _network_list(activity: Any) -> list[Any]:
+    """The networks as a list (any iterable of them); a one-line ``TypeError`` for a mapping."""
+    if isinstance(activity, Mapping):
+        raise TypeError(f"activity must be a sequence of arrays, got a {type(activity).__name__}; pass "
+                        "list(d.values()) and names=list(d)")
+    return list(activity)
+
+
+def _network_names(names: Sequence[str] | None, n: int) -> list[str]:
+    """One unique label per network (default ``"0"``, ``"1"``, ...)."""
+    labels = [str(k) for k in range(n)] if names is None else [str(s) for s in names]
+    if len(labels) != n:
+        raise ValueError(f"names has {len(labels)} entries for {n} networks")
+    repeated = next((s for s in labels if labels.count(s) > 1), None)
+    if repeated is not None:
+        raise ValueError(f"names must be unique; {repeated!r} appears {labels.count(repeated)} times (label "
+                         "each network once, e.g. with its seed)")
+    return labels
+
+
 def json_safe(v: Any) -> Any:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
@@ -403,7 +423,7 @@ def pairwise_distances(
 
     Parameters
     ----------
-    activity : sequence of arrays or tensors
+    activity : sequence (or other iterable) of arrays or tensors
         One entry per network: ``(trial, time, unit)`` trajectories (flattened to ``(sample, unit)`` for
         the representational measures) or ``(sample, unit)`` matrices; samples (conditions) must be
         paired across networks for all measures but ``dsa``. Unit counts may differ. Never modified.
@@ -413,7 +433,7 @@ def pairwise_distances(
         :func:`rdm` method that needs no labels or noise covariance) and ``compare_method`` (default
         ``"spearman"``; any :func:`compare_rdms` method); the samples are the conditions.
     names : sequence of str, optional
-        Network labels (default ``"0"``, ``"1"``, ...).
+        Unique network labels (default ``"0"``, ``"1"``, ...).
     device : torch device, optional
         Default: CUDA when available, else CPU.
     progress : bool
@@ -434,10 +454,11 @@ def pairwise_distances(
     ------
     ValueError
         For fewer than 2 networks, mismatched sample counts or (trial, time) layouts (for the measures
-        that pair samples, all but ``dsa``), bad inputs or an unknown metric.
+        that pair samples, all but ``dsa``), bad inputs, an unknown metric, repeated ``names`` or a
+        malformed or unavailable ``device``.
     TypeError
-        For an option the measure does not take (e.g. a misspelt one), ``dsa`` without ``n_delays``, or
-        complex input (pass real data, e.g. ``.real``).
+        For an option the measure does not take (e.g. a misspelt one), ``dsa`` without ``n_delays``,
+        ``activity`` given as a mapping, or complex input (pass real data, e.g. ``.real``).
 
     Examples
     --------
@@ -455,13 +476,12 @@ def pairwise_distances(
     """
     import xarray as xr
 
+    activity = _network_list(activity)
     if len(activity) < 2:
         raise ValueError(f"pairwise_distances needs at least 2 networks; got {len(activity)}")
     n = len(activity)
-    names = [str(k) for k in range(n)] if names is None else [str(s) for s in names]
-    if len(names) != n:
-        raise ValueError(f"names has {len(names)} entries for {n} networks")
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    names = _network_names(names, n)
+    device = check_device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     label = metric if isinstance(metric, str) else getattr(metric, "__name__", "callable")
     similarity = label in ("cka", "cca", "svcca", "pwcca", "rsa")
     i, j = _pairs(n)

@@ -137,3 +137,22 @@ def test_dsa_without_n_delays_says_so():
     assert "\n" not in str(err.value)
     with pytest.raises(TypeError, match=r"metric='dsa' needs n_delays="):
         prepare_activity(nets[0], metric="dsa")
+
+
+def test_networks_given_as_a_dict_or_an_iterator_and_names_must_be_unique():
+    nets = _networks(n_networks=3)
+    # a dict was iterated over its keys ("activity[0] must be a numeric array ...; got ndarray")
+    with pytest.raises(TypeError, match=r"^activity must be a sequence of arrays, got a dict; pass "):
+        pairwise_distances({"a": nets[0], "b": nets[1]}, progress=False, device="cpu")
+    # an iterator (e.g. a generator over stored networks) failed with "has no len()"
+    D = pairwise_distances(iter(nets), progress=False, device="cpu")
+    np.testing.assert_array_equal(D.values, pairwise_distances(nets, progress=False, device="cpu").values)
+    # duplicate labels made D.sel(network=...) ambiguous
+    with pytest.raises(ValueError, match=r"^names must be unique; 'a' appears 2 times"):
+        pairwise_distances(nets, names=["a", "b", "a"], progress=False, device="cpu")
+
+
+def test_a_malformed_device_is_refused_in_one_line():
+    # "tpu" fell through to torch's long RuntimeError
+    with pytest.raises(ValueError, match="device 'tpu' is not a torch device"):
+        pairwise_distances(_networks(n_networks=2), device="tpu", progress=False)
