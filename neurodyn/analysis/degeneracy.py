@@ -484,7 +484,10 @@ def compare_to_references(
     Raises
     ------
     ValueError
-        For an empty ``references``.
+        For an empty ``references`` or a model whose sizes do not match the task (named, e.g.
+        ``references[1]``).
+    TypeError
+        For a single model given as ``references`` (wrap it in a list).
 
     Examples
     --------
@@ -500,9 +503,17 @@ def compare_to_references(
     """
     from neurodyn.analysis.similarity import cka, linear_predictivity, procrustes_distance
     from neurodyn.training import evaluate
+    from neurodyn.training.train import check_sizes
 
+    if isinstance(references, torch.nn.Module) and not isinstance(references, torch.nn.ModuleList):
+        raise TypeError(f"references must be a sequence of models, got a {type(references).__name__}; "
+                        "wrap a single one in a list: [reference]")
+    references = list(references)
     if len(references) == 0:
         raise ValueError("references is empty; give at least one model")
+    check_sizes(model, task)
+    for k, r in enumerate(references):
+        check_sizes(r, task, name=f"references[{k}]")
 
     batch = task.sample(n_trials, seed=seed)
     h = _run(model, batch, "cpu")[1]

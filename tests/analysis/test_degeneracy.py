@@ -139,3 +139,18 @@ def test_compare_to_references_refuses_an_empty_reference_list():
 
     with pytest.raises(ValueError, match=r"^references is empty; give at least one model$"):
         compare_to_references(_net(0), [], TASK, n_trials=4)
+
+
+def test_compare_to_references_names_the_model_that_does_not_fit_the_task():
+    from neurodyn.analysis.degeneracy import compare_to_references
+
+    task = FlipFlop(n_bits=1, n_steps=10)
+    good, bad = LeakyRNN(1, 4, 1, seed=0), LeakyRNN(2, 4, 1, seed=1)
+    # the rollout failed with "inputs must have shape (batch, time, 2)", naming neither network
+    with pytest.raises(ValueError, match=r"^references\[1\] has 2 inputs / 1 outputs but task"):
+        compare_to_references(good, [good, bad], task, n_trials=4)
+    with pytest.raises(ValueError, match=r"^model has 2 inputs / 1 outputs but task"):
+        compare_to_references(bad, [good], task, n_trials=4)
+    # a single model instead of a list failed with "object of type 'LeakyRNN' has no len()"
+    with pytest.raises(TypeError, match=r"^references must be a sequence of models, got a LeakyRNN; "):
+        compare_to_references(good, good, task, n_trials=4)
