@@ -6,7 +6,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neurodyn.analysis.similarity._validate import as_matrix, check_choice, check_finite, to_numpy
+from neurodyn.analysis.similarity._validate import (
+    as_matrix,
+    check_choice,
+    check_finite,
+    check_square_memory,
+    to_numpy,
+)
 
 METHODS = ("euclidean", "sqeuclidean", "correlation", "mahalanobis", "crossnobis")
 
@@ -114,7 +120,8 @@ def rdm(
     ValueError
         For bad shapes, NaN/Inf, an unknown ``method``, missing ``conditions``/``runs`` for ``crossnobis``,
         missing (NaN or None) labels, a ``noise_cov`` that is not symmetric positive definite, ``noise_cov``
-        or ``runs`` given to a method that does not use them, or a run lacking a condition.
+        or ``runs`` given to a method that does not use them, a run lacking a condition, or a
+        ``(condition, condition)`` matrix too large for memory.
     TypeError
         For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
@@ -143,6 +150,10 @@ def rdm(
         raise ValueError(f"runs is only used by method='crossnobis', not {method!r}; drop it or use "
                          "crossnobis")
     Xa = as_matrix(X, "X")
+    labels = None if conditions is None else _labels(conditions, Xa.shape[0], "conditions")
+    n_cond = Xa.shape[0] if labels is None else np.unique(labels).size
+    check_square_memory("rdm", n_cond, 4, "use fewer conditions (average the observations of each condition "
+                        "with conditions=)")
     if method == "crossnobis":
         if conditions is None or runs is None:
             raise ValueError("method='crossnobis' needs conditions= and runs= labels for every row of X")

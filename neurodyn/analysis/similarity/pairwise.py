@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._budget import check_memory
 from neurodyn._checks import check_device, check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.similarity import _compare_rdms as crdm
@@ -115,6 +116,9 @@ def _rsa(mats, *, rdm_method="euclidean", compare_method="spearman", device="cpu
         raise ValueError("rdm_method='crossnobis' needs per-observation labels (conditions=, runs=) that "
                          "pairwise RSA cannot take; build each RDM with rdm(..., method='crossnobis') and "
                          "compare them with compare_rdms, or choose another rdm_method")
+    n_pairs = mats[0].shape[0] * (mats[0].shape[0] - 1) // 2
+    check_memory("pairwise RSA", 8.0 * 4 * len(mats) * n_pairs, f"4 ({len(mats)}, {n_pairs}) float64 arrays "
+                 "of RDM entries", "use fewer conditions or networks")
     V = np.stack([crdm.upper_triangle(rdm(m, method=rdm_method), f"rdm of activity[{k}]")
                   for k, m in enumerate(mats)])
     if V.shape[1] < 2:

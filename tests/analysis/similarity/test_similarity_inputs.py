@@ -17,6 +17,7 @@ from neurodyn.analysis import (
     permutation_distance,
     procrustes_distance,
     pwcca,
+    rbf_bandwidth,
     rdm,
     soft_matching_distance,
     svcca,
@@ -194,3 +195,16 @@ def test_embed_distances_checks_n_components_and_size():
         with pytest.raises(ValueError, match="at least 2 networks"):
             embed_distances(small)
     assert embed_distances(D, n_components=3, seed=0).shape == (3, 3)
+
+
+@pytest.mark.parametrize("what, call", [
+    ("rdm", lambda X: rdm(X)),
+    ("cka", lambda X: cka(X, X, kernel="rbf")),
+    ("rbf_bandwidth", lambda X: rbf_bandwidth(X)),
+    ("pairwise RSA", lambda X: pairwise_distances([X, X], metric="rsa", progress=False, device="cpu")),
+])
+def test_sample_by_sample_matrices_too_large_for_memory_are_refused_before_allocating(what, call):
+    # 2e6 samples: each (sample, sample) float64 matrix takes 32 TB; numpy failed with its own MemoryError
+    X = np.arange(2_000_000.0)[:, None]
+    with pytest.raises(ValueError, match=rf"^{what} needs about .* GiB \(.*\) but .* GiB are available; "):
+        call(X)
