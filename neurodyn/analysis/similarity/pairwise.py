@@ -26,6 +26,7 @@ from neurodyn.analysis.similarity._havok import (
     warn_below_full_rank,
 )
 from neurodyn.analysis.similarity._procrustes import (
+    check_alpha,
     partial_whitening,
     procrustes_distance,
     warn_degenerate_whitening,
@@ -69,6 +70,7 @@ def _nuclear_and_frob(F: torch.Tensor, i: np.ndarray, j: np.ndarray, nuclear: bo
 
 
 def _prepare_procrustes(m: np.ndarray, *, alpha: float = 1.0, center: bool = True) -> PreparedActivity:
+    check_alpha(alpha)
     mc = m - m.mean(axis=0) if center else m
     return PreparedActivity("procrustes", {"features": mc @ partial_whitening(mc, alpha)},
                             {"alpha": float(alpha), "center": bool(center), "n_samples": int(m.shape[0]),
@@ -302,6 +304,14 @@ def prepare_activity(activity: Any, *, metric: str, **kwargs: Any) -> PreparedAc
 
 
 def _prepare(activity: Any, metric: str, name: str, kwargs: dict[str, Any]) -> PreparedActivity:
+    import inspect
+
+    options = [k for k in inspect.signature(PREPARE[metric]).parameters if k not in ("m", "a")]
+    unknown = sorted(set(kwargs) - set(options))
+    if unknown:
+        raise TypeError(f"prepare_activity(metric={metric!r}) got an unexpected keyword argument "
+                        f"{unknown[0]!r}; its options are {options} (pass the pairwise ones to "
+                        "pairwise_distances)")
     if metric == "dsa":
         _check_n_delays(kwargs)
         a = as_trajectories(activity, name)
