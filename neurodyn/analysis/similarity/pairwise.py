@@ -401,7 +401,7 @@ def _network_list(activity: Any) -> list[Any]:
     return list(activity)
 
 
-def _network_names(names: Sequence[str] | None, n: int) -> list[str]:
+def network_names(names: Sequence[str] | None, n: int) -> list[str]:
     """One unique label per network (default ``"0"``, ``"1"``, ...)."""
     labels = [str(k) for k in range(n)] if names is None else [str(s) for s in names]
     if len(labels) != n:
@@ -494,7 +494,7 @@ def pairwise_distances(
     if len(activity) < 2:
         raise ValueError(f"pairwise_distances needs at least 2 networks; got {len(activity)}")
     n = len(activity)
-    names = _network_names(names, n)
+    names = network_names(names, n)
     device = check_device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     label = metric if isinstance(metric, str) else getattr(metric, "__name__", "callable")
     similarity = label in ("cka", "cca", "svcca", "pwcca", "rsa")
