@@ -33,7 +33,13 @@ from neurodyn.analysis.similarity._procrustes import (
     whitened_rank,
 )
 from neurodyn.analysis.similarity._rdm import rdm
-from neurodyn.analysis.similarity._validate import as_matrix, check_choice, check_variance, to_numpy
+from neurodyn.analysis.similarity._validate import (
+    as_matrix,
+    check_choice,
+    check_variance,
+    to_numpy,
+    warn_few_samples,
+)
 from neurodyn.analysis.similarity.dsa import (
     SCORES,
     align_scores,
@@ -99,6 +105,7 @@ def _procrustes(prepared: list[PreparedActivity], *, kind="angular", device="cpu
 def _linear_cka(mats, *, device="cpu", progress=True):
     feats = [m - m.mean(axis=0) for m in mats]
     n_units = max(f.shape[1] for f in feats)
+    warn_few_samples(feats[0].shape[0], n_units, "biased CKA")  # as cka does for the pairs it biases
     F = torch.as_tensor(np.stack([np.pad(f, ((0, 0), (0, n_units - f.shape[1]))) for f in feats]),
                         dtype=torch.float64, device=device)
     self_hsic = np.sqrt(((F.transpose(-1, -2) @ F) ** 2).sum((-1, -2)).cpu().numpy())

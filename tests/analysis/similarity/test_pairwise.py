@@ -156,3 +156,16 @@ def test_a_malformed_device_is_refused_in_one_line():
     # "tpu" fell through to torch's long RuntimeError
     with pytest.raises(ValueError, match="device 'tpu' is not a torch device"):
         pairwise_distances(_networks(n_networks=2), device="tpu", progress=False)
+
+
+def test_batched_linear_cka_warns_of_few_samples_like_cka():
+    # 10 samples of 50 unrelated units: biased CKA ~0.8; cka warned, the batched path did not
+    rng = np.random.default_rng(0)
+    acts = [rng.normal(size=(10, 50)) for _ in range(3)]
+    with pytest.warns(UserWarning, match=r"biased CKA: 10 samples <= 50 units"):
+        D = pairwise_distances(acts, metric="cka", progress=False, device="cpu")
+    with pytest.warns(UserWarning, match=r"biased CKA: 10 samples <= 50 units"):
+        assert D.values[0, 1] == pytest.approx(cka(acts[0], acts[1]), rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pairwise_distances([a[:, :5] for a in acts], metric="cka", progress=False, device="cpu")
