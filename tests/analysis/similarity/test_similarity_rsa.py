@@ -153,3 +153,14 @@ def test_compare_rdms_refuses_an_empty_matrix_in_one_line():
     for empty in (np.zeros((0, 0)), np.zeros((1, 0))):
         with pytest.raises(ValueError, match="R1 must be a square .* RDM or its upper triangle; got shape"):
             compare_rdms(empty, np.ones(3))
+
+
+def test_whitened_comparison_too_large_for_memory_is_refused_before_allocating():
+    # 2000 conditions: the (pair, pair) covariance of the whitened methods takes 32 TB; numpy raised
+    # its own MemoryError while building the contrasts
+    v = np.random.default_rng(0).random(2000 * 1999 // 2)
+    message = (r"^whitened RDM comparison needs about .* GiB \(3 \(1999000, 1999000\) float64 matrices\) "
+               r"but .* are available; use fewer conditions or ")
+    with pytest.raises(ValueError, match=message):
+        compare_rdms(v, v, method="whitened_pearson")
+    assert compare_rdms(v, v, method="pearson") == pytest.approx(1.0)
