@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurodyn._budget import check_memory
+from neurodyn._budget import MAX_MEMORY, check_memory
 from neurodyn._checks import check_device, check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.similarity import _compare_rdms as crdm
@@ -64,14 +64,23 @@ def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n, k=1)
 
 
+def pair_block(n_samples: int, n_units: int) -> int:
+    """Pairs per batch: at most ``_BLOCK``, and few enough that the gathered ``(pair, sample, unit)``
+    features of both networks and the ``(pair, unit, unit)`` products with their SVD workspace stay
+    within :data:`MAX_MEMORY`."""
+    per_pair = 8.0 * (2 * n_samples * n_units + 3 * n_units**2)
+    return int(max(1, min(_BLOCK, MAX_MEMORY // per_pair)))
+
+
 def _nuclear_and_frob(F: torch.Tensor, i: np.ndarray, j: np.ndarray, nuclear: bool, progress: bool):
-    """``||F_i^T F_j||_*`` (or squared Frobenius) for all listed pairs, in blocks."""
+    """``||F_i^T F_j||_*`` (or squared Frobenius) for all listed pairs, in memory-bounded blocks."""
     from tqdm.auto import tqdm
 
+    block = pair_block(F.shape[1], F.shape[2])
     out = torch.empty(len(i), dtype=F.dtype, device=F.device)
-    for s in tqdm(range(0, len(i), _BLOCK), disable=not progress, desc="pairwise"):
-        M = F[i[s:s + _BLOCK]].transpose(-1, -2) @ F[j[s:s + _BLOCK]]
-        out[s:s + _BLOCK] = torch.linalg.svdvals(M).sum(-1) if nuclear else (M**2).sum((-1, -2))
+    for s in tqdm(range(0, len(i), block), disable=not progress, desc="pairwise"):
+        M = F[i[s:s + block]].transpose(-1, -2) @ F[j[s:s + block]]
+        out[s:s + block] = torch.linalg.svdvals(M).sum(-1) if nuclear else (M**2).sum((-1, -2))
     return out.cpu().numpy()
 
 
