@@ -575,8 +575,9 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
     Raises
     ------
     ValueError
-        For a non-numeric, non-square, asymmetric or non-finite matrix, fewer than 2 networks,
-        ``n_components`` not an integer in ``[1, network]``, or an unknown method.
+        For a non-numeric, non-square, asymmetric or non-finite matrix, a similarity matrix from
+        :func:`pairwise_distances` (pass ``1 - S``), fewer than 2 networks, ``n_components`` not an integer
+        in ``[1, network]``, or an unknown method.
     TypeError
         For a complex matrix.
 
@@ -601,6 +602,9 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
                   hint=f" (at most the {M.shape[0]} networks of D)")
     if not np.allclose(M, M.T, atol=1e-10):
         raise ValueError("D must be symmetric; symmetrise it first, e.g. (D + D.T) / 2")
+    if np.allclose(np.diag(M), 1.0, atol=1e-6):
+        raise ValueError("D has ones on its diagonal, like a similarity (e.g. cka, rsa), not distances; "
+                         "pass 1 - S")
     if np.any(M < 0) or not np.allclose(np.diag(M), 0.0, atol=1e-6):
         raise ValueError("D must hold non-negative distances with a zero diagonal")
     if method != "mds":

@@ -189,3 +189,12 @@ def test_batched_pairs_stay_within_the_memory_budget(monkeypatch):
     for metric, D in full.items():
         again = pairwise_distances(acts, metric=metric, progress=False, device="cpu").values
         np.testing.assert_array_equal(again, D)
+
+
+def test_embedding_a_similarity_matrix_says_to_turn_it_into_distances():
+    # pairwise_distances(metric="cka") is a similarity (ones on the diagonal); the refusal did not say so
+    S = pairwise_distances(_networks(n_networks=3), metric="cka", progress=False, device="cpu")
+    message = r"^D has ones on its diagonal, like a similarity \(e.g. cka, rsa\), not distances; pass 1 - S$"
+    with pytest.raises(ValueError, match=message):
+        embed_distances(S)
+    assert embed_distances(1 - S, seed=0).shape == (3, 2)
