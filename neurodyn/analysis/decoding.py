@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.models._base import eval_mode
 
@@ -54,8 +55,8 @@ def compute_decodability(
     Raises
     ------
     ValueError
-        For ``n_folds < 2``, fewer trials than folds, a negative ``alpha``, or a model whose sizes do
-        not match the task.
+        For ``n_trials`` or ``n_folds`` not an integer, ``n_folds < 2``, fewer trials than folds, an
+        ``alpha`` that is negative or not finite, or a model whose sizes do not match the task.
 
     Examples
     --------
@@ -77,9 +78,8 @@ def compute_decodability(
 
     from neurodyn.training.train import check_sizes
 
-    if int(n_folds) < 2 or int(n_trials) < int(n_folds) or not alpha >= 0:
-        raise ValueError(f"need n_folds >= 2, n_trials >= n_folds and alpha >= 0; got n_folds={n_folds}, "
-                         f"n_trials={n_trials}, alpha={alpha}")
+    check_setting("n_trials", n_trials, 1, integer=True, hint=" (trials of the seeded batch)")
+    _check_folds(n_folds, int(n_trials), alpha)
     check_sizes(model, task)
     seed = resolve_seed(seed)
     batch = task.sample(int(n_trials), seed=seed)
@@ -97,6 +97,13 @@ def compute_decodability(
                       coords={"variable": np.arange(Y.shape[1])},
                       attrs={"n_trials": int(n_trials), "n_folds": int(n_folds), "alpha": float(alpha),
                              "seed": seed})
+
+
+def _check_folds(n_folds: Any, n_trials: int, alpha: Any) -> None:
+    """One-line errors unless ``n_folds`` is an integer in ``[2, n_trials]`` and ``alpha`` finite >= 0."""
+    check_setting("n_folds", n_folds, 2, high=max(n_trials, 2), integer=True,
+                  hint=f" (folds over trials, at most the {n_trials} trials)")
+    check_setting("alpha", alpha, 0, hint=" (ridge penalty on the squared weights)")
 
 
 def _cross_validated(H: np.ndarray, Y: np.ndarray, trial: np.ndarray, n_trials: int, n_folds: int,
@@ -154,8 +161,9 @@ def compute_decodability_over_time(states: Any, variables: Any, *, names: Sequen
         For ``states`` or ``variables`` given as a mapping (e.g. a dict of variables).
     ValueError
         For arrays of the wrong dimensions or mismatched trials, NaN/Inf in ``states`` or
-        ``variables``, a constant variable (``R^2`` undefined), ``names`` of another length than the
-        variables, ``n_folds < 2``, fewer trials than folds or a negative ``alpha``.
+        ``variables``, states without time steps or units, a constant variable (``R^2`` undefined),
+        ``names`` of another length than the variables, ``n_folds`` not an integer in ``[2, trial]``, or an
+        ``alpha`` that is negative or not finite.
 
     Examples
     --------
@@ -188,6 +196,8 @@ def compute_decodability_over_time(states: Any, variables: Any, *, names: Sequen
     if len(labels) != y.shape[1]:
         raise ValueError(f"names has {len(labels)} entries for {y.shape[1]} variables; give one name per "
                          "column of variables")
+    if h.shape[1] < 1 or h.shape[2] < 1:
+        raise ValueError(f"states needs at least 1 time step and 1 unit; got shape {h.shape}")
     check_finite(h, "states")
     check_finite(y, "variables")
     constant = np.flatnonzero(np.all(y == y[:1], axis=0)) if len(y) else []
@@ -195,9 +205,7 @@ def compute_decodability_over_time(states: Any, variables: Any, *, names: Sequen
         raise ValueError(f"variable {labels[constant[0]]!r} is constant over trials ({len(constant)} "
                          "constant variable(s)); R^2 is undefined for it: drop it or give values that vary")
     n_trials = h.shape[0]
-    if int(n_folds) < 2 or n_trials < int(n_folds) or not alpha >= 0:
-        raise ValueError(f"need n_folds >= 2, trials >= n_folds and alpha >= 0; got n_folds={n_folds}, "
-                         f"{n_trials} trials, alpha={alpha}")
+    _check_folds(n_folds, n_trials, alpha)
     seed = resolve_seed(seed)
     trial = np.arange(n_trials)
     r2 = np.stack([_cross_validated(h[:, t], y, trial, n_trials, int(n_folds), alpha, seed)[1]

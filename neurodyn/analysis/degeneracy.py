@@ -18,7 +18,7 @@ from neurodyn.analysis.similarity import (
     prepare_activity,
     weight_distance,
 )
-from neurodyn.analysis.similarity.pairwise import DSA_FIT, PREPARE
+from neurodyn.analysis.similarity.pairwise import DSA_FIT, PREPARE, network_names
 from neurodyn.models._base import eval_mode
 
 DEFAULT_DSA = {"n_delays": 5, "rank": 10}
@@ -348,7 +348,7 @@ def compute_solution_degeneracy(
 
     Parameters
     ----------
-    models : sequence of RecurrentModel or DegeneracyFeatures
+    models : sequence (or other iterable) of RecurrentModel or DegeneracyFeatures
         At least 2 networks with the task's input and output sizes (never modified; put in eval mode
         only for the rollout), or their features computed with the same options.
     task : Task
@@ -360,13 +360,14 @@ def compute_solution_degeneracy(
         A key of the evaluation metrics (``"loss"``, or e.g. ``"accuracy"``).
     dynamics_metric : str
         Any metric of :func:`~neurodyn.analysis.pairwise_distances`; similarity measures (``"cka"``, ...)
-        are turned into distances ``1 - s``.
+        are turned into distances ``1 - s`` (with a zero diagonal).
     dynamics_kwargs : mapping, optional
         Options of that metric; for DSA default ``{"n_delays": 5, "rank": 10}`` (the rank is lowered to
         the smallest network's full rank).
     weight_kind : {"euclidean", "angular"}
         See :func:`~neurodyn.analysis.weight_distance`.
     names : sequence of str, optional
+        Unique network labels (default ``net0``, ``net1``, ...).
     device : torch device
     progress : bool
 
@@ -377,8 +378,8 @@ def compute_solution_degeneracy(
     Raises
     ------
     ValueError
-        For fewer than 2 models, mismatched sizes, an unknown ``behaviour_metric``, or features computed
-        with other options than these.
+        For fewer than 2 models, mismatched sizes, an unknown ``behaviour_metric``, ``names`` that are
+        repeated or of another length, or features computed with other options than these.
 
     Examples
     --------
@@ -399,12 +400,13 @@ def compute_solution_degeneracy(
     >>> bool(other.dynamics_degeneracy > 0), bool(other.weight_degeneracy > 0)
     (True, True)
     """
+    models = list(models)
     if len(models) < 2:
         raise ValueError(f"degeneracy needs at least 2 networks; got {len(models)}")
     for k, m in enumerate(models):
         if not isinstance(m, DegeneracyFeatures):
             _check_model(k, m, task)
-    names = [f"net{k}" for k in range(len(models))] if names is None else [str(s) for s in names]
+    names = network_names([f"net{k}" for k in range(len(models))] if names is None else names, len(models))
     batches, settings = _plan(task, n_trials, seed, behaviour_metric, dynamics_metric, dynamics_kwargs)
     feats = []
     for k, m in enumerate(models):
@@ -423,6 +425,7 @@ def compute_solution_degeneracy(
     D = pairwise_distances(dyn_in, metric=dynamics_metric, names=names, device=device, progress=progress,
                            **kw)
     dyn = (1.0 - D.values) if D.attrs["kind"] == "similarity" else D.values
+    np.fill_diagonal(dyn, 0.0)  # a network's distance to itself (1 - s need not be 0, e.g. for tau-a)
     n = len(models)
     W = np.zeros((n, n))
     for i in range(n):
@@ -484,7 +487,10 @@ def compare_to_references(
     Raises
     ------
     ValueError
-        For an empty ``references``.
+        For an empty ``references`` or a model whose sizes do not match the task (named, e.g.
+        ``references[1]``).
+    TypeError
+        For a single model given as ``references`` (wrap it in a list).
 
     Examples
     --------
@@ -500,9 +506,17 @@ def compare_to_references(
     """
     from neurodyn.analysis.similarity import cka, linear_predictivity, procrustes_distance
     from neurodyn.training import evaluate
+    from neurodyn.training.train import check_sizes
 
+    if isinstance(references, torch.nn.Module) and not isinstance(references, torch.nn.ModuleList):
+        raise TypeError(f"references must be a sequence of models, got a {type(references).__name__}; "
+                        "wrap a single one in a list: [reference]")
+    references = list(references)
     if len(references) == 0:
         raise ValueError("references is empty; give at least one model")
+    check_sizes(model, task)
+    for k, r in enumerate(references):
+        check_sizes(r, task, name=f"references[{k}]")
 
     batch = task.sample(n_trials, seed=seed)
     h = _run(model, batch, "cpu")[1]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurodyn.analysis import compute_decodability
+from neurodyn.analysis import compute_decodability, compute_decodability_over_time
 from neurodyn.models import LeakyRNN
 from neurodyn.tasks import FlipFlop
 
@@ -84,3 +84,29 @@ def test_decodability_over_time_refuses_bad_names_dicts_constants_and_nan_by_nam
     v[1, 1] = np.inf
     with pytest.raises(ValueError, match=r"^variables contains 1 NaN/Inf"):
         compute_decodability_over_time(states, v, n_folds=3)
+
+
+def test_decodability_settings_must_be_whole_finite_numbers():
+    # n_folds=2.5 was truncated to 2, n_trials="20" accepted, alpha=inf failed inside scikit-learn
+    model = LeakyRNN(1, 4, 1, activation="linear", seed=0)
+    task = FlipFlop(n_bits=1, n_steps=10)
+    rng = np.random.default_rng(0)
+    states, v = rng.standard_normal((12, 3, 2)), rng.standard_normal((12, 1))
+    for bad, match in (({"n_folds": 2.5}, "n_folds must be an integer"),
+                       ({"n_trials": "20"}, "n_trials must be"),
+                       ({"alpha": float("inf")}, "alpha must be a finite number >= 0")):
+        with pytest.raises(ValueError, match=match):
+            compute_decodability(model, task, **{"n_trials": 12, "n_folds": 3, **bad})
+        if "n_trials" not in bad:
+            with pytest.raises(ValueError, match=match):
+                compute_decodability_over_time(states, v, **{"n_folds": 3, **bad})
+    with pytest.raises(ValueError, match=r"n_folds must be an integer in \[2, 12\]"):
+        compute_decodability_over_time(states, v, n_folds=13)
+
+
+def test_decodability_over_time_refuses_states_without_steps_or_units():
+    # (trial, 0, unit) failed in numpy's stack; (trial, time, 0) blamed an "X" the caller never passed
+    v = np.random.default_rng(0).standard_normal((12, 1))
+    for shape in ((12, 0, 3), (12, 4, 0)):
+        with pytest.raises(ValueError, match=r"^states needs at least 1 time step and 1 unit; got shape"):
+            compute_decodability_over_time(np.zeros(shape), v, n_folds=3)

@@ -139,3 +139,40 @@ def test_compare_to_references_refuses_an_empty_reference_list():
 
     with pytest.raises(ValueError, match=r"^references is empty; give at least one model$"):
         compare_to_references(_net(0), [], TASK, n_trials=4)
+
+
+def test_compare_to_references_names_the_model_that_does_not_fit_the_task():
+    from neurodyn.analysis.degeneracy import compare_to_references
+
+    task = FlipFlop(n_bits=1, n_steps=10)
+    good, bad = LeakyRNN(1, 4, 1, seed=0), LeakyRNN(2, 4, 1, seed=1)
+    # the rollout failed with "inputs must have shape (batch, time, 2)", naming neither network
+    with pytest.raises(ValueError, match=r"^references\[1\] has 2 inputs / 1 outputs but task"):
+        compare_to_references(good, [good, bad], task, n_trials=4)
+    with pytest.raises(ValueError, match=r"^model has 2 inputs / 1 outputs but task"):
+        compare_to_references(bad, [good], task, n_trials=4)
+    # a single model instead of a list failed with "object of type 'LeakyRNN' has no len()"
+    with pytest.raises(TypeError, match=r"^references must be a sequence of models, got a LeakyRNN; "):
+        compare_to_references(good, good, task, n_trials=4)
+
+
+def test_similarity_metrics_give_a_distance_matrix_with_a_zero_diagonal():
+    # rsa with Kendall's tau-a has self-similarity below 1 for tied RDMs: 1 - s left a non-zero diagonal,
+    # which embed_distances refused
+    from neurodyn.analysis import embed_distances
+
+    nets = [_net(0), _net(1), _net(2)]
+    res = compute_solution_degeneracy(nets, TASK, n_trials=4, dynamics_metric="rsa",
+                                      dynamics_kwargs={"compare_method": "kendall_tau_a"})
+    np.testing.assert_array_equal(np.diag(res.dynamics), 0.0)
+    assert embed_distances(res.dynamics, seed=0).shape == (3, 2)
+
+
+def test_names_and_networks_are_checked_before_any_rollout():
+    nets = (_net(k) for k in range(3))  # any iterable of networks
+    assert compute_solution_degeneracy(nets, TASK, n_trials=4, dynamics_metric="cka").names == (
+        "net0", "net1", "net2")
+    with pytest.raises(ValueError, match=r"^names must be unique; 'a' appears 2 times"):
+        compute_solution_degeneracy([_net(0), _net(1)], TASK, names=["a", "a"], dynamics_metric="cka")
+    with pytest.raises(ValueError, match=r"^names has 1 entries for 2 networks"):
+        compute_solution_degeneracy([_net(0), _net(1)], TASK, names=["a"], dynamics_metric="cka")

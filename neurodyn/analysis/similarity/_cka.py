@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any, Literal
 
 import numpy as np
 
+from neurodyn._checks import check_setting
 from neurodyn.analysis.similarity._validate import (
     as_matrix,
     as_pair,
     center,
     check_choice,
+    check_square_memory,
     check_variance,
     warn_few_samples,
 )
@@ -37,7 +41,8 @@ def rbf_bandwidth(X: Any, *, factor: float = 1.0) -> float:
     Raises
     ------
     ValueError
-        If ``factor <= 0``, for bad input, or if all samples coincide (the median distance is 0).
+        If ``factor <= 0``, for bad input, if all samples coincide (the median distance is 0), or if the
+        ``(sample, sample)`` distances would not fit in memory.
     TypeError
         For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
@@ -49,14 +54,20 @@ def rbf_bandwidth(X: Any, *, factor: float = 1.0) -> float:
     >>> rbf_bandwidth(X), rbf_bandwidth(X, factor=0.5)
     (2.0, 1.0)
     """
-    if not factor > 0:
-        raise ValueError(f"factor must be > 0; got {factor}")
+    check_setting("factor", factor, 0, strict=True, hint=" (multiple of the median distance)")
     Xa = as_matrix(X, "X")
+    check_square_memory("rbf_bandwidth", Xa.shape[0], 4, "pass sigma explicitly or use fewer samples")
     iu = np.triu_indices(Xa.shape[0], k=1)
     median = float(np.median(np.sqrt(_sq_distances(Xa)[iu])))
     if median == 0.0:
         raise ValueError("median pairwise distance is 0 (samples coincide); pass sigma explicitly")
     return factor * median
+
+
+def _positive(value: Any) -> bool:
+    """Whether ``value`` is a finite real number > 0 (not a bool or a string)."""
+    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    return real and math.isfinite(value) and value > 0
 
 
 def _gram(Xa: np.ndarray, kernel: str, sigma: float | None) -> np.ndarray:
@@ -145,7 +156,8 @@ def cka(
     ------
     ValueError
         For bad inputs, unknown ``kernel``, non-positive bandwidths, a ``sigma`` that is not one value
-        or a pair, ``sigma`` given with ``kernel="linear"``, or fewer than 4 samples when debiased.
+        or a pair, ``sigma`` given with ``kernel="linear"``, fewer than 4 samples when debiased, or
+        ``(sample, sample)`` Gram matrices (RBF, or at most as many samples as units) too large for memory.
     TypeError
         For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
@@ -175,17 +187,23 @@ def cka(
     sig_x = sig_y = None
     if kernel == "linear" and sigma is not None:
         raise ValueError("sigma is the RBF bandwidth; it has no effect with kernel='linear'")
+    features = kernel == "linear" and Xa.shape[0] > max(Xa.shape[1], Ya.shape[1])
+    if not features:  # (sample, sample) Gram matrices and their centred copies
+        check_square_memory("cka", Xa.shape[0], 6, "use fewer samples (or the linear kernel with more "
+                            "samples than units, which needs no (sample, sample) matrix)")
     if kernel == "rbf":
         if sigma is None:
+            check_setting("sigma_factor", sigma_factor, 0, strict=True,
+                          hint=" (multiple of the median distance)")
             sig_x, sig_y = rbf_bandwidth(Xa, factor=sigma_factor), rbf_bandwidth(Ya, factor=sigma_factor)
         else:
             sig = (sigma, sigma) if np.isscalar(sigma) else tuple(np.ravel(sigma))
             if len(sig) != 2:
                 raise ValueError(f"sigma must be one bandwidth or a pair (sigma_X, sigma_Y); got {sigma!r}")
             sig_x, sig_y = sig
-        if not (sig_x > 0 and sig_y > 0):
-            raise ValueError(f"RBF bandwidths must be > 0; got {sig_x}, {sig_y}")
-    if kernel == "linear" and Xa.shape[0] > max(Xa.shape[1], Ya.shape[1]):
+        if not all(_positive(s) for s in (sig_x, sig_y)):
+            raise ValueError(f"RBF bandwidths must be finite numbers > 0; got {sig_x!r}, {sig_y!r}")
+    if features:
         Xc, Yc = center(Xa), center(Ya)
         hxy, hxx, hyy = (_hsic_linear_features(A, B, debiased) for A, B in ((Xc, Yc), (Xc, Xc), (Yc, Yc)))
     else:

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neurodyn.analysis.similarity._validate import check_choice, check_finite, to_numpy
+from neurodyn.analysis.similarity._validate import check_choice, check_finite, check_square_memory, to_numpy
 
 METHODS = ("pearson", "spearman", "kendall_tau_a", "cosine", "whitened_pearson", "whitened_cosine")
 
@@ -30,7 +30,7 @@ def upper_triangle(R: Any, name: str = "R") -> np.ndarray:
         if a.size < 1 or n != int(n):
             raise ValueError(f"{name} as a vector must have n(n-1)/2 entries; got {a.size}")
         return a
-    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.size == 0:
         raise ValueError(
             f"{name} must be a square (condition, condition) RDM or its upper triangle; got shape {a.shape}"
         )
@@ -115,6 +115,8 @@ def rdm_features(V: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
     F = V - V.mean(axis=1, keepdims=True) if method in ("pearson", "spearman", "whitened_pearson") else V
     if not method.startswith("whitened"):
         return F, F
+    check_square_memory("whitened RDM comparison", V.shape[1], 3, "use fewer conditions or an unwhitened "
+                        "method (pearson, spearman, cosine)")
     return F, np.linalg.solve(_whitening_cov(_n_conditions(V.shape[1])), F.T).T
 
 
@@ -157,7 +159,8 @@ def compare_rdms(
     Raises
     ------
     ValueError
-        For non-symmetric or differently sized RDMs, NaN/Inf, constant RDMs or an unknown ``method``.
+        For non-symmetric or differently sized RDMs, NaN/Inf, constant RDMs, an unknown ``method``, or a
+        whitened method whose ``(pair, pair)`` covariance would not fit in memory.
     TypeError
         For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 

@@ -178,6 +178,7 @@ def fit_havok(
     """
     check_fit_options(method, ridge)
     S, full_rank, V = hankel_coordinates(X, n_delays=n_delays, delay_interval=delay_interval)
+    check_rank(rank)
     rank = full_rank if rank is None else int(rank)
     if not 1 <= rank <= full_rank:
         raise ValueError(f"rank must lie in [1, {full_rank}] (the Hankel matrix rank); got {rank}")
@@ -186,6 +187,12 @@ def fit_havok(
     past_gram, cross_gram = lagged_grams(V, rank if method == "pcr" else full_rank)
     A = operator_from_grams(past_gram, cross_gram, rank=rank, method=method, ridge=ridge)
     return HavokFit(A, S, rank, full_rank, int(n_delays), int(delay_interval), method)
+
+
+def check_rank(rank: Any) -> None:
+    """One-line ``ValueError`` unless ``rank`` is None or an integer >= 1."""
+    if rank is not None:
+        check_setting("rank", rank, 1, integer=True, hint=" (operator rank; None keeps full rank)")
 
 
 def check_fit_options(method: str, ridge: float) -> None:

@@ -55,8 +55,7 @@ class LinearPredictivity(ParamsMixin):
         """Fit the map from source ``X (sample, unit_source)`` to target ``Y (sample, unit_target)``."""
         from sklearn.linear_model import Ridge
 
-        if not self.alpha >= 0:
-            raise ValueError(f"alpha must be >= 0; got {self.alpha}")
+        check_setting("alpha", self.alpha, 0, hint=" (ridge penalty on the squared weights)")
         Xa, Ya = as_pair(X, Y)
         model = Ridge(alpha=self.alpha, fit_intercept=True).fit(Xa, Ya)
         # a one-unit target gives 1-D coef_ in recent scikit-learn; keep (unit_target, unit_source)
@@ -200,8 +199,9 @@ def linear_predictivity(
     Raises
     ------
     ValueError
-        For bad inputs, ``cv`` not an integer in ``[2, n_sample]``, negative ``alpha``, an unknown
-        ``direction``, or a predicted representation that is constant across samples (``R^2`` undefined).
+        For bad inputs, ``cv`` not an integer in ``[2, n_sample]``, ``alpha`` negative or not finite, an
+        unknown ``direction``, or a predicted representation that is constant across samples (``R^2``
+        undefined).
     TypeError
         For complex ``X`` or ``Y``.
 
@@ -221,6 +221,7 @@ def linear_predictivity(
     from sklearn.model_selection import KFold
 
     check_choice(direction, ("x_to_y", "y_to_x", "both"), "direction")
+    check_setting("alpha", alpha, 0, hint=" (ridge penalty on the squared weights)")
     Xa, Ya = as_pair(X, Y)
     check_setting("cv", cv, 2, high=Xa.shape[0], integer=True, hint=" (folds, at most n_sample)")
     seed_int = resolve_seed(seed)

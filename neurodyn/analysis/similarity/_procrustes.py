@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from neurodyn._checks import check_setting
 from neurodyn.analysis.similarity._validate import (
     ParamsMixin,
     angle,
@@ -34,6 +35,11 @@ def warn_degenerate_whitening(n_dims: int, rank_x: int, rank_y: int, alpha: floa
     distance is ``arccos(sqrt(min rank / max rank))`` for any data). ``alpha > 0`` is never degenerate."""
     if alpha == 0:
         warn_forced_correlations(n_dims, rank_x, rank_y, "Procrustes with alpha=0 (CCA)", _FIX)
+
+
+def check_alpha(alpha: Any) -> None:
+    """One-line ``ValueError`` unless the partial-whitening ``alpha`` is a finite number in ``[0, 1]``."""
+    check_setting("alpha", alpha, 0, high=1, hint=" (1 = Procrustes, 0 = CCA)")
 
 
 def partial_whitening(Xc: np.ndarray, alpha: float) -> np.ndarray:
@@ -139,8 +145,7 @@ class ProcrustesMetric(ParamsMixin):
     def fit(self, X: Any, Y: Any) -> ProcrustesMetric:
         """Fit the alignment on paired ``(sample, unit_x)`` / ``(sample, unit_y)`` data."""
         check_choice(self.kind, KINDS, "kind")
-        if not 0.0 <= float(self.alpha) <= 1.0:
-            raise ValueError(f"alpha must lie in [0, 1] (1 = Procrustes, 0 = CCA); got {self.alpha}")
+        check_alpha(self.alpha)
         Xc, Yc, n_dim = fit_centred_pair(self, X, Y)
         if self.alpha == 0:
             warn_degenerate_whitening(Xc.shape[0] - bool(self.center), whitened_rank(Xc), whitened_rank(Yc),

@@ -6,7 +6,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neurodyn.analysis.similarity._validate import as_matrix, check_choice, check_finite, to_numpy
+from neurodyn.analysis.similarity._validate import (
+    as_matrix,
+    check_choice,
+    check_finite,
+    check_square_memory,
+    to_numpy,
+)
 
 METHODS = ("euclidean", "sqeuclidean", "correlation", "mahalanobis", "crossnobis")
 
@@ -18,16 +24,29 @@ def _precision(noise_cov: Any, n_units: int) -> np.ndarray:
     if cov.shape != (n_units, n_units):
         raise ValueError(f"noise_cov must have shape (unit, unit) = {(n_units, n_units)}; got {cov.shape}")
     check_finite(cov, "noise_cov")
+    message = ("noise_cov must be a symmetric positive-definite (unit, unit) covariance; symmetrise it "
+               "((S + S.T) / 2) or shrink a singular one first (e.g. Ledoit-Wolf)")
+    if not np.allclose(cov, cov.T, rtol=1e-8, atol=1e-12 * max(np.abs(cov).max(), 1.0)):
+        raise ValueError(message)
     try:
-        return np.linalg.inv(cov)
+        factor = np.linalg.cholesky(cov)
     except np.linalg.LinAlgError as err:
-        raise ValueError("noise_cov is singular; shrink it first (e.g. Ledoit-Wolf)") from err
+        raise ValueError(message) from err
+    if np.diag(factor).min() ** 2 <= 1e-12 * np.diag(cov).max():  # numerically singular
+        raise ValueError(message)
+    return np.linalg.inv(cov)
 
 
 def _labels(values: Any, n_rows: int, name: str) -> np.ndarray:
+    import pandas as pd
+
     lab = np.asarray(values)
     if lab.shape != (n_rows,):
         raise ValueError(f"{name} must have one label per row of X, shape ({n_rows},); got {lab.shape}")
+    n_missing = int(np.count_nonzero(pd.isna(lab)))
+    if n_missing:
+        raise ValueError(f"{name} contains {n_missing} missing label(s) (NaN or None); give every row of X "
+                         "a label or drop the unlabelled rows")
     return lab
 
 
@@ -88,7 +107,8 @@ def rdm(
         Run (partition, independent measurement) of each row; required for, and only used by,
         ``crossnobis``. Every run must contain every condition.
     noise_cov : array, shape (unit, unit), optional
-        Noise covariance ``S`` for ``mahalanobis`` / ``crossnobis`` (e.g. of residuals); identity if None.
+        Noise covariance ``S`` for ``mahalanobis`` / ``crossnobis`` (e.g. of residuals), symmetric positive
+        definite; identity if None.
 
     Returns
     -------
@@ -99,7 +119,9 @@ def rdm(
     ------
     ValueError
         For bad shapes, NaN/Inf, an unknown ``method``, missing ``conditions``/``runs`` for ``crossnobis``,
-        a singular ``noise_cov``, or a run lacking a condition.
+        missing (NaN or None) labels, a ``noise_cov`` that is not symmetric positive definite, ``noise_cov``
+        or ``runs`` given to a method that does not use them, a run lacking a condition, or a
+        ``(condition, condition)`` matrix too large for memory.
     TypeError
         For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
@@ -121,7 +143,17 @@ def rdm(
     25.0
     """
     check_choice(method, METHODS, "method")
+    if noise_cov is not None and method not in ("mahalanobis", "crossnobis"):
+        raise ValueError(f"noise_cov is only used by method='mahalanobis' or 'crossnobis', not {method!r}; "
+                         "drop it or choose one of those methods")
+    if runs is not None and method != "crossnobis":
+        raise ValueError(f"runs is only used by method='crossnobis', not {method!r}; drop it or use "
+                         "crossnobis")
     Xa = as_matrix(X, "X")
+    labels = None if conditions is None else _labels(conditions, Xa.shape[0], "conditions")
+    n_cond = Xa.shape[0] if labels is None else np.unique(labels).size
+    check_square_memory("rdm", n_cond, 4, "use fewer conditions (average the observations of each condition "
+                        "with conditions=)")
     if method == "crossnobis":
         if conditions is None or runs is None:
             raise ValueError("method='crossnobis' needs conditions= and runs= labels for every row of X")

@@ -144,6 +144,14 @@ def as_pair(X: Any, Y: Any, *, min_rows: int = 2) -> tuple[np.ndarray, np.ndarra
     return Xa, Ya
 
 
+def check_square_memory(what: str, n: int, copies: int, fix: str) -> None:
+    """One-line ``ValueError`` (:func:`~neurodyn._budget.check_memory`), before allocating, when ``copies``
+    ``(n, n)`` float64 matrices would not fit in the memory available now."""
+    from neurodyn._budget import check_memory
+
+    check_memory(what, 8.0 * copies * n * n, f"{copies} ({n}, {n}) float64 matrices", fix)
+
+
 def center(a: np.ndarray) -> np.ndarray:
     """Subtract the column means (per-unit mean over samples); returns a new array."""
     return a - a.mean(axis=0, keepdims=True)

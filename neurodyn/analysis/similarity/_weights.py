@@ -119,6 +119,14 @@ def match_recurrent_units(W1: Any, W2: Any, *, n_iter: int = 20) -> np.ndarray:
     return max(candidates, key=lambda perm: _overlap(A, B, perm))
 
 
+def _symmetric_matching(A: np.ndarray, B: np.ndarray, n_iter: int) -> np.ndarray:
+    """The better of matching ``B`` to ``A`` and (inverted) ``A`` to ``B``: the same pair of candidates
+    either way round, so the distance does not depend on the order of its arguments."""
+    forward = match_recurrent_units(A, B, n_iter=n_iter)
+    backward = np.argsort(match_recurrent_units(B, A, n_iter=n_iter))
+    return max((forward, backward), key=lambda perm: _overlap(A, B, perm))
+
+
 def weight_distance(
     W1: Any,
     W2: Any,
@@ -136,8 +144,9 @@ def weight_distance(
         units without connections). Never modified.
     permutation_invariant : bool
         True (default): minimise over simultaneous row and column permutations of ``W2``, found by
-        :func:`match_recurrent_units` (approximate for hard instances, so the value is an upper bound of
-        the exact permutation-invariant distance). False: compare units as labelled.
+        :func:`match_recurrent_units` in both directions, keeping the better matching (approximate for
+        hard instances, so the value is an upper bound of the exact permutation-invariant distance; the
+        same whichever matrix comes first). False: compare units as labelled.
     kind : {"angular", "euclidean"}
         ``angular`` (default): ``arccos(<W1, P W2 P^T>_F / (||W1||_F ||W2||_F))`` in radians, in ``[0, pi]``;
         scale free. ``euclidean``: ``||W1 - P W2 P^T||_F / sqrt(n_unit)`` (``n_unit`` the padded size), the
@@ -177,7 +186,7 @@ def weight_distance(
     check_setting("n_iter", n_iter, 0, integer=True, hint=" (refinement iterations; 0: none)")
     A, B = _weight_pair(W1, W2)
     n = A.shape[0]
-    perm = match_recurrent_units(A, B, n_iter=n_iter) if permutation_invariant else np.arange(n)
+    perm = _symmetric_matching(A, B, n_iter) if permutation_invariant else np.arange(n)
     Bp = B[np.ix_(perm, perm)]
     if kind == "euclidean":
         return float(np.linalg.norm(A - Bp) / np.sqrt(n))

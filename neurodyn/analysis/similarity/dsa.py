@@ -7,6 +7,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.similarity._align import (
     canonical_order,
@@ -61,6 +62,13 @@ def eigenvalue_wasserstein(A: np.ndarray, B: np.ndarray) -> float:
         ) from err
     wa, wb = np.full(la.size, 1.0 / la.size), np.full(lb.size, 1.0 / lb.size)
     return float(np.sqrt(max(ot.emd2(wa, wb, cost), 0.0)))
+
+
+def check_search(n_restarts: Any, max_rounds: Any, max_iter: Any) -> None:
+    """One-line ``ValueError`` unless the alignment search's settings are whole numbers in range."""
+    check_setting("n_restarts", n_restarts, 0, integer=True, hint=" (random starts per round)")
+    check_setting("max_rounds", max_rounds, 1, integer=True, hint=" (rounds of starts)")
+    check_setting("max_iter", max_iter, 1, integer=True, hint=" (ascent iterations per start)")
 
 
 def prepare_pairs(pairs: list[tuple[np.ndarray, np.ndarray]], n_restarts: int, seed: SeedLike):
@@ -155,7 +163,7 @@ def operator_distance(
         Rounds of starts: a further round of ``n_restarts`` fresh random starts runs only while the best
         value (cosine) has not been reached, to within 1e-8, by two different starts, so easy pairs stop
         after one round and hard ones get more restarts.
-    max_iter : int
+    max_iter : int >= 1
         Maximum monotone ascent iterations per start.
     seed : SeedLike
         Seeds the random starting points (same seed, same value).
@@ -171,7 +179,8 @@ def operator_distance(
     Raises
     ------
     ValueError
-        For non-square, non-finite or all-zero operators or an unknown ``score``.
+        For non-square, non-finite or all-zero operators, an unknown ``score``, or ``n_restarts``,
+        ``max_rounds`` or ``max_iter`` not an integer >= 0, >= 1, >= 1.
     TypeError
         For complex input; pass real data (e.g. ``.real`` or ``abs()``).
 
@@ -193,8 +202,7 @@ def operator_distance(
         if canonical_order(*pad_pair(Aa, Ba)):
             Aa, Ba = Ba, Aa
         return eigenvalue_wasserstein(Aa, Ba)
-    if int(n_restarts) < 0 or int(max_rounds) < 1:
-        raise ValueError(f"need n_restarts >= 0 and max_rounds >= 1; got {n_restarts} and {max_rounds}")
+    check_search(n_restarts, max_rounds, max_iter)
     seed = resolve_seed(seed)  # one draw from a generator, for both rounds of starts
     prepared = prepare_pairs([(Aa, Ba)], int(n_restarts), seed)
     return float(align_scores(prepared, score, max_iter=int(max_iter), device=device,
@@ -276,6 +284,7 @@ def dsa_distance(
     >>> bool(dsa_distance(X, Z, n_delays=1, n_restarts=4) > 0.05)
     True
     """
+    check_search(n_restarts, max_rounds, max_iter)  # before the fits, which are the slow part
     pair = [as_trajectories(Z, name) for Z, name in ((X, "X"), (Y, "Y"))]  # errors name the array
     for Z, name in zip(pair, ("X", "Y")):
         embedded_length(Z, n_delays, delay_interval, name)

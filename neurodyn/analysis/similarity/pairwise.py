@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
 
-from neurodyn._checks import check_setting
+from neurodyn._budget import MAX_MEMORY, check_memory
+from neurodyn._checks import check_device, check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.similarity import _compare_rdms as crdm
 from neurodyn.analysis.similarity._cca import cca_similarity, pwcca, svcca
@@ -17,6 +18,7 @@ from neurodyn.analysis.similarity._cka import cka
 from neurodyn.analysis.similarity._havok import (
     as_trajectories,
     check_fit_options,
+    check_rank,
     embedded_length,
     hankel_coordinates,
     lagged_grams,
@@ -24,16 +26,24 @@ from neurodyn.analysis.similarity._havok import (
     warn_below_full_rank,
 )
 from neurodyn.analysis.similarity._procrustes import (
+    check_alpha,
     partial_whitening,
     procrustes_distance,
     warn_degenerate_whitening,
     whitened_rank,
 )
 from neurodyn.analysis.similarity._rdm import rdm
-from neurodyn.analysis.similarity._validate import as_matrix, check_choice, check_variance, to_numpy
+from neurodyn.analysis.similarity._validate import (
+    as_matrix,
+    check_choice,
+    check_variance,
+    to_numpy,
+    warn_few_samples,
+)
 from neurodyn.analysis.similarity.dsa import (
     SCORES,
     align_scores,
+    check_search,
     dsa_distance,
     operator_distance,
     prepare_pairs,
@@ -54,18 +64,28 @@ def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n, k=1)
 
 
+def pair_block(n_samples: int, n_units: int) -> int:
+    """Pairs per batch: at most ``_BLOCK``, and few enough that the gathered ``(pair, sample, unit)``
+    features of both networks and the ``(pair, unit, unit)`` products with their SVD workspace stay
+    within :data:`MAX_MEMORY`."""
+    per_pair = 8.0 * (2 * n_samples * n_units + 3 * n_units**2)
+    return int(max(1, min(_BLOCK, MAX_MEMORY // per_pair)))
+
+
 def _nuclear_and_frob(F: torch.Tensor, i: np.ndarray, j: np.ndarray, nuclear: bool, progress: bool):
-    """``||F_i^T F_j||_*`` (or squared Frobenius) for all listed pairs, in blocks."""
+    """``||F_i^T F_j||_*`` (or squared Frobenius) for all listed pairs, in memory-bounded blocks."""
     from tqdm.auto import tqdm
 
+    block = pair_block(F.shape[1], F.shape[2])
     out = torch.empty(len(i), dtype=F.dtype, device=F.device)
-    for s in tqdm(range(0, len(i), _BLOCK), disable=not progress, desc="pairwise"):
-        M = F[i[s:s + _BLOCK]].transpose(-1, -2) @ F[j[s:s + _BLOCK]]
-        out[s:s + _BLOCK] = torch.linalg.svdvals(M).sum(-1) if nuclear else (M**2).sum((-1, -2))
+    for s in tqdm(range(0, len(i), block), disable=not progress, desc="pairwise"):
+        M = F[i[s:s + block]].transpose(-1, -2) @ F[j[s:s + block]]
+        out[s:s + block] = torch.linalg.svdvals(M).sum(-1) if nuclear else (M**2).sum((-1, -2))
     return out.cpu().numpy()
 
 
 def _prepare_procrustes(m: np.ndarray, *, alpha: float = 1.0, center: bool = True) -> PreparedActivity:
+    check_alpha(alpha)
     mc = m - m.mean(axis=0) if center else m
     return PreparedActivity("procrustes", {"features": mc @ partial_whitening(mc, alpha)},
                             {"alpha": float(alpha), "center": bool(center), "n_samples": int(m.shape[0]),
@@ -94,6 +114,7 @@ def _procrustes(prepared: list[PreparedActivity], *, kind="angular", device="cpu
 def _linear_cka(mats, *, device="cpu", progress=True):
     feats = [m - m.mean(axis=0) for m in mats]
     n_units = max(f.shape[1] for f in feats)
+    warn_few_samples(feats[0].shape[0], n_units, "biased CKA")  # as cka does for the pairs it biases
     F = torch.as_tensor(np.stack([np.pad(f, ((0, 0), (0, n_units - f.shape[1]))) for f in feats]),
                         dtype=torch.float64, device=device)
     self_hsic = np.sqrt(((F.transpose(-1, -2) @ F) ** 2).sum((-1, -2)).cpu().numpy())
@@ -109,6 +130,13 @@ def _rsa(mats, *, rdm_method="euclidean", compare_method="spearman", device="cpu
     from tqdm.auto import tqdm
 
     check_choice(compare_method, crdm.METHODS, "compare_method")
+    if rdm_method == "crossnobis":
+        raise ValueError("rdm_method='crossnobis' needs per-observation labels (conditions=, runs=) that "
+                         "pairwise RSA cannot take; build each RDM with rdm(..., method='crossnobis') and "
+                         "compare them with compare_rdms, or choose another rdm_method")
+    n_pairs = mats[0].shape[0] * (mats[0].shape[0] - 1) // 2
+    check_memory("pairwise RSA", 8.0 * 4 * len(mats) * n_pairs, f"4 ({len(mats)}, {n_pairs}) float64 arrays "
+                 "of RDM entries", "use fewer conditions or networks")
     V = np.stack([crdm.upper_triangle(rdm(m, method=rdm_method), f"rdm of activity[{k}]")
                   for k, m in enumerate(mats)])
     if V.shape[1] < 2:
@@ -132,9 +160,8 @@ def _rsa(mats, *, rdm_method="euclidean", compare_method="spearman", device="cpu
 def _prepare_dsa(a: np.ndarray, *, n_delays: int, rank: int | None = None, delay_interval: int = 1,
                  method: str = "pcr", ridge: float = 1e-8) -> PreparedActivity:
     check_fit_options(method, ridge)
+    check_rank(rank)
     S, full_rank, V = hankel_coordinates(a, n_delays=n_delays, delay_interval=delay_interval)
-    if rank is not None and not 1 <= int(rank):
-        raise ValueError(f"rank must be >= 1 or None; got {rank}")
     n_cols = full_rank if rank is None or method == "rrr" else min(int(rank), full_rank)
     past_gram, cross_gram = lagged_grams(V, n_cols)
     fit = {"n_delays": int(n_delays), "delay_interval": int(delay_interval), "method": method,
@@ -152,6 +179,8 @@ def _dsa(prepared: list[PreparedActivity], *, rank=None, score="angular", n_rest
 
     if score not in SCORES:
         raise ValueError(f"score must be one of {SCORES}; got {score!r}")
+    check_search(n_restarts, max_rounds, max_iter)
+    check_rank(rank)
     seed = resolve_seed(seed)  # one set of random starts for every block of pairs
     ops, below = [], []
     for k, p in enumerate(prepared):
@@ -291,6 +320,14 @@ def prepare_activity(activity: Any, *, metric: str, **kwargs: Any) -> PreparedAc
 
 
 def _prepare(activity: Any, metric: str, name: str, kwargs: dict[str, Any]) -> PreparedActivity:
+    import inspect
+
+    options = [k for k in inspect.signature(PREPARE[metric]).parameters if k not in ("m", "a")]
+    unknown = sorted(set(kwargs) - set(options))
+    if unknown:
+        raise TypeError(f"prepare_activity(metric={metric!r}) got an unexpected keyword argument "
+                        f"{unknown[0]!r}; its options are {options} (pass the pairwise ones to "
+                        "pairwise_distances)")
     if metric == "dsa":
         _check_n_delays(kwargs)
         a = as_trajectories(activity, name)
@@ -372,6 +409,26 @@ def _check_layouts(activity: Sequence[Any]) -> None:
                              "use the same trials and times for every network (dsa does not pair them)")
 
 
+def _network_list(activity: Any) -> list[Any]:
+    """The networks as a list (any iterable of them); a one-line ``TypeError`` for a mapping."""
+    if isinstance(activity, Mapping):
+        raise TypeError(f"activity must be a sequence of arrays, got a {type(activity).__name__}; pass "
+                        "list(d.values()) and names=list(d)")
+    return list(activity)
+
+
+def network_names(names: Sequence[str] | None, n: int) -> list[str]:
+    """One unique label per network (default ``"0"``, ``"1"``, ...)."""
+    labels = [str(k) for k in range(n)] if names is None else [str(s) for s in names]
+    if len(labels) != n:
+        raise ValueError(f"names has {len(labels)} entries for {n} networks")
+    repeated = next((s for s in labels if labels.count(s) > 1), None)
+    if repeated is not None:
+        raise ValueError(f"names must be unique; {repeated!r} appears {labels.count(repeated)} times (label "
+                         "each network once, e.g. with its seed)")
+    return labels
+
+
 def json_safe(v: Any) -> Any:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
@@ -396,7 +453,7 @@ def pairwise_distances(
 
     Parameters
     ----------
-    activity : sequence of arrays or tensors
+    activity : sequence (or other iterable) of arrays or tensors
         One entry per network: ``(trial, time, unit)`` trajectories (flattened to ``(sample, unit)`` for
         the representational measures) or ``(sample, unit)`` matrices; samples (conditions) must be
         paired across networks for all measures but ``dsa``. Unit counts may differ. Never modified.
@@ -406,7 +463,7 @@ def pairwise_distances(
         :func:`rdm` method that needs no labels or noise covariance) and ``compare_method`` (default
         ``"spearman"``; any :func:`compare_rdms` method); the samples are the conditions.
     names : sequence of str, optional
-        Network labels (default ``"0"``, ``"1"``, ...).
+        Unique network labels (default ``"0"``, ``"1"``, ...).
     device : torch device, optional
         Default: CUDA when available, else CPU.
     progress : bool
@@ -427,10 +484,11 @@ def pairwise_distances(
     ------
     ValueError
         For fewer than 2 networks, mismatched sample counts or (trial, time) layouts (for the measures
-        that pair samples, all but ``dsa``), bad inputs or an unknown metric.
+        that pair samples, all but ``dsa``), bad inputs, an unknown metric, repeated ``names`` or a
+        malformed or unavailable ``device``.
     TypeError
-        For an option the measure does not take (e.g. a misspelt one), ``dsa`` without ``n_delays``, or
-        complex input (pass real data, e.g. ``.real``).
+        For an option the measure does not take (e.g. a misspelt one), ``dsa`` without ``n_delays``,
+        ``activity`` given as a mapping, or complex input (pass real data, e.g. ``.real``).
 
     Examples
     --------
@@ -448,13 +506,12 @@ def pairwise_distances(
     """
     import xarray as xr
 
+    activity = _network_list(activity)
     if len(activity) < 2:
         raise ValueError(f"pairwise_distances needs at least 2 networks; got {len(activity)}")
     n = len(activity)
-    names = [str(k) for k in range(n)] if names is None else [str(s) for s in names]
-    if len(names) != n:
-        raise ValueError(f"names has {len(names)} entries for {n} networks")
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    names = network_names(names, n)
+    device = check_device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     label = metric if isinstance(metric, str) else getattr(metric, "__name__", "callable")
     similarity = label in ("cka", "cca", "svcca", "pwcca", "rsa")
     i, j = _pairs(n)
@@ -518,8 +575,9 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
     Raises
     ------
     ValueError
-        For a non-numeric, non-square, asymmetric or non-finite matrix, fewer than 2 networks,
-        ``n_components`` not an integer in ``[1, network]``, or an unknown method.
+        For a non-numeric, non-square, asymmetric or non-finite matrix, a similarity matrix from
+        :func:`pairwise_distances` (pass ``1 - S``), fewer than 2 networks, ``n_components`` not an integer
+        in ``[1, network]``, or an unknown method.
     TypeError
         For a complex matrix.
 
@@ -544,6 +602,9 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
                   hint=f" (at most the {M.shape[0]} networks of D)")
     if not np.allclose(M, M.T, atol=1e-10):
         raise ValueError("D must be symmetric; symmetrise it first, e.g. (D + D.T) / 2")
+    if np.allclose(np.diag(M), 1.0, atol=1e-6):
+        raise ValueError("D has ones on its diagonal, like a similarity (e.g. cka, rsa), not distances; "
+                         "pass 1 - S")
     if np.any(M < 0) or not np.allclose(np.diag(M), 0.0, atol=1e-6):
         raise ValueError("D must hold non-negative distances with a zero diagonal")
     if method != "mds":

@@ -180,3 +180,21 @@ def test_errors_about_y_name_y():
         dsa_distance(X, X[:2], n_delays=2)
     with pytest.raises(ValueError, match="the 3 time steps of Y; reduce n_delays"):
         dsa_distance(X, X[:3], n_delays=2)
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [({"n_restarts": -1}, "n_restarts must be an integer >= 0"), ({"n_restarts": 1.5}, "n_restarts must be"),
+     ({"max_rounds": 0}, "max_rounds must be an integer >= 1"), ({"max_iter": -5}, "max_iter must be"),
+     ({"max_iter": 0}, "max_iter must be an integer >= 1"), ({"rank": 2.5}, "rank must be an integer")],
+)
+def test_search_options_are_checked_alike_for_one_pair_and_for_many(bad, match):
+    # pairwise DSA failed inside numpy for n_restarts=-1 and took max_rounds=0; both took max_iter=-5
+    # (no ascent: a value that is not the distance) and truncated rank=2.5 to 2
+    from neurodyn.analysis import pairwise_distances
+
+    X = _trajectories(_rotation_system(0.3), noise=0.05)
+    with pytest.raises(ValueError, match=match):
+        dsa_distance(X, X, n_delays=2, **bad)
+    with pytest.raises(ValueError, match=match):
+        pairwise_distances([X, X], metric="dsa", n_delays=2, progress=False, device="cpu", **bad)

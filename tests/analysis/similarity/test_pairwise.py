@@ -137,3 +137,64 @@ def test_dsa_without_n_delays_says_so():
     assert "\n" not in str(err.value)
     with pytest.raises(TypeError, match=r"metric='dsa' needs n_delays="):
         prepare_activity(nets[0], metric="dsa")
+
+
+def test_networks_given_as_a_dict_or_an_iterator_and_names_must_be_unique():
+    nets = _networks(n_networks=3)
+    # a dict was iterated over its keys ("activity[0] must be a numeric array ...; got ndarray")
+    with pytest.raises(TypeError, match=r"^activity must be a sequence of arrays, got a dict; pass "):
+        pairwise_distances({"a": nets[0], "b": nets[1]}, progress=False, device="cpu")
+    # an iterator (e.g. a generator over stored networks) failed with "has no len()"
+    D = pairwise_distances(iter(nets), progress=False, device="cpu")
+    np.testing.assert_array_equal(D.values, pairwise_distances(nets, progress=False, device="cpu").values)
+    # duplicate labels made D.sel(network=...) ambiguous
+    with pytest.raises(ValueError, match=r"^names must be unique; 'a' appears 2 times"):
+        pairwise_distances(nets, names=["a", "b", "a"], progress=False, device="cpu")
+
+
+def test_a_malformed_device_is_refused_in_one_line():
+    # "tpu" fell through to torch's long RuntimeError
+    with pytest.raises(ValueError, match="device 'tpu' is not a torch device"):
+        pairwise_distances(_networks(n_networks=2), device="tpu", progress=False)
+
+
+def test_batched_linear_cka_warns_of_few_samples_like_cka():
+    # 10 samples of 50 unrelated units: biased CKA ~0.8; cka warned, the batched path did not
+    rng = np.random.default_rng(0)
+    acts = [rng.normal(size=(10, 50)) for _ in range(3)]
+    with pytest.warns(UserWarning, match=r"biased CKA: 10 samples <= 50 units"):
+        D = pairwise_distances(acts, metric="cka", progress=False, device="cpu")
+    with pytest.warns(UserWarning, match=r"biased CKA: 10 samples <= 50 units"):
+        assert D.values[0, 1] == pytest.approx(cka(acts[0], acts[1]), rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pairwise_distances([a[:, :5] for a in acts], metric="cka", progress=False, device="cpu")
+
+
+def test_batched_pairs_stay_within_the_memory_budget(monkeypatch):
+    # every block gathered (pair, sample, unit) copies of both networks for 2048 pairs at once: 50
+    # networks of (2000, 100) float64 activity (76 MB) peaked at 4.4 GB
+    from neurodyn.analysis.similarity import pairwise
+
+    n_samples, n_units = 2000, 100
+    per_pair = 8.0 * (2 * n_samples * n_units + 3 * n_units**2)
+    assert pairwise.pair_block(n_samples, n_units) * per_pair <= pairwise.MAX_MEMORY
+    assert pairwise.pair_block(10, 3) == 2048 and pairwise.pair_block(10**6, 10**4) == 1
+    # a budget of three pairs per block gives the same matrices as one block
+    acts = _networks(n_networks=5)
+    full = {m: pairwise_distances(acts, metric=m, progress=False, device="cpu").values
+            for m in ("procrustes", "cka")}
+    monkeypatch.setattr(pairwise, "MAX_MEMORY", 3 * 8.0 * (2 * 180 * 5 + 3 * 25))
+    assert pairwise.pair_block(180, 5) == 3
+    for metric, D in full.items():
+        again = pairwise_distances(acts, metric=metric, progress=False, device="cpu").values
+        np.testing.assert_array_equal(again, D)
+
+
+def test_embedding_a_similarity_matrix_says_to_turn_it_into_distances():
+    # pairwise_distances(metric="cka") is a similarity (ones on the diagonal); the refusal did not say so
+    S = pairwise_distances(_networks(n_networks=3), metric="cka", progress=False, device="cpu")
+    message = r"^D has ones on its diagonal, like a similarity \(e.g. cka, rsa\), not distances; pass 1 - S$"
+    with pytest.raises(ValueError, match=message):
+        embed_distances(S)
+    assert embed_distances(1 - S, seed=0).shape == (3, 2)

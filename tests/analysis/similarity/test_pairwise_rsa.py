@@ -100,3 +100,9 @@ def test_rsa_errors():
         pairwise_distances([acts[0], np.ones((12, 3))], metric="rsa", progress=False)
     with pytest.raises(ValueError, match="same samples"):
         pairwise_distances([acts[0], acts[1][:5]], metric="rsa", progress=False)
+
+
+def test_rsa_refuses_crossnobis_rdms_with_a_fix_it_can_use():
+    # pairwise RSA cannot pass conditions=/runs=, so the message must not ask for them
+    with pytest.raises(ValueError, match="rdm_method='crossnobis' needs per-observation labels"):
+        pairwise_distances(_activity(n_networks=2), metric="rsa", rdm_method="crossnobis", progress=False)

@@ -15,8 +15,10 @@ from neurodyn.analysis import (
     linear_predictivity,
     pairwise_distances,
     permutation_distance,
+    prepare_activity,
     procrustes_distance,
     pwcca,
+    rbf_bandwidth,
     rdm,
     soft_matching_distance,
     svcca,
@@ -103,7 +105,7 @@ def test_unknown_options_raise():
     X, Y = _pair()
     with pytest.raises(ValueError, match="kind must be one of"):
         procrustes_distance(X, Y, kind="cosine")
-    with pytest.raises(ValueError, match="alpha must lie in"):
+    with pytest.raises(ValueError, match="alpha must be a finite number in"):
         procrustes_distance(X, Y, alpha=1.5)
     with pytest.raises(ValueError, match="kernel must be one of"):
         cka(X, Y, kernel="poly")
@@ -194,3 +196,43 @@ def test_embed_distances_checks_n_components_and_size():
         with pytest.raises(ValueError, match="at least 2 networks"):
             embed_distances(small)
     assert embed_distances(D, n_components=3, seed=0).shape == (3, 3)
+
+
+@pytest.mark.parametrize("what, call", [
+    ("rdm", lambda X: rdm(X)),
+    ("cka", lambda X: cka(X, X, kernel="rbf")),
+    ("rbf_bandwidth", lambda X: rbf_bandwidth(X)),
+    ("pairwise RSA", lambda X: pairwise_distances([X, X], metric="rsa", progress=False, device="cpu")),
+])
+def test_sample_by_sample_matrices_too_large_for_memory_are_refused_before_allocating(what, call):
+    # 2e6 samples: each (sample, sample) float64 matrix takes 32 TB; numpy failed with its own MemoryError
+    X = np.arange(2_000_000.0)[:, None]
+    with pytest.raises(ValueError, match=rf"^{what} needs about .* GiB \(.*\) but .* GiB are available; "):
+        call(X)
+
+
+def test_settings_that_are_not_finite_numbers_are_named():
+    # sigma=inf blamed "a representation is constant"; alpha="0.5" and sigma="1" failed comparing str to float
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    for kw in ({"sigma": float("inf")}, {"sigma": "1"}, {"sigma": (1.0, float("inf"))}, {"sigma": 0.0}):
+        with pytest.raises(ValueError, match=r"^RBF bandwidths must be finite numbers > 0; got "):
+            cka(X, X, kernel="rbf", **kw)
+    with pytest.raises(ValueError, match=r"^sigma_factor must be a finite number > 0, got inf"):
+        cka(X, X, kernel="rbf", sigma_factor=float("inf"))
+    for alpha in ("0.5", float("nan"), 1.5, -1.0):
+        with pytest.raises(ValueError, match=r"^alpha must be a finite number in \[0, 1\], got "):
+            procrustes_distance(X, X, alpha=alpha)
+        # the batched path whitened with any alpha and returned values that are no distances
+        with pytest.raises(ValueError, match=r"^alpha must be a finite number in \[0, 1\], got "):
+            pairwise_distances([X, 2 * X], alpha=alpha, progress=False, device="cpu")
+
+
+def test_prepare_activity_names_an_option_that_belongs_to_the_pairwise_stage():
+    # the error named the private _prepare_procrustes()
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    with pytest.raises(TypeError, match=r"^prepare_activity\(metric='procrustes'\) got an unexpected keyword "
+                                        r"argument 'kind'; its options are \['alpha', 'center'\]"):
+        prepare_activity(X, metric="procrustes", kind="angular")
+    with pytest.raises(TypeError, match=r"^prepare_activity\(metric='dsa'\) got an unexpected keyword "
+                                        r"argument 'score'; its options are \['n_delays', 'rank', "):
+        prepare_activity(X[None], metric="dsa", n_delays=2, score="angular")

@@ -121,3 +121,24 @@ def test_weight_distance_pads_smaller_network():
     assert weight_distance(W, big) == pytest.approx(0.0, abs=1e-7)
     with pytest.raises(ValueError, match="square"):
         weight_distance(W, rng.normal(size=(5, 4)))
+
+
+@pytest.mark.parametrize("sizes", [(6, 4), (8, 8), (12, 9)])
+def test_weight_distance_is_symmetric_for_unrelated_matrices(sizes):
+    # the matching is heuristic; a distance must still not depend on the order of its arguments
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        W1, W2 = (rng.normal(size=(n, n)) for n in sizes)
+        for kind in ("angular", "euclidean"):
+            assert weight_distance(W1, W2, kind=kind) == pytest.approx(weight_distance(W2, W1, kind=kind),
+                                                                       rel=1e-12, abs=1e-12)
+
+
+def test_ridge_penalty_must_be_finite():
+    # alpha=inf passed the ">= 0" check and failed inside scikit-learn's Ridge
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    for bad in (float("inf"), float("nan"), -1.0, "1"):
+        with pytest.raises(ValueError, match="alpha must be a finite number >= 0"):
+            LinearPredictivity(alpha=bad).fit(X, X)
+        with pytest.raises(ValueError, match="alpha must be a finite number >= 0"):
+            linear_predictivity(X, X, alpha=bad)

@@ -113,3 +113,54 @@ def test_upper_triangle_order_and_errors():
         compare_rdms(np.ones(5), np.ones(5))
     with pytest.raises(ValueError, match="method must be one of"):
         compare_rdms(R, R, method="pearsonr")
+
+
+@pytest.mark.parametrize("method", ["mahalanobis", "crossnobis"])
+def test_rdm_refuses_a_noise_cov_that_is_not_a_covariance(method):
+    # a negative-definite or asymmetric "covariance" gave an all-zero or skewed RDM without a word
+    X = np.random.default_rng(0).normal(size=(8, 3))
+    labels = {"conditions": [0, 1, 2, 3] * 2, "runs": [0] * 4 + [1] * 4} if method == "crossnobis" else {}
+    for bad in (-np.eye(3), np.eye(3) + np.triu(np.ones((3, 3)), 1), np.diag([1.0, 1.0, 0.0])):
+        with pytest.raises(ValueError, match="noise_cov must be a symmetric positive-definite"):
+            rdm(X, method=method, noise_cov=bad, **labels)
+
+
+def test_rdm_refuses_options_its_method_does_not_use():
+    # noise_cov with euclidean (or runs without crossnobis) was silently ignored
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    for method in ("euclidean", "sqeuclidean", "correlation"):
+        with pytest.raises(ValueError, match="noise_cov is only used by"):
+            rdm(X, method=method, noise_cov=np.eye(3))
+    for method in ("euclidean", "mahalanobis"):
+        with pytest.raises(ValueError, match="runs is only used by"):
+            rdm(X, method=method, runs=[0, 0, 0, 1, 1, 1])
+
+
+@pytest.mark.parametrize("method", ["euclidean", "crossnobis"])
+def test_rdm_refuses_missing_condition_labels(method):
+    # NaN labels matched no row, so their condition mean (and the RDM) came out NaN
+    X = np.random.default_rng(0).normal(size=(8, 3))
+    conditions = np.array([0.0, 1.0, np.nan, 0.0, 1.0, np.nan, 0.0, 1.0])
+    runs = {"runs": [0, 0, 0, 0, 1, 1, 1, 1]} if method == "crossnobis" else {}
+    with pytest.raises(ValueError, match="conditions contains 2 missing"):
+        rdm(X, method=method, conditions=conditions, **runs)
+    with pytest.raises(ValueError, match="conditions contains 1 missing"):
+        rdm(X, method=method, conditions=[0, 1, None, 0, 1, 2, 0, 1], **runs)
+
+
+def test_compare_rdms_refuses_an_empty_matrix_in_one_line():
+    # a (0, 0) RDM fell through to numpy's "zero-size array to reduction operation maximum"
+    for empty in (np.zeros((0, 0)), np.zeros((1, 0))):
+        with pytest.raises(ValueError, match="R1 must be a square .* RDM or its upper triangle; got shape"):
+            compare_rdms(empty, np.ones(3))
+
+
+def test_whitened_comparison_too_large_for_memory_is_refused_before_allocating():
+    # 2000 conditions: the (pair, pair) covariance of the whitened methods takes 32 TB; numpy raised
+    # its own MemoryError while building the contrasts
+    v = np.random.default_rng(0).random(2000 * 1999 // 2)
+    message = (r"^whitened RDM comparison needs about .* GiB \(3 \(1999000, 1999000\) float64 matrices\) "
+               r"but .* are available; use fewer conditions or ")
+    with pytest.raises(ValueError, match=message):
+        compare_rdms(v, v, method="whitened_pearson")
+    assert compare_rdms(v, v, method="pearson") == pytest.approx(1.0)
