@@ -223,7 +223,10 @@ def compute_hmm_mechanism(
     Raises
     ------
     ValueError
-        If the model and the task disagree in sizes, or no transition is found.
+        If the model and the task disagree in sizes, ``n_trials`` or ``n_quiet_steps`` is not an integer
+        >= 1 or ``n_steps`` not an integer >= 2, the other settings are refused as in
+        :func:`compute_orbit`, :func:`compute_transition_triggered_average` or
+        :func:`compute_noise_free_collapse`, or no transition is found.
 
     Examples
     --------
@@ -241,6 +244,10 @@ def compute_hmm_mechanism(
     from neurodyn.training.train import check_sizes
 
     check_sizes(model, task)
+    check_setting("n_trials", n_trials, 1, integer=True, hint=" (noisy trajectories analysed)")
+    if n_steps is not None:
+        check_setting("n_steps", n_steps, 2, integer=True, hint=" (steps per trajectory; None: the task's)")
+    check_setting("n_quiet_steps", n_quiet_steps, 1, integer=True, hint=" (steps of the noise-free runs)")
     seed = resolve_seed(seed)
     run_task = task if n_steps is None else task.replace(n_steps=int(n_steps))
     batch = run_task.sample(int(n_trials), seed=seed)

@@ -183,3 +183,15 @@ def test_runs_that_diverge_without_noise_are_reported_not_a_search_error():
     assert not out["collapsed"] and out["period"] == 0
     assert out["n_fixed_points"] == 1 and out["n_stable"] == 0  # the origin, unstable
     np.testing.assert_allclose(out["fixed_points"].states, 0.0, atol=1e-8)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"n_trials": 2.5}, r"^n_trials must be an integer >= 1, got 2.5"),
+    ({"n_steps": 30.5}, r"^n_steps must be an integer >= 2, got 30.5"),
+    ({"n_quiet_steps": 0}, r"^n_quiet_steps must be an integer >= 1, got 0"),
+])
+def test_hmm_mechanism_refuses_counts_that_are_not_whole_numbers(kw, match):
+    task = HMMEmulation(n_states=2, n_steps=60, n_noise=4)
+    with pytest.raises(ValueError, match=match):
+        compute_hmm_mechanism(LeakyRNN(4, 6, 3, seed=0), task, **{"n_trials": 4, "window": 2, "n_kick": 2,
+                                                                   "n_quiet_steps": 50, **kw})
