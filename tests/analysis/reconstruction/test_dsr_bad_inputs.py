@@ -214,3 +214,18 @@ def test_evaluate_reconstruction_refuses_a_free_run_beyond_memory_before_running
     with pytest.raises(ValueError, match=r"evaluate_reconstruction needs about .* GiB \(a free run of "
                                          r"10000000030 steps\) .*; lower n_transient"):
         evaluate_reconstruction(_plrnn(0), x[:50], x[50:80], observation="identity", n_transient=10**10)
+
+
+def test_inputs_and_training_data_may_be_tensors_that_require_grad(x):
+    import torch
+
+    u = np.random.default_rng(1).normal(size=(len(x), 1))
+    kw = {"observation": "identity", "n_bins": 5, "n_transient": 5, "pe_steps": 2}
+    ut = torch.tensor(u, requires_grad=True)
+    model = _plrnn(1)
+    ref = evaluate_reconstruction(model, x[:300], x[300:], inputs_train=u[:300], inputs_test=u[300:], **kw)
+    got = evaluate_reconstruction(model, x[:300], x[300:], inputs_train=ut[:300], inputs_test=ut[300:], **kw)
+    np.testing.assert_array_equal(got.d_stsp, ref.d_stsp)
+    np.testing.assert_array_equal(got.pe, ref.pe)
+    lb = fit_linear_baseline(torch.tensor(x, requires_grad=True), torch.tensor(u, requires_grad=True))
+    np.testing.assert_array_equal(lb.A, fit_linear_baseline(x, u).A)
