@@ -149,8 +149,12 @@ def _log_mixture(points: np.ndarray, centres: np.ndarray, var: float, chunk: int
 
 def _gmm_kl(a: np.ndarray, b: np.ndarray, var: float, n_samples: int, max_points: int,
             seed: SeedLike) -> float:
-    rng = numpy_rng(seed)
     a, b = a[:max_points], b[:max_points]
+    # the samples with their indices and densities, and one chunk of distances to the larger mixture
+    n_bytes = 8.0 * n_samples * (a.shape[1] + 4) + 8.0 * 2048 * 3 * max(len(a), len(b))
+    check_memory("state_space_divergence", n_bytes,
+                 f"{n_samples} Monte-Carlo samples of {a.shape[1]} channels", "lower n_samples")
+    rng = numpy_rng(seed)
     idx = rng.integers(0, len(a), n_samples)
     samples = a[idx] + np.sqrt(var) * rng.standard_normal((n_samples, a.shape[1]))
     return float(np.mean(_log_mixture(samples, a, var) - _log_mixture(samples, b, var)))
@@ -209,7 +213,8 @@ def state_space_divergence(
         ``n_bins`` not an integer >= 1 or too many cells (``n_bins ** channel`` above ``2**62``),
         ``bin_range`` not finite with ``hi > lo``, ``smoothing`` not a finite number >= 0; or
         (``method="gmm"``) ``gmm_variance`` not a finite number > 0, ``n_samples`` or ``max_points``
-        not an integer >= 1.
+        not an integer >= 1, or more samples than the memory available can hold (estimated before
+        drawing them).
 
     Warns
     -----

@@ -229,3 +229,9 @@ def test_inputs_and_training_data_may_be_tensors_that_require_grad(x):
     np.testing.assert_array_equal(got.pe, ref.pe)
     lb = fit_linear_baseline(torch.tensor(x, requires_grad=True), torch.tensor(u, requires_grad=True))
     np.testing.assert_array_equal(lb.A, fit_linear_baseline(x, u).A)
+
+
+def test_gmm_estimate_refuses_samples_beyond_memory_before_drawing(x):
+    with pytest.raises(ValueError, match=r"state_space_divergence needs about .* GiB \(100000000000 "
+                                         r"Monte-Carlo samples of 2 channels\) .*; lower n_samples"):
+        state_space_divergence(x, x, method="gmm", n_samples=10**11)
