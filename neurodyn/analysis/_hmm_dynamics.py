@@ -5,12 +5,13 @@ Pure array statistics behind :func:`neurodyn.analysis.compute_hmm_mechanism`: no
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from neurodyn._budget import check_memory
-from neurodyn._checks import check_finite
+from neurodyn._checks import check_finite, check_setting
+from neurodyn.analysis.similarity._validate import to_numpy
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -21,6 +22,18 @@ def _check_trials(x: np.ndarray, what: str) -> None:
     if x.shape[0] < 1 or x.shape[1] < 1:
         raise ValueError(f"{what} needs at least 1 trial of at least 1 step; states has shape {x.shape}")
     check_finite(x, "states", "drop or repair the trials that diverged")
+
+
+def _per_step(values: Any, x: np.ndarray, name: str, trailing: str = "") -> np.ndarray:
+    """``values`` as a finite float64 array of shape (trial, time[, trailing]) like ``states`` ``x``."""
+    v = to_numpy(values, name)
+    ok = v.shape[:2] == x.shape[:2] and v.ndim == (3 if trailing else 2) and (not trailing or v.shape[2] > 0)
+    if not ok:
+        last = f", {trailing}" if trailing else ""
+        raise ValueError(f"{name} must have shape (trial, time{last}) = ({x.shape[0]}, {x.shape[1]}{last}) "
+                         f"like states, got {v.shape}")
+    check_finite(v, name, "drop or repair the trials that diverged")
+    return v
 
 
 def compute_orbit(
@@ -56,8 +69,10 @@ def compute_orbit(
     Raises
     ------
     ValueError
-        For fewer than 2 units or ``n_bins < 2``, mismatched shapes, no trial or step, NaN/Inf in
-        ``states``, or more bins than the memory available can hold (estimated before allocating).
+        For fewer than 2 units, ``n_bins`` not an integer >= 2, ``emissions`` or ``speeds`` not
+        shaped like ``states`` (above), no trial or step, states that do not vary, NaN/Inf in
+        ``states``, ``emissions`` or ``speeds``, or more bins than the memory available can hold
+        (estimated before allocating).
 
     Examples
     --------
@@ -74,12 +89,18 @@ def compute_orbit(
     """
     import xarray as xr
 
-    x = np.asarray(states, dtype=np.float64)
-    if x.ndim != 3 or x.shape[-1] < 2 or int(n_bins) < 2:
-        raise ValueError(f"states must be (trial, time, unit) with >= 2 units and n_bins >= 2; "
-                         f"got {x.shape}, {n_bins}")
+    x = to_numpy(states, "states")
+    check_setting("n_bins", n_bins, 2, integer=True, hint=" (phase bins; default 24)")
+    n_bins = int(n_bins)
+    if x.ndim != 3 or x.shape[-1] < 2:
+        raise ValueError(f"states must be (trial, time, unit) with >= 2 units, got {x.shape}")
     _check_trials(x, "compute_orbit")
-    n_symbols = 0 if emissions is None else int(np.shape(emissions)[-1])
+    if x.shape[0] * x.shape[1] < 2 or not np.any(x.std(axis=(0, 1)) > 0):
+        raise ValueError(f"states of shape {x.shape} do not vary, so they span no principal plane; give "
+                         "trajectories of more than one distinct state")
+    speeds = None if speeds is None else _per_step(speeds, x, "speeds")
+    emissions = None if emissions is None else _per_step(emissions, x, "emissions", "symbol")
+    n_symbols = 0 if emissions is None else int(emissions.shape[-1])
     check_memory("compute_orbit", 8.0 * int(n_bins) * (2 * (x.shape[-1] + n_symbols) + 8),
                  f"n_bins={int(n_bins)} phase bins of {x.shape[-1]} units", "lower n_bins (default 24)")
     flat = x.reshape(-1, x.shape[-1])
@@ -95,15 +116,13 @@ def compute_orbit(
 
         data = {"orbit": (("phase", "unit"), per_bin(flat)), "occupancy": ("phase", count / count.sum())}
         if speeds is not None:
-            data["speed"] = ("phase", per_bin(np.asarray(speeds, np.float64).reshape(-1, 1))[:, 0])
+            data["speed"] = ("phase", per_bin(speeds.reshape(-1, 1))[:, 0])
     unwrapped = np.unwrap(phase.reshape(x.shape[:2]), axis=1)
     data["winding"] = ("trial", (unwrapped[:, -1] - unwrapped[:, 0]) / (2 * np.pi))
     data["components"] = (("pc", "unit"), vt[:2])
     n_changes = 0
     if emissions is not None:
-        e = np.asarray(emissions, np.float64)
-        if e.shape[:2] != x.shape[:2]:
-            raise ValueError(f"emissions must be (trial, time, symbol) like states, got {e.shape}")
+        e = emissions
         with np.errstate(invalid="ignore"):
             mean_e = per_bin(e.reshape(-1, e.shape[-1]))
         mode = np.where(count > 0, np.nan_to_num(mean_e, nan=-1.0).argmax(-1), -1)
@@ -154,7 +173,7 @@ def compute_transition_triggered_average(
     window : int
         Steps on each side (>= 2).
     n_kick : int
-        Number of kick neurons reported.
+        Number of kick neurons reported (>= 1; all units when there are fewer).
     speeds : ndarray, shape (trial, time), optional
         Adds the speed's TTA (``speed_tta``, lag).
 
@@ -168,7 +187,8 @@ def compute_transition_triggered_average(
     Raises
     ------
     ValueError
-        For mismatched shapes, ``window < 2``, no trial, NaN/Inf in ``states``, a window longer than
+        For mismatched shapes (also ``speeds`` not (trial, time)), ``window`` not an integer >= 2,
+        ``n_kick`` not an integer >= 1, no trial, NaN/Inf in ``states`` or ``speeds``, a window longer than
         the trials allow (``2 * window`` steps) or when no transition is found (lower ``window`` or
         give longer trajectories).
 
@@ -189,13 +209,16 @@ def compute_transition_triggered_average(
     """
     import xarray as xr
 
-    x = np.asarray(states, np.float64)
+    x = to_numpy(states, "states")
     y = np.asarray(symbols)
-    if x.ndim != 3 or y.shape != x.shape[:2] or int(window) < 2:
-        raise ValueError(f"states must be (trial, time, unit), symbols (trial, time) alike and window >= 2; "
-                         f"got {x.shape}, {y.shape}, {window}")
+    check_setting("window", window, 2, integer=True, hint=" (steady steps on each side)")
+    check_setting("n_kick", n_kick, 1, integer=True, hint=" (kick neurons reported)")
+    if x.ndim != 3 or y.shape != x.shape[:2]:
+        raise ValueError(f"states must be (trial, time, unit) and symbols (trial, time) alike; got "
+                         f"{x.shape}, {y.shape}")
     w = int(window)
     _check_trials(x, "compute_transition_triggered_average")
+    speeds = None if speeds is None else _per_step(speeds, x, "speeds")
     if 2 * w > x.shape[1]:
         raise ValueError(f"window longer than the trials: window={w} needs 2 * window = {2 * w} steps but "
                          f"the trials have {x.shape[1]}; lower window to at most {x.shape[1] // 2}")
@@ -213,8 +236,7 @@ def compute_transition_triggered_average(
     data = {"tta": (("lag", "unit"), tta), "kick_score": ("unit", score), "kick_unit": ("kick", kick),
             "lead": ("kick", lead)}
     if speeds is not None:
-        s = np.asarray(speeds, np.float64)
-        data["speed_tta"] = ("lag", s[trial[:, None], time[:, None] + lags].mean(0))
+        data["speed_tta"] = ("lag", speeds[trial[:, None], time[:, None] + lags].mean(0))
     return xr.Dataset(data, coords={"lag": lags}, attrs={"n_transitions": int(trial.size), "window": w})
 
 

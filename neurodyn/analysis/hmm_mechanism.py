@@ -25,7 +25,8 @@ from neurodyn.analysis._hmm_dynamics import (
 )
 from neurodyn.analysis.fixed_points import find_fixed_points
 from neurodyn.analysis.fixed_points._search import speed
-from neurodyn.models._base import RecurrentModel, eval_mode
+from neurodyn.analysis.similarity._validate import to_numpy
+from neurodyn.models._base import RecurrentModel, check_model, eval_mode
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -64,8 +65,10 @@ def compute_speeds(model: RecurrentModel, states: np.ndarray) -> np.ndarray:
 
     Raises
     ------
+    TypeError
+        If ``model`` is not a ``RecurrentModel``.
     ValueError
-        If the last axis of ``states`` is not the model's state size.
+        If the last axis of ``states`` is not the model's state size, or ``states`` holds NaN/Inf.
 
     Examples
     --------
@@ -78,9 +81,11 @@ def compute_speeds(model: RecurrentModel, states: np.ndarray) -> np.ndarray:
     >>> compute_speeds(model, np.array([[0.0, 0.0], [2.0, 0.0]])).tolist()  # |F(h) - h| = alpha |h|
     [0.0, 1.0]
     """
-    x = np.asarray(states, dtype=np.float64)
+    check_model(model)
+    x = to_numpy(states, "states")
     if x.ndim < 1 or x.shape[-1] != model.state_size:
         raise ValueError(f"states must end in the model's {model.state_size} units, got shape {x.shape}")
+    check_finite(x, "states", "drop or repair the trials that diverged")
     G, _ = _zero_input_map(model)
     with torch.no_grad():
         q = speed(G, torch.as_tensor(x.reshape(-1, x.shape[-1])))
@@ -115,16 +120,20 @@ def compute_noise_free_collapse(
     -------
     dict
         ``final_spread`` (largest distance of a final state to their mean), ``final_speed``
-        (largest ``‖F(h, 0) − h‖`` over the final states), ``collapsed`` (``final_spread <
-        tol``), ``period`` (1: the runs stopped at fixed points; ``k``: on period-``k`` cycles;
-        0: none up to ``max_period``, e.g. chaos or a slow drift), ``fixed_points`` (the
-        :class:`~neurodyn.analysis.FixedPointResult` of the search), ``n_fixed_points`` and
-        ``n_stable``, and ``final_states`` (n, unit).
+        (largest ``‖F(h, 0) − h‖`` over the final states; both ``inf`` when some run diverged,
+        whose final state is then NaN/Inf, and the search starts from the bounded ones),
+        ``collapsed`` (``final_spread < tol``), ``period`` (1: the runs stopped at fixed points;
+        ``k``: on period-``k`` cycles; 0: none up to ``max_period``, e.g. chaos or a slow drift),
+        ``fixed_points`` (the :class:`~neurodyn.analysis.FixedPointResult` of the search),
+        ``n_fixed_points`` and ``n_stable``, and ``final_states`` (n, unit).
 
     Raises
     ------
+    TypeError
+        If ``model`` is not a ``RecurrentModel``.
     ValueError
-        For ``n_steps < 1``, ``n_inits < 1``, states of the wrong width or with NaN/Inf.
+        For ``n_steps``, ``n_inits`` or ``max_period`` not an integer >= 1, ``tol`` not a finite
+        number > 0, no initial state, states of the wrong width or with NaN/Inf.
 
     Examples
     --------
@@ -138,11 +147,13 @@ def compute_noise_free_collapse(
     >>> out["collapsed"], out["period"], out["n_fixed_points"], out["n_stable"]
     (True, 1, 1, 1)
     """
-    if int(n_steps) < 1:
-        raise ValueError(f"n_steps must be >= 1, got {n_steps}")
-    x0 = np.asarray(initial_states, dtype=np.float64)
-    if x0.ndim != 2 or x0.shape[1] != model.state_size:
-        raise ValueError(f"initial_states must be (n, {model.state_size}), got {x0.shape}")
+    check_model(model)
+    check_setting("n_steps", n_steps, 1, integer=True, hint=" (steps of each noise-free run)")
+    check_setting("tol", tol, 0.0, strict=True, hint=" (distance at which states count as one)")
+    check_setting("max_period", max_period, 1, integer=True, hint=" (longest period looked for; default 16)")
+    x0 = to_numpy(initial_states, "initial_states")
+    if x0.ndim != 2 or x0.shape[1] != model.state_size or len(x0) == 0:
+        raise ValueError(f"initial_states must be (n, {model.state_size}) with n >= 1, got {x0.shape}")
     check_finite(x0, "initial_states", "drop or repair the states that diverged")
     check_setting("n_inits", n_inits, 1, integer=True, hint="; the fixed-point searches started (default 64)")
     G, _ = _zero_input_map(model)
@@ -154,13 +165,16 @@ def compute_noise_free_collapse(
         for _ in range(int(max_period)):
             h = G(h)
             later.append(h.numpy())
-    returns = [k + 1 for k in range(int(max_period))
-               if np.linalg.norm(later[k] - final, axis=1).max() < tol]
-    spread = float(np.linalg.norm(final - final.mean(0), axis=1).max())
-    speeds = compute_speeds(model, final)
+    bounded = np.all(np.isfinite(final), axis=1)  # runs that diverged have no final state to compare
+    with np.errstate(invalid="ignore", over="ignore"):
+        returns = [k + 1 for k in range(int(max_period))
+                   if bounded.all() and np.linalg.norm(later[k] - final, axis=1).max() < tol]
+        spread = float(np.linalg.norm(final - final.mean(0), axis=1).max()) if bounded.all() else np.inf
+    speeds = compute_speeds(model, final[bounded]) if bounded.all() else np.array([np.inf])
     half = max(1, int(n_inits) // 2)
     rng = numpy_rng(seed, 3)
-    pool = np.concatenate([final[rng.permutation(len(final))[:half]], x0[rng.permutation(len(x0))[:half]]])
+    ends = final[bounded]
+    pool = np.concatenate([ends[rng.permutation(len(ends))[:half]], x0[rng.permutation(len(x0))[:half]]])
     fps = find_fixed_points(model, initial_states=pool, n_inits=len(pool), seed=seed).fixed_points()
     return {"final_spread": spread, "final_speed": float(speeds.max()), "collapsed": bool(spread < tol),
             "period": returns[0] if returns else 0,
@@ -209,7 +223,10 @@ def compute_hmm_mechanism(
     Raises
     ------
     ValueError
-        If the model and the task disagree in sizes, or no transition is found.
+        If the model and the task disagree in sizes, ``n_trials`` or ``n_quiet_steps`` is not an integer
+        >= 1 or ``n_steps`` not an integer >= 2, the other settings are refused as in
+        :func:`compute_orbit`, :func:`compute_transition_triggered_average` or
+        :func:`compute_noise_free_collapse`, or no transition is found.
 
     Examples
     --------
@@ -227,6 +244,10 @@ def compute_hmm_mechanism(
     from neurodyn.training.train import check_sizes
 
     check_sizes(model, task)
+    check_setting("n_trials", n_trials, 1, integer=True, hint=" (noisy trajectories analysed)")
+    if n_steps is not None:
+        check_setting("n_steps", n_steps, 2, integer=True, hint=" (steps per trajectory; None: the task's)")
+    check_setting("n_quiet_steps", n_quiet_steps, 1, integer=True, hint=" (steps of the noise-free runs)")
     seed = resolve_seed(seed)
     run_task = task if n_steps is None else task.replace(n_steps=int(n_steps))
     batch = run_task.sample(int(n_trials), seed=seed)

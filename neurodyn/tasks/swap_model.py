@@ -285,8 +285,8 @@ def sample_mixture_responses(params: MixtureFit | Mapping[str, float], targets: 
     Raises
     ------
     ValueError
-        For weights that are negative or do not sum to 1, ``kappa < 0``, swaps without non-targets,
-        or bad angles (see :func:`fit_mixture_model`).
+        For a ``params`` mapping without all four keys, weights that are negative or do not sum to 1,
+        ``kappa < 0``, swaps without non-targets, or bad angles (see :func:`fit_mixture_model`).
 
     Examples
     --------
@@ -300,6 +300,10 @@ def sample_mixture_responses(params: MixtureFit | Mapping[str, float], targets: 
     True
     """
     p = asdict(params) if isinstance(params, MixtureFit) else dict(params)
+    missing = [k for k in ("kappa", "p_target", "p_swap", "p_guess") if k not in p]
+    if missing:
+        raise ValueError(f"params lacks {', '.join(missing)}; give kappa, p_target, p_swap and p_guess "
+                         "(or a MixtureFit)")
     kappa, w = float(p["kappa"]), np.array([p["p_target"], p["p_swap"], p["p_guess"]], dtype=np.float64)
     if not (np.isfinite(w).all() and (w >= 0).all() and abs(w.sum() - 1) < 1e-6):
         raise ValueError(f"p_target, p_swap, p_guess must be >= 0 and sum to 1, got {w.tolist()}")

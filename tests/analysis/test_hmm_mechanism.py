@@ -124,3 +124,74 @@ def test_bad_trials_windows_and_settings_are_refused_in_one_line():
         compute_noise_free_collapse(_linear(), S[:, 0], n_steps=5, n_inits=0)
     with pytest.raises(ValueError, match=r"^initial_states contains NaN or Inf"):
         compute_noise_free_collapse(_linear(), np.full((3, 4), np.nan), n_steps=5)
+
+
+def test_counts_and_per_step_arrays_are_checked_before_use():
+    rng = np.random.default_rng(0)
+    S, sym = rng.normal(size=(20, 6, 4)), rng.integers(0, 2, size=(20, 6))
+    cases = [
+        (lambda: compute_orbit(S, n_bins=2.5), r"^n_bins must be an integer >= 2, got 2.5"),
+        (lambda: compute_orbit(S, n_bins=4, speeds=np.ones(5)),
+         r"^speeds must have shape \(trial, time\) = \(20, 6\) like states, got \(5,\)"),
+        (lambda: compute_orbit(S, n_bins=4, speeds=np.full((20, 6), np.nan)),
+         r"^speeds contains NaN or Inf"),
+        (lambda: compute_orbit(S, n_bins=4, emissions=np.ones((20, 6))),
+         r"^emissions must have shape \(trial"),
+        (lambda: compute_orbit(S, n_bins=4, emissions=np.full((20, 6, 2), np.nan)),
+         r"^emissions contains NaN or Inf"),
+        (lambda: compute_orbit(np.ones((2, 5, 3)), n_bins=4), r"^states of shape \(2, 5, 3\) do not vary"),
+        (lambda: compute_orbit(S[:1, :1], n_bins=4), r"^states of shape \(1, 1, 4\) do not vary"),
+        (lambda: compute_transition_triggered_average(S, sym, window=2, n_kick=-1),
+         r"^n_kick must be an integer >= 1, got -1"),
+        (lambda: compute_transition_triggered_average(S, sym, window=2, n_kick=0),
+         r"^n_kick must be an integer"),
+        (lambda: compute_transition_triggered_average(S, sym, window=2.5),
+         r"^window must be an integer >= 2"),
+        (lambda: compute_transition_triggered_average(S, sym, window=2, speeds=np.ones(3)),
+         r"^speeds must have shape \(trial, time\) = \(20, 6\)"),
+        (lambda: compute_speeds(_linear(), np.full((3, 4), np.nan)), r"^states contains NaN or Inf"),
+        (lambda: compute_noise_free_collapse(_linear(), S[:, 0], n_steps=2.5),
+         r"^n_steps must be an integer"),
+        (lambda: compute_noise_free_collapse(_linear(), S[:, 0], n_steps=5, tol=-1.0),
+         r"^tol must be a finite number > 0, got -1.0"),
+        (lambda: compute_noise_free_collapse(_linear(), S[:, 0], n_steps=5, max_period=0),
+         r"^max_period must be an integer >= 1, got 0"),
+        (lambda: compute_noise_free_collapse(_linear(), S[:0, 0], n_steps=5),
+         r"^initial_states must be \(n, 4\) with n >= 1, got \(0, 4\)"),
+    ]
+    for call, match in cases:
+        with pytest.raises(ValueError, match=match):
+            call()
+    with pytest.raises(TypeError, match="model must be a RecurrentModel"):
+        compute_speeds("model.pt", S)
+
+
+def test_a_tensor_that_requires_grad_is_taken_like_its_array():
+    S = np.random.default_rng(0).normal(size=(3, 30, 4))
+    ref, got = compute_orbit(S, n_bins=6), compute_orbit(torch.tensor(S, requires_grad=True), n_bins=6)
+    np.testing.assert_array_equal(got.orbit.values, ref.orbit.values)
+    np.testing.assert_array_equal(compute_speeds(_linear(), torch.tensor(S, requires_grad=True)),
+                                  compute_speeds(_linear(), S))
+
+
+def test_runs_that_diverge_without_noise_are_reported_not_a_search_error():
+    model = LeakyRNN(0, 2, 1, activation="linear", alpha=1.0, seed=0)
+    with torch.no_grad():
+        model.w_rec.copy_(50.0 * torch.eye(2))  # h -> 50 h: every state but 0 runs off to inf
+    out = compute_noise_free_collapse(model, np.random.default_rng(0).normal(size=(5, 2)), n_steps=500)
+    assert out["final_spread"] == np.inf and out["final_speed"] == np.inf
+    assert not out["collapsed"] and out["period"] == 0
+    assert out["n_fixed_points"] == 1 and out["n_stable"] == 0  # the origin, unstable
+    np.testing.assert_allclose(out["fixed_points"].states, 0.0, atol=1e-8)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"n_trials": 2.5}, r"^n_trials must be an integer >= 1, got 2.5"),
+    ({"n_steps": 30.5}, r"^n_steps must be an integer >= 2, got 30.5"),
+    ({"n_quiet_steps": 0}, r"^n_quiet_steps must be an integer >= 1, got 0"),
+])
+def test_hmm_mechanism_refuses_counts_that_are_not_whole_numbers(kw, match):
+    task = HMMEmulation(n_states=2, n_steps=60, n_noise=4)
+    with pytest.raises(ValueError, match=match):
+        compute_hmm_mechanism(LeakyRNN(4, 6, 3, seed=0), task, **{"n_trials": 4, "window": 2, "n_kick": 2,
+                                                                   "n_quiet_steps": 50, **kw})

@@ -96,3 +96,29 @@ def test_kaplan_yorke_dimension_with_a_collapsed_direction():
 def test_n_checkpoints_below_one_is_refused_first(backend, bad):
     with pytest.raises(ValueError, match=r"^n_checkpoints must be an integer >= 1, got"):
         lyapunov_spectrum(LeakyRNN(1, 4, 1), n_steps=50, n_transient=10, n_checkpoints=bad, backend=backend)
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"n_steps": 2.5}, r"^n_steps must be an integer >= 1, got 2.5"),
+    ({"n_steps": True}, r"^n_steps must be an integer >= 1, got True"),
+    ({"n_steps": "100"}, r"^n_steps must be an integer >= 1, got '100'"),
+    ({"n_transient": 1.5}, r"^n_transient must be an integer >= 0, got 1.5"),
+    ({"n_transient": float("nan")}, r"^n_transient must be an integer >= 0, got nan"),
+    ({"n_exponents": 1.5}, r"^n_exponents must be an integer in \[1, 4\], got 1.5"),
+    ({"n_exponents": True}, r"^n_exponents must be an integer in \[1, 4\], got True"),
+    ({"n_exponents": 5}, r"^n_exponents must be an integer in \[1, 4\], got 5"),
+    ({"h0": np.zeros((0, 4))}, r"^h0 must have shape .* at least one trajectory, got \(0, 4\)"),
+])
+def test_counts_that_are_not_whole_numbers_and_empty_batches_are_refused(kw, match):
+    with pytest.raises(ValueError, match=match):
+        lyapunov_spectrum(LeakyRNN(1, 4, 1), **{"n_steps": 50, "n_transient": 10, **kw})
+
+
+def test_whole_float_counts_give_the_integer_result_and_a_non_model_is_a_type_error():
+    model = LeakyRNN(1, 4, 1, seed=0)
+    ref = lyapunov_spectrum(model, n_steps=50, n_transient=10, n_exponents=2)
+    res = lyapunov_spectrum(model, n_steps=50.0, n_transient=10.0, n_exponents=2.0)
+    np.testing.assert_array_equal(res.exponents, ref.exponents)
+    assert res.n_steps == 50 and isinstance(res.n_steps, int)
+    with pytest.raises(TypeError, match="model must be a RecurrentModel .*got ndarray"):
+        lyapunov_spectrum(np.eye(3), n_steps=10)

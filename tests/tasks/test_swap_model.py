@@ -60,6 +60,8 @@ def test_reports_split_between_target_non_target_and_guesses_in_the_stated_propo
                                                t, nt), "sum to 1"),
     (lambda r, t, nt: sample_mixture_responses({"kappa": 1.0, "p_target": 0.5, "p_swap": 0.5, "p_guess": 0.0},
                                                t, np.zeros((50, 0))), "p_swap > 0 needs"),
+    (lambda r, t, nt: sample_mixture_responses({"kappa": 1.0, "p_target": 1.0}, t, nt),
+     r"params lacks p_swap, p_guess; give kappa, p_target, p_swap and p_guess"),
 ])
 def test_bad_input_raises_one_line_errors(call, message):
     t, nt = _items(50, 1, 1)

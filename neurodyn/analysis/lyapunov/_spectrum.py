@@ -12,6 +12,7 @@ from neurodyn._budget import MAX_MEMORY, warn_flops
 from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn.analysis.lyapunov._result import LyapunovResult
+from neurodyn.models._base import check_model
 
 BACKENDS = ("torch", "numba")
 JACOBIANS = ("auto", "analytic", "autograd", "jvp")
@@ -362,9 +363,12 @@ def lyapunov_spectrum(
 
     Raises
     ------
+    TypeError
+        If ``model`` is neither a ``RecurrentModel`` nor a PLSystem.
     ValueError
-        On a wrong ``h0``/``inputs`` shape, NaN/Inf in them, non-positive step counts, an
-        ``n_checkpoints`` that is not an integer >= 1, an unknown
+        On a wrong ``h0``/``inputs`` shape (or an ``h0`` without trajectories), NaN/Inf in them,
+        ``n_steps`` not an integer >= 1, ``n_transient`` not an integer >= 0, ``n_exponents`` not an
+        integer in ``[1, state]``, an ``n_checkpoints`` that is not an integer >= 1, an unknown
         ``jacobian`` or ``backend``, ``jacobian="analytic"`` for a model without closed forms, or
         when one trajectory's block for one step exceeds ``max_memory`` (the message gives the
         estimate and what to change).
@@ -394,25 +398,28 @@ def lyapunov_spectrum(
     >>> res.jacobian, np.round(res.exponents / np.log([0.9, 0.8]), 3).tolist()
     ('jvp', [[1.0, 1.0]])
     """
-    if n_steps < 1 or n_transient < 0:
-        raise ValueError(f"need n_steps >= 1 and n_transient >= 0, got {n_steps}, {n_transient}")
+    check_setting("n_steps", n_steps, 1, integer=True, hint=" (time steps averaged over)")
+    check_setting("n_transient", n_transient, 0, integer=True, hint=" (time steps discarded first)")
+    n_steps, n_transient = int(n_steps), int(n_transient)
     check_setting("n_checkpoints", n_checkpoints, 1, integer=True,
                   hint="; the number of running estimates kept (default 20)")
     n_checkpoints = int(n_checkpoints)
     seed_int = resolve_seed(seed)
     rng = numpy_rng(seed_int)
+    if not _is_pl_system(model):
+        check_model(model, example="PLRNN(...), or a PLSystem from pl_system(model)")
     n_state = int(model.normals.shape[1]) if _is_pl_system(model) else int(model.state_size)
+    if n_exponents is not None:
+        check_setting("n_exponents", n_exponents, 1, high=n_state, integer=True, hint=" (default: all)")
     k = n_state if n_exponents is None else int(n_exponents)
-    if not 1 <= k <= n_state:
-        raise ValueError(f"n_exponents must be in [1, {n_state}], got {n_exponents}")
     if h0 is None:
         z = 0.1 * rng.standard_normal((1, n_state))
     else:
         z = np.asarray(h0.detach().cpu() if hasattr(h0, "detach") else h0, dtype=np.float64)
         z = np.atleast_2d(z).copy()
-        if z.ndim != 2 or z.shape[1] != n_state:
-            raise ValueError(f"h0 must have shape (state,) or (batch, state) with state={n_state}, "
-                             f"got {np.shape(h0)}")
+        if z.ndim != 2 or z.shape[1] != n_state or len(z) == 0:
+            raise ValueError(f"h0 must have shape (state,) or (batch, state) with state={n_state} and at "
+                             f"least one trajectory, got {np.shape(h0)}")
         if not np.all(np.isfinite(z)):
             raise ValueError("h0 contains NaN or Inf")
     n_total = n_transient + n_steps

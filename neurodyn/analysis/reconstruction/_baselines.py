@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neurodyn._checks import check_finite, check_setting
+from neurodyn.analysis.similarity._validate import to_numpy
 
 __all__ = ["LinearBaseline", "fit_linear_baseline"]
 
@@ -123,12 +124,12 @@ def fit_linear_baseline(x_train: np.ndarray, inputs: np.ndarray | None = None) -
     >>> round(float(baseline.A[0, 0]), 6), round(float(baseline.c[0]), 6)
     (0.8, 0.2)
     """
-    x = np.asarray(x_train, dtype=np.float64)
+    x = to_numpy(x_train, "x_train")
     if x.ndim != 2 or len(x) < 2:
         raise ValueError(f"x_train must be (time, channel) with at least 2 time points, got shape {x.shape}")
     check_finite(x, "x_train", "clean or interpolate the data first")
     if inputs is not None:
-        inputs = np.asarray(inputs, dtype=np.float64)
+        inputs = to_numpy(inputs, "inputs")
         if inputs.ndim != 2 or len(inputs) != len(x):
             raise ValueError(f"inputs must be (time, input) with the {len(x)} time points of x_train, "
                              f"got shape {inputs.shape}")

@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from neurodyn._budget import check_memory
+from neurodyn._checks import check_finite
 from neurodyn._result import Result, decode_attrs, encode_attrs
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.reconstruction._baselines import LinearBaseline, fit_linear_baseline  # noqa: F401
@@ -26,6 +28,7 @@ from neurodyn.analysis.reconstruction._metrics import (
     state_space_divergence,
     state_space_divergence_max,
 )
+from neurodyn.analysis.similarity._validate import to_numpy
 
 __all__ = ["ReconstructionResult", "evaluate_reconstruction"]
 
@@ -196,10 +199,12 @@ def evaluate_reconstruction(
     TypeError
         If ``model`` is not a ``RecurrentModel``.
     ValueError
-        On shape mismatches, NaN/Inf in the inputs, inputs missing for a model that takes them (or
+        On shape mismatches (also ``x_test`` channels other than the model's outputs), NaN/Inf in
+        ``x_test`` or the inputs, inputs missing for a model that takes them (or
         given to one that does not), an unknown ``observation``, ``n_transient`` / ``pe_steps`` not
-        integers (>= 0 / >= 1), held-out data too short for ``pe_steps`` / ``n_transient``, or
-        settings that :func:`state_space_divergence` or :func:`power_spectrum_distance` refuse.
+        integers (>= 0 / >= 1), held-out data too short for ``pe_steps`` / ``n_transient``, a free run
+        longer than the memory available can hold (estimated before running), or settings that
+        :func:`state_space_divergence` or :func:`power_spectrum_distance` refuse.
 
     Examples
     --------
@@ -220,9 +225,12 @@ def evaluate_reconstruction(
     check_model(model, example="PLRNN(...) or a fitted result's .model")
     check_observation(observation)
     seed_int = resolve_seed(seed)
-    xtr, xte = np.asarray(x_train, dtype=np.float64), np.asarray(x_test, dtype=np.float64)
+    xtr, xte = to_numpy(x_train, "x_train"), to_numpy(x_test, "x_test")
     if xtr.ndim != 2 or xte.ndim != 2 or xtr.shape[1] != xte.shape[1]:
         raise ValueError(f"x_train and x_test must be (time, channel) alike, got {xtr.shape}, {xte.shape}")
+    if xte.shape[1] != model.n_outputs:
+        raise ValueError(f"x_test has {xte.shape[1]} channels but the model has {model.n_outputs} outputs")
+    check_finite(xte, "x_test", "clean the held-out data first")
     utr, ute = _check_inputs(model, xtr, xte, inputs_train, inputs_test, baselines)
     method = ("binned" if xte.shape[1] <= 5 else "gmm") if method == "auto" else method
     n = len(xte)
@@ -231,6 +239,12 @@ def evaluate_reconstruction(
     if n < MIN_SCORED + (0 if ute is None else 1):
         raise ValueError(f"x_test has {n} time points; at least {MIN_SCORED} are needed to score a free run, "
                          f"give more held-out data")
+    if pe_steps > n - 1:
+        raise ValueError(f"pe_steps = {pe_steps} leaves no prediction in the {n} held-out time points; lower "
+                         f"pe_steps to at most {n - 1}")
+    n_run = n_transient + n if ute is None else n - 1
+    check_memory("evaluate_reconstruction", 8.0 * n_run * (3 * model.state_size + 4 * xte.shape[1]),
+                 f"a free run of {n_run} steps", "lower n_transient")
     if ute is None:
         gen = generate(model, xte[0], n_transient + n, observation=observation).observations[n_transient:]
         x_ref = xte

@@ -24,18 +24,24 @@ from neurodyn._budget import check_memory, warn_flops
 from neurodyn._checks import check_finite, check_setting
 from neurodyn._seed import SeedLike, numpy_rng
 from neurodyn.analysis.reconstruction._inputs import check_count, check_inputs
+from neurodyn.analysis.similarity._validate import to_numpy
 
 __all__ = ["normalized_power_spectrum", "power_spectrum_distance", "prediction_error",
            "state_space_divergence", "state_space_divergence_max"]
 
 
+def _series(x: Any, name: str) -> np.ndarray:
+    """``x`` (array or tensor) as a float64 (time, channel) array; a 1-D series is one channel."""
+    a = to_numpy(x, name)
+    return a[:, None] if a.ndim == 1 else a
+
+
 def _pair(x_true: Any, x_gen: Any) -> tuple[np.ndarray, np.ndarray]:
-    a, b = np.asarray(x_true, dtype=np.float64), np.asarray(x_gen, dtype=np.float64)
-    a = a[:, None] if a.ndim == 1 else a
-    b = b[:, None] if b.ndim == 1 else b
-    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+    a, b = _series(x_true, "x_true"), _series(x_gen, "x_gen")
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1] or a.shape[1] == 0:
         raise ValueError(
-            f"x_true and x_gen must be (time, channel) with the same channels; got {a.shape} and {b.shape}"
+            f"x_true and x_gen must be (time, channel) with the same channels, at least one; got {a.shape} "
+            f"and {b.shape}"
         )
     check_finite(a, "x_true", "clean the data first")
     if len(a) < 2 or len(b) < 2:
@@ -143,8 +149,12 @@ def _log_mixture(points: np.ndarray, centres: np.ndarray, var: float, chunk: int
 
 def _gmm_kl(a: np.ndarray, b: np.ndarray, var: float, n_samples: int, max_points: int,
             seed: SeedLike) -> float:
-    rng = numpy_rng(seed)
     a, b = a[:max_points], b[:max_points]
+    # the samples with their indices and densities, and one chunk of distances to the larger mixture
+    n_bytes = 8.0 * n_samples * (a.shape[1] + 4) + 8.0 * 2048 * 3 * max(len(a), len(b))
+    check_memory("state_space_divergence", n_bytes,
+                 f"{n_samples} Monte-Carlo samples of {a.shape[1]} channels", "lower n_samples")
+    rng = numpy_rng(seed)
     idx = rng.integers(0, len(a), n_samples)
     samples = a[idx] + np.sqrt(var) * rng.standard_normal((n_samples, a.shape[1]))
     return float(np.mean(_log_mixture(samples, a, var) - _log_mixture(samples, b, var)))
@@ -203,7 +213,8 @@ def state_space_divergence(
         ``n_bins`` not an integer >= 1 or too many cells (``n_bins ** channel`` above ``2**62``),
         ``bin_range`` not finite with ``hi > lo``, ``smoothing`` not a finite number >= 0; or
         (``method="gmm"``) ``gmm_variance`` not a finite number > 0, ``n_samples`` or ``max_points``
-        not an integer >= 1.
+        not an integer >= 1, or more samples than the memory available can hold (estimated before
+        drawing them).
 
     Warns
     -----
@@ -319,8 +330,21 @@ def state_space_divergence_max(
     return float(kl + max(n_empty, 0.0) * (smoothing / za) * np.log(zb / za))
 
 
-def normalized_power_spectrum(x: np.ndarray, smoothing: float) -> np.ndarray:
+def normalized_power_spectrum(x: Any, smoothing: float) -> np.ndarray:
     """Per-channel power spectrum (freq, channel) of the z-scored series, smoothed and summing to 1.
+
+    Parameters
+    ----------
+    x : array, shape (time, channel) or (time,)
+        The series (a 1-D series is one channel); ``freq = time // 2 + 1``.
+    smoothing : float
+        Standard deviation of the Gaussian kernel over frequency bins (0: none).
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not (time, channel) with at least one channel and one time point or holds NaN/Inf,
+        or ``smoothing`` is negative or not finite.
 
     Examples
     --------
@@ -333,6 +357,11 @@ def normalized_power_spectrum(x: np.ndarray, smoothing: float) -> np.ndarray:
     """
     from scipy.ndimage import gaussian_filter1d
 
+    check_setting("smoothing", smoothing, 0.0, hint=" (Gaussian kernel width in frequency bins; 0: none)")
+    x = _series(x, "x")
+    if x.ndim != 2 or 0 in x.shape:
+        raise ValueError(f"x must be (time, channel) with at least one of each, got shape {x.shape}")
+    check_finite(x, "x", "clean the data first")
     sd = x.std(axis=0)
     z = (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
     ps = np.abs(np.fft.rfft(z, axis=0)) ** 2
@@ -492,8 +521,7 @@ def prediction_error(model, x: Any, n_steps: int, *, observation: str = "affine"
 
     check_model(model, example="PLRNN(...) or a fitted result's .model")
     obs.check_observation(observation)
-    xa = np.ascontiguousarray(x, dtype=np.float64)  # torch takes no negative strides (x[::-1])
-    xa = xa[:, None] if xa.ndim == 1 else xa
+    xa = _series(x, "x")  # a fresh contiguous copy: torch takes no negative strides (x[::-1])
     if xa.ndim != 2 or len(xa) < 2:
         raise ValueError(f"x must be (time, channel) with at least 2 time points, got shape {xa.shape}")
     check_finite(xa, "x", "clean the data first")

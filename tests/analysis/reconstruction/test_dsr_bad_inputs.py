@@ -158,3 +158,80 @@ def test_linear_baseline_names_the_valid_range_of_n_and_the_length_of_x0(x):
     with pytest.raises(ValueError, match="this baseline takes no external inputs"):
         lb.predict(x, 2, x)
     assert lb.run(x[0], 5).shape == (5, 2) and lb.predict(x, 5).shape == (495, 2)
+
+
+@pytest.mark.parametrize("metric", [state_space_divergence, power_spectrum_distance])
+def test_series_without_channels_are_refused(metric):
+    empty = np.zeros((50, 0))
+    with pytest.raises(ValueError, match=r"same channels, at least one; got \(50, 0\)"):
+        metric(empty, empty)
+    with pytest.raises(ValueError, match=r"same channels, at least one; got \(50, 0\)"):
+        state_space_divergence_max(empty, 50)
+
+
+def test_metrics_take_tensors_that_require_grad_and_refuse_complex_data(x):
+    import torch
+
+    xt = torch.tensor(x, requires_grad=True)
+    assert state_space_divergence(xt, x + 0.5, n_bins=10) == state_space_divergence(x, x + 0.5, n_bins=10)
+    assert power_spectrum_distance(x, xt) == 0.0
+    assert prediction_error(_plrnn(0), xt, 2) == prediction_error(_plrnn(0), x, 2)
+    with pytest.raises(TypeError, match=r"x_gen is complex; pass real data"):
+        state_space_divergence(x, x + 1j)
+
+
+def test_normalized_power_spectrum_checks_its_settings_and_data(x):
+    from neurodyn.analysis.reconstruction import normalized_power_spectrum
+
+    with pytest.raises(ValueError, match="smoothing must be a finite number >= 0, got -1"):
+        normalized_power_spectrum(x, -1)
+    bad = x.copy()
+    bad[4, 1] = np.inf
+    with pytest.raises(ValueError, match="x contains NaN or Inf"):
+        normalized_power_spectrum(bad, 0.0)
+    one = normalized_power_spectrum(x[:, 0], 0.0)  # a 1-D series is one channel
+    np.testing.assert_array_equal(one, normalized_power_spectrum(x[:, :1], 0.0))
+    assert one.shape == (251, 1)
+
+
+def test_evaluate_reconstruction_names_x_test_and_pe_steps(x):
+    model = _plrnn(0)
+    kw = {"observation": "identity", "n_bins": 5, "n_transient": 2}
+    for row in (0, 7):  # the start of the free run, or a later point
+        bad = x[50:80].copy()
+        bad[row, 1] = np.nan
+        with pytest.raises(ValueError, match="x_test contains NaN or Inf; clean the held-out data first"):
+            evaluate_reconstruction(model, x[:50], bad, **kw)
+    with pytest.raises(ValueError, match="x_test has 1 channels but the model has 2 outputs"):
+        evaluate_reconstruction(model, x[:50, :1], x[50:80, :1], **kw)
+    with pytest.raises(ValueError, match=r"pe_steps = 30 leaves no prediction in the 30 held-out time "
+                                         r"points; lower pe_steps to at most 29"):
+        evaluate_reconstruction(model, x[:50], x[50:80], pe_steps=30, **kw)
+    assert np.isfinite(evaluate_reconstruction(model, x[:50], x[50:80], pe_steps=29, **kw).pe).all()
+
+
+def test_evaluate_reconstruction_refuses_a_free_run_beyond_memory_before_running(x):
+    with pytest.raises(ValueError, match=r"evaluate_reconstruction needs about .* GiB \(a free run of "
+                                         r"10000000030 steps\) .*; lower n_transient"):
+        evaluate_reconstruction(_plrnn(0), x[:50], x[50:80], observation="identity", n_transient=10**10)
+
+
+def test_inputs_and_training_data_may_be_tensors_that_require_grad(x):
+    import torch
+
+    u = np.random.default_rng(1).normal(size=(len(x), 1))
+    kw = {"observation": "identity", "n_bins": 5, "n_transient": 5, "pe_steps": 2}
+    ut = torch.tensor(u, requires_grad=True)
+    model = _plrnn(1)
+    ref = evaluate_reconstruction(model, x[:300], x[300:], inputs_train=u[:300], inputs_test=u[300:], **kw)
+    got = evaluate_reconstruction(model, x[:300], x[300:], inputs_train=ut[:300], inputs_test=ut[300:], **kw)
+    np.testing.assert_array_equal(got.d_stsp, ref.d_stsp)
+    np.testing.assert_array_equal(got.pe, ref.pe)
+    lb = fit_linear_baseline(torch.tensor(x, requires_grad=True), torch.tensor(u, requires_grad=True))
+    np.testing.assert_array_equal(lb.A, fit_linear_baseline(x, u).A)
+
+
+def test_gmm_estimate_refuses_samples_beyond_memory_before_drawing(x):
+    with pytest.raises(ValueError, match=r"state_space_divergence needs about .* GiB \(100000000000 "
+                                         r"Monte-Carlo samples of 2 channels\) .*; lower n_samples"):
+        state_space_divergence(x, x, method="gmm", n_samples=10**11)
