@@ -108,7 +108,7 @@ def test_early_stopping_stops_at_the_right_iteration(metric, sign):
 
 
 def test_early_stopping_validation():
-    with pytest.raises(ValueError, match="patience must be >= 1"):
+    with pytest.raises(ValueError, match="patience must be an integer >= 1"):
         EarlyStopping("loss", 0)
     with pytest.raises(ValueError, match="not evaluated; available"):
         train(LeakyRNN(2, 4, 2), TASK, n_iterations=2, batch_size=4, progress=False, eval_every=1,
