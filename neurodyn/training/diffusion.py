@@ -145,6 +145,10 @@ def _check(model: RecurrentModel, task: Task) -> int:
         raise ValueError(f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but diffusion "
                          f"on {task.name!r} needs {task.n_inputs} task inputs + {n} sample channels / "
                          f"{n} outputs")
+    dtype = next(model.parameters()).dtype
+    if dtype != torch.float32:
+        raise ValueError(f"diffusion runs in float32 (the task's inputs and the noise are) but the model is "
+                         f"{dtype}; convert it with model.float()")
     return n
 
 
@@ -221,7 +225,8 @@ def sample_diffusion(model: RecurrentModel, task: Task, n_trials: int = 256, *, 
     Raises
     ------
     ValueError
-        If the task has no ring-coded report or the model's sizes do not fit it.
+        If the task has no ring-coded report, the model's sizes do not fit it or the model is not
+        float32.
 
     Examples
     --------
@@ -314,9 +319,10 @@ def train_diffusion(
     Raises
     ------
     ValueError
-        If the task has no ring-coded report, the model's sizes do not fit, ``behaviour`` is
-        invalid (see :func:`~neurodyn.tasks.sample_mixture_responses`), or evaluations are asked for
-        with fewer ``n_eval_trials`` than the swap model's fit needs (4 with two items, 3 with one).
+        If the task has no ring-coded report, the model's sizes do not fit or it is not float32,
+        ``behaviour`` is invalid (see :func:`~neurodyn.tasks.sample_mixture_responses`), or evaluations
+        are asked for with fewer ``n_eval_trials`` than the swap model's fit needs (4 with two items,
+        3 with one).
 
     Examples
     --------
