@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
 from neurodyn.models._base import RecurrentModel, eval_mode
 from neurodyn.tasks._base import Task
@@ -153,10 +154,12 @@ def sample_emissions(model: RecurrentModel, task: Task, n_trials: int = 512, *,
     >>> "accuracy" in task.evaluate(one_hot, batch)  # compared with the HMM's own sequences
     True
     """
+    check_sizes(model, task)
     seed = resolve_seed(seed)
     batch = task.sample(n_trials, seed=seed)
-    x, _, _ = batch.to_torch(device)
-    out = emit(model.eval(), x, generator=torch_generator(seed, 2, device=device))
+    x, _, _ = batch.to_torch(device, next(model.parameters()).dtype)
+    with eval_mode(model):
+        out = emit(model, x, generator=torch_generator(seed, 2, device=device))
     return out.cpu().numpy(), batch
 
 
@@ -241,15 +244,17 @@ def train_distribution(
     check_sizes(model, task)
     if divergence not in DIVERGENCES:
         raise ValueError(f"unknown divergence {divergence!r}; choose one of {', '.join(DIVERGENCES)}")
-    for name, v in (("epsilon", epsilon), ("tau", tau), ("n_sinkhorn_iter", n_sinkhorn_iter)):
-        if not (v > 0 and math.isfinite(v)):
-            raise ValueError(f"{name} must be finite and > 0, got {v}")
+    check_setting("epsilon", epsilon, 0.0, strict=True)
+    check_setting("tau", tau, 0.0, strict=True)
+    check_setting("n_sinkhorn_iter", n_sinkhorn_iter, 1, integer=True)
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, clip_grad_norm=clip_grad_norm,
                       seed=seed, eval_every=eval_every, progress=progress, device=device)
     model, gen = _engine.start(model, cfg)
+    dtype = next(model.parameters()).dtype
 
     def batches(it):
-        return task.sample(batch_size, seed=cfg.seed, first_trial=it * batch_size).to_torch(cfg.device)[:2]
+        batch = task.sample(batch_size, seed=cfg.seed, first_trial=it * batch_size)
+        return batch.to_torch(cfg.device, dtype)[:2]
 
     def objective(batch):
         x, y = batch
@@ -257,7 +262,7 @@ def train_distribution(
         fake = emit(model, x, tau=tau, generator=gen).reshape(batch_size, -1) * scale
         real = y.reshape(batch_size, -1) * scale
         if divergence == "sinkhorn":
-            value = sinkhorn_divergence(fake, real, epsilon=epsilon, n_iter=n_sinkhorn_iter)
+            value = sinkhorn_divergence(fake, real, epsilon=epsilon, n_iter=int(n_sinkhorn_iter))
         else:
             value = mmd(fake, real)
         return value, {"loss": value}
