@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._budget import check_memory
 from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
 from neurodyn.models._base import RecurrentModel, eval_mode
@@ -121,6 +122,8 @@ def mmd(x: torch.Tensor, y: torch.Tensor, *, bandwidths: tuple[float, ...] = (1.
 
 
 DIVERGENCES = {"sinkhorn": sinkhorn_divergence, "mmd": mmd}
+#: (trial x trial) matrices a divergence and its gradient hold at once (costs, kernels, log-sum-exps)
+_PAIRWISE_COPIES = 6
 
 
 def _check_clouds(x: torch.Tensor, y: torch.Tensor) -> None:
@@ -227,8 +230,9 @@ def train_distribution(
     Raises
     ------
     ValueError
-        On size mismatch, unknown ``divergence``, or settings out of range (``epsilon``, ``tau`` and
-        ``n_sinkhorn_iter`` must be positive; see also :class:`~neurodyn.training.TrainConfig`).
+        On size mismatch, unknown ``divergence``, settings out of range (``epsilon``, ``tau`` and
+        ``n_sinkhorn_iter`` must be positive; see also :class:`~neurodyn.training.TrainConfig`), or a
+        ``batch_size`` whose (trial, trial) pairwise costs exceed the memory available.
 
     Examples
     --------
@@ -251,6 +255,10 @@ def train_distribution(
                       seed=seed, eval_every=eval_every, progress=progress, device=device)
     model, gen = _engine.start(model, cfg)
     dtype = next(model.parameters()).dtype
+    itemsize = torch.finfo(dtype).bits // 8
+    check_memory(f"train_distribution ({divergence})", float(batch_size) ** 2 * itemsize * _PAIRWISE_COPIES,
+                 f"{batch_size} x {batch_size} pairwise costs x {itemsize} bytes x {_PAIRWISE_COPIES} copies",
+                 "lower batch_size", device=cfg.device)
 
     def batches(it):
         batch = task.sample(batch_size, seed=cfg.seed, first_trial=it * batch_size)

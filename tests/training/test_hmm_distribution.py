@@ -147,3 +147,12 @@ def test_non_integer_sinkhorn_iterations_are_refused(n_iter):
     with pytest.raises(ValueError, match="n_sinkhorn_iter must be an integer >= 1"):
         train_distribution(LeakyRNN(2, 4, 3, seed=0), task, n_iterations=1, n_sinkhorn_iter=n_iter,
                            progress=False)
+
+
+@pytest.mark.parametrize("divergence", ["mmd", "sinkhorn"])
+def test_batch_too_large_for_the_pairwise_costs_is_refused_up_front(divergence):
+    # a torch allocation error after sampling and rolling out the batch, tens of seconds in
+    task = HMMEmulation(n_states=2, n_steps=5, n_noise=2)
+    with pytest.raises(ValueError, match=rf"train_distribution \({divergence}\) needs .* lower batch_size"):
+        train_distribution(LeakyRNN(2, 4, 3, seed=0), task, n_iterations=1, batch_size=10**6,
+                           divergence=divergence, eval_every=0, progress=False)
