@@ -322,7 +322,8 @@ def train_diffusion(
         If the task has no ring-coded report, the model's sizes do not fit or it is not float32,
         ``behaviour`` is invalid (see :func:`~neurodyn.tasks.sample_mixture_responses`), or evaluations
         are asked for with fewer ``n_eval_trials`` than the swap model's fit needs (4 with two items,
-        3 with one).
+        3 with one), or the rollouts of ``batch_size`` or ``n_eval_trials`` trials exceed the memory
+        available.
 
     Examples
     --------
@@ -346,7 +347,13 @@ def train_diffusion(
         check_setting("n_eval_trials", n_eval_trials, need, integer=True,
                       hint=f" (the swap model fitted at each evaluation needs at least {need} reports)")
     model, gen = _engine.start(model, cfg)
-    k_levels = _response_steps(task.sample(1, seed=cfg.seed))[1]
+    probe = task.sample(1, seed=cfg.seed)
+    k_levels = _response_steps(probe)[1]
+    for what, trials, copies in (("train_diffusion", batch_size, _engine.TRAIN_COPIES),
+                                 ("train_diffusion's evaluations", n_eval_trials if cfg.eval_every else 0,
+                                  _engine.EVAL_COPIES)):
+        _engine.check_rollout_memory(what, model, trials, probe.inputs.shape[1], copies=copies,
+                                     device=cfg.device, fix="lower batch_size or n_eval_trials")
     beta = torch.as_tensor(noise_schedule(k_levels), dtype=torch.float32, device=cfg.device)
 
     def batches(it):
