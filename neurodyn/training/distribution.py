@@ -232,7 +232,7 @@ def train_distribution(
     ValueError
         On size mismatch, unknown ``divergence``, settings out of range (``epsilon``, ``tau`` and
         ``n_sinkhorn_iter`` must be positive; see also :class:`~neurodyn.training.TrainConfig`), or a
-        ``batch_size`` whose (trial, trial) pairwise costs exceed the memory available.
+        ``batch_size`` whose (trial, trial) pairwise costs or rollouts exceed the memory available.
 
     Examples
     --------
@@ -259,6 +259,10 @@ def train_distribution(
     check_memory(f"train_distribution ({divergence})", float(batch_size) ** 2 * itemsize * _PAIRWISE_COPIES,
                  f"{batch_size} x {batch_size} pairwise costs x {itemsize} bytes x {_PAIRWISE_COPIES} copies",
                  "lower batch_size", device=cfg.device)
+    n_steps = task.sample(1, seed=cfg.seed).inputs.shape[1]
+    for trials, copies in ((batch_size, _engine.TRAIN_COPIES), (max(batch_size, 256), _engine.EVAL_COPIES)):
+        _engine.check_rollout_memory("train_distribution", model, trials, n_steps, copies=copies,
+                                     device=cfg.device, fix="lower batch_size or the task's n_steps")
 
     def batches(it):
         batch = task.sample(batch_size, seed=cfg.seed, first_trial=it * batch_size)

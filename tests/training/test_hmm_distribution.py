@@ -156,3 +156,10 @@ def test_batch_too_large_for_the_pairwise_costs_is_refused_up_front(divergence):
     with pytest.raises(ValueError, match=rf"train_distribution \({divergence}\) needs .* lower batch_size"):
         train_distribution(LeakyRNN(2, 4, 3, seed=0), task, n_iterations=1, batch_size=10**6,
                            divergence=divergence, eval_every=0, progress=False)
+
+
+def test_rollouts_too_long_for_memory_are_refused_up_front():
+    task = HMMEmulation(n_states=2, n_steps=10**6, n_noise=2)
+    with pytest.raises(ValueError, match=r"train_distribution needs about .* lower batch_size or the task's"):
+        train_distribution(LeakyRNN(2, 4, 3, seed=0), task, n_iterations=1, batch_size=10**4,
+                           divergence="mmd", eval_every=0, progress=False)
