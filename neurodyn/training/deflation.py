@@ -177,6 +177,10 @@ def train_deflated(
     return replace(res, config={**res.config, "deflation": deflation})
 
 
+#: the options train_deflation_sequence passes to every network's training (train and train_deflated)
+SEQUENCE_OPTIONS = ("n_iterations", "batch_size", "lr", "clip_grad_norm", "eval_every", "progress", "device")
+
+
 def train_deflation_sequence(
     make_model: Callable[[int], RecurrentModel],
     task: Task,
@@ -217,7 +221,8 @@ def train_deflation_sequence(
     Raises
     ------
     ValueError
-        For ``n_networks < 2`` or any setting :func:`train_deflated` refuses.
+        For ``n_networks < 2``, an option not among those above (checked before network 0 trains) or
+        any setting :func:`train_deflated` refuses.
 
     Examples
     --------
@@ -233,6 +238,10 @@ def train_deflation_sequence(
     from neurodyn.training.train import train
 
     check_setting("n_networks", n_networks, 2, integer=True, hint=" (a standard network, then deflated ones)")
+    unknown = sorted(set(options) - set(SEQUENCE_OPTIONS))
+    if unknown:  # refused before network 0 trains, not after
+        raise ValueError(f"train_deflation_sequence does not take {', '.join(unknown)}; its training options "
+                         f"are {', '.join(SEQUENCE_OPTIONS)}")
     base = resolve_seed(seed)
     runs = [train(make_model(base), task, seed=base, **options)]
     for k in range(1, int(n_networks)):

@@ -131,3 +131,14 @@ def test_deflation_settings_are_checked():
     for n in (1, 2.5, "3"):  # 2.5 trained 2 networks silently before
         with pytest.raises(ValueError, match="n_networks must be an integer >= 2"):
             train_deflation_sequence(lambda s: LeakyRNN(1, 4, 1, seed=s), task, n_networks=n)
+
+
+def test_sequence_refuses_unknown_options_before_training_network_0():
+    # regularizers= trained network 0 with train, then failed in train_deflated with a TypeError
+    from neurodyn.training import train_deflation_sequence
+
+    built = []
+    with pytest.raises(ValueError, match="train_deflation_sequence does not take regularizers; its training"):
+        train_deflation_sequence(lambda s: built.append(s) or LeakyRNN(1, 4, 1, seed=s),
+                                 FlipFlop(n_bits=1, n_steps=6), n_iterations=2, regularizers={"l2_rate": 0.1})
+    assert built == []  # no network was built, let alone trained
