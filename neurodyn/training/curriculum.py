@@ -35,7 +35,7 @@ class Curriculum:
     Raises
     ------
     ValueError
-        If ``values`` is empty or ``advance_when`` is not a (name, number) pair.
+        If ``values`` is empty or a string, or ``advance_when`` is not a (name, number) pair.
 
     Examples
     --------
@@ -55,6 +55,9 @@ class Curriculum:
     advance_when: tuple[str, float]
 
     def __post_init__(self) -> None:
+        if isinstance(self.values, (str, bytes)):
+            raise ValueError(f"curriculum values must be a sequence of values, one per stage, got the string "
+                             f"{self.values!r}; wrap one value in a list")
         object.__setattr__(self, "values", tuple(self.values))
         if not self.values:
             raise ValueError("a curriculum needs at least one value")
@@ -75,9 +78,12 @@ class Curriculum:
         Raises
         ------
         ValueError
-            If ``param`` is not a field of the task, or the value changes the task's input or
-            output size (the network could not be trained on it).
+            If ``stage`` is out of range, ``param`` is not a field of the task, or the value changes the
+            task's input or output size (the network could not be trained on it).
         """
+        if not 0 <= stage < self.n_stages:
+            raise ValueError(f"stage {stage} is out of range; the curriculum has stages "
+                             f"0..{self.n_stages - 1}")
         names = [f.name for f in dataclasses.fields(task)]
         if self.param not in names:
             raise ValueError(f"curriculum parameter {self.param!r} is not a field of {type(task).__name__} "

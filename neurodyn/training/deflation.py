@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import torch
 
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.models._base import RecurrentModel, eval_mode
 from neurodyn.tasks._base import Task
@@ -34,6 +34,13 @@ def ridge_predictivity(source: torch.Tensor, target: torch.Tensor, ridge: float)
     Returns
     -------
     Tensor, scalar
+        In the dtype both inputs promote to (float64 for a float32 and a float64 input).
+
+    Raises
+    ------
+    ValueError
+        If ``source`` or ``target`` is not 2-D, their sample counts differ or are below 2 (no variance
+        to predict), or ``ridge`` is negative or not finite.
 
     Examples
     --------
@@ -46,8 +53,13 @@ def ridge_predictivity(source: torch.Tensor, target: torch.Tensor, ridge: float)
     >>> bool(ridge_predictivity(s, noise, 0.1) < 0.1)  # unrelated: close to 0
     True
     """
-    S = source - source.mean(0)
-    T = target - target.mean(0)
+    if source.ndim != 2 or target.ndim != 2 or source.shape[0] != target.shape[0] or source.shape[0] < 2:
+        raise ValueError(f"source and target must be (sample, unit) with the same number (>= 2) of samples, "
+                         f"got {tuple(source.shape)} and {tuple(target.shape)}")
+    check_setting("ridge", ridge, 0.0)
+    dtype = torch.promote_types(source.dtype, target.dtype)
+    S = source.to(dtype) - source.to(dtype).mean(0)
+    T = target.to(dtype) - target.to(dtype).mean(0)
     n, d = S.shape
     cov = S.T @ S / n
     reg = ridge * torch.trace(cov) / d + 1e-12
@@ -142,8 +154,10 @@ def train_deflated(
     if not reference_models:
         raise ValueError("reference_models is empty; give at least one trained network to deflate against")
     for name, v in (("lam", lam), ("ridge", ridge), ("activity_penalty", activity_penalty)):
-        if not (v >= 0 and math.isfinite(v)):
-            raise ValueError(f"{name} must be finite and >= 0; got {v}")
+        check_setting(name, v, 0.0)
+    if isinstance(reference_models, RecurrentModel):
+        raise ValueError("reference_models must be a sequence of networks; wrap one in a list: "
+                         "reference_models=[model]")
     for m in (model, *reference_models):
         check_sizes(m, task)
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, clip_grad_norm=clip_grad_norm,
@@ -161,6 +175,10 @@ def train_deflated(
     deflation = {"lam": float(lam), "ridge": float(ridge), "activity_penalty": float(activity_penalty),
                  "n_references": len(refs)}
     return replace(res, config={**res.config, "deflation": deflation})
+
+
+#: the options train_deflation_sequence passes to every network's training (train and train_deflated)
+SEQUENCE_OPTIONS = ("n_iterations", "batch_size", "lr", "clip_grad_norm", "eval_every", "progress", "device")
 
 
 def train_deflation_sequence(
@@ -203,7 +221,8 @@ def train_deflation_sequence(
     Raises
     ------
     ValueError
-        For ``n_networks < 2`` or any setting :func:`train_deflated` refuses.
+        For ``n_networks < 2``, an option not among those above (checked before network 0 trains) or
+        any setting :func:`train_deflated` refuses.
 
     Examples
     --------
@@ -218,8 +237,11 @@ def train_deflation_sequence(
     """
     from neurodyn.training.train import train
 
-    if int(n_networks) < 2:
-        raise ValueError(f"n_networks must be >= 2 (a standard network, then deflated); got {n_networks}")
+    check_setting("n_networks", n_networks, 2, integer=True, hint=" (a standard network, then deflated ones)")
+    unknown = sorted(set(options) - set(SEQUENCE_OPTIONS))
+    if unknown:  # refused before network 0 trains, not after
+        raise ValueError(f"train_deflation_sequence does not take {', '.join(unknown)}; its training options "
+                         f"are {', '.join(SEQUENCE_OPTIONS)}")
     base = resolve_seed(seed)
     runs = [train(make_model(base), task, seed=base, **options)]
     for k in range(1, int(n_networks)):

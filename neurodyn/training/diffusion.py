@@ -145,6 +145,10 @@ def _check(model: RecurrentModel, task: Task) -> int:
         raise ValueError(f"model has {model.n_inputs} inputs / {model.n_outputs} outputs but diffusion "
                          f"on {task.name!r} needs {task.n_inputs} task inputs + {n} sample channels / "
                          f"{n} outputs")
+    dtype = next(model.parameters()).dtype
+    if dtype != torch.float32:
+        raise ValueError(f"diffusion runs in float32 (the task's inputs and the noise are) but the model is "
+                         f"{dtype}; convert it with model.float()")
     return n
 
 
@@ -221,7 +225,8 @@ def sample_diffusion(model: RecurrentModel, task: Task, n_trials: int = 256, *, 
     Raises
     ------
     ValueError
-        If the task has no ring-coded report or the model's sizes do not fit it.
+        If the task has no ring-coded report, the model's sizes do not fit it or the model is not
+        float32.
 
     Examples
     --------
@@ -314,9 +319,11 @@ def train_diffusion(
     Raises
     ------
     ValueError
-        If the task has no ring-coded report, the model's sizes do not fit, ``behaviour`` is
-        invalid (see :func:`~neurodyn.tasks.sample_mixture_responses`), or evaluations are asked for
-        with fewer ``n_eval_trials`` than the swap model's fit needs (4 with two items, 3 with one).
+        If the task has no ring-coded report, the model's sizes do not fit or it is not float32,
+        ``behaviour`` is invalid (see :func:`~neurodyn.tasks.sample_mixture_responses`), or evaluations
+        are asked for with fewer ``n_eval_trials`` than the swap model's fit needs (4 with two items,
+        3 with one), or the rollouts of ``batch_size`` or ``n_eval_trials`` trials exceed the memory
+        available.
 
     Examples
     --------
@@ -340,7 +347,13 @@ def train_diffusion(
         check_setting("n_eval_trials", n_eval_trials, need, integer=True,
                       hint=f" (the swap model fitted at each evaluation needs at least {need} reports)")
     model, gen = _engine.start(model, cfg)
-    k_levels = _response_steps(task.sample(1, seed=cfg.seed))[1]
+    probe = task.sample(1, seed=cfg.seed)
+    k_levels = _response_steps(probe)[1]
+    for what, trials, copies in (("train_diffusion", batch_size, _engine.TRAIN_COPIES),
+                                 ("train_diffusion's evaluations", n_eval_trials if cfg.eval_every else 0,
+                                  _engine.EVAL_COPIES)):
+        _engine.check_rollout_memory(what, model, trials, probe.inputs.shape[1], copies=copies,
+                                     device=cfg.device, fix="lower batch_size or n_eval_trials")
     beta = torch.as_tensor(noise_schedule(k_levels), dtype=torch.float32, device=cfg.device)
 
     def batches(it):

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurodyn._budget import check_memory
+from neurodyn._checks import check_setting
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
 from neurodyn.models._base import RecurrentModel, eval_mode
 from neurodyn.tasks._base import Task
@@ -120,6 +122,8 @@ def mmd(x: torch.Tensor, y: torch.Tensor, *, bandwidths: tuple[float, ...] = (1.
 
 
 DIVERGENCES = {"sinkhorn": sinkhorn_divergence, "mmd": mmd}
+#: (trial x trial) matrices a divergence and its gradient hold at once (costs, kernels, log-sum-exps)
+_PAIRWISE_COPIES = 6
 
 
 def _check_clouds(x: torch.Tensor, y: torch.Tensor) -> None:
@@ -153,10 +157,12 @@ def sample_emissions(model: RecurrentModel, task: Task, n_trials: int = 512, *,
     >>> "accuracy" in task.evaluate(one_hot, batch)  # compared with the HMM's own sequences
     True
     """
+    check_sizes(model, task)
     seed = resolve_seed(seed)
     batch = task.sample(n_trials, seed=seed)
-    x, _, _ = batch.to_torch(device)
-    out = emit(model.eval(), x, generator=torch_generator(seed, 2, device=device))
+    x, _, _ = batch.to_torch(device, next(model.parameters()).dtype)
+    with eval_mode(model):
+        out = emit(model, x, generator=torch_generator(seed, 2, device=device))
     return out.cpu().numpy(), batch
 
 
@@ -224,8 +230,9 @@ def train_distribution(
     Raises
     ------
     ValueError
-        On size mismatch, unknown ``divergence``, or settings out of range (``epsilon``, ``tau`` and
-        ``n_sinkhorn_iter`` must be positive; see also :class:`~neurodyn.training.TrainConfig`).
+        On size mismatch, unknown ``divergence``, settings out of range (``epsilon``, ``tau`` and
+        ``n_sinkhorn_iter`` must be positive; see also :class:`~neurodyn.training.TrainConfig`), or a
+        ``batch_size`` whose (trial, trial) pairwise costs or rollouts exceed the memory available.
 
     Examples
     --------
@@ -241,15 +248,25 @@ def train_distribution(
     check_sizes(model, task)
     if divergence not in DIVERGENCES:
         raise ValueError(f"unknown divergence {divergence!r}; choose one of {', '.join(DIVERGENCES)}")
-    for name, v in (("epsilon", epsilon), ("tau", tau), ("n_sinkhorn_iter", n_sinkhorn_iter)):
-        if not (v > 0 and math.isfinite(v)):
-            raise ValueError(f"{name} must be finite and > 0, got {v}")
+    check_setting("epsilon", epsilon, 0.0, strict=True)
+    check_setting("tau", tau, 0.0, strict=True)
+    check_setting("n_sinkhorn_iter", n_sinkhorn_iter, 1, integer=True)
     cfg = TrainConfig(n_epochs=n_iterations, batch_size=batch_size, lr=lr, clip_grad_norm=clip_grad_norm,
                       seed=seed, eval_every=eval_every, progress=progress, device=device)
     model, gen = _engine.start(model, cfg)
+    dtype = next(model.parameters()).dtype
+    itemsize = torch.finfo(dtype).bits // 8
+    check_memory(f"train_distribution ({divergence})", float(batch_size) ** 2 * itemsize * _PAIRWISE_COPIES,
+                 f"{batch_size} x {batch_size} pairwise costs x {itemsize} bytes x {_PAIRWISE_COPIES} copies",
+                 "lower batch_size", device=cfg.device)
+    n_steps = task.sample(1, seed=cfg.seed).inputs.shape[1]
+    for trials, copies in ((batch_size, _engine.TRAIN_COPIES), (max(batch_size, 256), _engine.EVAL_COPIES)):
+        _engine.check_rollout_memory("train_distribution", model, trials, n_steps, copies=copies,
+                                     device=cfg.device, fix="lower batch_size or the task's n_steps")
 
     def batches(it):
-        return task.sample(batch_size, seed=cfg.seed, first_trial=it * batch_size).to_torch(cfg.device)[:2]
+        batch = task.sample(batch_size, seed=cfg.seed, first_trial=it * batch_size)
+        return batch.to_torch(cfg.device, dtype)[:2]
 
     def objective(batch):
         x, y = batch
@@ -257,7 +274,7 @@ def train_distribution(
         fake = emit(model, x, tau=tau, generator=gen).reshape(batch_size, -1) * scale
         real = y.reshape(batch_size, -1) * scale
         if divergence == "sinkhorn":
-            value = sinkhorn_divergence(fake, real, epsilon=epsilon, n_iter=n_sinkhorn_iter)
+            value = sinkhorn_divergence(fake, real, epsilon=epsilon, n_iter=int(n_sinkhorn_iter))
         else:
             value = mmd(fake, real)
         return value, {"loss": value}

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from neurodyn._checks import check_setting
+
 __all__ = ["EarlyStopping"]
 
 _LOWER_IS_BETTER = ("loss", "mse", "error", "nll", "distance")
@@ -37,10 +39,17 @@ class EarlyStopping:
         after which training stops.
     mode : {"min", "max"}, optional
         Direction of improvement; inferred from the name by :func:`metric_mode` when omitted.
-    min_delta : float
+    min_delta : float >= 0
         Improvement smaller than this does not count.
     restore_best : bool
         Return the weights of the best evaluation rather than the last.
+
+    Raises
+    ------
+    ValueError
+        For a ``patience`` that is not an integer >= 1, a negative or non-finite ``min_delta`` (a
+        negative one would count stagnation as improvement, so training never stopped) or an unknown
+        ``mode``.
 
     Examples
     --------
@@ -53,7 +62,7 @@ class EarlyStopping:
     >>> EarlyStopping("loss", patience=0)
     Traceback (most recent call last):
     ...
-    ValueError: early stopping patience must be >= 1, got 0
+    ValueError: early stopping patience must be an integer >= 1, got 0
     """
 
     metric: str
@@ -63,8 +72,9 @@ class EarlyStopping:
     restore_best: bool = True
 
     def __post_init__(self) -> None:
-        if int(self.patience) < 1:
-            raise ValueError(f"early stopping patience must be >= 1, got {self.patience}")
+        check_setting("early stopping patience", self.patience, 1, integer=True)
+        check_setting("early stopping min_delta", self.min_delta, 0.0)
+        object.__setattr__(self, "patience", int(self.patience))
         if self.mode not in (None, "min", "max"):
             raise ValueError(f"early stopping mode must be 'min' or 'max', got {self.mode!r}")
 
@@ -78,5 +88,5 @@ class EarlyStopping:
         if spec is None or isinstance(spec, EarlyStopping):
             return spec
         if isinstance(spec, (tuple, list)) and 2 <= len(spec) <= 3:
-            return cls(str(spec[0]), int(spec[1]), *(spec[2:]))
+            return cls(str(spec[0]), spec[1], *(spec[2:]))
         raise ValueError(f"early_stopping must be (metric, patience) or EarlyStopping, got {spec!r}")

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from neurodyn._budget import check_memory
 from neurodyn._checks import check_finite
 from neurodyn._result import TorchResult
 from neurodyn._seed import SeedLike, resolve_seed, torch_generator
@@ -127,17 +128,28 @@ class LoadingFlow(TorchResult):
         return x, logdet
 
     def sample(self, n_samples: int, *, seed: SeedLike = 0) -> torch.Tensor:
-        """``n_samples`` draws, float64, shape (sample, dim); same seed ⇒ same draws."""
+        """``n_samples`` draws, float64, shape (sample, dim); same seed ⇒ same draws.
+
+        Raises ``ValueError`` for ``n_samples`` not an integer >= 1 or too many to hold in memory.
+        """
         check_setting("n_samples", n_samples, 1, integer=True)
+        check_memory("LoadingFlow.sample", 8.0 * n_samples * self.dim * 6,
+                     f"{n_samples} samples x {self.dim} dims x 8 bytes x 6 copies (RK4 stages)",
+                     "draw fewer samples, in chunks")
         x0 = torch.randn(int(n_samples), self.dim, generator=torch_generator(seed), dtype=torch.float64)
         x1, _ = self._integrate(x0, reverse=False, density=False)
         return x1 * self.scale + self.mean
 
     def log_prob(self, x: Any) -> torch.Tensor:
-        """Log density (nats) of the flow at ``x`` (sample, dim), shape (sample,), float64."""
-        y = (torch.as_tensor(x, dtype=torch.float64) - self.mean) / self.scale
-        if y.ndim != 2 or y.shape[1] != self.dim:
-            raise ValueError(f"x must have shape (sample, {self.dim}), got {tuple(y.shape)}")
+        """Log density (nats) of the flow at ``x`` (sample, dim), shape (sample,), float64.
+
+        Raises ``ValueError`` for ``x`` of another shape or with NaN/Inf.
+        """
+        x = torch.as_tensor(x, dtype=torch.float64)
+        if x.ndim != 2 or x.shape[1] != self.dim:
+            raise ValueError(f"x must have shape (sample, {self.dim}), got {tuple(x.shape)}")
+        check_finite(x, "x", "a density is defined at finite points only")
+        y = (x - self.mean) / self.scale
         y0, div_int = self._integrate(y, reverse=True, density=True)
         # div_int = int_1^0 div v dt = -int_0^1 div v dt; log p1(x1) = log p0(x0) - int_0^1 div v dt
         base = -0.5 * (y0 ** 2).sum(1) - 0.5 * self.dim * math.log(2 * math.pi)

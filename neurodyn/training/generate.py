@@ -9,10 +9,12 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from neurodyn._checks import check_finite, check_setting
 from neurodyn._result import Result
 from neurodyn.kernels import RolloutResult
 from neurodyn.models._base import eval_mode
 from neurodyn.training import observation as obs
+from neurodyn.training._engine import EVAL_COPIES, check_rollout_memory
 
 __all__ = ["Generated", "generate"]
 
@@ -85,7 +87,7 @@ def generate(
     x0 : array, shape (channel,) or (batch, channel)
         First observation; the initial latent state is ``B⁺ (x0 - b)`` (for the Poisson model ``x0``
         is taken as a rate and passed through the inverse link).
-    n_steps : int
+    n_steps : int >= 0
         Number of generated time steps after ``x0``.
     observation : {"identity", "affine", "poisson"}
     inputs : array, shape (n_steps, input) or (batch, n_steps, input), optional
@@ -96,6 +98,13 @@ def generate(
     Generated
         ``observations`` (time, channel) or (batch, time, channel) and the latent ``states``;
         NumPy float64.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``observation``, ``n_steps`` that is not an integer >= 0, ``x0`` or ``inputs``
+        of the wrong shape or with NaN/Inf, ``inputs`` for another number of starts than ``x0``, or a
+        run larger than the memory available.
 
     Examples
     --------
@@ -110,19 +119,30 @@ def generate(
     [2.0, 2.0]
     """
     obs.check_observation(observation)
+    check_setting("n_steps", n_steps, 0, integer=True)
+    n_steps = int(n_steps)
     ref = next(model.parameters())
     x0_np = np.asarray(x0, dtype=np.float64)
     single = x0_np.ndim == 1
+    if x0_np.ndim not in (1, 2) or x0_np.shape[-1] != model.n_outputs:
+        raise ValueError(f"x0 must have shape (channel,) or (batch, channel) with {model.n_outputs} channels "
+                         f"(the model's outputs), got {x0_np.shape}")
+    check_finite(x0_np, "x0", "start from an observed time point without gaps")
     x0_np = np.atleast_2d(x0_np)
-    if x0_np.shape[-1] != model.n_outputs:
-        raise ValueError(f"x0 has {x0_np.shape[-1]} channels but the model has {model.n_outputs} outputs")
+    check_rollout_memory("generate", model, x0_np.shape[0], n_steps, copies=EVAL_COPIES,
+                         fix="lower n_steps or the number of starts", device=ref.device)
     if observation == "poisson":
         x0_np = obs.forcing_targets(x0_np[:, None], "poisson", smoothing=0.0)[:, 0]
     B, b = obs.affine_readout(model)
     z0 = obs.invert(B, b, torch.as_tensor(x0_np, dtype=ref.dtype, device=ref.device))
     u = None
     if inputs is not None:
-        u = torch.as_tensor(np.asarray(inputs), dtype=ref.dtype, device=ref.device)
+        u_np = np.asarray(inputs, dtype=np.float64)
+        if u_np.ndim not in (2, 3) or (u_np.ndim == 3 and u_np.shape[0] not in (1, x0_np.shape[0])):
+            raise ValueError(f"inputs must have shape (time, input) or (batch, time, input) with batch "
+                             f"{x0_np.shape[0]} (one per start in x0), got {u_np.shape}")
+        check_finite(u_np, "inputs", "fill the gaps in the inputs first")
+        u = torch.as_tensor(u_np, dtype=ref.dtype, device=ref.device)
         u = u[None] if u.ndim == 2 else u
         if u.shape[1] < n_steps:
             raise ValueError(f"inputs cover {u.shape[1]} steps but n_steps = {n_steps}")

@@ -7,10 +7,23 @@ import torch
 __all__ = ["LOSSES", "masked_cross_entropy", "masked_mse", "masked_soft_cross_entropy"]
 
 
+def _check_shapes(name: str, outputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor,
+                  target_shape: tuple[int, ...], hint: str = "") -> None:
+    """One-line ``ValueError`` unless ``targets`` has ``target_shape`` and ``mask`` is (trial, time, 1)
+    or (trial, time, channel) for the (trial, time, channel) ``outputs`` (shapes only: works under vmap)."""
+    lead = tuple(outputs.shape[:2])
+    mask_ok = mask.ndim == 3 and tuple(mask.shape[:2]) == lead and mask.shape[-1] in (1, outputs.shape[-1])
+    if outputs.ndim != 3 or tuple(targets.shape) not in target_shape or not mask_ok:
+        raise ValueError(f"{name}: outputs {tuple(outputs.shape)} must be (trial, time, output) with targets "
+                         f"{' or '.join(str(t) for t in target_shape)} and mask {lead + (1,)}, got targets "
+                         f"{tuple(targets.shape)}, mask {tuple(mask.shape)}{hint}")
+
+
 def masked_mse(outputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean squared error over entries where ``mask`` is non-zero.
 
-    outputs, targets : (trial, time, output); mask broadcastable to them.
+    outputs, targets : (trial, time, output); mask (trial, time, 1) or (trial, time, output).
+    Raises a one-line ``ValueError`` for other shapes.
 
     Examples
     --------
@@ -23,8 +36,10 @@ def masked_mse(outputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor)
     >>> masked_mse(outputs, targets, torch.zeros(1, 4, 1)).item()  # nothing unmasked: zero, not NaN
     0.0
     """
+    _check_shapes("masked_mse", outputs, targets, mask, (tuple(outputs.shape),))
     mask = mask.expand_as(outputs)
-    return ((outputs - targets) ** 2 * mask).sum() / mask.sum().clamp_min(1.0)
+    diff = torch.where(mask != 0, outputs - targets, 0.0)  # a NaN target at a masked step does not count
+    return (diff**2 * mask).sum() / mask.sum().clamp_min(1.0)
 
 
 def masked_cross_entropy(
@@ -32,7 +47,9 @@ def masked_cross_entropy(
 ) -> torch.Tensor:
     """Cross-entropy of ``logits`` (trial, time, class) against class indices.
 
-    ``targets`` holds class indices as (trial, time) or (trial, time, 1); ``mask`` likewise.
+    ``targets`` holds class indices as (trial, time) or (trial, time, 1); ``mask`` is (trial, time, 1).
+    Raises a one-line ``ValueError`` for other shapes (one-hot or probability targets belong to
+    :func:`masked_soft_cross_entropy`).
 
     Examples
     --------
@@ -44,8 +61,11 @@ def masked_cross_entropy(
     >>> round(loss.item(), 6) == round(math.log(4), 6)
     True
     """
-    idx = targets.reshape(targets.shape[0], targets.shape[1]).long()
+    lead = tuple(logits.shape[:2])
+    _check_shapes("masked_cross_entropy", logits, targets, mask, (lead, lead + (1,)),
+                  "; targets are class indices (one-hot or probability targets: loss='soft_cross_entropy')")
     m = mask.reshape(mask.shape[0], mask.shape[1], -1)[..., 0]
+    idx = torch.where(m != 0, targets.reshape(m.shape), 0).long()  # any label at a masked step (e.g. -1)
     ce = torch.nn.functional.cross_entropy(
         logits.reshape(-1, logits.shape[-1]), idx.reshape(-1), reduction="none"
     ).reshape(idx.shape)
@@ -58,7 +78,8 @@ def masked_soft_cross_entropy(
     """Cross-entropy of ``logits`` (trial, time, class) against soft targets (probabilities).
 
     ``targets`` (trial, time, class) rows sum to 1 (e.g. place-cell codes, Sorscher et al. 2019);
-    ``mask`` is (trial, time, 1) or (trial, time, class) (its first channel is used).
+    ``mask`` is (trial, time, 1) or (trial, time, class) (its first channel is used). Raises a
+    one-line ``ValueError`` for other shapes.
 
     Examples
     --------
@@ -71,6 +92,7 @@ def masked_soft_cross_entropy(
     >>> round(loss.item(), 6) == round(math.log(4), 6)
     True
     """
+    _check_shapes("masked_soft_cross_entropy", logits, targets, mask, (tuple(logits.shape),))
     m = mask.reshape(mask.shape[0], mask.shape[1], -1)[..., 0]
     ce = -(targets * torch.log_softmax(logits, dim=-1)).sum(-1)
     return (ce * m).sum() / m.sum().clamp_min(1.0)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from neurodyn._checks import check_finite, check_setting
+
 __all__ = [
     "OBSERVATIONS", "affine_readout", "check_counts", "check_observation", "forcing_mask", "forcing_targets",
     "invert", "observation_loss", "observe", "prepare_observation", "readout_pinv",
@@ -45,7 +47,7 @@ def check_observation(observation: str) -> None:
 
 
 def check_counts(x: np.ndarray) -> None:
-    """Raise a one-line ``ValueError`` unless ``x`` holds non-negative integer counts (integer-valued
+    """Raise a one-line ``ValueError`` unless ``x`` holds finite non-negative integer counts (integer-valued
     floats such as ``3.0`` are counts), as the Poisson observation model's data must.
 
     Examples
@@ -60,6 +62,7 @@ def check_counts(x: np.ndarray) -> None:
 bin spikes into counts or use observation='identity'
     """
     x = np.asarray(x)
+    check_finite(x, "Poisson counts", "bin spikes into finite counts")
     for what, bad in (("negative", x < 0), ("non-integer", x != np.round(x))):
         if np.any(bad):
             example = x[bad].flat[0]
@@ -213,7 +216,7 @@ def readout_pinv(B: torch.Tensor, *, ridge: float = 0.0) -> tuple[torch.Tensor, 
         The readout matrix (see :func:`affine_readout`), or a stack of them (an ensemble's, with
         a leading network dim); same dtype and device out.
     ridge : float
-        Tikhonov term (output units squared), ``>= 0``.
+        Tikhonov term (output units squared), ``>= 0`` (a ``ValueError`` otherwise).
 
     Returns
     -------
@@ -232,6 +235,7 @@ def readout_pinv(B: torch.Tensor, *, ridge: float = 0.0) -> tuple[torch.Tensor, 
     >>> round(readout_pinv(B, ridge=1.0)[0][0, 0].item(), 6)  # 2 / (2² + 1)
     0.4
     """
+    check_setting("ridge", ridge, 0.0)
     U, s, Vh = torch.linalg.svd(B, full_matrices=False)
     s_max = s.amax(-1, keepdim=True) if s.shape[-1] else s.new_zeros((*s.shape[:-1], 1))
     if ridge > 0:
@@ -284,7 +288,8 @@ def observe(model, z: torch.Tensor, observation: str) -> torch.Tensor:
 
 
 def observation_loss(pred: torch.Tensor, x: torch.Tensor, observation: str) -> torch.Tensor:
-    """MSE (Gaussian models) or mean Poisson negative log-likelihood (``pred`` are rates).
+    """MSE (Gaussian models) or mean Poisson negative log-likelihood (``pred`` are rates); a
+    ``ValueError`` for an unknown ``observation``.
 
     Examples
     --------
@@ -296,6 +301,7 @@ def observation_loss(pred: torch.Tensor, x: torch.Tensor, observation: str) -> t
     >>> round(observation_loss(pred, x, "poisson").item(), 4)  # mean of rate - x log(rate)
     0.1137
     """
+    check_observation(observation)
     if observation == "poisson":
         return torch.nn.functional.poisson_nll_loss(pred, x, log_input=False, full=False, eps=1e-6)
     return torch.mean((pred - x) ** 2)

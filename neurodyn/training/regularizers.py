@@ -46,6 +46,11 @@ class WeightPenalty:
     p: int = 2
     weights: tuple[str, ...] | None = None
 
+    def __post_init__(self) -> None:
+        if self.weights is not None:  # one name given as a string is one name, not its letters
+            names = (self.weights,) if isinstance(self.weights, str) else tuple(self.weights)
+            object.__setattr__(self, "weights", names)
+
     @property
     def name(self) -> str:
         return f"l{self.p}_weight"
@@ -145,6 +150,14 @@ def l2_rate(strength: float) -> RatePenalty:
 REGULARIZERS = {"l1_weight": l1_weight, "l2_weight": l2_weight, "l1_rate": l1_rate, "l2_rate": l2_rate}
 
 
+def _strength(name: str, value: Any) -> float:
+    """``value`` as a float; a one-line ``ValueError`` for a string, None or other non-number."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} strength must be finite and >= 0, got {value!r}") from None
+
+
 def make_regularizers(spec: Mapping[str, float] | Iterable[Any] | None) -> tuple[Any, ...]:
     """Normalise ``regularizers=`` to a tuple of penalty objects.
 
@@ -173,7 +186,7 @@ def make_regularizers(spec: Mapping[str, float] | Iterable[Any] | None) -> tuple
         unknown = set(spec) - set(REGULARIZERS)
         if unknown:
             raise ValueError(f"unknown regularizer {sorted(unknown)}; choose from {', '.join(REGULARIZERS)}")
-        spec = [REGULARIZERS[k](float(v)) for k, v in spec.items()]
+        spec = [REGULARIZERS[k](_strength(k, v)) for k, v in spec.items()]
     regs = tuple(spec)
     for r in regs:
         strength = getattr(r, "strength", 0.0)

@@ -89,3 +89,56 @@ def test_deflation_sequence_deflates_each_network_against_all_earlier_ones():
     assert torch.equal(again.model.w_rec, runs[2].model.w_rec)
     with pytest.raises(ValueError, match="n_networks"):
         train_deflation_sequence(lambda s: LeakyRNN(1, 5, 1, seed=s), task, n_networks=1)
+
+
+@pytest.mark.parametrize("source, target", [
+    (torch.zeros(20, 3), torch.zeros(19, 3)),  # a torch matmul error before
+    (torch.zeros(20), torch.zeros(20)),  # "not enough values to unpack" before
+    (torch.zeros(0, 3), torch.zeros(0, 3)),  # R^2 = 1 from no samples before
+    (torch.zeros(1, 3), torch.zeros(1, 3)),  # R^2 = 1 from one sample before
+])
+def test_ridge_predictivity_refuses_bad_shapes(source, target):
+    with pytest.raises(ValueError, match=r"source and target must be \(sample, unit\) with the same number"):
+        ridge_predictivity(source, target, 0.1)
+
+
+@pytest.mark.parametrize("ridge", [-5.0, float("nan"), float("inf")])
+def test_ridge_predictivity_refuses_bad_ridge(ridge):
+    # a negative ridge gave a negative, meaningless R^2 without a word
+    s = torch.randn(20, 3, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match="ridge must be a finite number >= 0"):
+        ridge_predictivity(s, s, ridge)
+
+
+def test_ridge_predictivity_mixed_precision_is_the_float64_value():
+    g = torch.Generator().manual_seed(0)
+    s = torch.randn(30, 3, generator=g, dtype=torch.float64)
+    t = torch.randn(30, 2, generator=g, dtype=torch.float64)
+    mixed = ridge_predictivity(s.float(), t, 0.1)
+    assert mixed.dtype == torch.float64
+    assert mixed.item() == pytest.approx(ridge_predictivity(s.float().double(), t, 0.1).item(), rel=1e-12)
+
+
+def test_deflation_settings_are_checked():
+    from neurodyn.training import train_deflation_sequence
+
+    task = FlipFlop(n_bits=1, n_steps=6)
+    ref = LeakyRNN(1, 4, 1, seed=0)
+    with pytest.raises(ValueError, match="lam must be a finite number >= 0, got '1'"):
+        train_deflated(LeakyRNN(1, 4, 1, seed=1), task, reference_models=[ref], lam="1")
+    with pytest.raises(ValueError, match=r"wrap one in a list: reference_models=\[model\]"):
+        train_deflated(LeakyRNN(1, 4, 1, seed=1), task, reference_models=ref)
+    for n in (1, 2.5, "3"):  # 2.5 trained 2 networks silently before
+        with pytest.raises(ValueError, match="n_networks must be an integer >= 2"):
+            train_deflation_sequence(lambda s: LeakyRNN(1, 4, 1, seed=s), task, n_networks=n)
+
+
+def test_sequence_refuses_unknown_options_before_training_network_0():
+    # regularizers= trained network 0 with train, then failed in train_deflated with a TypeError
+    from neurodyn.training import train_deflation_sequence
+
+    built = []
+    with pytest.raises(ValueError, match="train_deflation_sequence does not take regularizers; its training"):
+        train_deflation_sequence(lambda s: built.append(s) or LeakyRNN(1, 4, 1, seed=s),
+                                 FlipFlop(n_bits=1, n_steps=6), n_iterations=2, regularizers={"l2_rate": 0.1})
+    assert built == []  # no network was built, let alone trained

@@ -164,3 +164,23 @@ def test_the_sampler_with_the_exact_denoiser_reproduces_the_swap_model():
     fit = fit_mixture_model(decode_ring(x.numpy()), np.zeros(n), np.full(n, np.pi / 2))
     assert fit.p_swap == pytest.approx(0.2, abs=0.03) and fit.p_target == pytest.approx(0.7, abs=0.07)
     assert fit.p_guess == pytest.approx(0.1, abs=0.05) and fit.kappa == pytest.approx(8.0, rel=0.2)
+
+
+def test_float64_model_is_refused_with_the_fix():
+    # the error named the task's inputs ("convert with inputs.to(...)"), which the caller does not hold
+    task = ContinuousReport(n_items=2, n_ring=4, output_ring=4, delay_min_ms=40.0, delay_max_ms=40.0)
+    model = LeakyRNN(task.n_inputs + 4, 5, 4, seed=0).double()
+    for run in (lambda: train_diffusion(model, task, n_iterations=1, progress=False),
+                lambda: sample_diffusion(model, task, 2)):
+        with pytest.raises(ValueError, match=r"diffusion runs in float32 .* convert it with model.float\(\)"):
+            run()
+
+
+@pytest.mark.parametrize("kw, what", [({"batch_size": 10**9}, "train_diffusion needs"),
+                                      ({"n_eval_trials": 10**9, "eval_every": 1},
+                                       "train_diffusion's evaluations needs")])
+def test_rollouts_too_large_for_memory_are_refused_up_front(kw, what):
+    task = ContinuousReport(n_items=2, n_ring=4, output_ring=4, delay_min_ms=40.0, delay_max_ms=40.0)
+    model = LeakyRNN(task.n_inputs + 4, 5, 4, seed=0)
+    with pytest.raises(ValueError, match=rf"{what} about .* GiB .*lower batch_size or n_eval_trials"):
+        train_diffusion(model, task, n_iterations=1, progress=False, **{"eval_every": 0, **kw})

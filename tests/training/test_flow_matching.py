@@ -76,3 +76,20 @@ def test_a_flow_that_does_not_converge_is_reported():
 def test_bad_samples_are_refused(data, match):
     with pytest.raises(ValueError, match=match):
         fit_flow_matching(data)
+
+
+def test_log_prob_refuses_points_of_another_dim():
+    # a (sample, 1) array against a 2-dim flow broadcast against the mean and gave densities silently
+    data = torch.randn(40, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    flow = fit_flow_matching(data, n_epochs=2, hidden=4, n_layers=1, batch_size=8, n_steps=2)
+    with pytest.raises(ValueError, match=r"x must have shape \(sample, 2\), got \(3, 1\)"):
+        flow.log_prob(data[:3, :1])
+    with pytest.raises(ValueError, match="x contains NaN or Inf"):
+        flow.log_prob(torch.full((2, 2), float("nan")))
+
+
+def test_sample_refuses_a_draw_too_large_for_memory():
+    data = torch.randn(40, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    flow = fit_flow_matching(data, n_epochs=2, hidden=4, n_layers=1, batch_size=8, n_steps=2)
+    with pytest.raises(ValueError, match="LoadingFlow.sample needs about .* GiB.*draw fewer samples"):
+        flow.sample(10**12)

@@ -117,3 +117,49 @@ def test_train_distribution_callback_sees_the_model_in_eval_mode_and_leaves_the_
     assert len(tracked.history["w_out_norm"]) == 3 and "w_out_norm" not in plain.history
     final = float(tracked.model.params().w_out.detach().abs().sum())
     assert tracked.history["w_out_norm"][-1] == pytest.approx(final)
+
+
+def test_float64_network_trains_and_emits():
+    # the task's float32 inputs were fed to a float64 network: a dtype error naming the inputs
+    task = HMMEmulation(n_states=2, n_steps=5, n_noise=2)
+    kw = dict(n_iterations=2, batch_size=4, eval_every=1, progress=False, divergence="mmd")
+    res = train_distribution(LeakyRNN(2, 4, 3, seed=0).double(), task, **kw)
+    again = train_distribution(LeakyRNN(2, 4, 3, seed=0).double(), task, **kw)
+    assert res.status == "completed" and next(res.model.parameters()).dtype == torch.float64
+    assert res.history["loss"] == again.history["loss"]  # same seed, same fit
+    one_hot, _ = sample_emissions(res.model, task, n_trials=6, seed=1)
+    assert one_hot.dtype == np.float64 and (one_hot.sum(-1) == 1).all()
+    np.testing.assert_array_equal(one_hot, sample_emissions(res.model, task, n_trials=6, seed=1)[0])
+
+
+def test_sample_emissions_keeps_the_model_mode_and_checks_sizes():
+    task = HMMEmulation(n_states=2, n_steps=5, n_noise=2)
+    model = LeakyRNN(2, 4, 3, seed=0).train()
+    sample_emissions(model, task, n_trials=3)
+    assert model.training  # it was left in eval mode before
+    with pytest.raises(ValueError, match="model has 3 inputs / 3 outputs but task 'hmm' needs 2 / 3"):
+        sample_emissions(LeakyRNN(3, 4, 3, seed=0), task, n_trials=3)
+
+
+@pytest.mark.parametrize("n_iter", [2.5, "30"])
+def test_non_integer_sinkhorn_iterations_are_refused(n_iter):
+    task = HMMEmulation(n_states=2, n_steps=5, n_noise=2)
+    with pytest.raises(ValueError, match="n_sinkhorn_iter must be an integer >= 1"):
+        train_distribution(LeakyRNN(2, 4, 3, seed=0), task, n_iterations=1, n_sinkhorn_iter=n_iter,
+                           progress=False)
+
+
+@pytest.mark.parametrize("divergence", ["mmd", "sinkhorn"])
+def test_batch_too_large_for_the_pairwise_costs_is_refused_up_front(divergence):
+    # a torch allocation error after sampling and rolling out the batch, tens of seconds in
+    task = HMMEmulation(n_states=2, n_steps=5, n_noise=2)
+    with pytest.raises(ValueError, match=rf"train_distribution \({divergence}\) needs .* lower batch_size"):
+        train_distribution(LeakyRNN(2, 4, 3, seed=0), task, n_iterations=1, batch_size=10**6,
+                           divergence=divergence, eval_every=0, progress=False)
+
+
+def test_rollouts_too_long_for_memory_are_refused_up_front():
+    task = HMMEmulation(n_states=2, n_steps=10**6, n_noise=2)
+    with pytest.raises(ValueError, match=r"train_distribution needs about .* lower batch_size or the task's"):
+        train_distribution(LeakyRNN(2, 4, 3, seed=0), task, n_iterations=1, batch_size=10**4,
+                           divergence="mmd", eval_every=0, progress=False)

@@ -82,13 +82,13 @@ def test_fit_lr_end_none_keeps_the_rate_and_a_value_decays_it():
 def test_other_trainers_refuse_degenerate_settings():
     task = HMMEmulation(n_states=2, n_steps=5, n_noise=2)
     net = LeakyRNN(task.n_inputs, 4, task.n_outputs)
-    for kw, message in (({"epsilon": 0.0}, "epsilon must be finite and > 0"),
-                        ({"tau": 0.0}, "tau must be finite and > 0"),
-                        ({"n_sinkhorn_iter": 0}, "n_sinkhorn_iter must be finite and > 0"),
+    for kw, message in (({"epsilon": 0.0}, "epsilon must be a finite number > 0"),
+                        ({"tau": 0.0}, "tau must be a finite number > 0"),
+                        ({"n_sinkhorn_iter": 0}, "n_sinkhorn_iter must be an integer >= 1"),
                         ({"lr": 0.0}, "lr must be a finite number > 0")):
         with pytest.raises(ValueError, match=message):
             train_distribution(net, task, n_iterations=1, progress=False, **kw)
-    with pytest.raises(ValueError, match="lam must be finite and >= 0"):
+    with pytest.raises(ValueError, match="lam must be a finite number >= 0"):
         train_deflated(LeakyRNN(2, 4, 2), TASK, reference_models=[LeakyRNN(2, 4, 2)], lam=float("nan"))
     with pytest.raises(ValueError, match="n_iterations must be an integer >= 1"):
         train_ensemble([LeakyRNN(2, 4, 2)], TASK, n_iterations=0, progress=False)

@@ -108,7 +108,7 @@ def test_early_stopping_stops_at_the_right_iteration(metric, sign):
 
 
 def test_early_stopping_validation():
-    with pytest.raises(ValueError, match="patience must be >= 1"):
+    with pytest.raises(ValueError, match="patience must be an integer >= 1"):
         EarlyStopping("loss", 0)
     with pytest.raises(ValueError, match="not evaluated; available"):
         train(LeakyRNN(2, 4, 2), TASK, n_iterations=2, batch_size=4, progress=False, eval_every=1,
@@ -224,3 +224,14 @@ def test_huge_batch_size_is_refused_up_front():
     with pytest.raises(ValueError, match=r"FlipFlop.sample_networks needs about .* GiB"):
         train_ensemble(lambda seed: LeakyRNN(2, 6, 2, seed=seed), TASK, n_networks=2, n_iterations=2,
                        **{**FAST, "batch_size": 10**12})
+
+
+def test_curriculum_refuses_string_values_and_stages_out_of_range():
+    # a string was split into one stage per character; a stage past the end raised an IndexError
+    with pytest.raises(ValueError, match="curriculum values must be a sequence of values"):
+        Curriculum("n_steps", "20", advance_when=("accuracy", 0.9))
+    curriculum = Curriculum("n_steps", [10, 20], advance_when=("accuracy", 0.9))
+    assert curriculum.task_at(TASK, 1).n_steps == 20
+    for stage in (2, -1):
+        with pytest.raises(ValueError, match=r"stage .* is out of range; the curriculum has stages 0..1"):
+            curriculum.task_at(TASK, stage)
