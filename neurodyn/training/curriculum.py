@@ -104,7 +104,7 @@ class Curriculum:
         """
         name, threshold = self.advance_when
         if name not in metrics:
-            raise ValueError(f"curriculum metric {name!r} not evaluated; available: {', '.join(metrics)}")
+            raise ValueError(f"curriculum metric {name!r} is not evaluated; available: {', '.join(metrics)}")
         return reached(metrics[name], threshold, metric_mode(name))
 
     def describe(self) -> dict[str, Any]:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
 import torch
 
 from neurodyn._seed import SeedLike, torch_generator
@@ -192,6 +195,14 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
     dtype = next(model.parameters()).dtype
     now = {"stage": 0, "task": task if curriculum is None else curriculum.task_at(task, 0)}
     now["eval"] = held_out_batch(now["task"], cfg.batch_size, cfg.seed)
+    named = {"target_metric": target_metric and target_metric[0],
+             "early_stopping": early_stopping and early_stopping.metric,
+             "curriculum": curriculum and curriculum.advance_when[0]}
+    if cfg.eval_every and any(named.values()):  # a misspelt metric is named now, not at the first evaluation
+        available = evaluated_metrics(now["task"], now["eval"])
+        for what, name in named.items():
+            if name:
+                _engine.metric(available, name, what)
     rollouts = [(cfg.batch_size, _engine.TRAIN_COPIES)]  # the training batches, then the evaluations
     rollouts += [(len(now["eval"].inputs), _engine.EVAL_COPIES)] if cfg.eval_every else []
     for trials, copies in rollouts:
@@ -299,6 +310,16 @@ def loss_key(name: str) -> str:
     if name not in LOSSES:
         raise ValueError(f"unknown loss {name!r}; choose one of {', '.join(LOSSES)}")
     return name
+
+
+def evaluated_metrics(task: Task, batch: TaskBatch) -> dict[str, float]:
+    """The metrics :func:`evaluate` reports for ``task`` on ``batch``, by name (their values are
+    those of zero outputs, without a rollout: only the names are meant). A copy of ``task`` is asked,
+    so a task that keeps state across evaluations is left as it was."""
+    zeros = np.zeros((*np.shape(batch.inputs)[:2], task.n_outputs))
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return {**copy.deepcopy(task).evaluate(zeros, batch), "loss": 0.0}
 
 
 def held_out_batch(task: Task, batch_size: int, seed: int):

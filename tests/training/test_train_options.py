@@ -115,6 +115,20 @@ def test_early_stopping_validation():
               early_stopping=("nope", 2))
 
 
+@pytest.mark.parametrize(("option", "what"), [
+    ({"early_stopping": ("acuracy", 3)}, "early_stopping"),
+    ({"target_metric": ("acc", 1.0)}, "target_metric"),
+    ({"curriculum": Curriculum("n_steps", (4, 8), ("nope", 0.1))}, "curriculum"),
+])
+def test_a_metric_that_is_not_evaluated_is_refused_before_any_training_step(option, what):
+    steps = []
+    message = f"^{what} metric '.*' is not evaluated; available: mse, accuracy, loss$"
+    with pytest.raises(ValueError, match=message):
+        train(LeakyRNN(2, 4, 2), TASK, n_iterations=50, batch_size=4, progress=False, eval_every=25,
+              state_hook=lambda t, h: steps.append(t) or h, backend="torch", **option)
+    assert steps == []
+
+
 def test_curriculum_advances_on_scripted_metric():
     task = ScriptedFlipFlop(n_bits=2, n_steps=8, script=(0.2, 0.6, 0.3, 0.7, 0.1, 0.1))
     lengths = []
@@ -142,7 +156,7 @@ def test_curriculum_validation():
         Curriculum("n_bits", (2, 3), ("loss", 0.1)).task_at(TASK, 1)
     with pytest.raises(ValueError, match="at least one value"):
         Curriculum("n_steps", (), ("loss", 0.1))
-    with pytest.raises(ValueError, match="curriculum metric 'nope' not evaluated"):
+    with pytest.raises(ValueError, match="curriculum metric 'nope' is not evaluated"):
         train(LeakyRNN(2, 4, 2), TASK, n_iterations=2, batch_size=4, progress=False, eval_every=1,
               curriculum=Curriculum("n_steps", (4, 8), ("nope", 0.1)))
 
