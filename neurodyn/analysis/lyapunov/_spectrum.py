@@ -329,7 +329,8 @@ def lyapunov_spectrum(
     n_transient : int
         Steps discarded first (the tangent vectors are aligned during the transient as well).
     inputs : array, shape (input,) or (time, input), optional
-        Constant or time-varying external input (``time >= n_transient + n_steps``).
+        Constant or time-varying external input (``time >= n_transient + n_steps``). None (default):
+        the autonomous system, a model with inputs run with all inputs zero.
     n_exponents : int, optional
         Number of leading exponents (default: all).
     n_checkpoints : int
