@@ -603,8 +603,8 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
     if not np.allclose(M, M.T, atol=1e-10):
         raise ValueError("D must be symmetric; symmetrise it first, e.g. (D + D.T) / 2")
     if np.allclose(np.diag(M), 1.0, atol=1e-6):
-        raise ValueError("D has ones on its diagonal, like a similarity (e.g. cka, rsa), not distances; "
-                         "pass 1 - S")
+        raise ValueError("D has ones on its diagonal, like a similarity (e.g. cka, rsa), where distances "
+                         "have a zero diagonal; pass 1 - S")
     if np.any(M < 0) or not np.allclose(np.diag(M), 0.0, atol=1e-6):
         raise ValueError("D must hold non-negative distances with a zero diagonal")
     if method != "mds":
