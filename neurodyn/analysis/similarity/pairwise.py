@@ -231,8 +231,9 @@ class PreparedActivity:
         leading eigen-time-delay coordinates (``P`` at times ``t``, ``F`` at ``t + 1``), from which the
         HAVOK operator of any rank up to ``coord`` follows.
     info : dict
-        The options it was prepared with and scalars (``n_samples``, ``whitened_rank``; ``full_rank``,
-        ``n_cols``).
+        The options it was prepared with and scalars (``n_samples``, ``whitened_rank``, ``layout``: the
+        ``(trial, time)`` or ``(sample,)`` sizes, so that networks of other layouts are refused when
+        paired; ``full_rank``, ``n_cols``).
 
     Examples
     --------
@@ -337,7 +338,9 @@ def _prepare(activity: Any, metric: str, name: str, kwargs: dict[str, Any]) -> P
         a = as_trajectories(activity, name)
         embedded_length(a, kwargs["n_delays"], kwargs.get("delay_interval", 1), name)
         return _prepare_dsa(a, **kwargs)
-    return _prepare_procrustes(_flat(activity, name), **kwargs)
+    p = _prepare_procrustes(_flat(activity, name), **kwargs)
+    p.info["layout"] = list(_lead_shape(activity, name))  # (trial, time) or (sample,): checked when paired
+    return p
 
 
 def _pairwise_prepared(prepared: list[PreparedActivity], metric: str, device: Any, progress: bool,
@@ -358,6 +361,8 @@ def _check_prepared(prepared: Sequence[PreparedActivity], metric: Any, kwargs: d
                              "with prepare_activity, or none")
         if p.metric != metric:
             raise ValueError(f"activity[{k}] was prepared for {p.metric!r}, not {metric!r}; prepare it again")
+    if metric == "procrustes":  # stored before the layout was recorded: not known
+        _check_layouts([tuple(p.info["layout"]) if "layout" in p.info else None for p in prepared])
     fit = ("alpha", "center") if metric == "procrustes" else DSA_FIT
     for name in fit:
         values = {json_safe(p.info[name]) for p in prepared}
@@ -400,18 +405,23 @@ def _check_options(metric: Any, kwargs: dict[str, Any]) -> None:
                         f"are {list(allowed)}")
 
 
-def _check_layouts(activity: Sequence[Any]) -> None:
+def _lead_shape(a: Any, name: str) -> tuple[int, ...]:
+    """``(trial, time)`` of trajectories or ``(sample,)`` of a flat matrix (a DataArray in its layout)."""
+    return tuple(np.shape(in_layout(a, name, ACTIVITY)))[:-1]
+
+
+def _check_layouts(leads: Sequence[tuple[int, ...] | None]) -> None:
     """Refuse (trial, time, unit) activity whose (trial, time) layouts differ, or next to flat (sample,
     unit) activity: flattened to samples, they would pair samples that do not correspond, even when the
-    sample counts agree."""
-    shapes = [(k, tuple(np.shape(in_layout(a, f"activity[{k}]", ACTIVITY)))) for k, a in enumerate(activity)]
-    three = [(k, shape[:2]) for k, shape in shapes if len(shape) == 3]
-    flat = next(((k, shape) for k, shape in shapes if len(shape) == 2), None)
+    sample counts agree. ``leads[k]`` is :func:`_lead_shape` of ``activity[k]`` (None: not known)."""
+    three = [(k, lead) for k, lead in enumerate(leads) if lead is not None and len(lead) == 2]
+    flat = next(((k, lead) for k, lead in enumerate(leads) if lead is not None and len(lead) == 1), None)
     if three and flat is not None:
         raise ValueError(f"all networks need the same layout for this measure, which pairs samples: "
-                         f"activity[{three[0][0]}] is (trial, time, unit) {shapes[three[0][0]][1]} but "
-                         f"activity[{flat[0]}] is flat (sample, unit) {flat[1]}; reshape both the same way, "
-                         "e.g. each a.reshape(-1, n_units), or pass all as (trial, time, unit)")
+                         f"activity[{three[0][0]}] is (trial, time, unit) with (trial, time) = {three[0][1]} "
+                         f"but activity[{flat[0]}] is flat (sample, unit) with {flat[1][0]} samples; reshape "
+                         "both the same way, e.g. each a.reshape(-1, n_units), or pass all as (trial, time, "
+                         "unit)")
     for k, lead in three[1:]:
         if lead != three[0][1]:
             first, lead0 = three[0]
@@ -536,7 +546,7 @@ def pairwise_distances(
     diagonal = 1.0 if similarity else 0.0
     _check_options(metric, kwargs)
     if metric != "dsa" and not any(isinstance(a, PreparedActivity) for a in activity):
-        _check_layouts(activity)
+        _check_layouts([_lead_shape(a, f"activity[{k}]") for k, a in enumerate(activity)])
     if any(isinstance(a, PreparedActivity) for a in activity):
         _check_prepared(activity, metric, kwargs)
         pair_kw = {k: v for k, v in kwargs.items() if k not in (*DSA_FIT, "alpha", "center")}

@@ -106,8 +106,9 @@ def test_trajectories_next_to_flat_activity_are_refused(metric):
     rng = np.random.default_rng(4)
     acts = [rng.normal(size=(3, 10, 4)), rng.normal(size=(30, 5))]
     with pytest.raises(ValueError, match=r"^all networks need the same layout .*activity\[0\] is \(trial, "
-                                         r"time, unit\) \(3, 10, 4\) but activity\[1\] is flat \(sample, "
-                                         r"unit\) \(30, 5\); reshape both the same way") as err:
+                                         r"time, unit\) with \(trial, time\) = \(3, 10\) but activity\[1\] "
+                                         r"is flat \(sample, unit\) with 30 samples; reshape both the same "
+                                         r"way") as err:
         pairwise_distances(acts, metric=metric, progress=False, device="cpu")
     assert "\n" not in str(err.value)
     flat = [acts[0].reshape(-1, 4), acts[1]]
@@ -124,3 +125,20 @@ def test_names_given_as_one_string_are_refused():
     assert "\n" not in str(err.value)
     D = pairwise_distances([X, Y], names=["ab", "cd"], progress=False, device="cpu")
     assert list(D["network"].values) == ["ab", "cd"]
+
+
+def test_prepared_procrustes_activity_of_other_layouts_is_refused():
+    # prepared separately, a (trial, time, unit) network and a flat or differently shaped one were paired
+    rng = np.random.default_rng(5)
+    traj, flat, other = rng.normal(size=(3, 10, 4)), rng.normal(size=(30, 5)), rng.normal(size=(5, 6, 4))
+    prep = [prepare_activity(a, metric="procrustes") for a in (traj, flat, other)]
+    with pytest.raises(ValueError, match=r"^all networks need the same layout .*activity\[1\] is flat"):
+        pairwise_distances(prep[:2], metric="procrustes", progress=False, device="cpu")
+    with pytest.raises(ValueError, match=r"activity\[0\] has \(trial, time\) = \(3, 10\) but activity\[1\] "
+                                         r"has \(5, 6\)"):
+        pairwise_distances([prep[0], prep[2]], metric="procrustes", progress=False, device="cpu")
+    stored = [type(p).from_xarray(p.to_xarray()) for p in prep[:2]]  # the layout survives storing
+    with pytest.raises(ValueError, match=r"^all networks need the same layout"):
+        pairwise_distances(stored, metric="procrustes", progress=False, device="cpu")
+    same = [prepare_activity(a, metric="procrustes") for a in (traj, rng.normal(size=(3, 10, 6)))]
+    assert pairwise_distances(same, metric="procrustes", progress=False, device="cpu").shape == (2, 2)
