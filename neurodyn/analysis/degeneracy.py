@@ -366,8 +366,8 @@ def compute_solution_degeneracy(
         the smallest network's full rank).
     weight_kind : {"euclidean", "angular"}
         See :func:`~neurodyn.analysis.weight_distance`.
-    names : sequence of str, optional
-        Unique network labels (default ``net0``, ``net1``, ...).
+    names : list of str, optional
+        Unique network labels (default ``net0``, ``net1``, ...); not one ``str``.
     device : torch device
     progress : bool
 
@@ -380,6 +380,8 @@ def compute_solution_degeneracy(
     ValueError
         For fewer than 2 models, mismatched sizes, an unknown ``behaviour_metric``, ``names`` that are
         repeated or of another length, or features computed with other options than these.
+    TypeError
+        For ``names`` given as one ``str`` (pass a list, one label per network).
 
     Examples
     --------

@@ -176,3 +176,10 @@ def test_names_and_networks_are_checked_before_any_rollout():
         compute_solution_degeneracy([_net(0), _net(1)], TASK, names=["a", "a"], dynamics_metric="cka")
     with pytest.raises(ValueError, match=r"^names has 1 entries for 2 networks"):
         compute_solution_degeneracy([_net(0), _net(1)], TASK, names=["a"], dynamics_metric="cka")
+
+
+def test_names_given_as_one_string_are_refused_not_split_into_characters():
+    # names="ab" was read as the labels "a" and "b"
+    with pytest.raises(TypeError, match=r"^names must be a list .*not the str 'ab'.*pass a list") as err:
+        compute_solution_degeneracy([_net(0), _net(1)], TASK, names="ab", dynamics_metric="cka")
+    assert "\n" not in str(err.value)

@@ -1,6 +1,7 @@
 """Representational similarity: shape metrics, CCA, CKA, RSA, predictivity and weight distances.
 
-All measures take paired ``(sample, unit)`` NumPy arrays or torch tensors, compute in float64 NumPy and
+All measures take paired ``(sample, unit)`` NumPy arrays, torch tensors or ``xarray.DataArray`` (put in
+that order by their dim names, see ``docs/similarity.md``), compute in float64 NumPy and
 return a plain ``float`` whose conventions are fixed by keyword arguments (see ``docs/similarity.md``);
 ``rdm`` returns a matrix and ``linear_predictivity`` a frozen result object.
 """

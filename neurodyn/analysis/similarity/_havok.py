@@ -8,7 +8,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from neurodyn._checks import check_setting
-from neurodyn.analysis.similarity._validate import check_choice, check_finite, to_numpy
+from neurodyn.analysis.similarity._validate import TRAJECTORIES, check_choice, check_finite, to_numpy
 
 
 class HavokFit(NamedTuple):
@@ -46,7 +46,7 @@ class HavokFit(NamedTuple):
 
 def as_trajectories(X: Any, name: str) -> np.ndarray:
     """Validate trajectories and return a float64 ``(trial, time, unit)`` copy (2-D input = one trial)."""
-    a = to_numpy(X, name)
+    a = to_numpy(X, name, TRAJECTORIES)
     if a.ndim == 2:
         a = a[None]
     if a.ndim != 3:

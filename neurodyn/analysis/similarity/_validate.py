@@ -1,7 +1,8 @@
 """Input checks and small shared helpers for the representational-similarity measures.
 
 Every measure converts its inputs with :func:`as_matrix` / :func:`as_pair`, which always return new
-float64 NumPy arrays, so nothing a caller passes in is ever modified in place.
+float64 NumPy arrays, so nothing a caller passes in is ever modified in place. A labelled input (an
+``xarray.DataArray``) is put into the layout the measure expects by its dim names (:func:`labelled_order`).
 """
 
 from __future__ import annotations
@@ -69,12 +70,70 @@ def fitted_centred_pair(estimator: ParamsMixin, X: Any, Y: Any) -> tuple[np.ndar
     return Xa - estimator.mean_x_, Ya - estimator.mean_y_
 
 
-def to_numpy(x: Any, name: str) -> np.ndarray:
-    """A new float64 NumPy array holding ``x`` (NumPy array, torch tensor or nested sequence).
+Layout = tuple[tuple[str, tuple[str, ...]], ...]
+UNIT_NAMES = ("unit", "channel", "state_unit", "unit_x", "unit_y")
+TRIAL_NAMES = ("trial", "condition", "batch")
+#: The layouts the measures read, by number of dims: each axis with the dim names (docs/dims.md) it takes.
+MATRIX: dict[int, Layout] = {
+    2: (("sample", ("sample", *TRIAL_NAMES, "time")), ("unit", UNIT_NAMES)),
+}
+TRAJECTORIES: dict[int, Layout] = {
+    2: (("time", ("time",)), ("unit", UNIT_NAMES)),
+    3: (("trial", TRIAL_NAMES), ("time", ("time",)), ("unit", UNIT_NAMES)),
+}
+ACTIVITY = {**MATRIX, 3: TRAJECTORIES[3]}  # (sample, unit) or (trial, time, unit), flattened to samples
+_KNOWN = {n for layouts in (MATRIX, TRAJECTORIES) for axes in layouts.values() for _, ns in axes for n in ns}
 
-    Raises ``TypeError`` for complex values (a cast to float would silently drop the imaginary part) and
-    ``ValueError`` for anything non-numeric.
+
+def labelled_order(dims: tuple[str, ...], axes: Layout, name: str) -> list[int]:
+    """Positions of ``dims`` in the order of ``axes`` (``(axis, accepted dim names)`` pairs).
+
+    Dims with a name of docs/dims.md go to their axis; the others fill the remaining axes in their own
+    order, so unnamed dims (``dim_0``, ...) are read by position. ``ValueError`` (one line, naming the dims
+    and the fix) when a named dim belongs to none of the axes or two dims name the same axis.
     """
+    layout = "(" + ", ".join(axis for axis, _ in axes) + ")"
+    fix = (f"rename its dims to {layout} (DataArray.rename) or pass {name}.values to read it by position")
+    slots: dict[str, int] = {}
+    for pos, dim in enumerate(dims):
+        if dim not in _KNOWN:
+            continue
+        axis = next((a for a, names in axes if dim in names), None)
+        if axis is None:
+            raise ValueError(f"{name} has dims {dims}, but {dim!r} is not an axis of a {layout} array; {fix}")
+        if axis in slots:
+            raise ValueError(f"{name} has dims {dims}: both {dims[slots[axis]]!r} and {dim!r} would be its "
+                             f"{axis!r} axis of {layout}; {fix}")
+        slots[axis] = pos
+    rest = iter(pos for pos in range(len(dims)) if pos not in slots.values())
+    return [slots[axis] if axis in slots else next(rest) for axis, _ in axes]
+
+
+def in_layout(x: Any, name: str, layouts: dict[int, Layout] | None = None) -> Any:
+    """``x`` itself, or for an ``xarray.DataArray`` its values (no copy), transposed by dim names into
+    ``layouts[x.ndim]`` where there is one (see :func:`to_numpy`)."""
+    if not type(x).__module__.startswith("xarray"):
+        return x
+    import xarray as xr
+
+    if not isinstance(x, xr.DataArray):
+        return x
+    dims = tuple(str(d) for d in x.dims)
+    if layouts and len(dims) in layouts:
+        x = x.transpose(*[x.dims[k] for k in labelled_order(dims, layouts[len(dims)], name)])
+    return x.values
+
+
+def to_numpy(x: Any, name: str, layouts: dict[int, Layout] | None = None) -> np.ndarray:
+    """A new float64 NumPy array holding ``x`` (NumPy array, torch tensor, ``xarray.DataArray`` or nested
+    sequence).
+
+    With ``layouts`` (e.g. :data:`MATRIX`), a DataArray whose number of dims has a layout there is
+    transposed into it by its dim names (:func:`labelled_order`); otherwise it is read by position. Raises
+    ``TypeError`` for complex values (a cast to float would silently drop the imaginary part) and
+    ``ValueError`` for anything non-numeric or dims that contradict the layout.
+    """
+    x = in_layout(x, name, layouts)
     if type(x).__module__.startswith("torch"):
         if x.is_complex():
             raise TypeError(complex_message(name))
@@ -110,7 +169,7 @@ def as_matrix(x: Any, name: str, *, min_rows: int = 2) -> np.ndarray:
     ValueError
         If ``x`` is not 2-D, has fewer than ``min_rows`` rows or no columns, or holds NaN/Inf.
     """
-    a = to_numpy(x, name)
+    a = to_numpy(x, name, MATRIX)
     if a.ndim != 2:
         raise ValueError(
             f"{name} must be 2-D with shape (sample, unit); got shape {a.shape}. "

@@ -34,9 +34,11 @@ from neurodyn.analysis.similarity._procrustes import (
 )
 from neurodyn.analysis.similarity._rdm import rdm
 from neurodyn.analysis.similarity._validate import (
+    ACTIVITY,
     as_matrix,
     check_choice,
     check_variance,
+    in_layout,
     to_numpy,
     warn_few_samples,
 )
@@ -56,6 +58,7 @@ _BLOCK = 2048
 
 
 def _flat(a: Any, name: str) -> np.ndarray:
+    a = in_layout(a, name, ACTIVITY)
     arr = np.asarray(a.detach().cpu() if type(a).__module__.startswith("torch") else a)
     return as_matrix(arr.reshape(-1, arr.shape[-1]) if arr.ndim == 3 else arr, name)
 
@@ -228,8 +231,9 @@ class PreparedActivity:
         leading eigen-time-delay coordinates (``P`` at times ``t``, ``F`` at ``t + 1``), from which the
         HAVOK operator of any rank up to ``coord`` follows.
     info : dict
-        The options it was prepared with and scalars (``n_samples``, ``whitened_rank``; ``full_rank``,
-        ``n_cols``).
+        The options it was prepared with and scalars (``n_samples``, ``whitened_rank``, ``layout``: the
+        ``(trial, time)`` or ``(sample,)`` sizes, so that networks of other layouts are refused when
+        paired; ``full_rank``, ``n_cols``).
 
     Examples
     --------
@@ -276,8 +280,9 @@ def prepare_activity(activity: Any, *, metric: str, **kwargs: Any) -> PreparedAc
 
     Parameters
     ----------
-    activity : array or tensor
-        ``(trial, time, unit)`` trajectories, or ``(sample, unit)`` for ``procrustes``; never modified.
+    activity : array, tensor or DataArray
+        ``(trial, time, unit)`` trajectories, or ``(sample, unit)`` for ``procrustes`` (a DataArray is
+        transposed by its dim names); never modified.
     metric : {"procrustes", "dsa"}
         ``procrustes``: centring and partial whitening (options ``alpha``, ``center`` of
         :func:`procrustes_distance`). ``dsa``: the Hankel embedding, its SVD and the lagged Gram matrices of
@@ -333,7 +338,9 @@ def _prepare(activity: Any, metric: str, name: str, kwargs: dict[str, Any]) -> P
         a = as_trajectories(activity, name)
         embedded_length(a, kwargs["n_delays"], kwargs.get("delay_interval", 1), name)
         return _prepare_dsa(a, **kwargs)
-    return _prepare_procrustes(_flat(activity, name), **kwargs)
+    p = _prepare_procrustes(_flat(activity, name), **kwargs)
+    p.info["layout"] = list(_lead_shape(activity, name))  # (trial, time) or (sample,): checked when paired
+    return p
 
 
 def _pairwise_prepared(prepared: list[PreparedActivity], metric: str, device: Any, progress: bool,
@@ -354,6 +361,8 @@ def _check_prepared(prepared: Sequence[PreparedActivity], metric: Any, kwargs: d
                              "with prepare_activity, or none")
         if p.metric != metric:
             raise ValueError(f"activity[{k}] was prepared for {p.metric!r}, not {metric!r}; prepare it again")
+    if metric == "procrustes":  # stored before the layout was recorded: not known
+        _check_layouts([tuple(p.info["layout"]) if "layout" in p.info else None for p in prepared])
     fit = ("alpha", "center") if metric == "procrustes" else DSA_FIT
     for name in fit:
         values = {json_safe(p.info[name]) for p in prepared}
@@ -396,11 +405,23 @@ def _check_options(metric: Any, kwargs: dict[str, Any]) -> None:
                         f"are {list(allowed)}")
 
 
-def _check_layouts(activity: Sequence[Any]) -> None:
-    """Refuse (trial, time, unit) activity whose (trial, time) layouts differ: flattened to samples, they
-    would pair samples that do not correspond, even when the sample counts agree."""
-    shapes = [(k, tuple(np.shape(a))) for k, a in enumerate(activity)]
-    three = [(k, shape[:2]) for k, shape in shapes if len(shape) == 3]
+def _lead_shape(a: Any, name: str) -> tuple[int, ...]:
+    """``(trial, time)`` of trajectories or ``(sample,)`` of a flat matrix (a DataArray in its layout)."""
+    return tuple(np.shape(in_layout(a, name, ACTIVITY)))[:-1]
+
+
+def _check_layouts(leads: Sequence[tuple[int, ...] | None]) -> None:
+    """Refuse (trial, time, unit) activity whose (trial, time) layouts differ, or next to flat (sample,
+    unit) activity: flattened to samples, they would pair samples that do not correspond, even when the
+    sample counts agree. ``leads[k]`` is :func:`_lead_shape` of ``activity[k]`` (None: not known)."""
+    three = [(k, lead) for k, lead in enumerate(leads) if lead is not None and len(lead) == 2]
+    flat = next(((k, lead) for k, lead in enumerate(leads) if lead is not None and len(lead) == 1), None)
+    if three and flat is not None:
+        raise ValueError(f"all networks need the same layout for this measure, which pairs samples: "
+                         f"activity[{three[0][0]}] is (trial, time, unit) with (trial, time) = {three[0][1]} "
+                         f"but activity[{flat[0]}] is flat (sample, unit) with {flat[1][0]} samples; reshape "
+                         "both the same way, e.g. each a.reshape(-1, n_units), or pass all as (trial, time, "
+                         "unit)")
     for k, lead in three[1:]:
         if lead != three[0][1]:
             first, lead0 = three[0]
@@ -419,6 +440,9 @@ def _network_list(activity: Any) -> list[Any]:
 
 def network_names(names: Sequence[str] | None, n: int) -> list[str]:
     """One unique label per network (default ``"0"``, ``"1"``, ...)."""
+    if isinstance(names, str):
+        raise TypeError(f"names must be a list with one label per network, not the str {names!r} (it would "
+                        "be split into characters); pass a list, e.g. names=['net0', 'net1']")
     labels = [str(k) for k in range(n)] if names is None else [str(s) for s in names]
     if len(labels) != n:
         raise ValueError(f"names has {len(labels)} entries for {n} networks")
@@ -453,17 +477,19 @@ def pairwise_distances(
 
     Parameters
     ----------
-    activity : sequence (or other iterable) of arrays or tensors
+    activity : sequence (or other iterable) of arrays, tensors or DataArrays
         One entry per network: ``(trial, time, unit)`` trajectories (flattened to ``(sample, unit)`` for
-        the representational measures) or ``(sample, unit)`` matrices; samples (conditions) must be
-        paired across networks for all measures but ``dsa``. Unit counts may differ. Never modified.
+        the representational measures) or ``(sample, unit)`` matrices, all in the same one of these two
+        layouts; samples (conditions) must be paired across networks for all measures but ``dsa``. Unit
+        counts may differ. A DataArray is transposed by its dim names (``unit``, ``trial``, ``time``, ...,
+        see ``docs/similarity.md``). Never modified.
     metric : {"procrustes", "cka", "rsa", "dsa", "cca", "svcca", "pwcca"} or callable
         ``rsa``: ``compare_rdms(rdm(X_i, method=rdm_method), rdm(X_j, method=rdm_method),
         method=compare_method)`` with keyword options ``rdm_method`` (default ``"euclidean"``; any
         :func:`rdm` method that needs no labels or noise covariance) and ``compare_method`` (default
         ``"spearman"``; any :func:`compare_rdms` method); the samples are the conditions.
-    names : sequence of str, optional
-        Unique network labels (default ``"0"``, ``"1"``, ...).
+    names : list of str, optional
+        Unique network labels (default ``"0"``, ``"1"``, ...); not one ``str``.
     device : torch device, optional
         Default: CUDA when available, else CPU.
     progress : bool
@@ -483,12 +509,14 @@ def pairwise_distances(
     Raises
     ------
     ValueError
-        For fewer than 2 networks, mismatched sample counts or (trial, time) layouts (for the measures
-        that pair samples, all but ``dsa``), bad inputs, an unknown metric, repeated ``names`` or a
-        malformed or unavailable ``device``.
+        For fewer than 2 networks, mismatched sample counts or (trial, time) layouts, or trajectories
+        next to flat ``(sample, unit)`` activity (for the measures that pair samples, all but ``dsa``),
+        bad inputs (DataArray dims that contradict the layout included), an unknown metric, repeated
+        ``names`` or a malformed or unavailable ``device``.
     TypeError
         For an option the measure does not take (e.g. a misspelt one), ``dsa`` without ``n_delays``,
-        ``activity`` given as a mapping, or complex input (pass real data, e.g. ``.real``).
+        ``activity`` given as a mapping, ``names`` given as one ``str``, or complex input (pass real data,
+        e.g. ``.real``).
 
     Examples
     --------
@@ -518,7 +546,7 @@ def pairwise_distances(
     diagonal = 1.0 if similarity else 0.0
     _check_options(metric, kwargs)
     if metric != "dsa" and not any(isinstance(a, PreparedActivity) for a in activity):
-        _check_layouts(activity)
+        _check_layouts([_lead_shape(a, f"activity[{k}]") for k, a in enumerate(activity)])
     if any(isinstance(a, PreparedActivity) for a in activity):
         _check_prepared(activity, metric, kwargs)
         pair_kw = {k: v for k, v in kwargs.items() if k not in (*DSA_FIT, "alpha", "center")}
@@ -593,7 +621,7 @@ def embed_distances(D: Any, *, n_components: int = 2, method: str = "mds", seed:
     """
     from sklearn.manifold import MDS
 
-    M = to_numpy(D.values if type(D).__module__.startswith("xarray") else D, "D")
+    M = to_numpy(D, "D")
     if M.ndim != 2 or M.shape[0] != M.shape[1] or not np.all(np.isfinite(M)):
         raise ValueError(f"D must be a finite square (network, network) matrix; got shape {M.shape}")
     if M.shape[0] < 2:
