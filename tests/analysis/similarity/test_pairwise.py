@@ -194,8 +194,8 @@ def test_batched_pairs_stay_within_the_memory_budget(monkeypatch):
 def test_embedding_a_similarity_matrix_says_to_turn_it_into_distances():
     # pairwise_distances(metric="cka") is a similarity (ones on the diagonal); the refusal did not say so
     S = pairwise_distances(_networks(n_networks=3), metric="cka", progress=False, device="cpu")
-    message = (r"^D has ones on its diagonal, like a similarity \(e.g. cka, rsa\), where distances have a zero "
-               r"diagonal; pass 1 - S$")
+    message = (r"^D has ones on its diagonal, like a similarity \(e.g. cka, rsa\), where distances have a "
+               r"zero diagonal; pass 1 - S$")
     with pytest.raises(ValueError, match=message):
         embed_distances(S)
     assert embed_distances(1 - S, seed=0).shape == (3, 2)
