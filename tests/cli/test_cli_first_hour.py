@@ -86,7 +86,10 @@ def _ctrl_c(*args, **kwargs):
 
 
 def test_ctrl_c_during_train_saves_the_model_marked_interrupted(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(FlipFlop, "evaluate", _ctrl_c)  # at the evaluation after iteration 2
+    import importlib
+
+    train_module = importlib.import_module("neurodyn.training.train")
+    monkeypatch.setattr(train_module, "evaluate", _ctrl_c)  # at the evaluation after iteration 2
     out = tmp_path / "m.pt"
     assert main([*TINY, "--out", str(out)]) == 130
     err = capsys.readouterr().err
