@@ -325,14 +325,8 @@ def prepare_activity(activity: Any, *, metric: str, **kwargs: Any) -> PreparedAc
 
 
 def _prepare(activity: Any, metric: str, name: str, kwargs: dict[str, Any]) -> PreparedActivity:
-    import inspect
-
-    options = [k for k in inspect.signature(PREPARE[metric]).parameters if k not in ("m", "a")]
-    unknown = sorted(set(kwargs) - set(options))
-    if unknown:
-        raise TypeError(f"prepare_activity(metric={metric!r}) got an unexpected keyword argument "
-                        f"{unknown[0]!r}; its options are {options} (pass the pairwise ones to "
-                        "pairwise_distances)")
+    _refuse_unknown(f"prepare_activity(metric={metric!r})", kwargs, _keyword_options(PREPARE[metric]),
+                    " (pass the pairwise ones to pairwise_distances)")
     if metric == "dsa":
         _check_n_delays(kwargs)
         a = as_trajectories(activity, name)
@@ -382,15 +376,26 @@ def _check_n_delays(kwargs: dict[str, Any]) -> None:
 
 def _options(metric: Any) -> tuple[str, ...] | None:
     """The keyword options a named measure takes (those of its per-pair function); None for a callable."""
-    import inspect
-
     if not isinstance(metric, str):
         return None
     fn = {"rsa": _rsa, "dsa": dsa_distance}.get(metric, PER_PAIR.get(metric))
-    if fn is None:
-        return None
+    return None if fn is None else _keyword_options(fn, skip=("device", "progress"))
+
+
+def _keyword_options(fn: Callable[..., Any], skip: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The keyword-only parameters of ``fn``, in order, but those in ``skip``."""
+    import inspect
+
     return tuple(k for k, v in inspect.signature(fn).parameters.items()
-                 if v.kind is inspect.Parameter.KEYWORD_ONLY and k not in ("device", "progress"))
+                 if v.kind is inspect.Parameter.KEYWORD_ONLY and k not in skip)
+
+
+def _refuse_unknown(call: str, kwargs: dict[str, Any], allowed: tuple[str, ...], hint: str = "") -> None:
+    """A one-line ``TypeError`` naming the first option of ``kwargs`` that ``call`` does not take."""
+    unknown = sorted(set(kwargs) - set(allowed))
+    if unknown:
+        raise TypeError(f"{call} got an unexpected keyword argument {unknown[0]!r}; its options are "
+                        f"{list(allowed)}{hint}")
 
 
 def _check_options(metric: Any, kwargs: dict[str, Any]) -> None:
@@ -399,10 +404,8 @@ def _check_options(metric: Any, kwargs: dict[str, Any]) -> None:
         choices = sorted([*PER_PAIR, "dsa", "rsa"])
         raise ValueError(f"unknown metric {metric!r}; choose one of {choices} or pass a callable")
     allowed = _options(metric)
-    unknown = sorted(set(kwargs) - set(allowed)) if allowed is not None else []
-    if unknown:
-        raise TypeError(f"metric={metric!r} got an unexpected keyword argument {unknown[0]!r}; its options "
-                        f"are {list(allowed)}")
+    if allowed is not None:
+        _refuse_unknown(f"metric={metric!r}", kwargs, allowed)
 
 
 def _lead_shape(a: Any, name: str) -> tuple[int, ...]:
