@@ -92,3 +92,32 @@ def check_device(device: Any, *, available: bool = True):
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise ValueError(f"device {device!r} requested but MPS is not available here; use device='cpu'")
     return dev
+
+
+def float64_copy(x: Any, name: str) -> np.ndarray:
+    """A new float64 NumPy array holding ``x`` (NumPy array, torch tensor, also one that requires grad,
+    or nested sequence); never a view of the caller's data.
+
+    Raises
+    ------
+    TypeError
+        For complex values (a cast to float would silently drop the imaginary part).
+    ValueError
+        For anything non-numeric.
+    """
+    if type(x).__module__.startswith("torch"):
+        if x.is_complex():
+            raise TypeError(complex_message(name))
+        x = x.detach().cpu().double().numpy()
+    try:
+        a = np.asarray(x)
+        if not np.iscomplexobj(a):
+            return np.array(a, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a numeric array or tensor; got {type(x).__name__}") from err
+    raise TypeError(complex_message(name))
+
+
+def complex_message(name: str) -> str:
+    """The one-line refusal of complex input named ``name``."""
+    return f"{name} is complex; pass real data (e.g. {name}.real or abs({name}))"

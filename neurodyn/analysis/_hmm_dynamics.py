@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from neurodyn._budget import check_memory
-from neurodyn._checks import check_finite, check_setting
-from neurodyn.analysis.similarity._validate import to_numpy
+from neurodyn._checks import check_finite, check_setting, float64_copy
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -26,7 +25,7 @@ def _check_trials(x: np.ndarray, what: str) -> None:
 
 def _per_step(values: Any, x: np.ndarray, name: str, trailing: str = "") -> np.ndarray:
     """``values`` as a finite float64 array of shape (trial, time[, trailing]) like ``states`` ``x``."""
-    v = to_numpy(values, name)
+    v = float64_copy(values, name)
     ok = v.shape[:2] == x.shape[:2] and v.ndim == (3 if trailing else 2) and (not trailing or v.shape[2] > 0)
     if not ok:
         last = f", {trailing}" if trailing else ""
@@ -89,7 +88,7 @@ def compute_orbit(
     """
     import xarray as xr
 
-    x = to_numpy(states, "states")
+    x = float64_copy(states, "states")
     check_setting("n_bins", n_bins, 2, integer=True, hint=" (phase bins; default 24)")
     n_bins = int(n_bins)
     if x.ndim != 3 or x.shape[-1] < 2:
@@ -209,7 +208,7 @@ def compute_transition_triggered_average(
     """
     import xarray as xr
 
-    x = to_numpy(states, "states")
+    x = float64_copy(states, "states")
     y = np.asarray(symbols)
     check_setting("window", window, 2, integer=True, hint=" (steady steps on each side)")
     check_setting("n_kick", n_kick, 1, integer=True, hint=" (kick neurons reported)")

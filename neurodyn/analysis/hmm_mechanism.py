@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from neurodyn._checks import check_finite, check_setting
+from neurodyn._checks import check_finite, check_setting, float64_copy
 from neurodyn._seed import SeedLike, numpy_rng, resolve_seed
 from neurodyn._version import __version__
 from neurodyn.analysis._hmm_dynamics import (
@@ -25,7 +25,6 @@ from neurodyn.analysis._hmm_dynamics import (
 )
 from neurodyn.analysis.fixed_points import find_fixed_points
 from neurodyn.analysis.fixed_points._search import speed
-from neurodyn.analysis.similarity._validate import to_numpy
 from neurodyn.models._base import RecurrentModel, check_model, eval_mode
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,7 +81,7 @@ def compute_speeds(model: RecurrentModel, states: np.ndarray) -> np.ndarray:
     [0.0, 1.0]
     """
     check_model(model)
-    x = to_numpy(states, "states")
+    x = float64_copy(states, "states")
     if x.ndim < 1 or x.shape[-1] != model.state_size:
         raise ValueError(f"states must end in the model's {model.state_size} units, got shape {x.shape}")
     check_finite(x, "states", "drop or repair the trials that diverged")
@@ -151,7 +150,7 @@ def compute_noise_free_collapse(
     check_setting("n_steps", n_steps, 1, integer=True, hint=" (steps of each noise-free run)")
     check_setting("tol", tol, 0.0, strict=True, hint=" (distance at which states count as one)")
     check_setting("max_period", max_period, 1, integer=True, hint=" (longest period looked for; default 16)")
-    x0 = to_numpy(initial_states, "initial_states")
+    x0 = float64_copy(initial_states, "initial_states")
     if x0.ndim != 2 or x0.shape[1] != model.state_size or len(x0) == 0:
         raise ValueError(f"initial_states must be (n, {model.state_size}) with n >= 1, got {x0.shape}")
     check_finite(x0, "initial_states", "drop or repair the states that diverged")

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurodyn._checks import check_finite, check_setting
-from neurodyn.analysis.similarity._validate import to_numpy
+from neurodyn._checks import check_finite, check_setting, float64_copy
 
 __all__ = ["LinearBaseline", "fit_linear_baseline"]
 
@@ -124,12 +123,12 @@ def fit_linear_baseline(x_train: np.ndarray, inputs: np.ndarray | None = None) -
     >>> round(float(baseline.A[0, 0]), 6), round(float(baseline.c[0]), 6)
     (0.8, 0.2)
     """
-    x = to_numpy(x_train, "x_train")
+    x = float64_copy(x_train, "x_train")
     if x.ndim != 2 or len(x) < 2:
         raise ValueError(f"x_train must be (time, channel) with at least 2 time points, got shape {x.shape}")
     check_finite(x, "x_train", "clean or interpolate the data first")
     if inputs is not None:
-        inputs = to_numpy(inputs, "inputs")
+        inputs = float64_copy(inputs, "inputs")
         if inputs.ndim != 2 or len(inputs) != len(x):
             raise ValueError(f"inputs must be (time, input) with the {len(x)} time points of x_train, "
                              f"got shape {inputs.shape}")

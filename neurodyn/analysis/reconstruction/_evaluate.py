@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from neurodyn._budget import check_memory
-from neurodyn._checks import check_finite
+from neurodyn._checks import check_finite, float64_copy
 from neurodyn._result import Result, decode_attrs, encode_attrs
 from neurodyn._seed import SeedLike, resolve_seed
 from neurodyn.analysis.reconstruction._baselines import LinearBaseline, fit_linear_baseline  # noqa: F401
@@ -28,7 +28,6 @@ from neurodyn.analysis.reconstruction._metrics import (
     state_space_divergence,
     state_space_divergence_max,
 )
-from neurodyn.analysis.similarity._validate import to_numpy
 
 __all__ = ["ReconstructionResult", "evaluate_reconstruction"]
 
@@ -225,7 +224,7 @@ def evaluate_reconstruction(
     check_model(model, example="PLRNN(...) or a fitted result's .model")
     check_observation(observation)
     seed_int = resolve_seed(seed)
-    xtr, xte = to_numpy(x_train, "x_train"), to_numpy(x_test, "x_test")
+    xtr, xte = float64_copy(x_train, "x_train"), float64_copy(x_test, "x_test")
     if xtr.ndim != 2 or xte.ndim != 2 or xtr.shape[1] != xte.shape[1]:
         raise ValueError(f"x_train and x_test must be (time, channel) alike, got {xtr.shape}, {xte.shape}")
     if xte.shape[1] != model.n_outputs:

@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from neurodyn._checks import check_finite, check_setting
-from neurodyn.analysis.similarity._validate import to_numpy
+from neurodyn._checks import check_finite, check_setting, float64_copy
 
 
 def check_count(name: str, value: Any, low: int, high: int | None = None, hint: str = "") -> int:
@@ -39,7 +38,7 @@ def check_inputs(model: Any, series: Any, required: tuple[str, ...]) -> list[np.
                                  f"with {x_name}")
             out.append(None)
             continue
-        u = to_numpy(u, name)
+        u = float64_copy(u, name)
         if u.ndim != 2 or u.shape != (len(x), n_in):
             raise ValueError(f"{name} must have shape (time, input) = ({len(x)}, {n_in}), got {u.shape}")
         check_finite(u, name, "clean or interpolate the inputs first")

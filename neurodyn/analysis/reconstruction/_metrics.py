@@ -21,10 +21,9 @@ from typing import Any
 import numpy as np
 
 from neurodyn._budget import check_memory, warn_flops
-from neurodyn._checks import check_finite, check_setting
+from neurodyn._checks import check_finite, check_setting, float64_copy
 from neurodyn._seed import SeedLike, numpy_rng
 from neurodyn.analysis.reconstruction._inputs import check_count, check_inputs
-from neurodyn.analysis.similarity._validate import to_numpy
 
 __all__ = ["normalized_power_spectrum", "power_spectrum_distance", "prediction_error",
            "state_space_divergence", "state_space_divergence_max"]
@@ -32,7 +31,7 @@ __all__ = ["normalized_power_spectrum", "power_spectrum_distance", "prediction_e
 
 def _series(x: Any, name: str) -> np.ndarray:
     """``x`` (array or tensor) as a float64 (time, channel) array; a 1-D series is one channel."""
-    a = to_numpy(x, name)
+    a = float64_copy(x, name)
     return a[:, None] if a.ndim == 1 else a
 
 

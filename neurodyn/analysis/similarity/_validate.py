@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from neurodyn._checks import float64_copy
+
 
 class ParamsMixin:
     """``get_params`` / ``set_params`` / ``repr`` from the keyword arguments of ``__init__``, so that the
@@ -133,23 +135,7 @@ def to_numpy(x: Any, name: str, layouts: dict[int, Layout] | None = None) -> np.
     ``TypeError`` for complex values (a cast to float would silently drop the imaginary part) and
     ``ValueError`` for anything non-numeric or dims that contradict the layout.
     """
-    x = in_layout(x, name, layouts)
-    if type(x).__module__.startswith("torch"):
-        if x.is_complex():
-            raise TypeError(complex_message(name))
-        x = x.detach().cpu().double().numpy()
-    try:
-        a = np.asarray(x)
-        if not np.iscomplexobj(a):
-            return np.array(a, dtype=np.float64, copy=True)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be a numeric array or tensor; got {type(x).__name__}") from err
-    raise TypeError(complex_message(name))
-
-
-def complex_message(name: str) -> str:
-    """The one-line refusal of complex input named ``name``."""
-    return f"{name} is complex; pass real data (e.g. {name}.real or abs({name}))"
+    return float64_copy(in_layout(x, name, layouts), name)
 
 
 def check_finite(a: np.ndarray, name: str) -> None:
