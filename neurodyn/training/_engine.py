@@ -52,6 +52,17 @@ def check_rollout_memory(what: str, model: Any, n_trials: int, n_steps: int, *, 
                  f"x {copies} copies", fix, device=device)
 
 
+
+def check_training_memory(what: str, model: Any, n_steps: int, batch_size: int, eval_trials: int, *, fix: str,
+                          device: Any = None, eval_what: str | None = None) -> None:
+    """:func:`check_rollout_memory` before training starts: of the training batches (``TRAIN_COPIES``)
+    and of the held-out evaluations (``EVAL_COPIES``, named ``eval_what`` when given; none when
+    ``eval_trials`` is 0)."""
+    runs = ((what, batch_size, TRAIN_COPIES), (eval_what or what, eval_trials, EVAL_COPIES))
+    for label, trials, copies in runs:
+        if trials:
+            check_rollout_memory(label, model, trials, n_steps, copies=copies, fix=fix, device=device)
+
 def to_device(model: Any, device: torch.device) -> Any:
     """A copy of ``model`` on ``device`` in train mode (the argument is never modified)."""
     return copy.deepcopy(model).to(device).train()

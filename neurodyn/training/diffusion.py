@@ -349,11 +349,10 @@ def train_diffusion(
     model, gen = _engine.start(model, cfg)
     probe = task.sample(1, seed=cfg.seed)
     k_levels = _response_steps(probe)[1]
-    for what, trials, copies in (("train_diffusion", batch_size, _engine.TRAIN_COPIES),
-                                 ("train_diffusion's evaluations", n_eval_trials if cfg.eval_every else 0,
-                                  _engine.EVAL_COPIES)):
-        _engine.check_rollout_memory(what, model, trials, probe.inputs.shape[1], copies=copies,
-                                     device=cfg.device, fix="lower batch_size or n_eval_trials")
+    _engine.check_training_memory("train_diffusion", model, probe.inputs.shape[1], batch_size,
+                                  n_eval_trials if cfg.eval_every else 0, device=cfg.device,
+                                  fix="lower batch_size or n_eval_trials",
+                                  eval_what="train_diffusion's evaluations")
     beta = torch.as_tensor(noise_schedule(k_levels), dtype=torch.float32, device=cfg.device)
 
     def batches(it):

@@ -260,9 +260,8 @@ def train_distribution(
                  f"{batch_size} x {batch_size} pairwise costs x {itemsize} bytes x {_PAIRWISE_COPIES} copies",
                  "lower batch_size", device=cfg.device)
     n_steps = task.sample(1, seed=cfg.seed).inputs.shape[1]
-    for trials, copies in ((batch_size, _engine.TRAIN_COPIES), (max(batch_size, 256), _engine.EVAL_COPIES)):
-        _engine.check_rollout_memory("train_distribution", model, trials, n_steps, copies=copies,
-                                     device=cfg.device, fix="lower batch_size or the task's n_steps")
+    _engine.check_training_memory("train_distribution", model, n_steps, batch_size, max(batch_size, 256),
+                                  device=cfg.device, fix="lower batch_size or the task's n_steps")
 
     def batches(it):
         batch = task.sample(batch_size, seed=cfg.seed, first_trial=it * batch_size)

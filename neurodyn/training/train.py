@@ -203,11 +203,9 @@ def train_on_task(model: RecurrentModel, task: Task, cfg: TrainConfig, *, loss: 
         for what, name in named.items():
             if name:
                 _engine.metric(available, name, what)
-    rollouts = [(cfg.batch_size, _engine.TRAIN_COPIES)]  # the training batches, then the evaluations
-    rollouts += [(len(now["eval"].inputs), _engine.EVAL_COPIES)] if cfg.eval_every else []
-    for trials, copies in rollouts:
-        _engine.check_rollout_memory(desc, model, trials, now["eval"].inputs.shape[1], copies=copies,
-                                     device=cfg.device, fix="lower batch_size or the task's n_steps")
+    _engine.check_training_memory(desc, model, now["eval"].inputs.shape[1], cfg.batch_size,
+                                  len(now["eval"].inputs) if cfg.eval_every else 0, device=cfg.device,
+                                  fix="lower batch_size or the task's n_steps")
     advances: list[int] = []
     forced = forcing is not None and forcing.active
     if forced and forcing.rule != "bptt" and cfg.backend in ("numba", "triton"):
